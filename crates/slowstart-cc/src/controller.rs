@@ -1,0 +1,124 @@
+//! The controller interface: what a transport tells a congestion controller, and what it reads back.
+//!
+//! Modelled on Linux `tcp_congestion_ops` and quinn's `Controller`: the transport owns
+//! reliability (SACK scoreboard, loss detection, retransmission); the controller owns the window.
+
+use crate::estimators::RateSample;
+use crate::Nanos;
+
+/// A data packet left the sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SentEvent {
+    pub now: Nanos,
+    /// Payload bytes in this packet.
+    pub bytes: u64,
+    /// Bytes in flight after sending it (RFC 6675 `pipe`).
+    pub bytes_in_flight: u64,
+    /// Total payload bytes ever sent, retransmissions included.
+    pub total_sent: u64,
+    /// Whether this packet was a retransmission.
+    pub retransmission: bool,
+}
+
+/// One ACK arrived and delivered `bytes_acked` new bytes (cumulatively or by SACK).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AckEvent {
+    pub now: Nanos,
+    /// Bytes newly delivered by this ACK (cumulative advance plus newly SACKed), RFC 6937's
+    /// `DeliveredData`.
+    pub bytes_acked: u64,
+    /// Sender's MSS, so window arithmetic in segments is possible.
+    pub mss: u64,
+    /// RTT sample from this ACK (Karn's rule applied by the transport), if any.
+    pub rtt: Option<Nanos>,
+    /// Smoothed RTT and minimum RTT seen so far by the transport (0 before the first sample).
+    pub srtt: Nanos,
+    pub min_rtt: Nanos,
+    /// One-way delay of the data packet that triggered this ACK (receiver clock minus sender
+    /// timestamp; only differences and minima are meaningful, LEDBAT RFC 6817 §3.4.1).
+    pub one_way_delay: Option<Nanos>,
+    /// Delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation), if any packet was
+    /// newly delivered.
+    pub rate: Option<RateSample>,
+    /// Total bytes delivered so far, after this ACK.
+    pub delivered: u64,
+    /// Bytes in flight before and after processing this ACK.
+    pub prior_in_flight: u64,
+    pub bytes_in_flight: u64,
+    /// Whether the cwnd, not the application or another window, limited sending (Linux
+    /// `tcp_is_cwnd_limited`, RFC 7661): loss-based controllers grow only when it is true.
+    pub cwnd_limited: bool,
+    /// Whether the transport is in loss recovery when this ACK is processed.
+    pub in_recovery: bool,
+}
+
+/// Start of a congestion episode: loss detected by SACK/dupacks, once per recovery episode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CongestionEvent {
+    pub now: Nanos,
+    /// Bytes newly marked lost at the start of the episode.
+    pub bytes_lost: u64,
+    /// Bytes in flight when the loss was detected (RFC 5681 `FlightSize`).
+    pub bytes_in_flight: u64,
+    pub mss: u64,
+}
+
+/// What a controller is doing, for traces and for `slow_start_exit_s`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Phase {
+    SlowStart = 0,
+    CongestionAvoidance = 1,
+    Recovery = 2,
+    /// After a retransmission timeout, slow start back up to ssthresh.
+    RtoRecovery = 3,
+}
+
+impl Phase {
+    /// Every phase, in code order; a trace stores `phase as u8`.
+    pub const ALL: [Phase; 4] = [
+        Phase::SlowStart,
+        Phase::CongestionAvoidance,
+        Phase::Recovery,
+        Phase::RtoRecovery,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::SlowStart => "slow_start",
+            Phase::CongestionAvoidance => "congestion_avoidance",
+            Phase::Recovery => "recovery",
+            Phase::RtoRecovery => "rto_recovery",
+        }
+    }
+
+    /// Part of the initial exponential ramp-up (the connection has not left it yet).
+    pub fn is_initial_slow_start(self) -> bool {
+        matches!(self, Phase::SlowStart)
+    }
+}
+
+/// A congestion controller. All methods are driven by the transport; none reads a clock.
+pub trait CongestionController {
+    fn on_packet_sent(&mut self, _sent: &SentEvent) {}
+    fn on_ack(&mut self, ack: &AckEvent);
+    /// Loss detected: called once when a recovery episode starts.
+    fn on_congestion_event(&mut self, event: &CongestionEvent);
+    /// The recovery episode ended (everything outstanding at its start is acknowledged).
+    fn on_recovery_exit(&mut self, _now: Nanos) {}
+    /// Retransmission timeout (RFC 6298 §5.5, RFC 5681 §3.1 eq. 4).
+    fn on_rto(&mut self, now: Nanos, bytes_in_flight: u64);
+    /// Congestion window in bytes; never below one MSS.
+    fn cwnd(&self) -> u64;
+    /// Slow-start threshold in bytes (`u64::MAX` when unset).
+    fn ssthresh(&self) -> u64;
+    /// Pacing rate in bytes per second, or `None` to send as the window allows.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+    /// Largest burst the pacer may release at once, in bytes.
+    fn send_quantum(&self) -> Option<u64> {
+        None
+    }
+    fn phase(&self) -> Phase;
+}

@@ -1,0 +1,32 @@
+//! Sans-IO congestion controllers.
+//!
+//! Nothing in this crate reads a clock, draws randomness of its own or touches a socket. A
+//! transport (the simulator's, or a real one) feeds timestamped events in and reads the
+//! controller's decisions out:
+//!
+//! - [`AckEvent`]: bytes newly delivered by one ACK, with its RTT, one-way delay and
+//!   delivery-rate samples, bytes in flight and whether the sender was application limited.
+//! - [`CongestionEvent`]: the start of a loss-recovery episode (RFC 6675 §5), once per episode.
+//! - `on_rto`: a retransmission timeout (RFC 6298 §5).
+//! - Out: [`CongestionController::cwnd`], `ssthresh`, `pacing_rate`, `send_quantum`, [`Phase`].
+//!
+//! Layers: [`controller`] (the interface and the events), [`estimators`] (RTT and delivery-rate
+//! sampling a transport shares with every algorithm), [`window`] (slow-start and additive-increase
+//! arithmetic shared by the loss-based algorithms), one module per algorithm, and [`registry`]
+//! (names, parameters with defaults and ranges, construction from `name:key=value`).
+
+pub mod controller;
+pub mod estimators;
+pub mod registry;
+pub mod reno;
+pub mod window;
+
+pub use controller::{AckEvent, CongestionController, CongestionEvent, Phase, SentEvent};
+pub use estimators::{RateSample, RateSampler, RttEstimator};
+pub use registry::{Algorithm, CcError, CcSpec, CommonParams, Controller};
+
+/// Time in integer nanoseconds, from an origin the transport chooses.
+pub type Nanos = u64;
+
+/// One second in [`Nanos`].
+pub const SECOND: Nanos = 1_000_000_000;

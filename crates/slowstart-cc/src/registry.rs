@@ -1,0 +1,300 @@
+//! Algorithm names, their parameters (declared once, with a default and the accepted range) and
+//! construction of a [`Controller`] from a [`CcSpec`] such as `lss:max_ssthresh=100`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::reno::Reno;
+use crate::window::AckCounting;
+use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SentEvent};
+
+/// A parameter value as written in a scenario: a number, a word or a boolean.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ParamValue {
+    Bool(bool),
+    Number(f64),
+    Text(String),
+}
+
+impl fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamValue::Bool(b) => write!(f, "{b}"),
+            ParamValue::Number(x) => write!(f, "{x}"),
+            ParamValue::Text(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// An algorithm name with its parameters, e.g. `{name = "lss", max_ssthresh = 100}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CcSpec {
+    pub name: String,
+    #[serde(default)]
+    pub params: BTreeMap<String, ParamValue>,
+}
+
+impl CcSpec {
+    pub fn named(name: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            params: BTreeMap::new(),
+        }
+    }
+}
+
+/// Settings every controller gets from the flow, not from its own parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommonParams {
+    /// Sender maximum segment size, payload bytes.
+    pub mss: u64,
+    /// Initial congestion window in segments (RFC 6928 allows 10).
+    pub initcwnd: u64,
+    /// Appropriate byte counting (RFC 3465) when true, per-ACK counting when false.
+    pub abc: bool,
+}
+
+impl CommonParams {
+    pub fn counting(&self) -> AckCounting {
+        if self.abc {
+            AckCounting::Bytes
+        } else {
+            AckCounting::PerAck
+        }
+    }
+}
+
+/// Why a controller could not be built; the message names the field and what is accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CcError(pub String);
+
+impl fmt::Display for CcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CcError {}
+
+/// One declared parameter of an algorithm.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamInfo {
+    pub name: &'static str,
+    pub doc: &'static str,
+    pub default: &'static str,
+    /// Accepted values, as shown to the user (`"> 0"`, `"standard | hystart"`).
+    pub accepted: &'static str,
+}
+
+/// A registered algorithm: its CLI name, a one-line summary and its source.
+#[derive(Clone, Copy, Debug)]
+pub struct Algorithm {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub source: &'static str,
+    pub params: &'static [ParamInfo],
+}
+
+/// Every algorithm slowstart knows, in the order `slowstart list` prints them.
+pub const ALGORITHMS: &[Algorithm] = &[Algorithm {
+    name: "reno",
+    summary: "Reno/NewReno: slow start, +1 MSS per RTT, halve on loss",
+    source: "RFC 5681",
+    params: &[],
+}];
+
+pub fn algorithm(name: &str) -> Option<&'static Algorithm> {
+    ALGORITHMS.iter().find(|a| a.name == name)
+}
+
+fn algorithm_names() -> String {
+    ALGORITHMS
+        .iter()
+        .map(|a| a.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Reads declared parameters out of a spec, rejecting unknown keys and bad values.
+pub struct Params<'a> {
+    spec: &'a CcSpec,
+    algo: &'static Algorithm,
+}
+
+impl<'a> Params<'a> {
+    fn new(spec: &'a CcSpec, algo: &'static Algorithm) -> Result<Self, CcError> {
+        for key in spec.params.keys() {
+            if !algo.params.iter().any(|p| p.name == key) {
+                let accepted = if algo.params.is_empty() {
+                    "none".to_string()
+                } else {
+                    algo.params
+                        .iter()
+                        .map(|p| p.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                return Err(CcError(format!(
+                    "cc {}: unknown parameter '{key}' (accepted: {accepted})",
+                    algo.name
+                )));
+            }
+        }
+        Ok(Self { spec, algo })
+    }
+
+    fn info(&self, key: &str) -> &'static ParamInfo {
+        self.algo
+            .params
+            .iter()
+            .find(|p| p.name == key)
+            .expect("parameter read by an algorithm must be declared in ALGORITHMS")
+    }
+
+    fn bad(&self, key: &str, value: &ParamValue) -> CcError {
+        CcError(format!(
+            "cc {}: parameter '{key}' = {value} is not accepted (accepted: {})",
+            self.algo.name,
+            self.info(key).accepted
+        ))
+    }
+
+    /// A number within `[min, max]`, or the declared default.
+    pub fn number(&self, key: &str, min: f64, max: f64) -> Result<f64, CcError> {
+        let info = self.info(key);
+        match self.spec.params.get(key) {
+            None => Ok(info.default.parse().expect("declared default parses")),
+            Some(v @ ParamValue::Number(x)) => {
+                if x.is_finite() && *x >= min && *x <= max {
+                    Ok(*x)
+                } else {
+                    Err(self.bad(key, v))
+                }
+            }
+            Some(v) => Err(self.bad(key, v)),
+        }
+    }
+
+    /// One of `choices`, or the declared default.
+    pub fn choice(&self, key: &str, choices: &[&'static str]) -> Result<&'static str, CcError> {
+        let info = self.info(key);
+        let word = match self.spec.params.get(key) {
+            None => info.default,
+            Some(ParamValue::Text(s)) => s.as_str(),
+            Some(v) => return Err(self.bad(key, v)),
+        };
+        choices
+            .iter()
+            .copied()
+            .find(|c| *c == word)
+            .ok_or_else(|| self.bad(key, &ParamValue::Text(word.to_string())))
+    }
+}
+
+/// A built controller. An enum, not a trait object, so the per-ACK call is a direct match.
+#[derive(Clone, Debug)]
+pub enum Controller {
+    Reno(Reno),
+}
+
+macro_rules! dispatch {
+    ($self:expr, $c:ident => $body:expr) => {
+        match $self {
+            Controller::Reno($c) => $body,
+        }
+    };
+}
+
+impl Controller {
+    /// Build the controller `spec` names, validating its parameters.
+    pub fn new(spec: &CcSpec, common: &CommonParams) -> Result<Self, CcError> {
+        if common.mss == 0 {
+            return Err(CcError("mss: must be > 0".into()));
+        }
+        let algo = algorithm(&spec.name).ok_or_else(|| {
+            CcError(format!(
+                "cc: unknown algorithm '{}' (accepted: {})",
+                spec.name,
+                algorithm_names()
+            ))
+        })?;
+        let _params = Params::new(spec, algo)?;
+        Ok(match algo.name {
+            "reno" => Controller::Reno(Reno::new(common.mss, common.initcwnd, common.counting())),
+            other => unreachable!("algorithm {other} is registered but not constructed"),
+        })
+    }
+}
+
+impl CongestionController for Controller {
+    fn on_packet_sent(&mut self, sent: &SentEvent) {
+        dispatch!(self, c => c.on_packet_sent(sent))
+    }
+    fn on_ack(&mut self, ack: &AckEvent) {
+        dispatch!(self, c => c.on_ack(ack))
+    }
+    fn on_congestion_event(&mut self, event: &CongestionEvent) {
+        dispatch!(self, c => c.on_congestion_event(event))
+    }
+    fn on_recovery_exit(&mut self, now: Nanos) {
+        dispatch!(self, c => c.on_recovery_exit(now))
+    }
+    fn on_rto(&mut self, now: Nanos, bytes_in_flight: u64) {
+        dispatch!(self, c => c.on_rto(now, bytes_in_flight))
+    }
+    fn cwnd(&self) -> u64 {
+        dispatch!(self, c => c.cwnd())
+    }
+    fn ssthresh(&self) -> u64 {
+        dispatch!(self, c => c.ssthresh())
+    }
+    fn pacing_rate(&self) -> Option<u64> {
+        dispatch!(self, c => c.pacing_rate())
+    }
+    fn send_quantum(&self) -> Option<u64> {
+        dispatch!(self, c => c.send_quantum())
+    }
+    fn phase(&self) -> Phase {
+        dispatch!(self, c => c.phase())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COMMON: CommonParams = CommonParams {
+        mss: 1460,
+        initcwnd: 10,
+        abc: true,
+    };
+
+    #[test]
+    fn unknown_algorithm_names_the_accepted_ones() {
+        let err = Controller::new(&CcSpec::named("warp"), &COMMON).unwrap_err();
+        assert!(err.0.contains("unknown algorithm 'warp'"), "{err}");
+        assert!(err.0.contains("reno"), "{err}");
+    }
+
+    #[test]
+    fn unknown_parameter_is_an_error() {
+        let mut spec = CcSpec::named("reno");
+        spec.params.insert("beta".into(), ParamValue::Number(0.7));
+        let err = Controller::new(&spec, &COMMON).unwrap_err();
+        assert!(err.0.contains("unknown parameter 'beta'"), "{err}");
+    }
+
+    #[test]
+    fn every_declared_default_parses() {
+        for algo in ALGORITHMS {
+            for p in algo.params {
+                assert!(!p.doc.is_empty() && !p.accepted.is_empty(), "{}", p.name);
+            }
+            let c = Controller::new(&CcSpec::named(algo.name), &COMMON).unwrap();
+            assert!(c.cwnd() >= COMMON.mss);
+        }
+    }
+}

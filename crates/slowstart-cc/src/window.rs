@@ -1,0 +1,108 @@
+//! Window arithmetic shared by the loss-based controllers: slow-start increase and additive
+//! increase, counted per byte (RFC 3465, as Linux does) or per ACK (RFC 5681 §3.1's per-ACK
+//! formula, as ns-2 does).
+
+use crate::AckEvent;
+
+/// How an ACK is credited to window growth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AckCounting {
+    /// Appropriate byte counting (RFC 3465): growth follows the bytes each ACK delivers. Linux
+    /// counts this way and does not cap the slow-start increase per ACK.
+    Bytes,
+    /// One MSS of credit per ACK whatever it covers (RFC 5681 §3.1, ns-2): with delayed ACKs the
+    /// window grows half as fast.
+    PerAck,
+}
+
+/// Slow-start and additive-increase credit for one connection.
+#[derive(Clone, Debug)]
+pub struct WindowGrowth {
+    pub counting: AckCounting,
+    /// Bytes of credit towards the next additive increase (Linux `snd_cwnd_cnt`, in bytes).
+    credit: u64,
+}
+
+impl WindowGrowth {
+    pub fn new(counting: AckCounting) -> Self {
+        Self {
+            counting,
+            credit: 0,
+        }
+    }
+
+    /// Credit one ACK carries: its newly delivered bytes, or one MSS.
+    pub fn ack_credit(&self, ack: &AckEvent) -> u64 {
+        match self.counting {
+            AckCounting::Bytes => ack.bytes_acked,
+            AckCounting::PerAck => ack.mss,
+        }
+    }
+
+    /// Slow start (RFC 5681 §3.1): cwnd grows by the ACK's credit, not past `ssthresh`.
+    /// Returns the new cwnd and the credit left over for congestion avoidance (Linux
+    /// `tcp_slow_start`).
+    pub fn slow_start(&self, cwnd: u64, ssthresh: u64, ack: &AckEvent) -> (u64, u64) {
+        let credit = self.ack_credit(ack);
+        let room = ssthresh.saturating_sub(cwnd);
+        let used = credit.min(room);
+        (cwnd + used, credit - used)
+    }
+
+    /// Additive increase: `increase` bytes per cwnd's worth of credit (Reno: one MSS per RTT,
+    /// RFC 5681 §3.1). Returns the new cwnd.
+    pub fn additive_increase(&mut self, cwnd: u64, credit: u64, increase: u64) -> u64 {
+        self.credit += credit;
+        let mut cwnd = cwnd;
+        while cwnd > 0 && self.credit >= cwnd {
+            self.credit -= cwnd;
+            cwnd += increase;
+        }
+        cwnd
+    }
+
+    /// Forget partial credit (after a window reduction).
+    pub fn reset(&mut self) {
+        self.credit = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(bytes: u64) -> AckEvent {
+        AckEvent {
+            bytes_acked: bytes,
+            mss: 1000,
+            cwnd_limited: true,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn per_ack_counting_credits_one_mss_whatever_is_acked() {
+        let g = WindowGrowth::new(AckCounting::PerAck);
+        assert_eq!(g.slow_start(10_000, u64::MAX, &ack(2000)), (11_000, 0));
+        let g = WindowGrowth::new(AckCounting::Bytes);
+        assert_eq!(g.slow_start(10_000, u64::MAX, &ack(2000)), (12_000, 0));
+    }
+
+    #[test]
+    fn slow_start_stops_at_ssthresh_and_hands_back_the_rest() {
+        let g = WindowGrowth::new(AckCounting::Bytes);
+        assert_eq!(g.slow_start(9_500, 10_000, &ack(2000)), (10_000, 1500));
+    }
+
+    #[test]
+    fn additive_increase_adds_one_mss_per_window_of_acks() {
+        let mut g = WindowGrowth::new(AckCounting::PerAck);
+        let mut cwnd = 10_000;
+        for _ in 0..9 {
+            cwnd = g.additive_increase(cwnd, 1000, 1000);
+        }
+        assert_eq!(cwnd, 10_000);
+        cwnd = g.additive_increase(cwnd, 1000, 1000);
+        assert_eq!(cwnd, 11_000);
+    }
+}
