@@ -68,33 +68,72 @@ pub struct CongestionEvent {
 #[repr(u8)]
 pub enum Phase {
     SlowStart = 0,
-    CongestionAvoidance = 1,
-    Recovery = 2,
+    /// RFC 3742 Limited Slow-Start above max_ssthresh (still part of slow start).
+    LimitedSlowStart = 1,
+    /// RFC 9406 §4.2 Conservative Slow Start (still part of slow start).
+    ConservativeSlowStart = 2,
+    CongestionAvoidance = 3,
+    Recovery = 4,
     /// After a retransmission timeout, slow start back up to ssthresh.
-    RtoRecovery = 3,
+    RtoRecovery = 5,
+    /// BBR states (draft-ietf-ccwg-bbr §4.3).
+    Startup = 6,
+    Drain = 7,
+    ProbeBw = 8,
+    ProbeRtt = 9,
 }
 
 impl Phase {
     /// Every phase, in code order; a trace stores `phase as u8`.
-    pub const ALL: [Phase; 4] = [
+    pub const ALL: [Phase; 10] = [
         Phase::SlowStart,
+        Phase::LimitedSlowStart,
+        Phase::ConservativeSlowStart,
         Phase::CongestionAvoidance,
         Phase::Recovery,
         Phase::RtoRecovery,
+        Phase::Startup,
+        Phase::Drain,
+        Phase::ProbeBw,
+        Phase::ProbeRtt,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
             Phase::SlowStart => "slow_start",
+            Phase::LimitedSlowStart => "limited_slow_start",
+            Phase::ConservativeSlowStart => "conservative_slow_start",
             Phase::CongestionAvoidance => "congestion_avoidance",
             Phase::Recovery => "recovery",
             Phase::RtoRecovery => "rto_recovery",
+            Phase::Startup => "startup",
+            Phase::Drain => "drain",
+            Phase::ProbeBw => "probe_bw",
+            Phase::ProbeRtt => "probe_rtt",
         }
     }
 
-    /// Part of the initial exponential ramp-up (the connection has not left it yet).
+    /// Part of the initial ramp-up: `slow_start_exit_s` is the first time a flow leaves these.
     pub fn is_initial_slow_start(self) -> bool {
-        matches!(self, Phase::SlowStart)
+        matches!(
+            self,
+            Phase::SlowStart
+                | Phase::LimitedSlowStart
+                | Phase::ConservativeSlowStart
+                | Phase::Startup
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Phase;
+
+    #[test]
+    fn phase_codes_match_their_index() {
+        for (i, p) in Phase::ALL.iter().enumerate() {
+            assert_eq!(*p as usize, i, "{}", p.name());
+        }
     }
 }
 

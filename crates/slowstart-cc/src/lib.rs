@@ -17,8 +17,10 @@
 
 pub mod controller;
 pub mod estimators;
+pub mod loss_based;
 pub mod registry;
 pub mod reno;
+pub mod slow_start;
 pub mod window;
 
 pub use controller::{AckEvent, CongestionController, CongestionEvent, Phase, SentEvent};

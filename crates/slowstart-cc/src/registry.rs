@@ -6,7 +6,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::reno::Reno;
+use crate::reno::{reno, Reno};
+use crate::slow_start::SlowStart;
 use crate::window::AckCounting;
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SentEvent};
 
@@ -223,7 +224,12 @@ impl Controller {
         })?;
         let _params = Params::new(spec, algo)?;
         Ok(match algo.name {
-            "reno" => Controller::Reno(Reno::new(common.mss, common.initcwnd, common.counting())),
+            "reno" => Controller::Reno(reno(
+                common.mss,
+                common.initcwnd,
+                common.counting(),
+                SlowStart::Standard,
+            )),
             other => unreachable!("algorithm {other} is registered but not constructed"),
         })
     }

@@ -1,96 +1,21 @@
-//! Reno/NewReno window rules, RFC 5681 §3 (slow start, congestion avoidance, multiplicative
-//! decrease); loss recovery itself (RFC 6675 with PRR, RFC 6937) belongs to the transport.
+//! Reno/NewReno, RFC 5681 §3: slow start, +1 MSS per RTT in congestion avoidance, halve on loss.
+//! Loss recovery itself (RFC 6675 with PRR, RFC 6937) belongs to the transport.
 
-use crate::window::{AckCounting, WindowGrowth};
-use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase};
+use crate::loss_based::{LossBased, RenoRule};
+use crate::slow_start::SlowStart;
+use crate::window::AckCounting;
 
-#[derive(Clone, Debug)]
-pub struct Reno {
-    cwnd: u64,
-    ssthresh: u64,
-    mss: u64,
-    growth: WindowGrowth,
-    phase: Phase,
-}
+pub type Reno = LossBased<RenoRule>;
 
-impl Reno {
-    pub fn new(mss: u64, initcwnd_segments: u64, counting: AckCounting) -> Self {
-        Self {
-            cwnd: initcwnd_segments.max(1) * mss,
-            ssthresh: u64::MAX,
-            mss,
-            growth: WindowGrowth::new(counting),
-            phase: Phase::SlowStart,
-        }
-    }
-
-    /// Linux `tcp_reno_ssthresh` (and ns-2): half the congestion window, at least two segments.
-    /// RFC 5681 eq. (4) halves FlightSize instead; the two differ only when not cwnd-limited.
-    fn halved_window(&self) -> u64 {
-        (self.cwnd / 2).max(2 * self.mss)
-    }
-}
-
-impl CongestionController for Reno {
-    fn on_ack(&mut self, ack: &AckEvent) {
-        if ack.in_recovery || !ack.cwnd_limited {
-            return;
-        }
-        let mut credit = self.growth.ack_credit(ack);
-        if self.cwnd < self.ssthresh {
-            (self.cwnd, credit) = self.growth.slow_start(self.cwnd, self.ssthresh, ack);
-            if self.cwnd < self.ssthresh {
-                return;
-            }
-        }
-        self.phase = Phase::CongestionAvoidance;
-        if credit > 0 {
-            self.cwnd = self.growth.additive_increase(self.cwnd, credit, self.mss);
-        }
-    }
-
-    fn on_congestion_event(&mut self, _event: &CongestionEvent) {
-        self.ssthresh = self.halved_window();
-        self.cwnd = self.ssthresh;
-        self.growth.reset();
-        self.phase = Phase::Recovery;
-    }
-
-    fn on_recovery_exit(&mut self, _now: Nanos) {
-        self.phase = if self.cwnd < self.ssthresh {
-            Phase::RtoRecovery
-        } else {
-            Phase::CongestionAvoidance
-        };
-    }
-
-    fn on_rto(&mut self, _now: Nanos, _bytes_in_flight: u64) {
-        // RFC 5681 §3.1: ssthresh from eq. (4) unless already reduced in this episode; the loss
-        // window is one segment.
-        if self.phase != Phase::Recovery && self.phase != Phase::RtoRecovery {
-            self.ssthresh = self.halved_window();
-        }
-        self.cwnd = self.mss;
-        self.growth.reset();
-        self.phase = Phase::RtoRecovery;
-    }
-
-    fn cwnd(&self) -> u64 {
-        self.cwnd
-    }
-
-    fn ssthresh(&self) -> u64 {
-        self.ssthresh
-    }
-
-    fn phase(&self) -> Phase {
-        self.phase
-    }
+/// Reno with the given slow-start rule.
+pub fn reno(mss: u64, initcwnd: u64, counting: AckCounting, slow_start: SlowStart) -> Reno {
+    LossBased::new(mss, initcwnd, counting, slow_start, RenoRule)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{AckEvent, CongestionController, CongestionEvent, Phase};
 
     const MSS: u64 = 1000;
 
@@ -105,7 +30,7 @@ mod tests {
 
     #[test]
     fn slow_start_doubles_per_window_of_acks() {
-        let mut r = Reno::new(MSS, 10, AckCounting::Bytes);
+        let mut r = reno(MSS, 10, AckCounting::Bytes, SlowStart::Standard);
         for round in 0..5 {
             let cwnd = r.cwnd();
             assert_eq!(cwnd, 10 * MSS << round);
@@ -119,8 +44,8 @@ mod tests {
     #[test]
     fn per_ack_counting_with_delayed_acks_grows_by_half() {
         // Each ACK covers two segments: 1.5x per RTT with per-ACK counting, 2x with ABC.
-        let mut per_ack = Reno::new(MSS, 10, AckCounting::PerAck);
-        let mut abc = Reno::new(MSS, 10, AckCounting::Bytes);
+        let mut per_ack = reno(MSS, 10, AckCounting::PerAck, SlowStart::Standard);
+        let mut abc = reno(MSS, 10, AckCounting::Bytes, SlowStart::Standard);
         for _ in 0..5 {
             per_ack.on_ack(&ack(2 * MSS));
             abc.on_ack(&ack(2 * MSS));
@@ -131,8 +56,11 @@ mod tests {
 
     #[test]
     fn congestion_avoidance_adds_one_mss_per_rtt() {
-        let mut r = Reno::new(MSS, 40, AckCounting::Bytes);
-        r.on_congestion_event(&CongestionEvent::default());
+        let mut r = reno(MSS, 40, AckCounting::Bytes, SlowStart::Standard);
+        r.on_congestion_event(&CongestionEvent {
+            mss: MSS,
+            ..Default::default()
+        });
         r.on_recovery_exit(0);
         assert_eq!(r.cwnd(), 20 * MSS);
         assert_eq!(r.phase(), Phase::CongestionAvoidance);
@@ -147,7 +75,7 @@ mod tests {
 
     #[test]
     fn no_growth_when_not_cwnd_limited_or_in_recovery() {
-        let mut r = Reno::new(MSS, 10, AckCounting::Bytes);
+        let mut r = reno(MSS, 10, AckCounting::Bytes, SlowStart::Standard);
         r.on_ack(&AckEvent {
             cwnd_limited: false,
             ..ack(MSS)
@@ -161,7 +89,7 @@ mod tests {
 
     #[test]
     fn rto_collapses_to_one_segment_and_keeps_reduced_ssthresh() {
-        let mut r = Reno::new(MSS, 64, AckCounting::Bytes);
+        let mut r = reno(MSS, 64, AckCounting::Bytes, SlowStart::Standard);
         r.on_rto(0, 64 * MSS);
         assert_eq!((r.cwnd(), r.ssthresh()), (MSS, 32 * MSS));
         assert_eq!(r.phase(), Phase::RtoRecovery);
