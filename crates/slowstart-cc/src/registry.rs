@@ -56,6 +56,9 @@ pub struct CommonParams {
     pub initcwnd: u64,
     /// Appropriate byte counting (RFC 3465) when true, per-ACK counting when false.
     pub abc: bool,
+    /// Seed for controllers that randomise (BBR's ProbeBW); the transport derives it from the
+    /// scenario seed, so runs stay deterministic.
+    pub seed: u64,
 }
 
 impl CommonParams {
@@ -276,6 +279,7 @@ mod tests {
         mss: 1460,
         initcwnd: 10,
         abc: true,
+        seed: 1,
     };
 
     #[test]

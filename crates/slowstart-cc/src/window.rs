@@ -67,6 +67,16 @@ impl WindowGrowth {
     }
 }
 
+/// RFC 3742 §3 Limited Slow-Start increase for one ACK: one MSS per ACK up to `max_ssthresh`,
+/// then `MSS / K` with `K = int(cwnd / (0.5 max_ssthresh))`, at most max_ssthresh/2 per RTT.
+pub fn limited_slow_start_increase(cwnd: u64, max_ssthresh: u64, mss: u64) -> u64 {
+    if cwnd <= max_ssthresh || max_ssthresh == 0 {
+        return mss;
+    }
+    let k = cwnd / (max_ssthresh / 2).max(1);
+    mss / k.max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +102,16 @@ mod tests {
     fn slow_start_stops_at_ssthresh_and_hands_back_the_rest() {
         let g = WindowGrowth::new(AckCounting::Bytes);
         assert_eq!(g.slow_start(9_500, 10_000, &ack(2000)), (10_000, 1500));
+    }
+
+    #[test]
+    fn limited_slow_start_follows_rfc3742() {
+        // max_ssthresh 100 segments of 1000 bytes: +1 MSS per ACK up to 100 segments.
+        assert_eq!(limited_slow_start_increase(100_000, 100_000, 1000), 1000);
+        // cwnd 150 segments: K = int(150 / 50) = 3, +333 bytes per ACK.
+        assert_eq!(limited_slow_start_increase(150_000, 100_000, 1000), 333);
+        // cwnd 1000 segments: K = 20, +50 bytes per ACK: 1000 ACKs add 50 segments per RTT.
+        assert_eq!(limited_slow_start_increase(1_000_000, 100_000, 1000), 50);
     }
 
     #[test]
