@@ -209,7 +209,10 @@ impl SimConfig {
                 return Err(err(format!("{at}: src and dst must differ")));
             }
             if f.mss == 0 || f.mss > 65_000 {
-                return Err(err(format!("{at}.mss: must be in 1..=65000, got {}", f.mss)));
+                return Err(err(format!(
+                    "{at}.mss: must be in 1..=65000, got {}",
+                    f.mss
+                )));
             }
             if f.initcwnd == 0 {
                 return Err(err(format!("{at}.initcwnd: must be >= 1 segment")));

@@ -1,5 +1,24 @@
-//! Deterministic packet-level simulator (work in progress).
+//! Deterministic packet-level simulator of transfers over a network path.
+//!
+//! Layers, bottom up: [`engine`] (the event queue and lazy timers), [`network`] (link
+//! directions with drop-tail queues, topology and static routes), [`transport`] (the TCP-like
+//! sender and receiver that drive a `slowstart_cc` controller), [`trace`] (sampled series) and
+//! [`sim`] (the run loop and metrics). Time is integer nanoseconds, sizes integer bytes; the same
+//! config and seed give byte-identical output.
+
 pub mod config;
+pub mod engine;
+pub mod network;
+pub mod sim;
+#[cfg(test)]
+mod sim_tests;
+#[cfg(test)]
+mod testing;
+pub mod trace;
+pub mod transport;
+
+pub use config::SimConfig;
+pub use sim::{RunOutput, Simulation, Summary};
 
 /// An error in a scenario or config, naming the field and what is accepted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -12,3 +31,13 @@ impl std::fmt::Display for SimError {
 }
 
 impl std::error::Error for SimError {}
+
+/// Validate and run a config.
+pub fn run(config: &SimConfig) -> Result<RunOutput, SimError> {
+    Ok(Simulation::new(config)?.run())
+}
+
+/// Parse a canonical JSON config, validate it and run it.
+pub fn run_json(config_json: &str) -> Result<RunOutput, SimError> {
+    run(&SimConfig::from_json(config_json)?)
+}

@@ -1,0 +1,4 @@
+//! Links, queues and static routing.
+
+pub mod channel;
+pub mod topology;

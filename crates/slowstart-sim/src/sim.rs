@@ -1,0 +1,514 @@
+//! The simulation: topology, flows (sender + receiver each), the event loop, metrics and traces.
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+use slowstart_cc::{CcSpec, CommonParams, Controller, Phase};
+
+use crate::config::SimConfig;
+use crate::engine::{Event, EventQueue, TimerKind};
+use crate::network::channel::Offer;
+use crate::network::topology::{substream_seed, Topology};
+use crate::trace::{FlowRow, FlowTrace, QueueTrace, Sampler};
+use crate::transport::packet::{Kind, Packet};
+use crate::transport::receiver::Receiver;
+use crate::transport::sender::{Sender, State};
+use crate::transport::Io;
+use crate::SimError;
+
+/// Per-flow measurements taken while the run goes on.
+#[derive(Clone, Debug, Default)]
+struct FlowMetrics {
+    slow_start_exit_ns: Option<u64>,
+    full_bw_ns: Option<u64>,
+    window_cap_ns: Option<u64>,
+    max_cwnd: u64,
+    drops: u64,
+    drop_bytes: u64,
+    slow_start_drops: u64,
+    /// (time, delivered) samples spanning at least one base RTT, for `time_to_full_bw_s`.
+    delivered_window: VecDeque<(u64, u64)>,
+}
+
+struct Flow {
+    spec: CcSpec,
+    src: u32,
+    dst: u32,
+    start_ns: u64,
+    handshake: bool,
+    mss: u64,
+    sender: Sender,
+    receiver: Receiver,
+    /// Effective window cap: min(send buffer, receive window ceiling), if any.
+    window_cap: Option<u64>,
+    base_rtt_ns: u64,
+    bottleneck_bps: u64,
+    /// 95% of min(bottleneck rate, window cap / base RTT), bits per second.
+    full_bw_target_bps: u64,
+    last_phase: Phase,
+    metrics: FlowMetrics,
+}
+
+/// The outcome of a run: the summary and the sampled series.
+pub struct RunOutput {
+    pub summary: Summary,
+    pub flows: FlowTrace,
+    pub queues: QueueTrace,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub scenario: String,
+    pub seed: u64,
+    pub sim_time_s: f64,
+    pub events: u64,
+    pub flows: Vec<FlowSummary>,
+    pub links: Vec<LinkSummary>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowSummary {
+    pub id: u32,
+    pub cc: String,
+    pub size_bytes: Option<u64>,
+    pub bytes_delivered: u64,
+    pub completion_s: Option<f64>,
+    pub goodput_bps: f64,
+    pub slow_start_exit_s: Option<f64>,
+    pub time_to_full_bw_s: Option<f64>,
+    pub time_to_window_cap_s: Option<f64>,
+    pub retransmits: u64,
+    pub loss_events: u64,
+    pub rto_count: u64,
+    pub max_cwnd_bytes: u64,
+    pub data_packets_sent: u64,
+    pub data_bytes_sent: u64,
+    pub drops: u64,
+    pub slow_start_drops: u64,
+    pub base_rtt_s: f64,
+    pub bottleneck_bps: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkSummary {
+    pub name: String,
+    pub rate_bps: u64,
+    pub forwarded: u64,
+    pub drops: u64,
+    pub max_queue_bytes: u64,
+    pub max_queue_packets: u64,
+    pub mean_queue_delay_s: f64,
+}
+
+fn seconds(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+fn cc_label(spec: &CcSpec) -> String {
+    if spec.params.is_empty() {
+        return spec.name.clone();
+    }
+    let params: Vec<String> = spec
+        .params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    format!("{}:{}", spec.name, params.join(",")).replace('"', "")
+}
+
+pub struct Simulation {
+    name: String,
+    seed: u64,
+    duration_ns: u64,
+    now: u64,
+    events: u64,
+    queue: EventQueue,
+    topo: Topology,
+    flows: Vec<Flow>,
+    io: Io,
+    flow_trace: FlowTrace,
+    flow_sampler: Sampler,
+    queue_trace: QueueTrace,
+    queue_sampler: Sampler,
+}
+
+impl Simulation {
+    pub fn new(cfg: &SimConfig) -> Result<Self, SimError> {
+        cfg.validate()?;
+        let topo = Topology::build(cfg)?;
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        for (i, f) in cfg.flows.iter().enumerate() {
+            let common = CommonParams {
+                mss: f.mss,
+                initcwnd: f.initcwnd,
+                abc: f.abc,
+                seed: substream_seed(cfg.seed, 2, i as u64),
+            };
+            let cc =
+                Controller::new(&f.cc, &common).map_err(|e| SimError(format!("flow.{i}.{e}")))?;
+            let (src, dst) = (topo.node(&f.src), topo.node(&f.dst));
+            let forward = topo.route(src, dst);
+            let reverse = topo.route(dst, src);
+            let base_rtt_ns: u64 = forward
+                .iter()
+                .chain(reverse.iter())
+                .map(|&c| topo.channels[c as usize].delay_ns)
+                .sum();
+            let bottleneck_bps = forward
+                .iter()
+                .map(|&c| topo.channels[c as usize].rate_bps)
+                .min()
+                .unwrap_or(u64::MAX);
+            let window_cap = match (f.max_window_bytes, f.max_rwnd_bytes) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let mut target = bottleneck_bps as u128;
+            if let (Some(cap), true) = (window_cap, base_rtt_ns > 0) {
+                target = target.min(cap as u128 * 8 * 1_000_000_000 / base_rtt_ns as u128);
+            }
+            let sender = Sender::new(i as u32, f, cc);
+            let last_phase = sender.phase();
+            flows.push(Flow {
+                spec: f.cc.clone(),
+                src,
+                dst,
+                start_ns: f.start_ns,
+                handshake: f.handshake,
+                mss: f.mss,
+                sender,
+                receiver: Receiver::new(i as u32, f),
+                window_cap,
+                base_rtt_ns,
+                bottleneck_bps,
+                full_bw_target_bps: (target * 95 / 100) as u64,
+                last_phase,
+                metrics: FlowMetrics::default(),
+            });
+        }
+        let n_flows = flows.len();
+        let n_channels = topo.channels.len();
+        Ok(Simulation {
+            name: cfg.name.clone(),
+            seed: cfg.seed,
+            duration_ns: cfg.duration_ns,
+            now: 0,
+            events: 0,
+            queue: EventQueue::default(),
+            topo,
+            flows,
+            io: Io::default(),
+            flow_trace: FlowTrace::default(),
+            flow_sampler: Sampler::new(cfg.trace.flow_interval_ns, cfg.trace.max_rows, n_flows),
+            queue_trace: QueueTrace::default(),
+            queue_sampler: Sampler::new(
+                cfg.trace.queue_interval_ns,
+                cfg.trace.max_rows,
+                n_channels,
+            ),
+        })
+    }
+
+    pub fn run(mut self) -> RunOutput {
+        let end = self.advance();
+        self.finish(end)
+    }
+
+    /// Run the event loop to the end (duration reached or every flow done); returns the end time.
+    pub fn advance(&mut self) -> u64 {
+        for (i, f) in self.flows.iter().enumerate() {
+            self.queue.push(f.start_ns, Event::FlowStart(i as u32));
+        }
+        let mut end = self.duration_ns;
+        while let Some((t, event)) = self.queue.pop() {
+            if t > self.duration_ns {
+                break;
+            }
+            self.now = t;
+            self.events += 1;
+            match event {
+                Event::ChannelHead(c) => self.channel_head(c),
+                Event::FlowStart(f) => {
+                    let flow = &mut self.flows[f as usize];
+                    flow.sender.start(t, flow.handshake, &mut self.io);
+                    self.after_sender_event(f as usize);
+                }
+                Event::Timer(f, kind) => self.timer(f, kind),
+            }
+            self.flush_io();
+            if self.all_finished() {
+                end = t;
+                break;
+            }
+        }
+        end
+    }
+
+    /// Payload bytes of flow `f`: (sent, received, dropped, held in links). Every byte sent is
+    /// received, dropped or still in a link, so `sent == received + dropped + held`.
+    pub fn byte_ledger(&self, f: usize) -> (u64, u64, u64, u64) {
+        let flow = &self.flows[f];
+        let held = self
+            .topo
+            .channels
+            .iter()
+            .map(|c| c.held_data_bytes(f as u32))
+            .sum();
+        (
+            flow.sender.stats.data_bytes_sent,
+            flow.receiver.data_bytes_received,
+            flow.metrics.drop_bytes,
+            held,
+        )
+    }
+
+    fn all_finished(&self) -> bool {
+        self.flows.iter().all(|f| f.sender.state == State::Done)
+    }
+
+    fn channel_head(&mut self, c: u32) {
+        let channel = &mut self.topo.channels[c as usize];
+        let Some(packet) = channel.pop_head() else {
+            return;
+        };
+        if let Some(t) = channel.head_time() {
+            self.queue.push(t, Event::ChannelHead(c));
+        }
+        let node = channel.to_node;
+        let flow = &self.flows[packet.flow as usize];
+        let dest = if packet.to_receiver() {
+            flow.dst
+        } else {
+            flow.src
+        };
+        if node == dest {
+            self.deliver(packet);
+        } else {
+            self.forward(node, dest, packet);
+        }
+    }
+
+    fn forward(&mut self, node: u32, dest: u32, packet: Packet) {
+        let c = self
+            .topo
+            .next_hop(node, dest)
+            .expect("routes checked at build");
+        let mss = self.flows[packet.flow as usize].mss;
+        let now = self.now;
+        let channel = &mut self.topo.channels[c as usize];
+        match channel.offer(now, packet, mss) {
+            Offer::Queued { was_idle } => {
+                if was_idle {
+                    let t = channel.head_time().expect("just queued");
+                    self.queue.push(t, Event::ChannelHead(c));
+                }
+            }
+            _ => {
+                if packet.kind == Kind::Data {
+                    let flow = &mut self.flows[packet.flow as usize];
+                    flow.metrics.drops += 1;
+                    flow.metrics.drop_bytes += packet.len as u64;
+                    if flow.sender.phase().is_initial_slow_start() {
+                        flow.metrics.slow_start_drops += 1;
+                    }
+                }
+            }
+        }
+        if self.queue_sampler.due(c as usize, now, false) {
+            let (bytes, packets) = self.topo.channels[c as usize].occupancy(now);
+            self.queue_trace
+                .push(now, c, bytes, packets, &mut self.queue_sampler);
+        }
+    }
+
+    fn deliver(&mut self, packet: Packet) {
+        let f = packet.flow as usize;
+        let now = self.now;
+        let flow = &mut self.flows[f];
+        match packet.kind {
+            Kind::Syn => flow.receiver.on_syn(now, &packet, &mut self.io),
+            Kind::Data => flow.receiver.on_data(now, &packet, &mut self.io),
+            Kind::SynAck => {
+                flow.sender.on_syn_ack(now, &packet, &mut self.io);
+                self.after_sender_event(f);
+            }
+            Kind::Ack => {
+                let outcome = flow.sender.on_ack(now, &packet, &mut self.io);
+                if outcome.delivered > 0 {
+                    let delivered = flow.sender.delivered();
+                    self.track_full_bw(f, delivered);
+                }
+                self.after_sender_event(f);
+            }
+        }
+    }
+
+    fn timer(&mut self, f: u32, kind: TimerKind) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        let timer = match kind {
+            TimerKind::Retransmission => &mut flow.sender.rto_timer,
+            TimerKind::Pacing => &mut flow.sender.pacing_timer,
+            TimerKind::DelayedAck => &mut flow.receiver.delack_timer,
+        };
+        if !timer.fire(now) {
+            if let Some(t) = timer.rearm() {
+                self.queue.push(t, Event::Timer(f, kind));
+            }
+            return;
+        }
+        match kind {
+            TimerKind::Retransmission => {
+                flow.sender.on_rto(now, &mut self.io);
+                self.after_sender_event(f as usize);
+            }
+            TimerKind::Pacing => flow.sender.on_pacing_timer(now, &mut self.io),
+            TimerKind::DelayedAck => flow.receiver.on_delack_timer(now, &mut self.io),
+        }
+    }
+
+    /// Send what endpoints produced and arm the timers they asked for.
+    fn flush_io(&mut self) {
+        for (t, f, kind) in self.io.wakeups.drain(..) {
+            self.queue.push(t, Event::Timer(f, kind));
+        }
+        if self.io.packets.is_empty() {
+            return;
+        }
+        let mut packets = std::mem::take(&mut self.io.packets);
+        for p in packets.drain(..) {
+            let flow = &self.flows[p.flow as usize];
+            let (from, to) = if p.to_receiver() {
+                (flow.src, flow.dst)
+            } else {
+                (flow.dst, flow.src)
+            };
+            self.forward(from, to, p);
+        }
+        self.io.packets = packets;
+    }
+
+    /// Delivery rate over the last base RTT against the flow's target (`time_to_full_bw_s`).
+    fn track_full_bw(&mut self, f: usize, delivered: u64) {
+        let now = self.now;
+        let flow = &mut self.flows[f];
+        if flow.metrics.full_bw_ns.is_some() || flow.base_rtt_ns == 0 {
+            return;
+        }
+        let window = &mut flow.metrics.delivered_window;
+        window.push_back((now, delivered));
+        let horizon = now.saturating_sub(flow.base_rtt_ns);
+        while window.len() > 1 && window[1].0 <= horizon {
+            window.pop_front();
+        }
+        let (t0, d0) = window[0];
+        if now - t0 >= flow.base_rtt_ns {
+            let bps = (delivered - d0) as u128 * 8 * 1_000_000_000 / (now - t0) as u128;
+            if bps >= flow.full_bw_target_bps as u128 {
+                flow.metrics.full_bw_ns = Some(now);
+                flow.metrics.delivered_window = VecDeque::new();
+            }
+        }
+    }
+
+    fn after_sender_event(&mut self, f: usize) {
+        let now = self.now;
+        let flow = &mut self.flows[f];
+        let s = &flow.sender;
+        let cwnd = s.cwnd();
+        let phase = s.phase();
+        let m = &mut flow.metrics;
+        m.max_cwnd = m.max_cwnd.max(cwnd);
+        if m.slow_start_exit_ns.is_none() && !phase.is_initial_slow_start() {
+            m.slow_start_exit_ns = Some(now);
+        }
+        if m.window_cap_ns.is_none() && flow.window_cap.is_some_and(|cap| cwnd >= cap) {
+            m.window_cap_ns = Some(now);
+        }
+        let phase_changed = phase != flow.last_phase;
+        flow.last_phase = phase;
+        if self.flow_sampler.due(f, now, phase_changed) {
+            let row = FlowRow {
+                t_ns: now,
+                flow: f as u32,
+                cwnd_bytes: cwnd,
+                ssthresh_bytes: s.cc_ssthresh(),
+                inflight_bytes: s.pipe(),
+                srtt_ns: s.rtt.srtt(),
+                delivered_bytes: s.delivered(),
+                phase: phase as u8,
+            };
+            self.flow_trace.push(row, &mut self.flow_sampler);
+        }
+    }
+
+    pub fn finish(self, end_ns: u64) -> RunOutput {
+        let flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let since_start = |t: Option<u64>| t.map(|t| seconds(t.saturating_sub(f.start_ns)));
+                let delivered = f.receiver.rcv_nxt;
+                let active_end = f.receiver.completed_ns.unwrap_or(end_ns);
+                let active = active_end.saturating_sub(f.start_ns);
+                let st = &f.sender.stats;
+                FlowSummary {
+                    id: i as u32,
+                    cc: cc_label(&f.spec),
+                    size_bytes: f.sender.size_bytes(),
+                    bytes_delivered: delivered,
+                    completion_s: since_start(f.receiver.completed_ns),
+                    goodput_bps: if active > 0 {
+                        delivered as f64 * 8.0 / seconds(active)
+                    } else {
+                        0.0
+                    },
+                    slow_start_exit_s: since_start(f.metrics.slow_start_exit_ns),
+                    time_to_full_bw_s: since_start(f.metrics.full_bw_ns),
+                    time_to_window_cap_s: since_start(f.metrics.window_cap_ns),
+                    retransmits: st.retransmits,
+                    loss_events: st.loss_events,
+                    rto_count: st.rto_count,
+                    max_cwnd_bytes: f.metrics.max_cwnd,
+                    data_packets_sent: st.data_packets_sent,
+                    data_bytes_sent: st.data_bytes_sent,
+                    drops: f.metrics.drops,
+                    slow_start_drops: f.metrics.slow_start_drops,
+                    base_rtt_s: seconds(f.base_rtt_ns),
+                    bottleneck_bps: f.bottleneck_bps,
+                }
+            })
+            .collect();
+        let links = self
+            .topo
+            .channels
+            .iter()
+            .map(|c| LinkSummary {
+                name: c.name.clone(),
+                rate_bps: c.rate_bps,
+                forwarded: c.stats.forwarded,
+                drops: c.stats.drops,
+                max_queue_bytes: c.stats.max_queue_bytes,
+                max_queue_packets: c.stats.max_queue_packets,
+                mean_queue_delay_s: if c.stats.forwarded > 0 {
+                    c.stats.total_wait_ns as f64 / c.stats.forwarded as f64 / 1e9
+                } else {
+                    0.0
+                },
+            })
+            .collect();
+        RunOutput {
+            summary: Summary {
+                scenario: self.name,
+                seed: self.seed,
+                sim_time_s: seconds(end_ns),
+                events: self.events,
+                flows,
+                links,
+            },
+            flows: self.flow_trace,
+            queues: self.queue_trace,
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! End-to-end checks of the engine and transport against analytic results and invariants.
+
+use crate::config::{DropSpec, QueueLimit};
+use crate::sim::Simulation;
+use crate::testing::{flow, path, MS, SEC};
+use crate::trace::FlowTrace;
+
+/// cwnd of the last sample at or before `t`.
+fn cwnd_at(trace: &FlowTrace, t: u64) -> u64 {
+    let i = trace.t_ns.partition_point(|&x| x <= t);
+    trace.cwnd_bytes[i - 1]
+}
+
+#[test]
+fn slow_start_doubles_every_rtt_without_delayed_acks() {
+    let mut f = flow("reno", None);
+    f.delayed_ack = false;
+    let mut cfg = path(
+        10_000_000_000,
+        100 * MS,
+        QueueLimit::Packets(100_000),
+        vec![f],
+        vec![],
+    );
+    cfg.duration_ns = 1_000 * MS;
+    let out = Simulation::new(&cfg).unwrap().run();
+    // Handshake takes one RTT; the first data ACKs arrive one RTT later.
+    for k in 0..8u64 {
+        let mid_round = (2 + k) * 100 * MS + 50 * MS;
+        assert_eq!(
+            cwnd_at(&out.flows, mid_round),
+            10 * 1460 << (k + 1),
+            "round {k}"
+        );
+    }
+    assert_eq!(out.summary.flows[0].loss_events, 0);
+}
+
+#[test]
+fn congestion_avoidance_adds_one_mss_per_rtt() {
+    let mut f = flow("reno", None);
+    f.delayed_ack = false;
+    // A drop at segment 200 ends slow start; the window then grows linearly, never
+    // filling the 1 Gbps x 100 ms pipe (8 562 segments) in this run.
+    let mut cfg = path(
+        1_000_000_000,
+        100 * MS,
+        QueueLimit::Packets(100_000),
+        vec![f],
+        vec![DropSpec { flow: 0, seq: 200 }],
+    );
+    cfg.duration_ns = 6 * SEC;
+    let out = Simulation::new(&cfg).unwrap().run();
+    assert_eq!(out.summary.flows[0].loss_events, 1);
+    let growth: Vec<u64> = (0..20u64)
+        .map(|k| {
+            let t = 3 * SEC + k * 100 * MS;
+            cwnd_at(&out.flows, t + 100 * MS) - cwnd_at(&out.flows, t)
+        })
+        .collect();
+    assert!(growth.iter().all(|&g| g == 1460), "{growth:?}");
+}
+
+#[test]
+fn bytes_are_conserved_under_loss() {
+    let mut f = flow("reno", None);
+    f.recovery = crate::config::Recovery::Prr;
+    let mut cfg = path(
+        20_000_000,
+        60 * MS,
+        QueueLimit::Packets(30),
+        vec![f.clone(), f],
+        vec![],
+    );
+    cfg.links[1].forward.loss = 0.01;
+    cfg.duration_ns = 5 * SEC + 123 * MS;
+    let mut sim = Simulation::new(&cfg).unwrap();
+    sim.advance();
+    for flow in 0..2 {
+        let (sent, received, dropped, held) = sim.byte_ledger(flow);
+        assert!(dropped > 0, "the test needs losses");
+        assert_eq!(sent, received + dropped + held, "flow {flow}");
+    }
+}
+
+#[test]
+fn finite_transfer_completes_and_delivers_every_byte() {
+    let size = 3_000_000;
+    let mut cfg = path(
+        50_000_000,
+        40 * MS,
+        QueueLimit::Packets(50),
+        vec![flow("reno", Some(size))],
+        vec![],
+    );
+    cfg.links[1].forward.loss = 0.005;
+    let out = Simulation::new(&cfg).unwrap().run();
+    let f = &out.summary.flows[0];
+    assert_eq!(f.bytes_delivered, size);
+    let completion = f.completion_s.expect("completes");
+    // At least the handshake, one RTT per doubling and the serialisation of every byte.
+    assert!(completion > 0.04 + size as f64 * 8.0 / 50e6, "{completion}");
+    // Mathis et al.: 1.22 MSS / (RTT sqrt(p)) = 5.0 Mbps at p = 0.5%, so about 4.8 s; allow
+    // for the slow start, timeouts and the randomness of 1 500 loss draws.
+    assert!(completion < 10.0, "{completion}");
+}
+
+#[test]
+fn same_seed_same_output() {
+    let run = || {
+        let mut cfg = path(
+            20_000_000,
+            50 * MS,
+            QueueLimit::Packets(20),
+            vec![flow("reno", None), flow("reno", None)],
+            vec![],
+        );
+        cfg.links[1].forward.loss = 0.002;
+        cfg.links[1].forward.jitter_ns = 2 * MS;
+        cfg.duration_ns = 3 * SEC;
+        let out = Simulation::new(&cfg).unwrap().run();
+        (
+            serde_json::to_string(&out.summary).unwrap(),
+            out.flows.cwnd_bytes,
+            out.queues.queue_bytes,
+        )
+    };
+    let a = run();
+    assert_eq!(a, run());
+    assert!(a.0.contains("\"retransmits\""));
+}
+
+#[test]
+fn window_cap_and_full_bandwidth_are_reached() {
+    let mut f = flow("reno", None);
+    f.max_window_bytes = Some(200 * 1460);
+    // 200 segments over 50 ms is 46.7 Mbps of payload: the window, not the 100 Mbps link, limits.
+    let cfg = path(
+        100_000_000,
+        50 * MS,
+        QueueLimit::Packets(1000),
+        vec![f],
+        vec![],
+    );
+    let out = Simulation::new(&cfg).unwrap().run();
+    let s = &out.summary.flows[0];
+    let cap = s.time_to_window_cap_s.expect("cwnd reaches the cap");
+    let full = s.time_to_full_bw_s.expect("reaches 95% of cap/RTT");
+    assert!(cap < 0.5 && full < 0.6, "{cap} {full}");
+    assert_eq!(s.loss_events, 0);
+    // The sender never has more than the cap in flight.
+    assert!(out.flows.inflight_bytes.iter().all(|&b| b <= 200 * 1460));
+}
+
+#[test]
+fn receiver_window_limits_the_first_flight() {
+    let mut f = flow("reno", Some(100_000));
+    f.initcwnd = 20;
+    f.initrwnd = 4;
+    f.delayed_ack = false;
+    let cfg = path(
+        1_000_000_000,
+        50 * MS,
+        QueueLimit::Packets(1000),
+        vec![f],
+        vec![],
+    );
+    let out = Simulation::new(&cfg).unwrap().run();
+    // In flight never exceeds the advertised window: 4 segments before the first ACK.
+    let first_data_round = out.flows.t_ns.iter().position(|&t| t >= 50 * MS).unwrap();
+    assert!(out.flows.inflight_bytes[first_data_round] <= 4 * 1460);
+}
+
+/// Floyd's early-loss path (net100 seed), standard TCP: run with `--ignored --nocapture` in
+/// release mode to see the numbers; `make bench` times it.
+#[test]
+#[ignore]
+fn floyd_early_loss_standard_tcp() {
+    let mut f = flow("reno", None);
+    f.delayed_ack = false;
+    f.abc = false;
+    f.handshake = false;
+    f.initcwnd = 2;
+    f.max_window_bytes = Some(3500 * 1460);
+    let bdp = 500_000_000 / 8 * 80 / 1000;
+    let mut cfg = path(
+        500_000_000,
+        80 * MS,
+        QueueLimit::Bytes(2 * bdp),
+        vec![f],
+        vec![DropSpec { flow: 0, seq: 40 }],
+    );
+    cfg.duration_ns = 300 * SEC;
+    cfg.trace.flow_interval_ns = 10 * MS;
+    let t = std::time::Instant::now();
+    let out = Simulation::new(&cfg).unwrap().run();
+    let wall = t.elapsed().as_secs_f64();
+    eprintln!("{:?}", out.summary.flows[0]);
+    eprintln!(
+        "events {} wall {wall:.2}s -> {:.1} M events/s",
+        out.summary.events,
+        out.summary.events as f64 / wall / 1e6
+    );
+}

@@ -1,0 +1,193 @@
+//! A set of disjoint half-open `[start, end)` ranges, merged on insert. Used for the receiver's
+//! out-of-order data and the sender's SACKed segments; inserting reports only the newly covered
+//! parts, so re-reported SACK blocks cost O(log n), not their length.
+
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Default)]
+pub struct RangeSet {
+    /// start -> end, disjoint and non-adjacent.
+    ranges: BTreeMap<u64, u64>,
+}
+
+impl RangeSet {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// Insert `[start, end)`, calling `newly(s, e)` for each sub-range not covered before.
+    pub fn insert(&mut self, start: u64, end: u64, mut newly: impl FnMut(u64, u64)) {
+        if start >= end {
+            return;
+        }
+        let mut lo = start;
+        let mut hi = end;
+        // A range starting at or before `start` that touches it absorbs the new one's start.
+        if let Some((&s, &e)) = self.ranges.range(..=start).next_back() {
+            if e >= start {
+                if e >= end {
+                    return;
+                }
+                lo = s;
+                self.ranges.remove(&s);
+                // Covered part [start, e) is old; the rest is examined below from `e`.
+                self.walk_and_merge(e, end, &mut hi, &mut newly);
+                self.ranges.insert(lo, hi);
+                return;
+            }
+        }
+        self.walk_and_merge(start, end, &mut hi, &mut newly);
+        self.ranges.insert(lo, hi);
+    }
+
+    /// Absorb every range starting in `[from, end]`, reporting the gaps between them.
+    fn walk_and_merge(
+        &mut self,
+        from: u64,
+        end: u64,
+        hi: &mut u64,
+        newly: &mut impl FnMut(u64, u64),
+    ) {
+        let mut cursor = from;
+        while let Some((&s, &e)) = self.ranges.range(from..=end).next() {
+            if s > cursor {
+                newly(cursor, s.min(end));
+            }
+            cursor = cursor.max(e);
+            *hi = (*hi).max(e);
+            self.ranges.remove(&s);
+        }
+        if cursor < end {
+            newly(cursor, end);
+        }
+    }
+
+    /// Remove everything below `point`.
+    pub fn remove_below(&mut self, point: u64) {
+        while let Some((&s, &e)) = self.ranges.iter().next() {
+            if s >= point {
+                break;
+            }
+            self.ranges.remove(&s);
+            if e > point {
+                self.ranges.insert(point, e);
+                break;
+            }
+        }
+    }
+
+    /// The range containing `x`, if any.
+    pub fn containing(&self, x: u64) -> Option<(u64, u64)> {
+        self.ranges
+            .range(..=x)
+            .next_back()
+            .filter(|(_, &e)| e > x)
+            .map(|(&s, &e)| (s, e))
+    }
+
+    /// The first range, if any.
+    pub fn first(&self) -> Option<(u64, u64)> {
+        self.ranges.iter().next().map(|(&s, &e)| (s, e))
+    }
+
+    /// The `n`-th highest covered unit, counting from 1 (units are the integers in the ranges).
+    pub fn nth_highest(&self, n: u64) -> Option<u64> {
+        let mut left = n;
+        for (&s, &e) in self.ranges.iter().rev() {
+            let width = e - s;
+            if width >= left {
+                return Some(e - left);
+            }
+            left -= width;
+        }
+        None
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.ranges.iter().map(|(&s, &e)| (s, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn insert(set: &mut RangeSet, s: u64, e: u64) -> Vec<(u64, u64)> {
+        let mut new = Vec::new();
+        set.insert(s, e, |a, b| new.push((a, b)));
+        new
+    }
+
+    #[test]
+    fn reports_only_new_coverage_and_merges() {
+        let mut r = RangeSet::new();
+        assert_eq!(insert(&mut r, 10, 20), vec![(10, 20)]);
+        assert_eq!(insert(&mut r, 30, 40), vec![(30, 40)]);
+        assert_eq!(insert(&mut r, 15, 35), vec![(20, 30)]);
+        assert_eq!(r.iter().collect::<Vec<_>>(), vec![(10, 40)]);
+        assert_eq!(insert(&mut r, 12, 38), vec![]);
+        assert_eq!(insert(&mut r, 40, 41), vec![(40, 41)]);
+        assert_eq!(r.iter().collect::<Vec<_>>(), vec![(10, 41)]);
+    }
+
+    #[test]
+    fn nth_highest_counts_across_ranges() {
+        let mut r = RangeSet::new();
+        insert(&mut r, 5, 6);
+        insert(&mut r, 10, 12);
+        assert_eq!(r.nth_highest(1), Some(11));
+        assert_eq!(r.nth_highest(2), Some(10));
+        assert_eq!(r.nth_highest(3), Some(5));
+        assert_eq!(r.nth_highest(4), None);
+    }
+
+    #[test]
+    fn remove_below_trims_a_straddling_range() {
+        let mut r = RangeSet::new();
+        insert(&mut r, 5, 10);
+        insert(&mut r, 20, 30);
+        r.remove_below(25);
+        assert_eq!(r.iter().collect::<Vec<_>>(), vec![(25, 30)]);
+        assert_eq!(r.containing(27), Some((25, 30)));
+        assert_eq!(r.containing(30), None);
+    }
+
+    proptest! {
+        #[test]
+        fn matches_a_bitmap(ops in proptest::collection::vec((0u64..200, 1u64..30), 1..60)) {
+            let mut r = RangeSet::new();
+            let mut bits = [false; 256];
+            for (s, w) in ops {
+                let e = s + w;
+                let mut newly = 0;
+                r.insert(s, e, |a, b| {
+                    for x in a..b {
+                        assert!(!bits[x as usize], "reported {x} twice");
+                        newly += 1;
+                    }
+                });
+                let expected = (s..e).filter(|&x| !bits[x as usize]).count();
+                prop_assert_eq!(newly, expected);
+                for x in s..e {
+                    bits[x as usize] = true;
+                }
+                // Disjoint, non-adjacent, sorted.
+                let v: Vec<_> = r.iter().collect();
+                for pair in v.windows(2) {
+                    prop_assert!(pair[0].1 < pair[1].0);
+                }
+                let covered: usize = v.iter().map(|(a, b)| (b - a) as usize).sum();
+                prop_assert_eq!(covered, bits.iter().filter(|b| **b).count());
+            }
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! The data receiver: in-order reassembly, SACK blocks (RFC 2018), delayed ACKs (RFC 5681 §4.2,
+//! RFC 1122 §4.2.3.2) and a receive window that grows as Linux's does.
+
+use crate::config::FlowConfig;
+use crate::engine::{Timer, TimerKind};
+use crate::transport::packet::{Kind, Packet, MAX_SACK_BLOCKS};
+use crate::transport::ranges::RangeSet;
+use crate::transport::Io;
+
+pub struct Receiver {
+    flow: u32,
+    mss: u64,
+    header_bytes: u64,
+    size_bytes: Option<u64>,
+    /// Next byte expected in order; everything below was delivered to the application.
+    pub rcv_nxt: u64,
+    out_of_order: RangeSet,
+    /// A byte inside each of the most recently changed out-of-order blocks, newest first.
+    recent_blocks: [u64; MAX_SACK_BLOCKS],
+    recent_count: usize,
+    /// Advertised window, bytes (Linux `rcv_ssthresh`, grown per in-order segment).
+    rwnd: u64,
+    max_rwnd: u64,
+    delayed_ack: bool,
+    ack_every: u64,
+    delack_timeout_ns: u64,
+    unacked_segments: u64,
+    last_owd_ns: u64,
+    last_sent_ns: u64,
+    pub delack_timer: Timer,
+    pub completed_ns: Option<u64>,
+    pub acks_sent: u64,
+    /// Payload bytes that arrived, duplicates included.
+    pub data_bytes_received: u64,
+}
+
+impl Receiver {
+    pub fn new(flow: u32, cfg: &FlowConfig) -> Self {
+        let max_rwnd = cfg.max_rwnd_bytes.unwrap_or(u64::MAX);
+        Receiver {
+            flow,
+            mss: cfg.mss,
+            header_bytes: cfg.header_bytes,
+            size_bytes: cfg.size_bytes,
+            rcv_nxt: 0,
+            out_of_order: RangeSet::new(),
+            recent_blocks: [0; MAX_SACK_BLOCKS],
+            recent_count: 0,
+            rwnd: (cfg.initrwnd * cfg.mss).min(max_rwnd),
+            max_rwnd,
+            delayed_ack: cfg.delayed_ack,
+            ack_every: cfg.ack_every,
+            delack_timeout_ns: cfg.delack_timeout_ns,
+            unacked_segments: 0,
+            last_owd_ns: 0,
+            last_sent_ns: 0,
+            delack_timer: Timer::default(),
+            completed_ns: None,
+            acks_sent: 0,
+            data_bytes_received: 0,
+        }
+    }
+
+    pub fn on_syn(&mut self, now: u64, syn: &Packet, io: &mut Io) {
+        let mut p = Packet::control(self.flow, Kind::SynAck, self.header_bytes as u32, now);
+        p.rwnd = self.rwnd;
+        p.owd_ns = now - syn.sent_ns;
+        io.send(p);
+    }
+
+    fn remember_block(&mut self, byte: u64) {
+        // Most recent first (RFC 2018 §4); drop entries now inside the same block.
+        let block = self.out_of_order.containing(byte);
+        let mut kept = [byte; MAX_SACK_BLOCKS];
+        let mut n = 1;
+        for &b in &self.recent_blocks[..self.recent_count] {
+            if n == MAX_SACK_BLOCKS {
+                break;
+            }
+            let same = block.is_some() && self.out_of_order.containing(b) == block;
+            if !same {
+                kept[n] = b;
+                n += 1;
+            }
+        }
+        self.recent_blocks = kept;
+        self.recent_count = n;
+    }
+
+    pub fn on_data(&mut self, now: u64, pkt: &Packet, io: &mut Io) {
+        let start = pkt.seq;
+        let end = pkt.seq + pkt.len as u64;
+        self.data_bytes_received += pkt.len as u64;
+        self.last_owd_ns = now.saturating_sub(pkt.sent_ns);
+        self.last_sent_ns = pkt.sent_ns;
+        let immediate = if end <= self.rcv_nxt {
+            true // duplicate
+        } else if start <= self.rcv_nxt {
+            let filled_hole = !self.out_of_order.is_empty();
+            self.rcv_nxt = end;
+            while let Some((s, e)) = self.out_of_order.first() {
+                if s > self.rcv_nxt {
+                    break;
+                }
+                self.rcv_nxt = self.rcv_nxt.max(e);
+                self.out_of_order.remove_below(e);
+            }
+            // Linux tcp_grow_window: rcv_ssthresh grows by two segments per full in-order
+            // segment, up to the window clamp.
+            if pkt.len as u64 >= self.mss {
+                self.rwnd = (self.rwnd + 2 * self.mss).min(self.max_rwnd);
+            }
+            if self.completed_ns.is_none() && self.size_bytes.is_some_and(|s| self.rcv_nxt >= s) {
+                self.completed_ns = Some(now);
+            }
+            self.unacked_segments += 1;
+            // RFC 5681 §4.2: ACK at once when a segment fills a gap; otherwise every
+            // `ack_every` full segments, or when the delayed-ACK timer expires.
+            filled_hole || !self.delayed_ack || self.unacked_segments >= self.ack_every
+        } else {
+            self.out_of_order.insert(start, end, |_, _| {});
+            self.remember_block(start);
+            true // out of order: duplicate ACK at once
+        };
+        if immediate {
+            self.send_ack(now, io);
+        } else if self.delack_timer.deadline().is_none() {
+            if let Some(t) = self.delack_timer.set(Some(now + self.delack_timeout_ns)) {
+                io.wake(t, self.flow, TimerKind::DelayedAck);
+            }
+        }
+    }
+
+    pub fn on_delack_timer(&mut self, now: u64, io: &mut Io) {
+        if self.unacked_segments > 0 {
+            self.send_ack(now, io);
+        }
+    }
+
+    fn send_ack(&mut self, now: u64, io: &mut Io) {
+        let mut p = Packet::control(self.flow, Kind::Ack, 0, now);
+        p.seq = self.rcv_nxt;
+        p.rwnd = self.rwnd;
+        p.owd_ns = self.last_owd_ns;
+        p.sent_ns = self.last_sent_ns;
+        let mut n = 0;
+        for &b in &self.recent_blocks[..self.recent_count] {
+            if let Some((s, e)) = self.out_of_order.containing(b) {
+                if s >= self.rcv_nxt && !p.sack[..n].contains(&(s, e)) {
+                    p.sack[n] = (s, e);
+                    n += 1;
+                }
+            }
+        }
+        p.sack_count = n as u8;
+        // SACK option: kind, length and 8 bytes per block, padded to 4 bytes (RFC 2018 §3).
+        let options = if n > 0 { 4 + 8 * n as u64 } else { 0 };
+        p.wire_bytes = (self.header_bytes + options) as u32;
+        self.unacked_segments = 0;
+        let _ = self.delack_timer.set(None);
+        self.acks_sent += 1;
+        io.send(p);
+    }
+}

@@ -1,0 +1,625 @@
+//! The data sender: handshake, SACK scoreboard, RFC 6675 loss detection, PRR (RFC 6937) or
+//! RFC 6675 recovery, RFC 6298 retransmission timer, pacing, and the controller interface.
+//!
+//! Sequence space is counted in segments of one MSS (the last may be shorter). Per-ACK work is
+//! amortised O(1) in the window: the scoreboard is a deque from `una`, SACK blocks merge into a
+//! [`RangeSet`] that reports only newly covered segments, and the loss-marking and
+//! retransmission cursors only move forward (until a timeout resets them).
+
+use std::collections::VecDeque;
+
+use slowstart_cc::estimators::PacketRateState;
+use slowstart_cc::{
+    AckEvent, CongestionController, CongestionEvent, Controller, Phase, RateSampler, RttEstimator,
+    SentEvent,
+};
+
+use crate::config::{FlowConfig, Recovery};
+use crate::engine::{Timer, TimerKind};
+use crate::transport::packet::{Kind, Packet};
+use crate::transport::ranges::RangeSet;
+use crate::transport::Io;
+
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+/// A retransmission of this segment is in flight.
+const RETRANS: u8 = 4;
+/// Ever retransmitted: no RTT sample from it (Karn's rule, RFC 6298 §3).
+const EVER_RETRANS: u8 = 8;
+
+/// RFC 6675 §2 DupThresh.
+const DUP_THRESH: u64 = 3;
+
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    rate: PacketRateState,
+    len: u32,
+    flags: u8,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Idle,
+    SynSent,
+    Established,
+    /// Every byte is acknowledged.
+    Done,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct SenderStats {
+    pub data_packets_sent: u64,
+    pub data_bytes_sent: u64,
+    pub retransmits: u64,
+    pub loss_events: u64,
+    pub rto_count: u64,
+}
+
+pub struct Sender {
+    flow: u32,
+    mss: u64,
+    header_bytes: u64,
+    /// Total data segments, `None` when unbounded.
+    total_segments: Option<u64>,
+    size_bytes: Option<u64>,
+    pub cc: Controller,
+    pub rtt: RttEstimator,
+    rate: RateSampler,
+    pub state: State,
+    una: u64,
+    nxt: u64,
+    segments: VecDeque<Segment>,
+    sacked: RangeSet,
+    /// Segments below this were examined by RFC 6675 loss marking.
+    loss_frontier: u64,
+    rtx_cursor: u64,
+    out_bytes: u64,
+    sacked_bytes: u64,
+    lost_bytes: u64,
+    retrans_bytes: u64,
+    total_sent: u64,
+    peer_rwnd: u64,
+    max_window: u64,
+    recovery: Recovery,
+    in_recovery: bool,
+    /// RFC 6582 `recover`: no new congestion episode until `una` passes it.
+    recover_point: u64,
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
+    delivered_this_ack: u64,
+    force_retransmit: bool,
+    rto_backoff: u32,
+    max_rto_ns: u64,
+    syn_sent_ns: u64,
+    syn_retransmitted: bool,
+    pub rto_timer: Timer,
+    pub pacing_timer: Timer,
+    pacing_enabled: bool,
+    next_send_ns: u64,
+    blocked_by_cwnd: bool,
+    pub stats: SenderStats,
+}
+
+impl Sender {
+    pub fn new(flow: u32, cfg: &FlowConfig, cc: Controller) -> Self {
+        let mss = cfg.mss;
+        Sender {
+            flow,
+            mss,
+            header_bytes: cfg.header_bytes,
+            total_segments: cfg.size_bytes.map(|s| s.div_ceil(mss)),
+            size_bytes: cfg.size_bytes,
+            cc,
+            rtt: RttEstimator::new(cfg.min_rto_ns, cfg.max_rto_ns, 1_000_000),
+            rate: RateSampler::new(),
+            state: State::Idle,
+            una: 0,
+            nxt: 0,
+            segments: VecDeque::new(),
+            sacked: RangeSet::new(),
+            loss_frontier: 0,
+            rtx_cursor: 0,
+            out_bytes: 0,
+            sacked_bytes: 0,
+            lost_bytes: 0,
+            retrans_bytes: 0,
+            total_sent: 0,
+            peer_rwnd: cfg.initrwnd * mss,
+            max_window: cfg.max_window_bytes.unwrap_or(u64::MAX),
+            recovery: cfg.recovery,
+            in_recovery: false,
+            recover_point: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
+            delivered_this_ack: 0,
+            force_retransmit: false,
+            rto_backoff: 0,
+            max_rto_ns: cfg.max_rto_ns,
+            syn_sent_ns: 0,
+            syn_retransmitted: false,
+            rto_timer: Timer::default(),
+            pacing_timer: Timer::default(),
+            pacing_enabled: cfg.pacing,
+            next_send_ns: 0,
+            blocked_by_cwnd: false,
+            stats: SenderStats::default(),
+        }
+    }
+
+    /// RFC 6675 `pipe` (Linux `tcp_packets_in_flight`, in bytes).
+    pub fn pipe(&self) -> u64 {
+        self.out_bytes - self.sacked_bytes - self.lost_bytes + self.retrans_bytes
+    }
+
+    pub fn delivered(&self) -> u64 {
+        self.rate.delivered()
+    }
+
+    pub fn size_bytes(&self) -> Option<u64> {
+        self.size_bytes
+    }
+
+    pub fn cc_ssthresh(&self) -> u64 {
+        self.cc.ssthresh()
+    }
+
+    pub fn cwnd(&self) -> u64 {
+        self.cc.cwnd()
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.cc.phase()
+    }
+
+    /// Bytes of data sent at least once (the highest sequence sent).
+    pub fn highest_sent_bytes(&self) -> u64 {
+        self.segment_end(self.nxt)
+    }
+
+    /// Bytes acknowledged cumulatively.
+    pub fn acked_bytes(&self) -> u64 {
+        self.segment_end(self.una)
+    }
+
+    fn segment_end(&self, k: u64) -> u64 {
+        let end = k * self.mss;
+        match self.size_bytes {
+            Some(s) => end.min(s),
+            None => end,
+        }
+    }
+
+    fn segment_len(&self, k: u64) -> u64 {
+        self.segment_end(k + 1) - k * self.mss
+    }
+
+    fn arm_rto(&mut self, now: u64, io: &mut Io) {
+        // RFC 6298 §5.5: back off by doubling, up to the maximum RTO.
+        let rto = self
+            .rtt
+            .rto()
+            .saturating_mul(1 << self.rto_backoff.min(32))
+            .min(self.max_rto_ns);
+        if let Some(t) = self.rto_timer.set(Some(now + rto)) {
+            io.wake(t, self.flow, TimerKind::Retransmission);
+        }
+    }
+
+    /// The application starts: open the connection (or start sending at once without handshake).
+    pub fn start(&mut self, now: u64, handshake: bool, io: &mut Io) {
+        if handshake {
+            self.state = State::SynSent;
+            self.syn_sent_ns = now;
+            io.send(Packet::control(
+                self.flow,
+                Kind::Syn,
+                self.header_bytes as u32,
+                now,
+            ));
+            self.arm_rto(now, io);
+        } else {
+            self.state = State::Established;
+            self.try_send(now, io);
+        }
+    }
+
+    /// The handshake completed: the SYN's RTT is the first sample (Linux seeds srtt from it).
+    pub fn on_syn_ack(&mut self, now: u64, pkt: &Packet, io: &mut Io) {
+        if self.state != State::SynSent {
+            return;
+        }
+        if !self.syn_retransmitted {
+            self.rtt.on_sample(now - self.syn_sent_ns);
+        }
+        self.rto_backoff = 0;
+        let _ = self.rto_timer.set(None);
+        self.peer_rwnd = pkt.rwnd;
+        self.state = State::Established;
+        self.try_send(now, io);
+    }
+
+    fn mark_delivered(&mut self, now: u64, seg: &Segment, newest_clean_send: &mut Option<u64>) {
+        self.rate
+            .on_packet_delivered(now, &seg.rate, seg.len as u64);
+        self.delivered_this_ack += seg.len as u64;
+        if seg.flags & EVER_RETRANS == 0 {
+            let sent = seg.rate.sent_time;
+            *newest_clean_send = Some(newest_clean_send.map_or(sent, |s: u64| s.max(sent)));
+        }
+    }
+
+    /// Clear LOST/RETRANS accounting of a segment leaving the network (acked or SACKed).
+    fn clear_in_flight_marks(&mut self, flags: u8, len: u64) {
+        if flags & LOST != 0 {
+            self.lost_bytes -= len;
+        }
+        if flags & RETRANS != 0 {
+            self.retrans_bytes -= len;
+        }
+    }
+
+    pub fn on_ack(&mut self, now: u64, ack: &Packet, io: &mut Io) -> AckOutcome {
+        if self.state != State::Established {
+            return AckOutcome::default();
+        }
+        let prior_in_flight = self.pipe();
+        let cwnd_before = self.cc.cwnd();
+        self.delivered_this_ack = 0;
+        let mut newest_clean_send = None;
+        let cum = self.segment_index_of(ack.seq).min(self.nxt);
+        let advanced = cum > self.una;
+        // Cumulative acknowledgement.
+        while self.una < cum {
+            let seg = self.segments.pop_front().expect("segment below nxt");
+            let len = seg.len as u64;
+            if seg.flags & SACKED != 0 {
+                self.sacked_bytes -= len;
+            } else {
+                self.clear_in_flight_marks(seg.flags, len);
+                self.mark_delivered(now, &seg, &mut newest_clean_send);
+            }
+            self.out_bytes -= len;
+            self.una += 1;
+        }
+        if advanced {
+            self.sacked.remove_below(self.una);
+            self.rto_backoff = 0;
+        }
+        // SACK blocks (RFC 2018): mark newly covered segments only.
+        for i in 0..ack.sack_count as usize {
+            let (s, e) = ack.sack[i];
+            let first = self.segment_index_of(s).max(self.una);
+            let last = self.segment_index_of_end(e).min(self.nxt);
+            if first >= last {
+                continue;
+            }
+            let mut newly = std::mem::take(&mut self.sacked);
+            newly.insert(first, last, |a, b| {
+                for k in a..b {
+                    let idx = (k - self.una) as usize;
+                    let seg = self.segments[idx];
+                    let len = seg.len as u64;
+                    self.clear_in_flight_marks(seg.flags, len);
+                    self.sacked_bytes += len;
+                    self.mark_delivered(now, &seg, &mut newest_clean_send);
+                    self.segments[idx].flags = (seg.flags | SACKED) & !(LOST | RETRANS);
+                }
+            });
+            self.sacked = newly;
+        }
+        self.peer_rwnd = ack.rwnd;
+        if let Some(sent) = newest_clean_send {
+            self.rtt.on_sample(now - sent);
+        }
+        // Loss detection and recovery episodes.
+        let newly_lost = self.mark_losses();
+        if self.in_recovery && self.una >= self.recover_point {
+            self.in_recovery = false;
+            self.cc.on_recovery_exit(now);
+        }
+        let mut outcome = AckOutcome::default();
+        if newly_lost > 0 && !self.in_recovery && self.una >= self.recover_point {
+            self.in_recovery = true;
+            self.recover_point = self.nxt;
+            self.prr_delivered = 0;
+            self.prr_out = 0;
+            self.recover_fs = prior_in_flight.max(1);
+            self.force_retransmit = true;
+            self.stats.loss_events += 1;
+            outcome.loss_event = true;
+            self.cc.on_congestion_event(&CongestionEvent {
+                now,
+                bytes_lost: newly_lost,
+                bytes_in_flight: prior_in_flight,
+                mss: self.mss,
+            });
+        }
+        if self.in_recovery {
+            self.prr_delivered += self.delivered_this_ack;
+        }
+        let sample = self.rate.take_sample(self.rtt.min_rtt());
+        if self.delivered_this_ack > 0 {
+            let in_slow_start =
+                self.cc.phase().is_initial_slow_start() || self.cc.cwnd() < self.cc.ssthresh();
+            let cwnd_limited =
+                self.blocked_by_cwnd || (in_slow_start && 2 * prior_in_flight >= cwnd_before);
+            let event = AckEvent {
+                now,
+                bytes_acked: self.delivered_this_ack,
+                mss: self.mss,
+                rtt: newest_clean_send.map(|s| now - s),
+                srtt: self.rtt.srtt(),
+                min_rtt: self.rtt.min_rtt(),
+                one_way_delay: Some(ack.owd_ns),
+                rate: sample,
+                delivered: self.rate.delivered(),
+                prior_in_flight,
+                bytes_in_flight: self.pipe(),
+                cwnd_limited,
+                in_recovery: self.in_recovery,
+            };
+            self.cc.on_ack(&event);
+        }
+        // RFC 6298 §5.2-5.3: stop the timer when nothing is outstanding, restart it on new data.
+        if self.out_bytes == 0 {
+            let _ = self.rto_timer.set(None);
+        } else if advanced {
+            self.arm_rto(now, io);
+        }
+        if self.total_segments == Some(self.una) {
+            self.state = State::Done;
+            let _ = self.rto_timer.set(None);
+            let _ = self.pacing_timer.set(None);
+        } else {
+            self.try_send(now, io);
+        }
+        outcome.delivered = self.delivered_this_ack;
+        outcome
+    }
+
+    fn segment_index_of(&self, byte: u64) -> u64 {
+        if self.size_bytes.is_some_and(|s| byte >= s) {
+            self.total_segments.unwrap_or(0)
+        } else {
+            byte / self.mss
+        }
+    }
+
+    fn segment_index_of_end(&self, byte: u64) -> u64 {
+        if self.size_bytes.is_some_and(|s| byte >= s) {
+            self.total_segments.unwrap_or(0)
+        } else {
+            byte.div_ceil(self.mss)
+        }
+    }
+
+    /// RFC 6675 §4 IsLost: a segment with DupThresh SACKed segments above it is lost. The
+    /// DupThresh-th highest SACKed segment bounds them; marking moves forward only.
+    fn mark_losses(&mut self) -> u64 {
+        let Some(bound) = self.sacked.nth_highest(DUP_THRESH) else {
+            return 0;
+        };
+        let upto = bound.min(self.nxt);
+        let mut newly = 0;
+        let mut k = self.loss_frontier.max(self.una);
+        while k < upto {
+            let seg = &mut self.segments[(k - self.una) as usize];
+            if seg.flags & (SACKED | LOST) == 0 {
+                seg.flags |= LOST;
+                newly += seg.len as u64;
+            }
+            k += 1;
+        }
+        self.loss_frontier = self.loss_frontier.max(upto);
+        self.lost_bytes += newly;
+        newly
+    }
+
+    /// The first segment marked lost and not yet retransmitted (RFC 6675 NextSeg rule 1).
+    fn next_lost(&mut self) -> Option<u64> {
+        self.rtx_cursor = self.rtx_cursor.max(self.una);
+        let end = self.loss_frontier.min(self.nxt);
+        while self.rtx_cursor < end {
+            let seg = &self.segments[(self.rtx_cursor - self.una) as usize];
+            if seg.flags & LOST != 0 && seg.flags & (RETRANS | SACKED) == 0 {
+                return Some(self.rtx_cursor);
+            }
+            self.rtx_cursor += 1;
+        }
+        None
+    }
+
+    /// Bytes the congestion state allows now (PRR, RFC 6937 §3, during recovery).
+    fn send_allowance(&self, pipe: u64) -> u64 {
+        let cwnd = self.cc.cwnd();
+        let ssthresh = self.cc.ssthresh();
+        if !self.in_recovery || self.recovery == Recovery::Rfc6675 || ssthresh == u64::MAX {
+            return cwnd.saturating_sub(pipe);
+        }
+        if pipe > ssthresh {
+            // Proportional part: sndcnt = CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out.
+            let target = (self.prr_delivered as u128 * ssthresh as u128)
+                .div_ceil(self.recover_fs as u128) as u64;
+            target.saturating_sub(self.prr_out)
+        } else {
+            // PRR-SSRB: limit = MAX(prr_delivered - prr_out, DeliveredData) + MSS.
+            let limit = self
+                .prr_delivered
+                .saturating_sub(self.prr_out)
+                .max(self.delivered_this_ack)
+                + self.mss;
+            (ssthresh - pipe).min(limit)
+        }
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        if let Some(r) = self.cc.pacing_rate() {
+            return Some(r.max(1));
+        }
+        if !self.pacing_enabled || !self.rtt.has_sample() {
+            return None;
+        }
+        // Linux tcp_update_pacing_rate: 200% of cwnd/srtt in slow start, 120% after.
+        let ratio = if self.cc.cwnd() < self.cc.ssthresh() / 2 {
+            200
+        } else {
+            120
+        };
+        let srtt = self.rtt.srtt().max(1);
+        Some(((self.cc.cwnd() as u128 * ratio * 1_000_000_000 / 100) / srtt as u128).max(1) as u64)
+    }
+
+    /// Send what the windows and the pacer allow.
+    pub fn try_send(&mut self, now: u64, io: &mut Io) {
+        if self.state != State::Established {
+            return;
+        }
+        self.blocked_by_cwnd = false;
+        let pacing = self.pacing_rate();
+        loop {
+            if pacing.is_some() && self.next_send_ns > now {
+                if let Some(t) = self.pacing_timer.set(Some(self.next_send_ns)) {
+                    io.wake(t, self.flow, TimerKind::Pacing);
+                }
+                return;
+            }
+            let pipe = self.pipe();
+            let (k, retransmission) = if let Some(k) = self.next_lost() {
+                (k, true)
+            } else if self.total_segments.is_none_or(|t| self.nxt < t) {
+                // New data must also fit the receiver's and the sender's windows.
+                let window = self.peer_rwnd.min(self.max_window);
+                if self.segment_end(self.nxt + 1) > self.acked_bytes() + window {
+                    return;
+                }
+                (self.nxt, false)
+            } else {
+                if self.cc.cwnd() > pipe {
+                    self.rate.on_app_limited(pipe);
+                }
+                return;
+            };
+            let len = self.segment_len(k);
+            let mut allowed = self.send_allowance(pipe);
+            if self.force_retransmit && retransmission {
+                allowed = allowed.max(len);
+            }
+            if allowed < len {
+                self.blocked_by_cwnd = true;
+                return;
+            }
+            self.transmit(now, k, retransmission, io);
+            if let Some(rate) = pacing {
+                let wire = len + self.header_bytes;
+                let quantum = self
+                    .cc
+                    .send_quantum()
+                    .unwrap_or(2 * (self.mss + self.header_bytes));
+                let burst_ns = (quantum as u128 * 1_000_000_000 / rate as u128) as u64;
+                let gap = (wire as u128 * 1_000_000_000 / rate as u128) as u64;
+                self.next_send_ns = self.next_send_ns.max(now.saturating_sub(burst_ns)) + gap;
+            }
+        }
+    }
+
+    fn transmit(&mut self, now: u64, k: u64, retransmission: bool, io: &mut Io) {
+        let pipe_before = self.pipe();
+        let len = self.segment_len(k);
+        let snapshot = self.rate.on_packet_sent(now, pipe_before);
+        if k == self.nxt {
+            self.segments.push_back(Segment {
+                rate: snapshot,
+                len: len as u32,
+                flags: 0,
+            });
+            self.nxt += 1;
+            self.out_bytes += len;
+        }
+        let seg = &mut self.segments[(k - self.una) as usize];
+        seg.rate = snapshot;
+        if retransmission {
+            seg.flags |= RETRANS | EVER_RETRANS;
+            self.retrans_bytes += len;
+            self.stats.retransmits += 1;
+            self.force_retransmit = false;
+        }
+        if self.in_recovery {
+            self.prr_out += len;
+        }
+        self.total_sent += len;
+        self.stats.data_packets_sent += 1;
+        self.stats.data_bytes_sent += len;
+        let mut p = Packet::control(self.flow, Kind::Data, (len + self.header_bytes) as u32, now);
+        p.seq = k * self.mss;
+        p.len = len as u32;
+        p.retransmission = retransmission;
+        io.send(p);
+        self.cc.on_packet_sent(&SentEvent {
+            now,
+            bytes: len,
+            bytes_in_flight: self.pipe(),
+            total_sent: self.total_sent,
+            retransmission,
+        });
+        if self.rto_timer.deadline().is_none() {
+            self.arm_rto(now, io);
+        }
+    }
+
+    /// The retransmission timer fired (RFC 6298 §5.4-5.6, RFC 6675 §5.1).
+    pub fn on_rto(&mut self, now: u64, io: &mut Io) {
+        match self.state {
+            State::SynSent => {
+                self.syn_retransmitted = true;
+                self.rto_backoff += 1;
+                io.send(Packet::control(
+                    self.flow,
+                    Kind::Syn,
+                    self.header_bytes as u32,
+                    now,
+                ));
+                self.arm_rto(now, io);
+            }
+            State::Established if self.out_bytes > 0 => {
+                self.stats.rto_count += 1;
+                self.cc.on_rto(now, self.pipe());
+                // Everything not SACKed is presumed lost; retransmissions in flight are forgotten.
+                let mut lost = 0;
+                for seg in self.segments.iter_mut() {
+                    if seg.flags & SACKED == 0 {
+                        seg.flags = (seg.flags | LOST) & !RETRANS;
+                        lost += seg.len as u64;
+                    }
+                }
+                self.lost_bytes = lost;
+                self.retrans_bytes = 0;
+                self.loss_frontier = self.nxt;
+                self.rtx_cursor = self.una;
+                self.in_recovery = false;
+                self.recover_point = self.nxt;
+                self.rto_backoff += 1;
+                self.next_send_ns = now;
+                self.try_send(now, io);
+                self.arm_rto(now, io);
+            }
+            _ => {}
+        }
+    }
+
+    pub fn on_pacing_timer(&mut self, now: u64, io: &mut Io) {
+        self.try_send(now, io);
+    }
+
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+}
+
+/// What one ACK did, for the flow's metrics.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckOutcome {
+    pub delivered: u64,
+    pub loss_event: bool,
+}
