@@ -1,1 +1,156 @@
+//! `slowstart._core`: the Python binding. No logic: JSON config in, summary JSON and trace
+//! columns (little-endian bytes for `numpy.frombuffer`) out.
 
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use slowstart_cc::registry::ALGORITHMS;
+use slowstart_cc::Phase;
+
+fn le_bytes<T: Copy, const N: usize>(values: &[T], to_le: fn(T) -> [u8; N]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(values.len() * N);
+    for &v in values {
+        out.extend_from_slice(&to_le(v));
+    }
+    out
+}
+
+fn column<'py>(
+    py: Python<'py>,
+    table: &Bound<'py, PyDict>,
+    name: &str,
+    bytes: Vec<u8>,
+    dtype: &str,
+) -> PyResult<()> {
+    table.set_item(name, (PyBytes::new(py, &bytes), dtype))
+}
+
+/// Run a canonical JSON config; raises ValueError naming the bad field.
+#[pyfunction]
+fn run<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
+    let out = slowstart_sim::run_json(config_json).map_err(|e| PyValueError::new_err(e.0))?;
+    let result = PyDict::new(py);
+    let summary =
+        serde_json::to_string(&out.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    result.set_item("summary", summary)?;
+
+    let flows = PyDict::new(py);
+    let f = &out.flows;
+    column(
+        py,
+        &flows,
+        "t_ns",
+        le_bytes(&f.t_ns, u64::to_le_bytes),
+        "<u8",
+    )?;
+    column(
+        py,
+        &flows,
+        "flow",
+        le_bytes(&f.flow, u32::to_le_bytes),
+        "<u4",
+    )?;
+    column(
+        py,
+        &flows,
+        "cwnd_bytes",
+        le_bytes(&f.cwnd_bytes, u64::to_le_bytes),
+        "<u8",
+    )?;
+    column(
+        py,
+        &flows,
+        "ssthresh_bytes",
+        le_bytes(&f.ssthresh_bytes, u64::to_le_bytes),
+        "<u8",
+    )?;
+    column(
+        py,
+        &flows,
+        "inflight_bytes",
+        le_bytes(&f.inflight_bytes, u64::to_le_bytes),
+        "<u8",
+    )?;
+    column(
+        py,
+        &flows,
+        "srtt_ns",
+        le_bytes(&f.srtt_ns, u64::to_le_bytes),
+        "<u8",
+    )?;
+    column(
+        py,
+        &flows,
+        "delivered_bytes",
+        le_bytes(&f.delivered_bytes, u64::to_le_bytes),
+        "<u8",
+    )?;
+    column(py, &flows, "phase", f.phase.clone(), "|u1")?;
+    result.set_item("flows", flows)?;
+
+    let queues = PyDict::new(py);
+    let q = &out.queues;
+    column(
+        py,
+        &queues,
+        "t_ns",
+        le_bytes(&q.t_ns, u64::to_le_bytes),
+        "<u8",
+    )?;
+    column(
+        py,
+        &queues,
+        "link",
+        le_bytes(&q.link, u32::to_le_bytes),
+        "<u4",
+    )?;
+    column(
+        py,
+        &queues,
+        "queue_bytes",
+        le_bytes(&q.queue_bytes, u64::to_le_bytes),
+        "<u8",
+    )?;
+    column(
+        py,
+        &queues,
+        "queue_packets",
+        le_bytes(&q.queue_packets, u64::to_le_bytes),
+        "<u8",
+    )?;
+    result.set_item("queues", queues)?;
+
+    let phases: Vec<&str> = Phase::ALL.iter().map(|p| p.name()).collect();
+    result.set_item("phase_names", phases)?;
+    Ok(result)
+}
+
+/// Every algorithm with its parameters, as a JSON list.
+#[pyfunction]
+fn algorithms() -> String {
+    let list: Vec<serde_json::Value> = ALGORITHMS
+        .iter()
+        .map(|a| {
+            serde_json::json!({
+                "name": a.name,
+                "summary": a.summary,
+                "source": a.source,
+                "params": a.params.iter().map(|p| serde_json::json!({
+                    "name": p.name,
+                    "doc": p.doc,
+                    "default": p.default,
+                    "accepted": p.accepted,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::Value::Array(list).to_string()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

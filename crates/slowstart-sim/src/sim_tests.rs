@@ -29,7 +29,7 @@ fn slow_start_doubles_every_rtt_without_delayed_acks() {
         let mid_round = (2 + k) * 100 * MS + 50 * MS;
         assert_eq!(
             cwnd_at(&out.flows, mid_round),
-            10 * 1460 << (k + 1),
+            (10 * 1460) << (k + 1),
             "round {k}"
         );
     }
