@@ -24,24 +24,54 @@ pub enum TimerKind {
     Pacing,
 }
 
+/// A heap entry ordered by one integer: time in the high 64 bits, insertion counter below.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    key: u128,
+    event: Event,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Entry {}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
 #[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Reverse<(u64, u64, Event)>>,
+    heap: BinaryHeap<Reverse<Entry>>,
     inserted: u64,
 }
 
 impl EventQueue {
     pub fn push(&mut self, time: u64, event: Event) {
-        self.heap.push(Reverse((time, self.inserted, event)));
+        let key = (time as u128) << 64 | self.inserted as u128;
+        self.heap.push(Reverse(Entry { key, event }));
         self.inserted += 1;
     }
 
     pub fn pop(&mut self) -> Option<(u64, Event)> {
-        self.heap.pop().map(|Reverse((t, _, e))| (t, e))
+        self.heap
+            .pop()
+            .map(|Reverse(e)| ((e.key >> 64) as u64, e.event))
     }
 
     pub fn peek_time(&self) -> Option<u64> {
-        self.heap.peek().map(|Reverse((t, _, _))| *t)
+        self.heap.peek().map(|Reverse(e)| (e.key >> 64) as u64)
     }
 
     pub fn len(&self) -> usize {

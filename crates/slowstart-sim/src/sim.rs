@@ -122,6 +122,8 @@ pub struct Simulation {
     duration_ns: u64,
     now: u64,
     events: u64,
+    /// Flows whose sender is not done; the run ends early when it reaches 0.
+    unfinished_flows: usize,
     queue: EventQueue,
     topo: Topology,
     flows: Vec<Flow>,
@@ -194,6 +196,7 @@ impl Simulation {
             duration_ns: cfg.duration_ns,
             now: 0,
             events: 0,
+            unfinished_flows: n_flows,
             queue: EventQueue::default(),
             topo,
             flows,
@@ -236,7 +239,7 @@ impl Simulation {
                 Event::Timer(f, kind) => self.timer(f, kind),
             }
             self.flush_io();
-            if self.all_finished() {
+            if self.unfinished_flows == 0 {
                 end = t;
                 break;
             }
@@ -260,10 +263,6 @@ impl Simulation {
             flow.metrics.drop_bytes,
             held,
         )
-    }
-
-    fn all_finished(&self) -> bool {
-        self.flows.iter().all(|f| f.sender.state == State::Done)
     }
 
     fn channel_head(&mut self, c: u32) {
@@ -333,7 +332,11 @@ impl Simulation {
                 self.after_sender_event(f);
             }
             Kind::Ack => {
+                let was_done = flow.sender.state == State::Done;
                 let outcome = flow.sender.on_ack(now, &packet, &mut self.io);
+                if !was_done && flow.sender.state == State::Done {
+                    self.unfinished_flows -= 1;
+                }
                 if outcome.delivered > 0 {
                     let delivered = flow.sender.delivered();
                     self.track_full_bw(f, delivered);

@@ -61,6 +61,8 @@ pub struct Channel {
     /// When the transmitter finishes everything accepted so far.
     busy_until: u64,
     last_arrival: u64,
+    /// Last (wire bytes, serialisation time) computed: most packets repeat one of two sizes.
+    tx_cache: [(u64, u64); 2],
     pub stats: ChannelStats,
 }
 
@@ -81,6 +83,7 @@ impl Channel {
             backlog_bytes: 0,
             busy_until: 0,
             last_arrival: 0,
+            tx_cache: [(u64::MAX, 0); 2],
             stats: ChannelStats::default(),
         }
     }
@@ -88,6 +91,17 @@ impl Channel {
     /// Serialisation time of `bytes` at the line rate, rounded up to whole nanoseconds.
     pub fn tx_time(&self, bytes: u64) -> u64 {
         (bytes as u128 * 8 * 1_000_000_000).div_ceil(self.rate_bps as u128) as u64
+    }
+
+    fn cached_tx_time(&mut self, bytes: u64) -> u64 {
+        for &(b, t) in &self.tx_cache {
+            if b == bytes {
+                return t;
+            }
+        }
+        let t = self.tx_time(bytes);
+        self.tx_cache = [(bytes, t), self.tx_cache[0]];
+        t
     }
 
     fn drain_backlog(&mut self, now: u64) {
@@ -144,7 +158,7 @@ impl Channel {
             return d;
         }
         let start = now.max(self.busy_until);
-        let end = start + self.tx_time(bytes);
+        let end = start + self.cached_tx_time(bytes);
         self.busy_until = end;
         let mut arrive = end + self.delay_ns;
         if self.jitter_ns > 0 {
