@@ -161,10 +161,12 @@ impl Simulation {
                 .map(|&c| topo.channels[c as usize].rate_bps)
                 .min()
                 .unwrap_or(u64::MAX);
+            // The largest window the sender can use, in whole segments.
             let window_cap = match (f.max_window_bytes, f.max_rwnd_bytes) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
-            };
+            }
+            .map(|cap| cap / f.mss * f.mss);
             let mut target = bottleneck_bps as u128;
             if let (Some(cap), true) = (window_cap, base_rtt_ns > 0) {
                 target = target.min(cap as u128 * 8 * 1_000_000_000 / base_rtt_ns as u128);

@@ -171,34 +171,44 @@ fn receiver_window_limits_the_first_flight() {
     assert!(out.flows.inflight_bytes[first_data_round] <= 4 * 1460);
 }
 
-/// Floyd's early-loss path (net100 seed), standard TCP: run with `--ignored --nocapture` in
-/// release mode to see the numbers; `make bench` times it.
+/// Floyd's early-loss path (net100 seed), the four standard-TCP rows: run with
+/// `cargo test --release -- --ignored --nocapture floyd` to see the numbers.
 #[test]
 #[ignore]
 fn floyd_early_loss_standard_tcp() {
-    let mut f = flow("reno", None);
-    f.delayed_ack = false;
-    f.abc = false;
-    f.handshake = false;
-    f.initcwnd = 2;
-    f.max_window_bytes = Some(3500 * 1460);
-    let bdp = 500_000_000 / 8 * 80 / 1000;
-    let mut cfg = path(
-        500_000_000,
-        80 * MS,
-        QueueLimit::Bytes(2 * bdp),
-        vec![f],
-        vec![DropSpec { flow: 0, seq: 40 }],
-    );
-    cfg.duration_ns = 300 * SEC;
-    cfg.trace.flow_interval_ns = 10 * MS;
-    let t = std::time::Instant::now();
-    let out = Simulation::new(&cfg).unwrap().run();
-    let wall = t.elapsed().as_secs_f64();
-    eprintln!("{:?}", out.summary.flows[0]);
-    eprintln!(
-        "events {} wall {wall:.2}s -> {:.1} M events/s",
-        out.summary.events,
-        out.summary.events as f64 / wall / 1e6
-    );
+    for (mss, delayed_ack, published) in [
+        (1460, false, 284.0),
+        (1460, true, 577.0),
+        (8960, false, 47.0),
+        (8960, true, 91.0),
+    ] {
+        let mut f = flow("reno", None);
+        f.delayed_ack = delayed_ack;
+        f.abc = false;
+        f.handshake = false;
+        f.initcwnd = 2;
+        f.mss = mss;
+        f.max_window_bytes = Some(3500 * 1460);
+        let bdp = 500_000_000 / 8 * 80 / 1000;
+        let mut cfg = path(
+            500_000_000,
+            80 * MS,
+            QueueLimit::Bytes(2 * bdp),
+            vec![f],
+            vec![DropSpec { flow: 0, seq: 40 }],
+        );
+        cfg.duration_ns = (published as u64 + 60) * SEC;
+        cfg.trace.flow_interval_ns = 10 * MS;
+        let t = std::time::Instant::now();
+        let out = Simulation::new(&cfg).unwrap().run();
+        let wall = t.elapsed().as_secs_f64();
+        let s = &out.summary.flows[0];
+        eprintln!(
+            "mss {mss} delack {delayed_ack}: cap at {:?} s (published {published}), ssthresh exit {:?}; {} events in {wall:.2}s = {:.1} M/s",
+            s.time_to_window_cap_s,
+            s.slow_start_exit_s,
+            out.summary.events,
+            out.summary.events as f64 / wall / 1e6
+        );
+    }
 }

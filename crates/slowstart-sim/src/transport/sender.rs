@@ -489,11 +489,6 @@ impl Sender {
             let (k, retransmission) = if let Some(k) = self.next_lost() {
                 (k, true)
             } else if self.total_segments.is_none_or(|t| self.nxt < t) {
-                // New data must also fit the receiver's and the sender's windows.
-                let window = self.peer_rwnd.min(self.max_window);
-                if self.segment_end(self.nxt + 1) > self.acked_bytes() + window {
-                    return;
-                }
                 (self.nxt, false)
             } else {
                 if self.cc.cwnd() > pipe {
@@ -506,8 +501,15 @@ impl Sender {
             if self.force_retransmit && retransmission {
                 allowed = allowed.max(len);
             }
+            // A full cwnd counts as cwnd-limited even when a window also binds (Linux
+            // `tcp_is_cwnd_limited`: in flight >= cwnd).
             if allowed < len {
                 self.blocked_by_cwnd = true;
+                return;
+            }
+            // New data must also fit the receiver's and the sender's windows.
+            let window = self.peer_rwnd.min(self.max_window);
+            if !retransmission && self.segment_end(k + 1) > self.acked_bytes() + window {
                 return;
             }
             self.transmit(now, k, retransmission, io);

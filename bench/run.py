@@ -1,0 +1,86 @@
+"""`make bench`: time the simulator on reference runs and write bench/results.json.
+
+Each case runs in its own process so its peak memory (ru_maxrss) is its own. Wall time is the
+core's run alone (the summary's `wall_s`), so events per second measure the engine, not Python.
+Compare ratios within one run: these 2-core machines are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# name -> (scenario, --set overrides, duration or None for the scenario's own)
+CASES: dict[str, tuple[str, list[str], str | None]] = {
+    "satellite-100MB-reno": ("scenarios/satellite.toml", ["flow.0.cc=reno"], None),
+    "early-loss-to-window-cap": ("scenarios/lfn-early-loss.toml", [], "285s"),
+    "early-loss-600s": ("scenarios/lfn-early-loss.toml", [], None),
+}
+
+CHILD = r"""
+import json, resource, sys, time
+import slowstart
+scenario, overrides, duration = json.loads(sys.argv[1])
+t0 = time.perf_counter()
+r = slowstart.run(scenario, set=overrides, duration=duration)
+total = time.perf_counter() - t0
+s = r.summary
+print(json.dumps({
+    "events": s["events"],
+    "sim_time_s": s["sim_time_s"],
+    "wall_s": s["wall_s"],
+    "wall_with_python_s": total,
+    "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+}))
+"""
+
+
+def run_case(scenario: str, overrides: list[str], duration: str | None) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps([scenario, overrides, duration])],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    m = json.loads(out.stdout)
+    m["events_per_s"] = m["events"] / m["wall_s"]
+    m["sim_s_per_wall_s"] = m["sim_time_s"] / m["wall_s"]
+    return m
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cases", nargs="*", help=f"subset of: {', '.join(CASES)}")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results.json"))
+    args = ap.parse_args()
+    names = args.cases or list(CASES)
+    unknown = [n for n in names if n not in CASES]
+    if unknown:
+        sys.exit(f"error: unknown bench case {unknown[0]!r} (accepted: {', '.join(CASES)})")
+    results = {}
+    for name in names:
+        results[name] = run_case(*CASES[name])
+        m = results[name]
+        print(
+            f"{name:28s} {m['events'] / 1e6:8.1f} M events {m['wall_s']:7.2f} s wall "
+            f"{m['events_per_s'] / 1e6:6.1f} M ev/s {m['sim_s_per_wall_s']:7.1f} sim-s/s "
+            f"{m['peak_rss_mb']:6.0f} MB"
+        )
+    record = {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
+        "results": results,
+    }
+    Path(args.out).write_text(json.dumps(record, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
