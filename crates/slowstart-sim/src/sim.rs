@@ -316,7 +316,7 @@ impl Simulation {
             }
         }
         if self.queue_sampler.due(c as usize, now, false) {
-            let (bytes, packets) = self.topo.channels[c as usize].occupancy(now);
+            let (bytes, packets) = self.topo.channels[c as usize].backlog();
             self.queue_trace
                 .push(now, c, bytes, packets, &mut self.queue_sampler);
         }

@@ -212,3 +212,25 @@ fn floyd_early_loss_standard_tcp() {
         );
     }
 }
+
+/// A fixed workload for instruction counts: `valgrind --tool=callgrind` on
+/// `cargo test --release -- --ignored perf_probe` (instructions per event are repeatable,
+/// seconds on these machines are not).
+#[test]
+#[ignore]
+fn perf_probe() {
+    let mut f = flow("reno", None);
+    f.delayed_ack = false;
+    f.abc = false;
+    f.max_window_bytes = Some(3500 * 1460);
+    let mut cfg = path(
+        500_000_000,
+        80 * MS,
+        QueueLimit::Bytes(10_000_000),
+        vec![f],
+        vec![],
+    );
+    cfg.duration_ns = 5 * SEC;
+    let out = Simulation::new(&cfg).unwrap().run();
+    eprintln!("events {}", out.summary.events);
+}

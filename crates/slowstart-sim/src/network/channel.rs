@@ -120,6 +120,11 @@ impl Channel {
         (self.backlog_bytes, self.backlog.len() as u64)
     }
 
+    /// Bytes and packets waiting or in transmission as of the last offer.
+    pub fn backlog(&self) -> (u64, u64) {
+        (self.backlog_bytes, self.backlog.len() as u64)
+    }
+
     fn scheduled_drop(&mut self, p: &Packet, mss: u64) -> bool {
         if p.kind != Kind::Data || p.retransmission || self.scheduled_drops.is_empty() {
             return false;

@@ -32,7 +32,8 @@ pub struct Packet {
     pub owd_ns: u64,
     /// ACK: receive window advertised, bytes.
     pub rwnd: u64,
-    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+    /// ACK: SACK blocks as offsets above the cumulative ACK (`seq`), keeping the record small.
+    sack: [(u32, u32); MAX_SACK_BLOCKS],
 }
 
 impl Packet {
@@ -54,5 +55,51 @@ impl Packet {
             rwnd: 0,
             sack: [(0, 0); MAX_SACK_BLOCKS],
         }
+    }
+
+    /// SACK block `i` as absolute byte numbers `[start, end)`.
+    pub fn sack_block(&self, i: usize) -> (u64, u64) {
+        let (s, e) = self.sack[i];
+        (self.seq + s as u64, self.seq + e as u64)
+    }
+
+    /// Append a SACK block above the cumulative ACK; false if full or out of offset range.
+    pub fn push_sack(&mut self, start: u64, end: u64) -> bool {
+        let n = self.sack_count as usize;
+        let (Ok(s), Ok(e)) = (
+            u32::try_from(start.saturating_sub(self.seq)),
+            u32::try_from(end.saturating_sub(self.seq)),
+        ) else {
+            return false;
+        };
+        if n == MAX_SACK_BLOCKS || self.sack[..n].contains(&(s, e)) {
+            return false;
+        }
+        self.sack[n] = (s, e);
+        self.sack_count += 1;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_record_stays_small() {
+        assert!(std::mem::size_of::<Packet>() <= 72);
+    }
+
+    #[test]
+    fn sack_blocks_round_trip_relative_to_the_ack() {
+        let mut p = Packet::control(0, Kind::Ack, 40, 0);
+        p.seq = 10_000_000_000;
+        assert!(p.push_sack(10_000_001_000, 10_000_002_000));
+        assert!(!p.push_sack(10_000_001_000, 10_000_002_000), "duplicate");
+        assert_eq!(p.sack_block(0), (10_000_001_000, 10_000_002_000));
+        assert!(
+            !p.push_sack(p.seq + (1 << 33), p.seq + (1 << 33) + 1),
+            "beyond offset range"
+        );
     }
 }

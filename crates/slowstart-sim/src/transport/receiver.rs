@@ -143,18 +143,16 @@ impl Receiver {
         p.rwnd = self.rwnd;
         p.owd_ns = self.last_owd_ns;
         p.sent_ns = self.last_sent_ns;
-        let mut n = 0;
         for &b in &self.recent_blocks[..self.recent_count] {
             if let Some((s, e)) = self.out_of_order.containing(b) {
-                if s >= self.rcv_nxt && !p.sack[..n].contains(&(s, e)) {
-                    p.sack[n] = (s, e);
-                    n += 1;
+                if s >= self.rcv_nxt {
+                    p.push_sack(s, e);
                 }
             }
         }
-        p.sack_count = n as u8;
+        let n = p.sack_count as u64;
         // SACK option: kind, length and 8 bytes per block, padded to 4 bytes (RFC 2018 §3).
-        let options = if n > 0 { 4 + 8 * n as u64 } else { 0 };
+        let options = if n > 0 { 4 + 8 * n } else { 0 };
         p.wire_bytes = (self.header_bytes + options) as u32;
         self.unacked_segments = 0;
         let _ = self.delack_timer.set(None);

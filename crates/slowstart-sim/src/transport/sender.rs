@@ -289,7 +289,7 @@ impl Sender {
         }
         // SACK blocks (RFC 2018): mark newly covered segments only.
         for i in 0..ack.sack_count as usize {
-            let (s, e) = ack.sack[i];
+            let (s, e) = ack.sack_block(i);
             let first = self.segment_index_of(s).max(self.una);
             let last = self.segment_index_of_end(e).min(self.nxt);
             if first >= last {
