@@ -125,18 +125,6 @@ impl Phase {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::Phase;
-
-    #[test]
-    fn phase_codes_match_their_index() {
-        for (i, p) in Phase::ALL.iter().enumerate() {
-            assert_eq!(*p as usize, i, "{}", p.name());
-        }
-    }
-}
-
 /// A congestion controller. All methods are driven by the transport; none reads a clock.
 pub trait CongestionController {
     fn on_packet_sent(&mut self, _sent: &SentEvent) {}
@@ -160,4 +148,16 @@ pub trait CongestionController {
         None
     }
     fn phase(&self) -> Phase;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Phase;
+
+    #[test]
+    fn phase_codes_match_their_index() {
+        for (i, p) in Phase::ALL.iter().enumerate() {
+            assert_eq!(*p as usize, i, "{}", p.name());
+        }
+    }
 }

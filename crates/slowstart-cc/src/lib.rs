@@ -17,10 +17,14 @@
 
 pub mod controller;
 pub mod estimators;
+pub mod ledbat;
 pub mod loss_based;
 pub mod registry;
 pub mod reno;
 pub mod slow_start;
+pub mod utp;
+pub mod vegas;
+pub mod vegas_lss;
 pub mod window;
 
 pub use controller::{AckEvent, CongestionController, CongestionEvent, Phase, SentEvent};

@@ -103,12 +103,38 @@ pub struct Algorithm {
 }
 
 /// Every algorithm slowstart knows, in the order `slowstart list` prints them.
-pub const ALGORITHMS: &[Algorithm] = &[Algorithm {
-    name: "reno",
-    summary: "Reno/NewReno: slow start, +1 MSS per RTT, halve on loss",
-    source: "RFC 5681",
-    params: &[],
-}];
+pub const ALGORITHMS: &[Algorithm] = &[
+    Algorithm {
+        name: "reno",
+        summary: "Reno/NewReno: slow start, +1 MSS per RTT, halve on loss",
+        source: "RFC 5681",
+        params: &[],
+    },
+    Algorithm {
+        name: "vegas",
+        summary: "Vegas: +-1 segment per RTT by queued-segment estimate; slow start ends at gamma",
+        source: "Brakmo & Peterson 1995; Linux tcp_vegas.c",
+        params: crate::vegas::PARAMS,
+    },
+    Algorithm {
+        name: "vegas-lss",
+        summary: "Vegas whose slow start hands over to Limited Slow-Start at gamma (net100)",
+        source: "net100 (Dunigan 2003); RFC 3742; Linux tcp_vegas.c",
+        params: crate::vegas_lss::PARAMS,
+    },
+    Algorithm {
+        name: "ledbat",
+        summary: "LEDBAT: window steered by one-way queuing delay towards a target",
+        source: "RFC 6817",
+        params: crate::ledbat::PARAMS,
+    },
+    Algorithm {
+        name: "utp",
+        summary: "uTP: LEDBAT window, gain cap per RTT, slow start left at the delay target",
+        source: "BEP 29; libtorrent utp_stream.cpp",
+        params: crate::utp::PARAMS,
+    },
+];
 
 pub fn algorithm(name: &str) -> Option<&'static Algorithm> {
     ALGORITHMS.iter().find(|a| a.name == name)
@@ -198,16 +224,87 @@ impl<'a> Params<'a> {
     }
 }
 
+/// A parameter that takes a number or one of a few words.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NumberOrWord {
+    Number(f64),
+    Word(&'static str),
+}
+
+impl Params<'_> {
+    /// An integer within `[min, max]`, or the declared default.
+    pub fn integer(&self, key: &str, min: u64, max: u64) -> Result<u64, CcError> {
+        let x = self.number(key, min as f64, max as f64)?;
+        if x.fract() != 0.0 {
+            return Err(self.bad(key, &ParamValue::Number(x)));
+        }
+        Ok(x as u64)
+    }
+
+    /// `true` or `false` (a boolean, or the words), or the declared default.
+    pub fn boolean(&self, key: &str) -> Result<bool, CcError> {
+        let value = match self.spec.params.get(key) {
+            None => ParamValue::Text(self.info(key).default.to_string()),
+            Some(v) => v.clone(),
+        };
+        match &value {
+            ParamValue::Bool(b) => Ok(*b),
+            ParamValue::Text(t) if t == "true" || t == "false" => Ok(t == "true"),
+            _ => Err(self.bad(key, &value)),
+        }
+    }
+
+    /// A number within `[min, max]` or one of `words`, or the declared default.
+    pub fn number_or_word(
+        &self,
+        key: &str,
+        min: f64,
+        max: f64,
+        words: &[&'static str],
+    ) -> Result<NumberOrWord, CcError> {
+        let value = match self.spec.params.get(key) {
+            Some(v) => v.clone(),
+            None => {
+                let default = self.info(key).default;
+                default.parse().map_or_else(
+                    |_| ParamValue::Text(default.to_string()),
+                    ParamValue::Number,
+                )
+            }
+        };
+        match &value {
+            ParamValue::Number(x) if x.is_finite() && *x >= min && *x <= max => {
+                Ok(NumberOrWord::Number(*x))
+            }
+            ParamValue::Text(t) => words
+                .iter()
+                .copied()
+                .find(|w| w == t)
+                .map(NumberOrWord::Word)
+                .ok_or_else(|| self.bad(key, &value)),
+            _ => Err(self.bad(key, &value)),
+        }
+    }
+}
+
 /// A built controller. An enum, not a trait object, so the per-ACK call is a direct match.
 #[derive(Clone, Debug)]
 pub enum Controller {
     Reno(Reno),
+    Vegas(crate::vegas::Vegas),
+    VegasLss(crate::vegas::Vegas),
+    Ledbat(crate::ledbat::Ledbat),
+    Utp(crate::utp::Utp),
 }
 
 macro_rules! dispatch {
     ($self:expr, $c:ident => $body:expr) => {
         match $self {
             Controller::Reno($c) => $body,
+            Controller::Vegas($c) => $body,
+            Controller::VegasLss($c) => $body,
+            Controller::Ledbat($c) => $body,
+            Controller::Utp($c) => $body,
         }
     };
 }
@@ -225,7 +322,7 @@ impl Controller {
                 algorithm_names()
             ))
         })?;
-        let _params = Params::new(spec, algo)?;
+        let params = Params::new(spec, algo)?;
         Ok(match algo.name {
             "reno" => Controller::Reno(reno(
                 common.mss,
@@ -233,6 +330,10 @@ impl Controller {
                 common.counting(),
                 SlowStart::Standard,
             )),
+            "vegas" => Controller::Vegas(crate::vegas::from_params(&params, common)?),
+            "vegas-lss" => Controller::VegasLss(crate::vegas_lss::from_params(&params, common)?),
+            "ledbat" => Controller::Ledbat(crate::ledbat::from_params(&params, common)?),
+            "utp" => Controller::Utp(crate::utp::from_params(&params, common)?),
             other => unreachable!("algorithm {other} is registered but not constructed"),
         })
     }

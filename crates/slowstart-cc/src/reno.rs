@@ -33,7 +33,7 @@ mod tests {
         let mut r = reno(MSS, 10, AckCounting::Bytes, SlowStart::Standard);
         for round in 0..5 {
             let cwnd = r.cwnd();
-            assert_eq!(cwnd, 10 * MSS << round);
+            assert_eq!(cwnd, (10 * MSS) << round);
             for _ in 0..cwnd / MSS {
                 r.on_ack(&ack(MSS));
             }
