@@ -234,3 +234,35 @@ fn perf_probe() {
     let out = Simulation::new(&cfg).unwrap().run();
     eprintln!("events {}", out.summary.events);
 }
+
+/// Every registered algorithm moves a 5 MB transfer over a 50 Mbps, 50 ms path with a 1-BDP
+/// buffer and some random loss, conserving bytes, in a bounded time.
+#[test]
+fn every_algorithm_completes_a_transfer_on_a_lossy_path() {
+    for algo in slowstart_cc::registry::ALGORITHMS {
+        let size = 5_000_000;
+        let mut cfg = path(
+            50_000_000,
+            50 * MS,
+            QueueLimit::Bytes(312_500),
+            vec![flow(algo.name, Some(size))],
+            vec![],
+        );
+        cfg.links[1].forward.loss = 0.001;
+        cfg.duration_ns = 120 * SEC;
+        let mut sim = Simulation::new(&cfg).unwrap();
+        let end = sim.advance();
+        let (sent, received, dropped, held) = sim.byte_ledger(0);
+        assert_eq!(sent, received + dropped + held, "{}", algo.name);
+        let out = sim.finish(end);
+        let f = &out.summary.flows[0];
+        assert_eq!(
+            f.bytes_delivered, size,
+            "{} did not finish: {f:?}",
+            algo.name
+        );
+        // 0.8 s at line rate; even the most timid controller finishes well within a minute.
+        let done = f.completion_s.unwrap();
+        assert!(done > 0.85 && done < 60.0, "{}: {done}", algo.name);
+    }
+}
