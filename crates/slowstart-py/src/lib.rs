@@ -120,6 +120,45 @@ fn run<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> 
     )?;
     result.set_item("queues", queues)?;
 
+    let apps = PyDict::new(py);
+    let a = &out.apps;
+    column(
+        py,
+        &apps,
+        "t_ns",
+        le_bytes(&a.t_ns, u64::to_le_bytes),
+        "<u8",
+    )?;
+    column(
+        py,
+        &apps,
+        "flow",
+        le_bytes(&a.flow, u32::to_le_bytes),
+        "<u4",
+    )?;
+    column(
+        py,
+        &apps,
+        "outstanding_requests",
+        le_bytes(&a.outstanding_requests, u64::to_le_bytes),
+        "<u8",
+    )?;
+    column(
+        py,
+        &apps,
+        "target_queue",
+        le_bytes(&a.target_queue, u64::to_le_bytes),
+        "<u8",
+    )?;
+    column(
+        py,
+        &apps,
+        "download_rate_bps",
+        le_bytes(&a.download_rate_bps, u64::to_le_bytes),
+        "<u8",
+    )?;
+    result.set_item("apps", apps)?;
+
     let phases: Vec<&str> = Phase::ALL.iter().map(|p| p.name()).collect();
     result.set_item("phase_names", phases)?;
     Ok(result)

@@ -22,6 +22,10 @@ pub enum TimerKind {
     Retransmission,
     DelayedAck,
     Pacing,
+    /// The request stream's retransmission timer.
+    Request,
+    /// The application's own clock (BitTorrent's once-a-second tick).
+    App,
 }
 
 /// A heap entry ordered by one integer: time in the high 64 bits, insertion counter below.

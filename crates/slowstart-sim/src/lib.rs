@@ -2,10 +2,14 @@
 //!
 //! Layers, bottom up: [`engine`] (the event queue and lazy timers), [`network`] (link
 //! directions with drop-tail queues, topology and static routes), [`transport`] (the TCP-like
-//! sender and receiver that drive a `slowstart_cc` controller), [`trace`] (sampled series) and
+//! sender and receiver that drive a `slowstart_cc` controller, and the request stream back),
+//! [`app`] (bulk, web and BitTorrent applications on top), [`trace`] (sampled series) and
 //! [`sim`] (the run loop and metrics). Time is integer nanoseconds, sizes integer bytes; the same
 //! config and seed give byte-identical output.
 
+pub mod app;
+#[cfg(test)]
+mod app_tests;
 pub mod config;
 pub mod engine;
 pub mod network;

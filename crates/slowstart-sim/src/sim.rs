@@ -5,13 +5,15 @@ use std::collections::VecDeque;
 use serde::Serialize;
 use slowstart_cc::{CcSpec, CommonParams, Controller, Phase};
 
+use crate::app::{App, AppSummary, Ctx};
 use crate::config::SimConfig;
 use crate::engine::{Event, EventQueue, TimerKind};
 use crate::network::channel::Offer;
 use crate::network::topology::{substream_seed, Topology};
-use crate::trace::{FlowRow, FlowTrace, QueueTrace, Sampler};
+use crate::trace::{AppTrace, FlowRow, FlowTrace, QueueTrace, Sampler};
 use crate::transport::packet::{Kind, Packet};
 use crate::transport::receiver::Receiver;
+use crate::transport::request::{RequestReceiver, RequestSender};
 use crate::transport::sender::{Sender, State};
 use crate::transport::Io;
 use crate::SimError;
@@ -37,8 +39,17 @@ struct Flow {
     start_ns: u64,
     handshake: bool,
     mss: u64,
+    size_bytes: Option<u64>,
     sender: Sender,
     receiver: Receiver,
+    app: App,
+    /// The request stream, `dst` to `src` (applications with requests only).
+    requests: RequestSender,
+    request_rx: RequestReceiver,
+    /// Finished (sender done for bulk, the application's own verdict otherwise).
+    done: bool,
+    /// When an application flow finished.
+    app_done_ns: Option<u64>,
     /// Effective window cap: min(send buffer, receive window ceiling), if any.
     window_cap: Option<u64>,
     base_rtt_ns: u64,
@@ -54,6 +65,7 @@ pub struct RunOutput {
     pub summary: Summary,
     pub flows: FlowTrace,
     pub queues: QueueTrace,
+    pub apps: AppTrace,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -64,6 +76,8 @@ pub struct Summary {
     pub events: u64,
     pub flows: Vec<FlowSummary>,
     pub links: Vec<LinkSummary>,
+    /// Per flow with a web or BitTorrent application.
+    pub apps: Vec<AppSummary>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -87,6 +101,8 @@ pub struct FlowSummary {
     pub slow_start_drops: u64,
     pub base_rtt_s: f64,
     pub bottleneck_bps: u64,
+    /// Round trips that ended with the sender waiting on a window (see `Sender::stats`).
+    pub stalls: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -132,6 +148,8 @@ pub struct Simulation {
     flow_sampler: Sampler,
     queue_trace: QueueTrace,
     queue_sampler: Sampler,
+    app_trace: AppTrace,
+    app_sampler: Sampler,
 }
 
 impl Simulation {
@@ -171,7 +189,13 @@ impl Simulation {
             if let (Some(cap), true) = (window_cap, base_rtt_ns > 0) {
                 target = target.min(cap as u128 * 8 * 1_000_000_000 / base_rtt_ns as u128);
             }
-            let sender = Sender::new(i as u32, f, cc);
+            let mut sender = Sender::new(i as u32, f, cc);
+            // Payload bytes a path BDP holds: below it, waiting on a window idles the link.
+            let bdp = bottleneck_bps as u128 * base_rtt_ns as u128 / 8_000_000_000;
+            sender.set_stall_threshold(
+                (bdp * f.mss as u128 / (f.mss + f.header_bytes) as u128).min(u64::MAX as u128)
+                    as u64,
+            );
             let last_phase = sender.phase();
             flows.push(Flow {
                 spec: f.cc.clone(),
@@ -180,8 +204,14 @@ impl Simulation {
                 start_ns: f.start_ns,
                 handshake: f.handshake,
                 mss: f.mss,
+                size_bytes: f.size_bytes,
                 sender,
                 receiver: Receiver::new(i as u32, f),
+                app: App::new(f),
+                requests: RequestSender::new(i as u32, f),
+                request_rx: RequestReceiver::new(i as u32, f),
+                done: false,
+                app_done_ns: None,
                 window_cap,
                 base_rtt_ns,
                 bottleneck_bps,
@@ -211,6 +241,8 @@ impl Simulation {
                 cfg.trace.max_rows,
                 n_channels,
             ),
+            app_trace: AppTrace::default(),
+            app_sampler: Sampler::new(cfg.trace.flow_interval_ns, cfg.trace.max_rows, n_flows),
         })
     }
 
@@ -233,11 +265,7 @@ impl Simulation {
             self.events += 1;
             match event {
                 Event::ChannelHead(c) => self.channel_head(c),
-                Event::FlowStart(f) => {
-                    let flow = &mut self.flows[f as usize];
-                    flow.sender.start(t, flow.handshake, &mut self.io);
-                    self.after_sender_event(f as usize);
-                }
+                Event::FlowStart(f) => self.flow_start(f as usize),
                 Event::Timer(f, kind) => self.timer(f, kind),
             }
             self.flush_io();
@@ -322,29 +350,117 @@ impl Simulation {
         }
     }
 
+    /// Run an application hook with both endpoints of flow `f` at hand.
+    fn with_app(&mut self, f: usize, hook: impl FnOnce(&mut App, &mut Ctx)) {
+        let flow = &mut self.flows[f];
+        let mut ctx = Ctx {
+            now: self.now,
+            flow: f as u32,
+            sender: &mut flow.sender,
+            receiver: &mut flow.receiver,
+            requests: &mut flow.requests,
+            io: &mut self.io,
+        };
+        hook(&mut flow.app, &mut ctx);
+    }
+
+    fn flow_start(&mut self, f: usize) {
+        let now = self.now;
+        self.with_app(f, |app, ctx| app.on_start(ctx));
+        let flow = &mut self.flows[f];
+        flow.sender.start(now, flow.handshake, &mut self.io);
+        if flow.sender.state == State::Established {
+            self.with_app(f, |app, ctx| app.on_established(ctx));
+            self.flows[f].sender.try_send(now, &mut self.io);
+        }
+        self.after_sender_event(f);
+        self.after_app_event(f);
+    }
+
     fn deliver(&mut self, packet: Packet) {
         let f = packet.flow as usize;
         let now = self.now;
         let flow = &mut self.flows[f];
         match packet.kind {
             Kind::Syn => flow.receiver.on_syn(now, &packet, &mut self.io),
-            Kind::Data => flow.receiver.on_data(now, &packet, &mut self.io),
+            Kind::Data => {
+                let before = flow.receiver.rcv_nxt;
+                flow.receiver.on_data(now, &packet, &mut self.io);
+                let upto = flow.receiver.rcv_nxt;
+                if flow.app.uses_requests() {
+                    flow.requests.on_ack(now, packet.rwnd, &mut self.io);
+                    if upto > before {
+                        self.with_app(f, |app, ctx| app.on_delivered(upto, ctx));
+                        self.after_app_event(f);
+                    }
+                }
+            }
             Kind::SynAck => {
+                let was_established = flow.sender.state == State::Established;
                 flow.sender.on_syn_ack(now, &packet, &mut self.io);
+                if !was_established && flow.sender.state == State::Established {
+                    self.with_app(f, |app, ctx| app.on_established(ctx));
+                    self.flows[f].sender.try_send(now, &mut self.io);
+                }
                 self.after_sender_event(f);
+                self.after_app_event(f);
             }
             Kind::Ack => {
-                let was_done = flow.sender.state == State::Done;
                 let outcome = flow.sender.on_ack(now, &packet, &mut self.io);
-                if !was_done && flow.sender.state == State::Done {
-                    self.unfinished_flows -= 1;
-                }
                 if outcome.delivered > 0 {
                     let delivered = flow.sender.delivered();
                     self.track_full_bw(f, delivered);
                 }
                 self.after_sender_event(f);
+                self.check_done(f);
             }
+            Kind::Request => {
+                if flow.request_rx.on_request(&packet) {
+                    let upto = flow.request_rx.rcv_nxt;
+                    self.with_app(f, |app, ctx| app.on_requests(upto, ctx));
+                }
+                // The request stream's ACK rides on data leaving now, or goes alone.
+                let flow = &mut self.flows[f];
+                flow.sender.piggyback_ack = flow.request_rx.rcv_nxt;
+                let sent_before = flow.sender.stats.data_packets_sent;
+                flow.sender.try_send(now, &mut self.io);
+                if flow.sender.stats.data_packets_sent == sent_before {
+                    flow.request_rx.send_ack(now, &mut self.io);
+                }
+                self.after_sender_event(f);
+                self.after_app_event(f);
+            }
+            Kind::RequestAck => flow.requests.on_ack(now, packet.seq, &mut self.io),
+        }
+    }
+
+    /// Record the application's series row, if due, and whether the flow finished.
+    fn after_app_event(&mut self, f: usize) {
+        let now = self.now;
+        let flow = &mut self.flows[f];
+        if let Some(row) = flow.app.row(now, f as u32) {
+            if self.app_sampler.due(f, now, false) {
+                self.app_trace.push(row, &mut self.app_sampler);
+            }
+        }
+        self.check_done(f);
+    }
+
+    fn check_done(&mut self, f: usize) {
+        let flow = &mut self.flows[f];
+        if flow.done {
+            return;
+        }
+        let finished = match flow.app.finished() {
+            Some(done) => done,
+            None => flow.sender.state == State::Done,
+        };
+        if finished {
+            flow.done = true;
+            if flow.app.finished().is_some() {
+                flow.app_done_ns = Some(self.now);
+            }
+            self.unfinished_flows -= 1;
         }
     }
 
@@ -355,6 +471,11 @@ impl Simulation {
             TimerKind::Retransmission => &mut flow.sender.rto_timer,
             TimerKind::Pacing => &mut flow.sender.pacing_timer,
             TimerKind::DelayedAck => &mut flow.receiver.delack_timer,
+            TimerKind::Request => &mut flow.requests.timer,
+            TimerKind::App => match flow.app.timer() {
+                Some(t) => t,
+                None => return,
+            },
         };
         if !timer.fire(now) {
             if let Some(t) = timer.rearm() {
@@ -369,6 +490,11 @@ impl Simulation {
             }
             TimerKind::Pacing => flow.sender.on_pacing_timer(now, &mut self.io),
             TimerKind::DelayedAck => flow.receiver.on_delack_timer(now, &mut self.io),
+            TimerKind::Request => flow.requests.on_timer(now, &mut self.io),
+            TimerKind::App => {
+                self.with_app(f as usize, |app, ctx| app.on_timer(ctx));
+                self.after_app_event(f as usize);
+            }
         }
     }
 
@@ -455,15 +581,16 @@ impl Simulation {
             .map(|(i, f)| {
                 let since_start = |t: Option<u64>| t.map(|t| seconds(t.saturating_sub(f.start_ns)));
                 let delivered = f.receiver.rcv_nxt;
-                let active_end = f.receiver.completed_ns.unwrap_or(end_ns);
+                let completed_ns = f.receiver.completed_ns.or(f.app_done_ns);
+                let active_end = completed_ns.unwrap_or(end_ns);
                 let active = active_end.saturating_sub(f.start_ns);
                 let st = &f.sender.stats;
                 FlowSummary {
                     id: i as u32,
                     cc: cc_label(&f.spec),
-                    size_bytes: f.sender.size_bytes(),
+                    size_bytes: f.size_bytes,
                     bytes_delivered: delivered,
-                    completion_s: since_start(f.receiver.completed_ns),
+                    completion_s: since_start(completed_ns),
                     goodput_bps: if active > 0 {
                         delivered as f64 * 8.0 / seconds(active)
                     } else {
@@ -482,8 +609,15 @@ impl Simulation {
                     slow_start_drops: f.metrics.slow_start_drops,
                     base_rtt_s: seconds(f.base_rtt_ns),
                     bottleneck_bps: f.bottleneck_bps,
+                    stalls: st.stalls,
                 }
             })
+            .collect();
+        let apps = self
+            .flows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| f.app.summary(i as u32, &f.requests))
             .collect();
         let links = self
             .topo
@@ -511,9 +645,11 @@ impl Simulation {
                 events: self.events,
                 flows,
                 links,
+                apps,
             },
             flows: self.flow_trace,
             queues: self.queue_trace,
+            apps: self.app_trace,
         }
     }
 }

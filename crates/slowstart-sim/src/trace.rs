@@ -34,6 +34,25 @@ pub struct QueueTrace {
     pub queue_packets: Vec<u64>,
 }
 
+/// Application series (BitTorrent flows): the downloader's request queue.
+#[derive(Clone, Debug, Default)]
+pub struct AppTrace {
+    pub t_ns: Vec<u64>,
+    pub flow: Vec<u32>,
+    pub outstanding_requests: Vec<u64>,
+    pub target_queue: Vec<u64>,
+    pub download_rate_bps: Vec<u64>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct AppRow {
+    pub t_ns: u64,
+    pub flow: u32,
+    pub outstanding_requests: u64,
+    pub target_queue: u64,
+    pub download_rate_bps: u64,
+}
+
 fn keep_even<T: Copy>(v: &mut Vec<T>) {
     let mut w = 0;
     for r in (0..v.len()).step_by(2) {
@@ -97,6 +116,33 @@ impl FlowTrace {
         self.srtt_ns.push(row.srtt_ns);
         self.delivered_bytes.push(row.delivered_bytes);
         self.phase.push(row.phase);
+    }
+
+    pub fn len(&self) -> usize {
+        self.t_ns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.t_ns.is_empty()
+    }
+}
+
+impl AppTrace {
+    pub fn push(&mut self, row: AppRow, sampler: &mut Sampler) {
+        if self.t_ns.len() >= sampler.max_rows {
+            let span = self.t_ns.last().unwrap() - self.t_ns[0];
+            keep_even(&mut self.t_ns);
+            keep_even(&mut self.flow);
+            keep_even(&mut self.outstanding_requests);
+            keep_even(&mut self.target_queue);
+            keep_even(&mut self.download_rate_bps);
+            sampler.widen(span);
+        }
+        self.t_ns.push(row.t_ns);
+        self.flow.push(row.flow);
+        self.outstanding_requests.push(row.outstanding_requests);
+        self.target_queue.push(row.target_queue);
+        self.download_rate_bps.push(row.download_rate_bps);
     }
 
     pub fn len(&self) -> usize {

@@ -3,6 +3,7 @@
 pub mod packet;
 pub mod ranges;
 pub mod receiver;
+pub mod request;
 pub mod sender;
 
 use crate::engine::TimerKind;

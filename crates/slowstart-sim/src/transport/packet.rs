@@ -1,6 +1,7 @@
 //! The one packet record every link carries: compact, `Copy`, no heap.
 
-/// What a packet is; direction follows from it (data and SYN travel to the receiver).
+/// What a packet is; direction follows from it (data, SYN and request ACKs travel to the
+/// receiver, `dst`; ACKs and requests to the sender, `src`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Kind {
@@ -8,6 +9,10 @@ pub enum Kind {
     SynAck,
     Data,
     Ack,
+    /// Application bytes of the request stream (`dst` to `src`): `seq`, `len` as for data.
+    Request,
+    /// Cumulative ACK (`seq`) of the request stream, when no data packet carries it.
+    RequestAck,
 }
 
 /// Up to three SACK blocks fit in the TCP option space beside timestamps (RFC 2018 §3).
@@ -30,7 +35,8 @@ pub struct Packet {
     pub sent_ns: u64,
     /// ACK: one-way delay of the data packet that triggered it, measured by the receiver.
     pub owd_ns: u64,
-    /// ACK: receive window advertised, bytes.
+    /// ACK: receive window advertised, bytes. Data: cumulative ACK of the request stream
+    /// (TCP carries it in every segment; here it rides in this otherwise unused field).
     pub rwnd: u64,
     /// ACK: SACK blocks as offsets above the cumulative ACK (`seq`), keeping the record small.
     sack: [(u32, u32); MAX_SACK_BLOCKS],
@@ -38,7 +44,7 @@ pub struct Packet {
 
 impl Packet {
     pub fn to_receiver(&self) -> bool {
-        matches!(self.kind, Kind::Syn | Kind::Data)
+        matches!(self.kind, Kind::Syn | Kind::Data | Kind::RequestAck)
     }
 
     pub fn control(flow: u32, kind: Kind, wire_bytes: u32, now: u64) -> Self {

@@ -131,6 +131,14 @@ impl Receiver {
         }
     }
 
+    /// The application sends bytes the other way: a pending delayed ACK rides with them
+    /// (RFC 1122 §4.2.3.2: an ACK piggybacks on data; here it goes as its own packet, at once).
+    pub fn flush_ack(&mut self, now: u64, io: &mut Io) {
+        if self.unacked_segments > 0 {
+            self.send_ack(now, io);
+        }
+    }
+
     pub fn on_delack_timer(&mut self, now: u64, io: &mut Io) {
         if self.unacked_segments > 0 {
             self.send_ack(now, io);

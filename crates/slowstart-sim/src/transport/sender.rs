@@ -1,10 +1,13 @@
 //! The data sender: handshake, SACK scoreboard, RFC 6675 loss detection, PRR (RFC 6937) or
 //! RFC 6675 recovery, RFC 6298 retransmission timer, pacing, and the controller interface.
 //!
-//! Sequence space is counted in segments of one MSS (the last may be shorter). Per-ACK work is
-//! amortised O(1) in the window: the scoreboard is a deque from `una`, SACK blocks merge into a
-//! [`RangeSet`] that reports only newly covered segments, and the loss-marking and
-//! retransmission cursors only move forward (until a timeout resets them).
+//! The sender sends only what the application has written ([`Sender::write`]): a bulk source
+//! writes everything at once, a web server or a BitTorrent uploader writes each response as its
+//! request arrives. Segments are numbered in send order; each holds up to one MSS of the bytes
+//! written (shorter when the application had less, as with `TCP_NODELAY`: no Nagle delay).
+//! Per-ACK work is amortised O(1) in the window: the scoreboard is a deque from `una`, SACK
+//! blocks merge into a [`RangeSet`] that reports only newly covered segments, and the
+//! loss-marking and retransmission cursors only move forward (until a timeout resets them).
 
 use std::collections::VecDeque;
 
@@ -33,8 +36,16 @@ const DUP_THRESH: u64 = 3;
 #[derive(Clone, Copy, Debug)]
 struct Segment {
     rate: PacketRateState,
+    /// First byte's sequence number.
+    seq: u64,
     len: u32,
     flags: u8,
+}
+
+impl Segment {
+    fn end(&self) -> u64 {
+        self.seq + self.len as u64
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,15 +64,22 @@ pub struct SenderStats {
     pub retransmits: u64,
     pub loss_events: u64,
     pub rto_count: u64,
+    /// Round trips that ended while the sender waited on cwnd or the peer's window with data to
+    /// send and less than a path BDP in flight (see [`Sender::set_stall_threshold`]).
+    pub stalls: u64,
 }
 
 pub struct Sender {
     flow: u32,
     mss: u64,
     header_bytes: u64,
-    /// Total data segments, `None` when unbounded.
-    total_segments: Option<u64>,
-    size_bytes: Option<u64>,
+    /// Bytes the application has written (`u64::MAX` for an unbounded source).
+    written: u64,
+    /// The application writes no more: the sender is done once `written` is acknowledged.
+    closed: bool,
+    /// Bytes acknowledged cumulatively, and bytes sent at least once.
+    snd_una: u64,
+    snd_nxt: u64,
     pub cc: Controller,
     pub rtt: RttEstimator,
     rate: RateSampler,
@@ -98,6 +116,15 @@ pub struct Sender {
     pacing_enabled: bool,
     next_send_ns: u64,
     blocked_by_cwnd: bool,
+    /// The last `try_send` stopped on cwnd or a window with something left to send.
+    window_blocked: bool,
+    /// Segments sent at or after this time belong to the current round trip.
+    round_start_ns: u64,
+    /// Latest send time among the segments the current ACK delivered.
+    newest_delivered_send: Option<u64>,
+    stall_pipe_limit: u64,
+    /// Cumulative ACK of the reverse (request) stream, carried by every data packet.
+    pub piggyback_ack: u64,
     pub stats: SenderStats,
 }
 
@@ -108,8 +135,10 @@ impl Sender {
             flow,
             mss,
             header_bytes: cfg.header_bytes,
-            total_segments: cfg.size_bytes.map(|s| s.div_ceil(mss)),
-            size_bytes: cfg.size_bytes,
+            written: 0,
+            closed: false,
+            snd_una: 0,
+            snd_nxt: 0,
             cc,
             rtt: RttEstimator::new(cfg.min_rto_ns, cfg.max_rto_ns, 1_000_000),
             rate: RateSampler::new(),
@@ -144,6 +173,11 @@ impl Sender {
             pacing_enabled: cfg.pacing,
             next_send_ns: 0,
             blocked_by_cwnd: false,
+            window_blocked: false,
+            round_start_ns: 0,
+            newest_delivered_send: None,
+            stall_pipe_limit: u64::MAX,
+            piggyback_ack: 0,
             stats: SenderStats::default(),
         }
     }
@@ -157,8 +191,26 @@ impl Sender {
         self.rate.delivered()
     }
 
-    pub fn size_bytes(&self) -> Option<u64> {
-        self.size_bytes
+    /// The application hands `bytes` more to send (`u64::MAX`: an unbounded source). Call
+    /// [`Sender::try_send`] afterwards to send what the windows allow.
+    pub fn write(&mut self, bytes: u64) {
+        self.written = self.written.saturating_add(bytes);
+    }
+
+    /// The application will write no more.
+    pub fn close(&mut self) {
+        self.closed = true;
+    }
+
+    /// Bytes written and not yet sent once.
+    pub fn unsent_bytes(&self) -> u64 {
+        self.written - self.snd_nxt
+    }
+
+    /// Count a round trip as a stall only while less than `bytes` are in flight: a sender
+    /// waiting on its window with a path BDP in flight keeps the link busy and is not stalled.
+    pub fn set_stall_threshold(&mut self, bytes: u64) {
+        self.stall_pipe_limit = bytes.max(1);
     }
 
     pub fn cc_ssthresh(&self) -> u64 {
@@ -175,24 +227,50 @@ impl Sender {
 
     /// Bytes of data sent at least once (the highest sequence sent).
     pub fn highest_sent_bytes(&self) -> u64 {
-        self.segment_end(self.nxt)
+        self.snd_nxt
     }
 
     /// Bytes acknowledged cumulatively.
     pub fn acked_bytes(&self) -> u64 {
-        self.segment_end(self.una)
+        self.snd_una
     }
 
-    fn segment_end(&self, k: u64) -> u64 {
-        let end = k * self.mss;
-        match self.size_bytes {
-            Some(s) => end.min(s),
-            None => end,
+    /// Payload of segment `k` (sent, or the next new one when `k == nxt`).
+    fn segment_len(&self, k: u64) -> u64 {
+        if k < self.nxt {
+            self.segments[(k - self.una) as usize].len as u64
+        } else {
+            (self.written - self.snd_nxt).min(self.mss)
         }
     }
 
-    fn segment_len(&self, k: u64) -> u64 {
-        self.segment_end(k + 1) - k * self.mss
+    /// Offset from `una` of the first segment starting at or after `byte`. Segments are one MSS
+    /// except at write boundaries, so the guess by division is nearly always right.
+    fn first_starting_at_or_after(&self, byte: u64) -> usize {
+        let Some(front) = self.segments.front() else {
+            return 0;
+        };
+        if byte <= front.seq {
+            return 0;
+        }
+        if byte >= self.snd_nxt {
+            return self.segments.len();
+        }
+        let guess = ((byte - front.seq) / self.mss) as usize;
+        if self.segments.get(guess).is_some_and(|g| g.seq == byte) {
+            return guess;
+        }
+        self.segments.partition_point(|g| g.seq < byte)
+    }
+
+    /// Offset from `una` of the first segment not wholly below `byte`.
+    fn first_ending_after(&self, byte: u64) -> usize {
+        let i = self.first_starting_at_or_after(byte);
+        if i > 0 && self.segments[i - 1].end() > byte {
+            i - 1
+        } else {
+            i
+        }
     }
 
     fn arm_rto(&mut self, now: u64, io: &mut Io) {
@@ -244,6 +322,8 @@ impl Sender {
         self.rate
             .on_packet_delivered(now, &seg.rate, seg.len as u64);
         self.delivered_this_ack += seg.len as u64;
+        let sent = seg.rate.sent_time;
+        self.newest_delivered_send = Some(self.newest_delivered_send.map_or(sent, |s| s.max(sent)));
         if seg.flags & EVER_RETRANS == 0 {
             let sent = seg.rate.sent_time;
             *newest_clean_send = Some(newest_clean_send.map_or(sent, |s: u64| s.max(sent)));
@@ -267,13 +347,14 @@ impl Sender {
         let prior_in_flight = self.pipe();
         let cwnd_before = self.cc.cwnd();
         self.delivered_this_ack = 0;
+        self.newest_delivered_send = None;
         let mut newest_clean_send = None;
-        let cum = self.segment_index_of(ack.seq).min(self.nxt);
-        let advanced = cum > self.una;
+        let una_before = self.una;
         // Cumulative acknowledgement.
-        while self.una < cum {
-            let seg = self.segments.pop_front().expect("segment below nxt");
+        while self.segments.front().is_some_and(|g| g.end() <= ack.seq) {
+            let seg = self.segments.pop_front().expect("checked");
             let len = seg.len as u64;
+            self.snd_una = seg.end();
             if seg.flags & SACKED != 0 {
                 self.sacked_bytes -= len;
             } else {
@@ -283,6 +364,7 @@ impl Sender {
             self.out_bytes -= len;
             self.una += 1;
         }
+        let advanced = self.una > una_before;
         if advanced {
             self.sacked.remove_below(self.una);
             self.rto_backoff = 0;
@@ -290,8 +372,8 @@ impl Sender {
         // SACK blocks (RFC 2018): mark newly covered segments only.
         for i in 0..ack.sack_count as usize {
             let (s, e) = ack.sack_block(i);
-            let first = self.segment_index_of(s).max(self.una);
-            let last = self.segment_index_of_end(e).min(self.nxt);
+            let first = self.una + self.first_starting_at_or_after(s) as u64;
+            let last = self.una + self.first_ending_after(e) as u64;
             if first >= last {
                 continue;
             }
@@ -339,6 +421,16 @@ impl Sender {
         if self.in_recovery {
             self.prr_delivered += self.delivered_this_ack;
         }
+        // A round trip ends when a segment sent in it is delivered (Linux/BBR round counting).
+        if self
+            .newest_delivered_send
+            .is_some_and(|sent| sent >= self.round_start_ns)
+        {
+            if self.window_blocked && prior_in_flight < self.stall_pipe_limit {
+                self.stats.stalls += 1;
+            }
+            self.round_start_ns = now;
+        }
         let sample = self.rate.take_sample(self.rtt.min_rtt());
         if self.delivered_this_ack > 0 {
             let in_slow_start =
@@ -368,7 +460,7 @@ impl Sender {
         } else if advanced {
             self.arm_rto(now, io);
         }
-        if self.total_segments == Some(self.una) {
+        if self.closed && self.snd_una >= self.written {
             self.state = State::Done;
             let _ = self.rto_timer.set(None);
             let _ = self.pacing_timer.set(None);
@@ -377,22 +469,6 @@ impl Sender {
         }
         outcome.delivered = self.delivered_this_ack;
         outcome
-    }
-
-    fn segment_index_of(&self, byte: u64) -> u64 {
-        if self.size_bytes.is_some_and(|s| byte >= s) {
-            self.total_segments.unwrap_or(0)
-        } else {
-            byte / self.mss
-        }
-    }
-
-    fn segment_index_of_end(&self, byte: u64) -> u64 {
-        if self.size_bytes.is_some_and(|s| byte >= s) {
-            self.total_segments.unwrap_or(0)
-        } else {
-            byte.div_ceil(self.mss)
-        }
     }
 
     /// RFC 6675 §4 IsLost: a segment with DupThresh SACKed segments above it is lost. The
@@ -477,6 +553,7 @@ impl Sender {
             return;
         }
         self.blocked_by_cwnd = false;
+        self.window_blocked = false;
         let pacing = self.pacing_rate();
         loop {
             if pacing.is_some() && self.next_send_ns > now {
@@ -488,7 +565,7 @@ impl Sender {
             let pipe = self.pipe();
             let (k, retransmission) = if let Some(k) = self.next_lost() {
                 (k, true)
-            } else if self.total_segments.is_none_or(|t| self.nxt < t) {
+            } else if self.snd_nxt < self.written {
                 (self.nxt, false)
             } else {
                 if self.cc.cwnd() > pipe {
@@ -505,11 +582,13 @@ impl Sender {
             // `tcp_is_cwnd_limited`: in flight >= cwnd).
             if allowed < len {
                 self.blocked_by_cwnd = true;
+                self.window_blocked = true;
                 return;
             }
             // New data must also fit the receiver's and the sender's windows.
             let window = self.peer_rwnd.min(self.max_window);
-            if !retransmission && self.segment_end(k + 1) > self.acked_bytes() + window {
+            if !retransmission && self.snd_nxt + len > self.snd_una.saturating_add(window) {
+                self.window_blocked = true;
                 return;
             }
             self.transmit(now, k, retransmission, io);
@@ -533,14 +612,17 @@ impl Sender {
         if k == self.nxt {
             self.segments.push_back(Segment {
                 rate: snapshot,
+                seq: self.snd_nxt,
                 len: len as u32,
                 flags: 0,
             });
             self.nxt += 1;
+            self.snd_nxt += len;
             self.out_bytes += len;
         }
         let seg = &mut self.segments[(k - self.una) as usize];
         seg.rate = snapshot;
+        let seq = seg.seq;
         if retransmission {
             seg.flags |= RETRANS | EVER_RETRANS;
             self.retrans_bytes += len;
@@ -554,9 +636,10 @@ impl Sender {
         self.stats.data_packets_sent += 1;
         self.stats.data_bytes_sent += len;
         let mut p = Packet::control(self.flow, Kind::Data, (len + self.header_bytes) as u32, now);
-        p.seq = k * self.mss;
+        p.seq = seq;
         p.len = len as u32;
         p.retransmission = retransmission;
+        p.rwnd = self.piggyback_ack;
         io.send(p);
         self.cc.on_packet_sent(&SentEvent {
             now,

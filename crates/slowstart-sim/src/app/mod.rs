@@ -1,0 +1,166 @@
+//! Applications on top of the transport: what `src` writes into its sender, and what `dst`
+//! asks for on the request stream. One file per application:
+//!
+//! - [`bulk`]: today's transfer, everything written at once.
+//! - [`web`]: HTTP/1.1-like request/response exchanges on one connection (initcwnd seed).
+//! - [`bittorrent`]: peer-wire block requests with libtorrent's request-queue policy (libtorrent
+//!   seed), its controller a small sans-IO struct, [`bittorrent::RequestQueue`].
+//!
+//! The engine calls an application at five points: the flow starts, the connection is
+//! established, request bytes reach `src` in order, data reaches `dst` in order, and the
+//! application's own timer fires. Both ends of one flow live in one value: the simulation is
+//! the only observer, so each side reads only what its own endpoint would know.
+
+pub mod bittorrent;
+pub mod bulk;
+pub mod web;
+
+use serde::Serialize;
+
+use crate::config::{AppConfig, FlowConfig};
+use crate::trace::AppRow;
+use crate::transport::receiver::Receiver;
+use crate::transport::request::RequestSender;
+use crate::transport::sender::Sender;
+use crate::transport::Io;
+
+/// What an application reaches while it handles one event.
+pub struct Ctx<'a> {
+    pub now: u64,
+    pub flow: u32,
+    /// `src`'s data sender (the server, the uploader).
+    pub sender: &'a mut Sender,
+    /// `dst`'s data receiver (to let a pending delayed ACK leave with a request).
+    pub receiver: &'a mut Receiver,
+    /// `dst`'s request stream.
+    pub requests: &'a mut RequestSender,
+    pub io: &'a mut Io,
+}
+
+impl Ctx<'_> {
+    /// `dst` writes request bytes; a delayed ACK it owes leaves with them.
+    pub fn request(&mut self, bytes: u64) {
+        self.receiver.flush_ack(self.now, self.io);
+        self.requests.write(self.now, bytes, self.io);
+    }
+}
+
+pub enum App {
+    Bulk(bulk::BulkApp),
+    Web(web::WebApp),
+    Bittorrent(bittorrent::BittorrentApp),
+}
+
+/// One flow's application results, for the JSON summary's `apps` list.
+#[derive(Clone, Debug, Serialize)]
+pub struct AppSummary {
+    pub flow: u32,
+    #[serde(flatten)]
+    pub detail: AppDetail,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AppDetail {
+    Web(web::WebSummary),
+    Bittorrent(bittorrent::BittorrentSummary),
+}
+
+impl App {
+    pub fn new(cfg: &FlowConfig) -> Self {
+        match &cfg.app {
+            AppConfig::Bulk => App::Bulk(bulk::BulkApp::new(cfg.size_bytes)),
+            AppConfig::Web(w) => App::Web(web::WebApp::new(w, cfg.start_ns)),
+            AppConfig::Bittorrent(b) => {
+                App::Bittorrent(bittorrent::BittorrentApp::new(b, cfg.start_ns))
+            }
+        }
+    }
+
+    /// Whether this application talks on the request stream.
+    pub fn uses_requests(&self) -> bool {
+        !matches!(self, App::Bulk(_))
+    }
+
+    /// Before the connection opens: a bulk source writes everything; BitTorrent starts its clock.
+    pub fn on_start(&mut self, ctx: &mut Ctx) {
+        match self {
+            App::Bulk(a) => a.on_start(ctx.sender),
+            App::Web(_) => {}
+            App::Bittorrent(a) => a.on_start(ctx),
+        }
+    }
+
+    /// The handshake completed (both ends may send).
+    pub fn on_established(&mut self, ctx: &mut Ctx) {
+        match self {
+            App::Bulk(_) => {}
+            App::Web(a) => a.on_established(ctx),
+            App::Bittorrent(a) => a.on_established(ctx),
+        }
+    }
+
+    /// `src` received the request stream in order up to byte `upto`.
+    pub fn on_requests(&mut self, upto: u64, ctx: &mut Ctx) {
+        match self {
+            App::Bulk(_) => {}
+            App::Web(a) => a.on_requests(upto, ctx),
+            App::Bittorrent(a) => a.on_requests(upto, ctx),
+        }
+    }
+
+    /// `dst` received the data stream in order up to byte `upto`.
+    pub fn on_delivered(&mut self, upto: u64, ctx: &mut Ctx) {
+        match self {
+            App::Bulk(_) => {}
+            App::Web(a) => a.on_delivered(upto, ctx),
+            App::Bittorrent(a) => a.on_delivered(upto, ctx),
+        }
+    }
+
+    /// The application's timer fired.
+    pub fn on_timer(&mut self, ctx: &mut Ctx) {
+        if let App::Bittorrent(a) = self {
+            a.on_tick(ctx);
+        }
+    }
+
+    /// The application's timer, if it has one.
+    pub fn timer(&mut self) -> Option<&mut crate::engine::Timer> {
+        match self {
+            App::Bittorrent(a) => Some(&mut a.tick),
+            _ => None,
+        }
+    }
+
+    /// Done, for applications that decide it themselves (`None`: the transport decides).
+    pub fn finished(&self) -> Option<bool> {
+        match self {
+            App::Bulk(_) => None,
+            App::Web(a) => Some(a.finished()),
+            App::Bittorrent(a) => Some(a.finished()),
+        }
+    }
+
+    /// A series row after an event that changed the application's state, if it keeps one.
+    pub fn row(&mut self, now: u64, flow: u32) -> Option<AppRow> {
+        match self {
+            App::Bittorrent(a) => a.take_row(now, flow),
+            _ => None,
+        }
+    }
+
+    pub fn summary(&self, flow: u32, requests: &RequestSender) -> Option<AppSummary> {
+        let detail = match self {
+            App::Bulk(_) => return None,
+            App::Web(a) => AppDetail::Web(a.summary(requests)),
+            App::Bittorrent(a) => AppDetail::Bittorrent(a.summary(requests)),
+        };
+        Some(AppSummary { flow, detail })
+    }
+}
+
+/// Nanoseconds as seconds, for summaries.
+pub(crate) fn seconds(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}

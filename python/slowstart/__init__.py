@@ -1,0 +1,41 @@
+"""slowstart: a deterministic packet-level simulator of how connections ramp up.
+
+import slowstart
+r = slowstart.run("scenarios/satellite.toml", cc="reno")
+r.summary, r.flows, r.queues, r.plot()
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from slowstart.units import ScenarioError
+
+if TYPE_CHECKING:
+    from slowstart.api import Result, run, run_config
+    from slowstart.scenario import load
+
+__all__ = ["Result", "ScenarioError", "algorithms", "load", "run", "run_config"]
+__version__ = "0.1.0"
+
+# Imported on first use, so the CLI's error paths and `list` need not load pandas.
+_LAZY = {"Result": "slowstart.api", "run": "slowstart.api", "run_config": "slowstart.api"}
+_LAZY["load"] = "slowstart.scenario"
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'slowstart' has no attribute {name!r}")
+
+
+def algorithms() -> list[dict]:
+    """The core's algorithms: name, summary, source and params (name, doc, default, accepted)."""
+    from slowstart.scenario import core_algorithms
+
+    found = core_algorithms()
+    if found is None:
+        raise ImportError("the slowstart._core extension is not built (run `make setup`)")
+    return found

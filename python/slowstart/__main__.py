@@ -1,0 +1,5 @@
+import sys
+
+from slowstart.cli import main
+
+sys.exit(main())

@@ -1,0 +1,113 @@
+"""Applications on a flow: `app = {kind = "web", ...}` (or an `[flow.app]` table) → the
+canonical `app` of crates/slowstart-sim/src/config.rs.
+
+`kind` is "bulk" (the default: `size` bytes written at once), "web" (an HTTP/1.1-like client
+at `dst` fetching objects from `src`) or "bittorrent" (a downloader at `dst` requesting blocks
+from a seed at `src`, with libtorrent's request-queue policy). Errors name the field as
+`app.N.key`, N the flow's index. Value ranges are checked by the core with the same names.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slowstart.units import ScenarioError, parse_size, parse_time, show
+
+APP_KINDS = ("bulk", "web", "bittorrent")
+WEB_DEFAULTS: dict[str, Any] = {
+    "request": "400B",
+    "response": None,
+    "objects": None,
+    "keep_alive": True,
+}
+BITTORRENT_DEFAULTS: dict[str, Any] = {
+    "block": "16KiB",
+    "queue_time": "3s",
+    "min_queue": 2,
+    "max_queue": 200,
+    "app_slow_start": True,
+    "slow_start_threshold": "10kB",
+    "blocks": None,
+}
+KEYS = {
+    "bulk": ("kind",),
+    "web": ("kind", *WEB_DEFAULTS),
+    "bittorrent": ("kind", *BITTORRENT_DEFAULTS),
+}
+# Every key of every kind, for `--set app.N.KEY=VALUE`.
+ALL_KEYS = tuple(dict.fromkeys(k for keys in KEYS.values() for k in keys))
+APP_HELP = 'an application such as {kind = "web", response = "17kB"} or "bulk"'
+
+
+def _int(value: object, field: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ScenarioError(f"{field}: expected an integer >= {minimum}, got {show(value)}")
+    return value
+
+
+def _bool(value: object, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise ScenarioError(f"{field}: expected true or false, got {show(value)}")
+    return value
+
+
+def _sizes(value: object, field: str) -> list[int]:
+    """One size or a list of sizes, each > 0."""
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise ScenarioError(f'{field}: expected a size such as "17kB" or a list of sizes')
+    out = []
+    for k, item in enumerate(items):
+        at = f"{field}.{k}" if isinstance(value, list) else field
+        size = parse_size(item, at)
+        if size == 0:
+            raise ScenarioError(f"{at}: must be > 0 bytes, got {show(item)}")
+        out.append(size)
+    return out
+
+
+def parse_app(value: object, i: int) -> dict[str, Any]:
+    """A flow's `app` value → {"kind": ..., ...} in canonical units."""
+    at = f"app.{i}"
+    if isinstance(value, str):
+        value = {"kind": value}
+    if not isinstance(value, dict):
+        raise ScenarioError(f"{at}: expected {APP_HELP}, got {show(value)}")
+    kind = value.get("kind", "bulk")
+    if kind not in APP_KINDS:
+        raise ScenarioError(f"{at}.kind: expected one of {', '.join(APP_KINDS)}, got {show(kind)}")
+    for key in value:
+        if key not in KEYS[kind]:
+            raise ScenarioError(
+                f"{at}.{key}: unknown key for a {kind} app (accepted: {', '.join(KEYS[kind])})"
+            )
+    if kind == "bulk":
+        return {"kind": "bulk"}
+    if kind == "web":
+        w = {**WEB_DEFAULTS, **value}
+        if w["response"] is None:
+            raise ScenarioError(f'{at}.response: missing (expected a size such as "17kB")')
+        out: dict[str, Any] = {
+            "kind": "web",
+            "request_bytes": parse_size(w["request"], f"{at}.request"),
+            "response_bytes": _sizes(w["response"], f"{at}.response"),
+            "keep_alive": _bool(w["keep_alive"], f"{at}.keep_alive"),
+        }
+        if w["objects"] is not None:
+            out["objects"] = _int(w["objects"], f"{at}.objects", 1)
+        return out
+    b = {**BITTORRENT_DEFAULTS, **value}
+    out = {
+        "kind": "bittorrent",
+        "block_bytes": parse_size(b["block"], f"{at}.block"),
+        "queue_time_ns": parse_time(b["queue_time"], f"{at}.queue_time"),
+        "min_queue": _int(b["min_queue"], f"{at}.min_queue", 0),
+        "max_queue": _int(b["max_queue"], f"{at}.max_queue", 0),
+        "app_slow_start": _bool(b["app_slow_start"], f"{at}.app_slow_start"),
+        "slow_start_threshold_bytes": parse_size(
+            b["slow_start_threshold"], f"{at}.slow_start_threshold"
+        ),
+    }
+    if b["blocks"] is not None:
+        out["blocks"] = _int(b["blocks"], f"{at}.blocks", 0)
+    return out

@@ -1,0 +1,263 @@
+"""The `slowstart` command: run, list, reproduce.
+
+Bad input exits with status 2 and one `error: ...` line on stderr; anything unexpected exits
+with status 1, also on one line. Never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tomllib
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from slowstart.units import show
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 1
+
+
+class UsageError(Exception):
+    """Bad command-line usage (argparse's complaint), reported like any other bad input."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+# --- human-readable numbers ---------------------------------------------------------------
+
+
+def fmt_bytes(n: float | None) -> str:
+    if n is None:
+        return "-"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n:.0f} B"
+
+
+def fmt_rate(bps: float | None) -> str:
+    if bps is None:
+        return "-"
+    for unit, scale in (("Gbps", 1e9), ("Mbps", 1e6), ("kbps", 1e3)):
+        if abs(bps) >= scale:
+            return f"{bps / scale:.2f} {unit}"
+    return f"{bps:.0f} bps"
+
+
+def fmt_s(s: float | None) -> str:
+    return "-" if s is None else f"{s:.3f}"
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    for r in rows:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    return "\n".join(lines)
+
+
+def format_summary(s: dict[str, Any]) -> str:
+    head = (
+        f"{s['scenario']}: seed {s['seed']}, {s['sim_time_s']:.3f} s simulated, "
+        f"{s['events']:,} events, {s.get('wall_s', 0):.2f} s wall"
+    )
+    flow_rows = [
+        [
+            str(f["id"]),
+            f["cc"],
+            fmt_bytes(f["bytes_delivered"]),
+            fmt_s(f["completion_s"]),
+            fmt_rate(f["goodput_bps"]),
+            fmt_s(f["slow_start_exit_s"]),
+            fmt_s(f["time_to_full_bw_s"]),
+            fmt_s(f["time_to_window_cap_s"]),
+            str(f["retransmits"]),
+            str(f["loss_events"]),
+            str(f["rto_count"]),
+            fmt_bytes(f["max_cwnd_bytes"]),
+        ]
+        for f in s["flows"]
+    ]
+    flows = table(
+        [
+            "flow",
+            "cc",
+            "delivered",
+            "completion_s",
+            "goodput",
+            "ss_exit_s",
+            "full_bw_s",
+            "window_cap_s",
+            "retx",
+            "losses",
+            "rtos",
+            "max_cwnd",
+        ],
+        flow_rows,
+    )
+    link_rows = [
+        [
+            link["name"],
+            str(link["drops"]),
+            fmt_bytes(link["max_queue_bytes"]),
+            f"{link['mean_queue_delay_s'] * 1e3:.3f}",
+        ]
+        for link in s["links"]
+    ]
+    links = table(["link", "drops", "max_queue", "mean_queue_delay_ms"], link_rows)
+    return f"{head}\n\n{flows}\n\n{links}"
+
+
+# --- commands -----------------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from slowstart.paths import scenario_path
+    from slowstart.scenario import load
+
+    config = load(
+        scenario_path(args.file),
+        cc=args.cc,
+        set=args.set or [],
+        seed=args.seed,
+        duration=args.duration,
+    )
+    from slowstart.api import run_config  # pandas loads only once the scenario is valid
+
+    result = run_config(config)
+    if args.out:
+        for path in result.save(args.out):
+            print(f"wrote {path}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(result.summary))
+    else:
+        print(format_summary(result.summary))
+    return 0
+
+
+def _first_line(text: object) -> str:
+    lines = str(text).strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from slowstart.paths import scenario_dirs, scenario_files
+    from slowstart.scenario import core_algorithms
+
+    dirs = scenario_dirs()
+    files = scenario_files()
+    print(f"scenarios ({dirs[0] if dirs else 'no scenarios/ folder found'}):")
+    width = max((len(p.stem) for p in files), default=0)
+    for p in files:
+        try:
+            description = _first_line(tomllib.loads(p.read_text("utf-8")).get("description", ""))
+        except (OSError, ValueError) as e:
+            description = f"(unreadable: {_first_line(e)})"
+        print(f"  {p.stem:<{width}}  {description}".rstrip())
+    algorithms = core_algorithms()
+    if algorithms is None:
+        raise RuntimeError("the slowstart._core extension is not built (run `make setup`)")
+    print("algorithms:")
+    name_w = max((len(a["name"]) for a in algorithms), default=0)
+    src_w = max((len(a["source"]) for a in algorithms), default=0)
+    for a in algorithms:
+        print(f"  {a['name']:<{name_w}}  {a['source']:<{src_w}}  {a['summary']}")
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from slowstart.reproduce import EXPERIMENTS, format_table, run_experiment, unknown_experiment
+
+    names = args.names or list(EXPERIMENTS)
+    problem = unknown_experiment(names)
+    if problem:
+        raise UsageError(problem)
+    report: dict[str, Any] = {}
+    all_ok = True
+    for name in names:
+        exp = EXPERIMENTS[name]
+        rows, written = run_experiment(
+            exp, args.out, lambda label, name=name: print(f"{name}: {label}", file=sys.stderr)
+        )
+        all_ok = all_ok and all(r.verdict == "ok" for r in rows)
+        report[name] = {
+            "title": exp.title,
+            "source": exp.source,
+            "metric": exp.metric,
+            "tolerance": exp.tolerance,
+            "rows": [r.as_dict() for r in rows],
+            "plots": [str(p) for p in written],
+        }
+        if not args.json:
+            print(format_table(exp, rows))
+            for p in written:
+                print(f"  plot: {p}")
+    if args.json:
+        print(json.dumps(report))
+    return 0 if all_ok or not args.strict else EXIT_INTERNAL
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="slowstart", description="Deterministic simulator of connection ramp-up.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    p = sub.add_parser("run", help="run one scenario")
+    p.add_argument("file", help="scenario .toml (or the name of one in scenarios/)")
+    p.add_argument("--cc", help='algorithm for every flow, e.g. "reno" or "lss:max_ssthresh=100"')
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override a scenario value, e.g. flow.0.initcwnd=20 (repeatable)",
+    )
+    p.add_argument("--seed", type=int, help="random seed")
+    p.add_argument("--duration", help='simulated time, e.g. "10s"')
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.add_argument("--out", help="write summary.json, flows/queues.parquet, cwnd.png here")
+    p.set_defaults(handler=cmd_run)
+
+    p = sub.add_parser("list", help="list scenarios and algorithms")
+    p.set_defaults(handler=cmd_list)
+
+    p = sub.add_parser("reproduce", help="rerun published experiments beside their numbers")
+    p.add_argument("names", nargs="*", help="experiments (default: all)")
+    p.add_argument("--out", default="out/reproduce", help="folder for plots (default %(default)s)")
+    p.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    p.add_argument("--strict", action="store_true", help="exit 1 if any value is off")
+    p.set_defaults(handler=cmd_reproduce)
+    return parser
+
+
+def _error(message: object, status: int) -> int:
+    text = " ".join(str(message).split("\n")).strip()
+    print(f"error: {text}", file=sys.stderr)
+    return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    handler: Callable[[argparse.Namespace], int]
+    try:
+        args = build_parser().parse_args(argv)
+        handler = args.handler
+        return handler(args)
+    except UsageError as e:
+        return _error(e, EXIT_BAD_INPUT)
+    except KeyError as e:
+        return _error(f"missing {show(e.args[0]) if e.args else 'key'}", EXIT_BAD_INPUT)
+    except BrokenPipeError:
+        return 0
+    except (ValueError, OSError) as e:
+        return _error(e, EXIT_BAD_INPUT)
+    except KeyboardInterrupt:
+        return _error("interrupted", 130)
+    except Exception as e:  # noqa: BLE001 - one line, never a traceback
+        return _error(f"internal: {type(e).__name__}: {e}", EXIT_INTERNAL)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,631 @@
+"""Scenario loading: a TOML file (or dict) plus overrides → the canonical config for the core.
+
+The canonical config mirrors the serde structs in crates/slowstart-sim/src/config.rs: integer
+ns, bytes and bits per second. Every error is a ScenarioError whose message starts with the
+dotted field (`flow.0.mss`, `path.rate`) and says what is accepted.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import tomllib
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from slowstart.apps import ALL_KEYS as APP_KEYS
+from slowstart.apps import parse_app
+from slowstart.units import (
+    U64_MAX,
+    ScenarioError,
+    parse_buffer,
+    parse_loss,
+    parse_rate,
+    parse_size_or_inf,
+    parse_time,
+    parse_window,
+    resolve_buffer,
+    show,
+)
+
+TOP_KEYS = ("name", "description", "duration", "seed", "path", "nodes", "link", "flow", "trace")
+PATH_KEYS = (
+    "rate",
+    "rtt",
+    "buffer",
+    "loss",
+    "access_rate",
+    "reverse_rate",
+    "reverse_buffer",
+    "jitter",
+    "drop",
+)
+LINK_KEYS = (
+    "name",
+    "a",
+    "b",
+    "rate",
+    "delay",
+    "buffer",
+    "loss",
+    "reverse_rate",
+    "reverse_delay",
+    "reverse_buffer",
+    "jitter",
+    "drop",
+)
+DROP_KEYS = ("flow", "seq")
+TRACE_KEYS = ("flow_interval", "queue_interval", "max_rows")
+FLOW_DEFAULTS: dict[str, Any] = {
+    "cc": "reno",
+    "size": "inf",
+    "start": 0,
+    "mss": 1460,
+    "header_bytes": 40,
+    "initcwnd": 10,
+    "initrwnd": 10,
+    "max_rwnd": "inf",
+    "max_window": "inf",
+    "handshake": True,
+    "delayed_ack": True,
+    "delack_timeout": "40ms",
+    "ack_every": 2,
+    "abc": True,
+    "min_rto": "200ms",
+    "max_rto": "120s",
+    "pacing": False,
+    "recovery": "prr",
+    "src": None,
+    "dst": None,
+    "app": "bulk",
+}
+TRACE_DEFAULTS = {"flow_interval": 0, "queue_interval": 0, "max_rows": 2_000_000}
+PATH_DEFAULTS = {"buffer": "1bdp", "loss": 0, "access_rate": "10Gbps", "jitter": 0}
+RECOVERY = ("prr", "rfc6675")
+MAX_MSS = 65_000
+ACCESS_BUFFER = {"bytes": 100_000_000}
+PATH_NODES = ["sender", "router", "receiver"]
+
+
+def _at(field: str, key: str | int) -> str:
+    return f"{field}.{key}" if field else str(key)
+
+
+def check_table(value: object, field: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ScenarioError(f"{field or 'scenario'}: expected a table, got {show(value)}")
+    for key in value:
+        if key not in keys:
+            raise ScenarioError(f"{_at(field, key)}: unknown key (accepted: {', '.join(keys)})")
+    return value
+
+
+def require(table: dict[str, Any], field: str, key: str, what: str) -> Any:
+    if key not in table:
+        raise ScenarioError(f"{_at(field, key)}: missing (expected {what})")
+    return table[key]
+
+
+def parse_int(value: object, field: str, minimum: int = 0, maximum: int = U64_MAX) -> int:
+    what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ScenarioError(f"{field}: expected {what}, got {show(value)}")
+    if value < minimum:
+        raise ScenarioError(f"{field}: expected {what}, got {show(value)}")
+    if value > maximum:
+        raise ScenarioError(f"{field}: must be at most {maximum}, got {show(value)}")
+    return value
+
+
+def parse_bool(value: object, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise ScenarioError(f"{field}: expected true or false, got {show(value)}")
+    return value
+
+
+def parse_str(value: object, field: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ScenarioError(f"{field}: expected a non-empty string, got {show(value)}")
+    return value
+
+
+# --- congestion control specs -------------------------------------------------------------
+
+CC_HELP = 'an algorithm such as "reno", "lss:max_ssthresh=100" or {name = "lss", ...}'
+
+
+def _param_word(text: str) -> bool | int | float | str:
+    """A `key=value` value: true/false, a number, else a word."""
+    if text in ("true", "false"):
+        return text == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_cc(value: object, field: str) -> dict[str, Any]:
+    """`"name:key=value,..."` or `{name = ..., key = value}` → {"name": ..., "params": {...}}."""
+    if isinstance(value, str):
+        name, _, rest = value.strip().partition(":")
+        params: dict[str, Any] = {}
+        for item in rest.split(",") if rest.strip() else []:
+            key, eq, word = item.partition("=")
+            if not eq or not key.strip() or not word.strip():
+                raise ScenarioError(
+                    f'{field}: expected "name" or "name:key=value,...", got {show(value)}'
+                )
+            params[key.strip()] = _param_word(word.strip())
+    elif isinstance(value, dict):
+        if "name" not in value:
+            raise ScenarioError(f"{field}.name: missing (expected {CC_HELP})")
+        name = value["name"]
+        params = {k: v for k, v in value.items() if k != "name"}
+        for key, v in params.items():
+            if not isinstance(v, bool | int | float | str):
+                raise ScenarioError(
+                    f"{field}.{key}: expected a number, true/false or a word, got {show(v)}"
+                )
+    else:
+        raise ScenarioError(f"{field}: expected {CC_HELP}, got {show(value)}")
+    if not isinstance(name, str) or not name.strip():
+        raise ScenarioError(f"{field}: expected {CC_HELP}, got {show(value)}")
+    return {"name": name.strip(), "params": params}
+
+
+def check_cc(spec: dict[str, Any], field: str, algorithms: list[dict[str, Any]]) -> None:
+    """Name and parameter names against the core's registry (values are checked there)."""
+    by_name = {a["name"]: a for a in algorithms}
+    algo = by_name.get(spec["name"])
+    if algo is None:
+        raise ScenarioError(
+            f"{field}: unknown algorithm {show(spec['name'])} (accepted: {', '.join(by_name)})"
+        )
+    accepted = [p["name"] for p in algo["params"]]
+    for key in spec["params"]:
+        if key not in accepted:
+            raise ScenarioError(
+                f"{field}: {algo['name']} has no parameter {show(key)} "
+                f"(accepted: {', '.join(accepted) or 'none'})"
+            )
+
+
+def core_algorithms() -> list[dict[str, Any]] | None:
+    """The core's algorithm registry, or None when the extension is not built."""
+    try:
+        from slowstart import _core
+    except ImportError:
+        return None
+    return json.loads(_core.algorithms())
+
+
+# --- reading and overriding ---------------------------------------------------------------
+
+
+def read_scenario(source: str | os.PathLike[str] | dict[str, Any]) -> dict[str, Any]:
+    """The raw scenario: a TOML file (named after its stem unless it says) or a copy of a dict."""
+    if isinstance(source, dict):
+        return copy.deepcopy(source)
+    path = Path(source)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ScenarioError(f"{path}: is a directory, expected a .toml scenario") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{path}: not UTF-8 text") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{path}: invalid TOML: {e}") from None
+    raw.setdefault("name", path.stem)
+    return raw
+
+
+def parse_set_value(text: str) -> Any:
+    """A TOML value (`8960`, `"1Gbps"`, `false`, `[...]`, `{...}`); anything else is a string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text.strip()
+
+
+_CC = "cc"
+_DROPS = [dict.fromkeys(DROP_KEYS)]
+_SCHEMA: dict[str, Any] = {
+    "name": None,
+    "description": None,
+    "duration": None,
+    "seed": None,
+    "nodes": None,
+    "path": {**dict.fromkeys(PATH_KEYS), "drop": _DROPS},
+    "link": [{**dict.fromkeys(LINK_KEYS), "drop": _DROPS}],
+    "flow": [{**dict.fromkeys(FLOW_DEFAULTS), "cc": _CC, "app": dict.fromkeys(APP_KEYS)}],
+    "trace": dict.fromkeys(TRACE_KEYS),
+}
+_CREATABLE = ("trace", "app")
+
+
+def _set_in(node: Any, parts: list[str], value: Any, schema: Any, done: str, item: str) -> None:
+    head, rest = parts[0], parts[1:]
+    here = _at(done, head)
+    if isinstance(schema, list):
+        if not isinstance(node, list):
+            raise ScenarioError(f"--set {item}: {done} is not a list in this scenario")
+        if head == "*":
+            indices = list(range(len(node)))
+        elif head.isdigit() and int(head) < len(node):
+            indices = [int(head)]
+        else:
+            named = [i for i, x in enumerate(node) if isinstance(x, dict) and x.get("name") == head]
+            if not named:
+                raise ScenarioError(
+                    f"--set {item}: no {here} (the scenario has {len(node)} {done} entries, "
+                    f"indexed from 0)"
+                )
+            indices = named
+        for i in indices:
+            if rest:
+                _set_in(node[i], rest, value, schema[0], _at(done, i), item)
+            else:
+                node[i] = copy.deepcopy(value)
+        return
+    if not isinstance(node, dict):
+        raise ScenarioError(f"--set {item}: {done} is not a table in this scenario")
+    if head not in schema:
+        raise ScenarioError(
+            f"--set {item}: unknown key {show(head)} in {done or 'the scenario'} "
+            f"(accepted: {', '.join(schema)})"
+        )
+    child = schema[head]
+    if not rest:
+        node[head] = copy.deepcopy(value)
+        return
+    if child is _CC:
+        spec = parse_cc(node.get(head, FLOW_DEFAULTS["cc"]), here)
+        if len(rest) != 1:
+            raise ScenarioError(f"--set {item}: expected {here}.PARAM=VALUE")
+        node[head] = {"name": spec["name"], **spec["params"], rest[0]: copy.deepcopy(value)}
+        return
+    if child is None:
+        raise ScenarioError(f"--set {item}: {here} is a value, not a table")
+    if head not in node:
+        if head not in _CREATABLE:
+            raise ScenarioError(f"--set {item}: the scenario has no {here}")
+        node[head] = {} if isinstance(child, dict) else []
+    _set_in(node[head], rest, value, child, here, item)
+
+
+def apply_set(raw: dict[str, Any], item: str) -> None:
+    """One `KEY=VALUE` override, KEY a dotted path such as `flow.0.mss` or `path.rate`."""
+    key, eq, text = item.partition("=")
+    key = key.strip()
+    if not eq or not key:
+        raise ScenarioError(f"--set {item}: expected KEY=VALUE such as flow.0.mss=8960")
+    parts = key.split(".")
+    if any(not p for p in parts):
+        raise ScenarioError(f"--set {item}: empty part in the key {show(key)}")
+    if parts[0] == "app":
+        # `app.N.KEY` addresses flow N's application.
+        if len(parts) < 2:
+            raise ScenarioError(f"--set {item}: expected app.N.KEY=VALUE, N a flow index")
+        flows = raw.get("flow")
+        if isinstance(flows, list) and parts[1].isdigit() and int(parts[1]) < len(flows):
+            flow = flows[int(parts[1])]
+            if isinstance(flow, dict) and isinstance(flow.get("app"), str) and len(parts) > 2:
+                flow["app"] = {"kind": flow["app"]}
+        parts = ["flow", parts[1], "app", *parts[2:]]
+    _set_in(raw, parts, parse_set_value(text), _SCHEMA, "", item)
+
+
+def apply_overrides(
+    raw: dict[str, Any],
+    *,
+    cc: str | dict[str, Any] | None = None,
+    set: list[str] | tuple[str, ...] | str = (),  # noqa: A002 - the documented keyword
+    seed: int | None = None,
+    duration: str | int | float | None = None,
+) -> dict[str, Any]:
+    """Apply `cc` (every flow), then each `set` item, then `seed` and `duration`. In place."""
+    if cc is not None:
+        flows = raw.get("flow")
+        if isinstance(flows, list):
+            for flow in flows:
+                if isinstance(flow, dict):
+                    flow["cc"] = copy.deepcopy(cc)
+    for item in [set] if isinstance(set, str) else set:
+        apply_set(raw, item)
+    if seed is not None:
+        raw["seed"] = seed
+    if duration is not None:
+        raw["duration"] = duration
+    return raw
+
+
+# --- building the canonical config --------------------------------------------------------
+
+
+def _direction(
+    rate_bps: int,
+    delay_ns: int,
+    queue: dict[str, int],
+    loss: float = 0.0,
+    jitter_ns: int = 0,
+    drops: list[dict[str, int]] | None = None,
+) -> dict[str, Any]:
+    return {
+        "rate_bps": rate_bps,
+        "delay_ns": delay_ns,
+        "queue": queue,
+        "loss": loss,
+        "jitter_ns": jitter_ns,
+        "drops": drops or [],
+    }
+
+
+def _drops(value: object, field: str, n_flows: int) -> list[dict[str, int]]:
+    if not isinstance(value, list):
+        raise ScenarioError(f"{field}: expected a list of {{flow = N, seq = N}}, got {show(value)}")
+    drops = []
+    for j, item in enumerate(value):
+        at = _at(field, j)
+        check_table(item, at, DROP_KEYS)
+        flow = parse_int(require(item, at, "flow", "a flow index"), f"{at}.flow")
+        if flow >= n_flows:
+            raise ScenarioError(
+                f"{at}.flow: no flow {flow} (flows are numbered 0..{n_flows - 1} in file order)"
+            )
+        seq = parse_int(require(item, at, "seq", "a data segment number"), f"{at}.seq", 1)
+        drops.append({"flow": flow, "seq": seq})
+    return drops
+
+
+def _buffer(value: object, field: str, rate_bps: int, bdp: Fraction | None) -> dict[str, int]:
+    return resolve_buffer(parse_buffer(value, field), field, value, rate_bps, bdp)
+
+
+def expand_path(path: object, n_flows: int) -> tuple[list[str], list[dict[str, Any]]]:
+    """`[path]` → sender —access— router —bottleneck— receiver."""
+    p = {**PATH_DEFAULTS, **check_table(path, "path", PATH_KEYS)}
+    rate = parse_rate(require(p, "path", "rate", 'a rate such as "250Mbps"'), "path.rate")
+    rtt = parse_time(require(p, "path", "rtt", 'a time such as "80ms"'), "path.rtt")
+    if rtt == 0:
+        raise ScenarioError("path.rtt: must be positive, got 0")
+    bdp = Fraction(rate * rtt, 8 * 10**9)
+    reverse_rate = parse_rate(p.get("reverse_rate", p["rate"]), "path.reverse_rate")
+    forward_queue = _buffer(p["buffer"], "path.buffer", rate, bdp)
+    reverse_field = "path.reverse_buffer" if "reverse_buffer" in p else "path.buffer"
+    reverse_queue = _buffer(p.get("reverse_buffer", p["buffer"]), reverse_field, reverse_rate, bdp)
+    access_rate = parse_rate(p["access_rate"], "path.access_rate")
+    forward = _direction(
+        rate,
+        rtt // 2,
+        forward_queue,
+        loss=parse_loss(p["loss"], "path.loss"),
+        jitter_ns=parse_time(p["jitter"], "path.jitter"),
+        drops=_drops(p.get("drop", []), "path.drop", n_flows),
+    )
+    links = [
+        {
+            "name": "access",
+            "a": "sender",
+            "b": "router",
+            "forward": _direction(access_rate, 0, ACCESS_BUFFER),
+            "reverse": _direction(access_rate, 0, ACCESS_BUFFER),
+        },
+        {
+            "name": "bottleneck",
+            "a": "router",
+            "b": "receiver",
+            "forward": forward,
+            "reverse": _direction(reverse_rate, rtt - rtt // 2, reverse_queue),
+        },
+    ]
+    return list(PATH_NODES), links
+
+
+def _nodes(value: object) -> list[str]:
+    if not isinstance(value, list) or not value:
+        raise ScenarioError(
+            f'nodes: expected a list of node names such as ["a", "b"], got {show(value)}'
+        )
+    nodes = []
+    for i, name in enumerate(value):
+        name = parse_str(name, f"nodes.{i}")
+        if name in nodes:
+            raise ScenarioError(f"nodes.{i}: {show(name)} is listed twice")
+        nodes.append(name)
+    if len(nodes) < 2:
+        raise ScenarioError("nodes: at least two nodes are needed")
+    return nodes
+
+
+def _node_ref(value: object, field: str, nodes: list[str]) -> str:
+    if not isinstance(value, str) or value not in nodes:
+        raise ScenarioError(f"{field}: unknown node {show(value)} (nodes: {', '.join(nodes)})")
+    return value
+
+
+def expand_links(raw: dict[str, Any], n_flows: int) -> tuple[list[str], list[dict[str, Any]]]:
+    """The general form: `nodes = [...]` and `[[link]]` tables."""
+    nodes = _nodes(require(raw, "", "nodes", "a list of node names"))
+    items = require(raw, "", "link", "[[link]] tables")
+    if not isinstance(items, list) or not items:
+        raise ScenarioError(f"link: expected one or more [[link]] tables, got {show(items)}")
+    links = []
+    for i, item in enumerate(items):
+        at = f"link.{i}"
+        check_table(item, at, LINK_KEYS)
+        a = _node_ref(require(item, at, "a", "a node name"), f"{at}.a", nodes)
+        b = _node_ref(require(item, at, "b", "a node name"), f"{at}.b", nodes)
+        if a == b:
+            raise ScenarioError(f"{at}.b: a link needs two different nodes, got {show(b)} twice")
+        name = parse_str(item.get("name", f"{a}-{b}"), f"{at}.name")
+        if any(link["name"] == name for link in links):
+            raise ScenarioError(f"{at}.name: {show(name)} is used by another link")
+        rate = parse_rate(require(item, at, "rate", 'a rate such as "1Gbps"'), f"{at}.rate")
+        delay = parse_time(
+            require(item, at, "delay", 'a one-way delay such as "10ms"'), f"{at}.delay"
+        )
+        buffer = require(item, at, "buffer", 'a buffer such as "200pkt", "1MB" or "50ms"')
+        reverse_rate = parse_rate(item.get("reverse_rate", item["rate"]), f"{at}.reverse_rate")
+        reverse_delay = parse_time(item.get("reverse_delay", item["delay"]), f"{at}.reverse_delay")
+        reverse_field = f"{at}.reverse_buffer" if "reverse_buffer" in item else f"{at}.buffer"
+        links.append(
+            {
+                "name": name,
+                "a": a,
+                "b": b,
+                "forward": _direction(
+                    rate,
+                    delay,
+                    _buffer(buffer, f"{at}.buffer", rate, None),
+                    loss=parse_loss(item.get("loss", 0), f"{at}.loss"),
+                    jitter_ns=parse_time(item.get("jitter", 0), f"{at}.jitter"),
+                    drops=_drops(item.get("drop", []), f"{at}.drop", n_flows),
+                ),
+                "reverse": _direction(
+                    reverse_rate,
+                    reverse_delay,
+                    _buffer(item.get("reverse_buffer", buffer), reverse_field, reverse_rate, None),
+                ),
+            }
+        )
+    return nodes, links
+
+
+def build_flow(
+    item: object,
+    i: int,
+    nodes: list[str],
+    default_ends: tuple[str, str] | None,
+    algorithms: list[dict[str, Any]] | None,
+) -> dict[str, Any]:
+    at = f"flow.{i}"
+    f = {**FLOW_DEFAULTS, **check_table(item, at, tuple(FLOW_DEFAULTS))}
+    ends = []
+    for end, default in zip(("src", "dst"), default_ends or (None, None), strict=True):
+        value = f[end] if f[end] is not None else default
+        if value is None:
+            raise ScenarioError(
+                f"{at}.{end}: missing (with nodes and [[link]], every flow names its {end}; "
+                f"nodes: {', '.join(nodes)})"
+            )
+        ends.append(_node_ref(value, f"{at}.{end}", nodes))
+    if ends[0] == ends[1]:
+        raise ScenarioError(f"{at}.dst: src and dst must differ, both are {show(ends[0])}")
+    cc = parse_cc(f["cc"], f"{at}.cc")
+    if algorithms is not None:
+        check_cc(cc, f"{at}.cc", algorithms)
+    mss = parse_int(f["mss"], f"{at}.mss", 1, MAX_MSS)
+    size = parse_size_or_inf(f["size"], f"{at}.size")
+    if size == 0:
+        raise ScenarioError(f'{at}.size: expected a positive size or "inf", got {show(f["size"])}')
+    min_rto = parse_time(f["min_rto"], f"{at}.min_rto")
+    max_rto = parse_time(f["max_rto"], f"{at}.max_rto")
+    if min_rto == 0:
+        raise ScenarioError(f"{at}.min_rto: must be positive, got {show(f['min_rto'])}")
+    if max_rto < min_rto:
+        raise ScenarioError(f"{at}.max_rto: must be at least min_rto, got {show(f['max_rto'])}")
+    windows = {}
+    for key in ("max_rwnd", "max_window"):
+        windows[key] = parse_window(f[key], f"{at}.{key}", mss)
+        if windows[key] is not None and windows[key] < mss:
+            raise ScenarioError(f"{at}.{key}: must be at least one MSS ({mss} bytes)")
+    recovery = f["recovery"]
+    if recovery not in RECOVERY:
+        raise ScenarioError(
+            f"{at}.recovery: expected one of {', '.join(RECOVERY)}, got {show(recovery)}"
+        )
+    return {
+        "src": ends[0],
+        "dst": ends[1],
+        "cc": cc,
+        "size_bytes": size,
+        "start_ns": parse_time(f["start"], f"{at}.start"),
+        "mss": mss,
+        "header_bytes": parse_int(f["header_bytes"], f"{at}.header_bytes", 0, MAX_MSS),
+        "initcwnd": parse_int(f["initcwnd"], f"{at}.initcwnd", 1),
+        "initrwnd": parse_int(f["initrwnd"], f"{at}.initrwnd", 1),
+        "max_rwnd_bytes": windows["max_rwnd"],
+        "max_window_bytes": windows["max_window"],
+        "handshake": parse_bool(f["handshake"], f"{at}.handshake"),
+        "delayed_ack": parse_bool(f["delayed_ack"], f"{at}.delayed_ack"),
+        "delack_timeout_ns": parse_time(f["delack_timeout"], f"{at}.delack_timeout"),
+        "ack_every": parse_int(f["ack_every"], f"{at}.ack_every", 1),
+        "abc": parse_bool(f["abc"], f"{at}.abc"),
+        "min_rto_ns": min_rto,
+        "max_rto_ns": max_rto,
+        "pacing": parse_bool(f["pacing"], f"{at}.pacing"),
+        "recovery": recovery,
+        "app": parse_app(f["app"], i),
+    }
+
+
+def build_trace(value: object) -> dict[str, int]:
+    t = {**TRACE_DEFAULTS, **check_table(value, "trace", TRACE_KEYS)}
+    return {
+        "flow_interval_ns": parse_time(t["flow_interval"], "trace.flow_interval"),
+        "queue_interval_ns": parse_time(t["queue_interval"], "trace.queue_interval"),
+        "max_rows": parse_int(t["max_rows"], "trace.max_rows"),
+    }
+
+
+def build_config(
+    raw: dict[str, Any], algorithms: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Validate a raw scenario and resolve it to the canonical config."""
+    check_table(raw, "", TOP_KEYS)
+    name = parse_str(raw.get("name", "scenario"), "name")
+    if "description" in raw and not isinstance(raw["description"], str):
+        raise ScenarioError(f"description: expected a string, got {show(raw['description'])}")
+    duration = parse_time(require(raw, "", "duration", 'a time such as "60s"'), "duration")
+    if duration == 0:
+        raise ScenarioError(f"duration: must be positive, got {show(raw['duration'])}")
+    seed = parse_int(raw.get("seed", 0), "seed")
+    flows = raw.get("flow")
+    if not isinstance(flows, list) or not flows:
+        raise ScenarioError("flow: at least one [[flow]] table is needed")
+    if "path" in raw:
+        if "nodes" in raw or "link" in raw:
+            raise ScenarioError("path: give either [path] or nodes and [[link]], not both")
+        nodes, links = expand_path(raw["path"], len(flows))
+        default_ends: tuple[str, str] | None = ("sender", "receiver")
+    elif "nodes" in raw or "link" in raw:
+        nodes, links = expand_links(raw, len(flows))
+        default_ends = None
+    else:
+        raise ScenarioError(
+            "path: missing (give a [path] table, or nodes = [...] with [[link]] tables)"
+        )
+    return {
+        "name": name,
+        "seed": seed,
+        "duration_ns": duration,
+        "nodes": nodes,
+        "links": links,
+        "flows": [build_flow(f, i, nodes, default_ends, algorithms) for i, f in enumerate(flows)],
+        "trace": build_trace(raw.get("trace", {})),
+    }
+
+
+def load(
+    source: str | os.PathLike[str] | dict[str, Any],
+    *,
+    cc: str | dict[str, Any] | None = None,
+    set: list[str] | tuple[str, ...] | str = (),  # noqa: A002 - the documented keyword
+    seed: int | None = None,
+    duration: str | int | float | None = None,
+    algorithms: list[dict[str, Any]] | None | str = "core",
+) -> dict[str, Any]:
+    """A scenario file or dict with overrides → the canonical config (not yet run)."""
+    raw = apply_overrides(read_scenario(source), cc=cc, set=set, seed=seed, duration=duration)
+    if algorithms == "core":
+        algorithms = core_algorithms()
+    assert not isinstance(algorithms, str)
+    return build_config(raw, algorithms)

@@ -1,0 +1,243 @@
+"""Units in scenario files, resolved to exact integers: ns, bytes, bits per second.
+
+Numbers are parsed as exact decimals, so "1.5Mbps" is 1_500_000 and "0.08" seconds is
+80_000_000 ns; a value that is not a whole number of the base unit is an error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+U64_MAX = 2**64 - 1
+
+RATE_UNITS = {
+    "bps": 1,
+    "kbps": 10**3,
+    "Kbps": 10**3,
+    "Mbps": 10**6,
+    "mbps": 10**6,
+    "Gbps": 10**9,
+    "gbps": 10**9,
+    "Tbps": 10**12,
+}
+TIME_UNITS = {
+    "ns": 1,
+    "us": 10**3,
+    "µs": 10**3,
+    "ms": 10**6,
+    "s": 10**9,
+    "min": 60 * 10**9,
+    "h": 3600 * 10**9,
+}
+SIZE_UNITS = {
+    "B": 1,
+    "kB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
+}
+
+RATE_HELP = 'a rate such as "250Mbps" (bps, kbps, Mbps, Gbps, Tbps; a bare number is bits/s)'
+TIME_HELP = 'a time such as "600ms" (ns, us, ms, s, min, h; a bare number is seconds)'
+SIZE_HELP = 'a size such as "100MB" (B, kB, MB, GB, KiB, MiB, GiB; a bare integer is bytes)'
+
+_QUANTITY = re.compile(r"^\s*([+-]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(\S*?)\s*$")
+
+
+class ScenarioError(ValueError):
+    """A bad scenario value; the message starts with the dotted field it concerns."""
+
+
+def show(value: object) -> str:
+    """A value as the user wrote it, for error messages."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    return str(value)
+
+
+def fail(field: str, expected: str, value: object) -> ScenarioError:
+    return ScenarioError(f"{field}: expected {expected}, got {show(value)}")
+
+
+def split_quantity(value: object, field: str, expected: str) -> tuple[Fraction, str]:
+    """A number (exact) and its unit suffix ("" for a bare number)."""
+    if isinstance(value, bool):
+        raise fail(field, expected, value)
+    if isinstance(value, int):
+        return Fraction(value), ""
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise fail(field, expected, value)
+        return Fraction(repr(value)), ""
+    if not isinstance(value, str):
+        raise fail(field, expected, value)
+    m = _QUANTITY.match(value)
+    if not m:
+        raise fail(field, expected, value)
+    return Fraction(m.group(1).replace("_", "")), m.group(2)
+
+
+def _whole(x: Fraction, field: str, value: object, what: str) -> int:
+    if x.denominator != 1:
+        raise ScenarioError(f"{field}: {show(value)} is not a whole number of {what}")
+    if x > U64_MAX:
+        raise ScenarioError(f"{field}: {show(value)} is too large")
+    return int(x)
+
+
+def _scaled(
+    value: object, field: str, units: dict[str, int], bare: int, expected: str, what: str
+) -> Fraction:
+    number, unit = split_quantity(value, field, expected)
+    if number < 0:
+        raise ScenarioError(f"{field}: must not be negative, got {show(value)}")
+    if unit == "":
+        return number * bare
+    if unit not in units:
+        raise fail(field, expected, value)
+    return number * units[unit]
+
+
+def parse_rate(value: object, field: str) -> int:
+    """Bits per second, > 0."""
+    x = _scaled(value, field, RATE_UNITS, 1, RATE_HELP, "bits per second")
+    if x == 0:
+        raise ScenarioError(f"{field}: must be positive, got {show(value)}")
+    return _whole(x, field, value, "bits per second")
+
+
+def parse_time(value: object, field: str) -> int:
+    """Nanoseconds, >= 0."""
+    x = _scaled(value, field, TIME_UNITS, 10**9, TIME_HELP, "nanoseconds")
+    return _whole(x, field, value, "nanoseconds")
+
+
+def parse_size(value: object, field: str) -> int:
+    """Bytes, >= 0. A bare number must be an integer."""
+    if isinstance(value, float):
+        raise fail(field, SIZE_HELP, value)
+    x = _scaled(value, field, SIZE_UNITS, 1, SIZE_HELP, "bytes")
+    return _whole(x, field, value, "bytes")
+
+
+def parse_size_or_inf(value: object, field: str) -> int | None:
+    """Bytes, or None for "inf"."""
+    if isinstance(value, str) and value.strip() == "inf":
+        return None
+    return parse_size(value, field)
+
+
+WINDOW_HELP = 'a window such as "3500seg" (segments of the flow\'s MSS) or a size such as "5MB"'
+
+
+def parse_window(value: object, field: str, mss: int) -> int | None:
+    """Bytes, or None for "inf"; "Nseg" is N × mss."""
+    if isinstance(value, str) and value.strip() == "inf":
+        return None
+    if isinstance(value, str) and value.strip().endswith("seg"):
+        number, unit = split_quantity(value, field, WINDOW_HELP)
+        if unit != "seg":
+            raise fail(field, WINDOW_HELP, value)
+        if number <= 0:
+            raise ScenarioError(f"{field}: must be positive, got {show(value)}")
+        return _whole(number * mss, field, value, "bytes")
+    if isinstance(value, float):
+        raise fail(field, WINDOW_HELP, value)
+    number, unit = split_quantity(value, field, WINDOW_HELP)
+    if unit and unit not in SIZE_UNITS:
+        raise fail(field, WINDOW_HELP, value)
+    size = parse_size(value, field)
+    if size == 0:
+        raise ScenarioError(f"{field}: must be positive, got {show(value)}")
+    return size
+
+
+BUFFER_HELP = (
+    'a buffer such as "200pkt", "1MB", "50ms" (at the line rate) or "1bdp" '
+    "(multiples of rate × rtt, [path] only)"
+)
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A buffer as written, resolved once the link's rate (and the path's BDP) are known."""
+
+    packets: Fraction | None = None
+    bytes: int | None = None
+    time_ns: int | None = None
+    bdp: Fraction | None = None
+
+
+def parse_buffer(value: object, field: str) -> Buffer:
+    number, unit = split_quantity(value, field, BUFFER_HELP)
+    if number < 0:
+        raise ScenarioError(f"{field}: must not be negative, got {show(value)}")
+    if unit in ("pkt", "pkts"):
+        return Buffer(packets=number)
+    if unit == "bdp":
+        return Buffer(bdp=number)
+    if unit in TIME_UNITS:
+        return Buffer(time_ns=parse_time(value, field))
+    if unit == "" or unit in SIZE_UNITS:
+        if isinstance(value, float):
+            raise fail(field, BUFFER_HELP, value)
+        return Buffer(bytes=parse_size(value, field))
+    raise fail(field, BUFFER_HELP, value)
+
+
+def _round(x: Fraction) -> int:
+    """Nearest integer, halves up."""
+    return int((x + Fraction(1, 2)) // 1)
+
+
+def resolve_buffer(
+    buf: Buffer, field: str, value: object, rate_bps: int, bdp_bytes: Fraction | None
+) -> dict[str, int]:
+    """The canonical queue limit: {"packets": N} or {"bytes": N}, at least 1."""
+    if buf.packets is not None:
+        limit = {"packets": _whole(buf.packets, field, value, "packets")}
+    elif buf.bytes is not None:
+        limit = {"bytes": buf.bytes}
+    elif buf.time_ns is not None:
+        limit = {"bytes": _round(Fraction(rate_bps * buf.time_ns, 8 * 10**9))}
+    else:
+        assert buf.bdp is not None
+        if bdp_bytes is None:
+            raise ScenarioError(
+                f"{field}: {show(value)}: bdp is only accepted in the [path] form; "
+                'give packets ("200pkt"), bytes ("1MB") or a time at the line rate ("50ms")'
+            )
+        limit = {"bytes": _round(buf.bdp * bdp_bytes)}
+    if next(iter(limit.values())) < 1:
+        raise ScenarioError(f"{field}: must hold at least one packet, got {show(value)}")
+    return limit
+
+
+LOSS_HELP = 'a loss probability in [0, 1) such as 0.001 or "0.1%"'
+
+
+def parse_loss(value: object, field: str) -> float:
+    if isinstance(value, str) and value.strip().endswith("%"):
+        number, unit = split_quantity(value, field, LOSS_HELP)
+        if unit != "%":
+            raise fail(field, LOSS_HELP, value)
+        p = float(number / 100)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        p = float(value)
+    else:
+        raise fail(field, LOSS_HELP, value)
+    if not 0.0 <= p < 1.0:
+        raise fail(field, LOSS_HELP, value)
+    return p

@@ -1,0 +1,56 @@
+"""Shared fixtures: the repository root, a small scenario dict, a fixed algorithm registry."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# A registry shaped like `_core.algorithms()`, so loader tests do not depend on which
+# algorithms the core has today.
+ALGORITHMS = [
+    {"name": "reno", "summary": "", "source": "", "params": []},
+    {
+        "name": "lss",
+        "summary": "",
+        "source": "",
+        "params": [{"name": "max_ssthresh", "doc": "", "default": "100", "accepted": "> 0"}],
+    },
+    {
+        "name": "aimd",
+        "summary": "",
+        "source": "",
+        "params": [
+            {"name": "a", "doc": "", "default": "1", "accepted": "> 0"},
+            {"name": "b", "doc": "", "default": "0.5", "accepted": "(0, 1)"},
+        ],
+    },
+]
+
+SMALL = {
+    "name": "small",
+    "duration": "2s",
+    "path": {"rate": "100Mbps", "rtt": "40ms"},
+    "flow": [{"cc": "reno", "size": "1MB"}],
+}
+
+
+@pytest.fixture
+def small() -> dict:
+    return copy.deepcopy(SMALL)
+
+
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """`slowstart ARGS` in a fresh interpreter, as a user would run it."""
+    return subprocess.run(
+        [sys.executable, "-m", "slowstart", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )

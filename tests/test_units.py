@@ -1,0 +1,171 @@
+from fractions import Fraction
+
+import pytest
+
+from slowstart.units import (
+    ScenarioError,
+    parse_buffer,
+    parse_loss,
+    parse_rate,
+    parse_size,
+    parse_size_or_inf,
+    parse_time,
+    parse_window,
+    resolve_buffer,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "bps"),
+    [
+        ("250Mbps", 250_000_000),
+        ("10Gbps", 10_000_000_000),
+        ("3kbps", 3_000),
+        ("1.5Mbps", 1_500_000),
+        ("2.5 Gbps", 2_500_000_000),
+        ("1000", 1_000),
+        (1000, 1_000),
+        (2.5e6, 2_500_000),
+        ("1e9bps", 1_000_000_000),
+    ],
+)
+def test_rates_are_exact_bits_per_second(text, bps):
+    assert parse_rate(text, "path.rate") == bps
+
+
+@pytest.mark.parametrize(
+    ("text", "ns"),
+    [
+        ("600ms", 600_000_000),
+        ("1s", 1_000_000_000),
+        ("50us", 50_000),
+        ("2.5s", 2_500_000_000),
+        ("1min", 60_000_000_000),
+        ("0.1s", 100_000_000),
+        (0.08, 80_000_000),
+        (2, 2_000_000_000),
+        ("7ns", 7),
+        (0, 0),
+    ],
+)
+def test_times_are_exact_nanoseconds(text, ns):
+    assert parse_time(text, "path.rtt") == ns
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("100MB", 100_000_000),
+        ("17kB", 17_000),
+        ("64KiB", 65_536),
+        ("1MiB", 1_048_576),
+        ("1.5MB", 1_500_000),
+        ("2GB", 2_000_000_000),
+        (1460, 1460),
+        ("1460", 1460),
+    ],
+)
+def test_sizes_are_exact_bytes(text, size):
+    assert parse_size(text, "flow.0.size") == size
+
+
+def test_inf_size_is_none():
+    assert parse_size_or_inf("inf", "flow.0.size") is None
+    assert parse_size_or_inf("1kB", "flow.0.size") == 1000
+
+
+@pytest.mark.parametrize(
+    ("text", "mss", "window"),
+    [
+        ("3500seg", 1460, 5_110_000),
+        ("10seg", 8960, 89_600),
+        ("5110000", 1460, 5_110_000),
+        (5_110_000, 1460, 5_110_000),
+        ("64KiB", 1460, 65_536),
+        ("inf", 1460, None),
+    ],
+)
+def test_windows_in_segments_or_bytes(text, mss, window):
+    assert parse_window(text, "flow.0.max_window", mss) == window
+
+
+RATE_250M = 250_000_000
+BDP_SATELLITE = Fraction(RATE_250M * 600_000_000, 8 * 10**9)  # 250 Mbps × 600 ms
+
+
+@pytest.mark.parametrize(
+    ("text", "limit"),
+    [
+        ("200pkt", {"packets": 200}),
+        ("1MB", {"bytes": 1_000_000}),
+        (50_000, {"bytes": 50_000}),
+        ("50ms", {"bytes": 1_562_500}),
+        ("1bdp", {"bytes": 18_750_000}),
+        ("0.5bdp", {"bytes": 9_375_000}),
+        ("2bdp", {"bytes": 37_500_000}),
+    ],
+)
+def test_buffers_resolve_to_a_queue_limit(text, limit):
+    buf = parse_buffer(text, "path.buffer")
+    assert resolve_buffer(buf, "path.buffer", text, RATE_250M, BDP_SATELLITE) == limit
+
+
+def test_bdp_buffer_outside_path_form_says_so():
+    buf = parse_buffer("1bdp", "link.0.buffer")
+    with pytest.raises(ScenarioError, match=r"^link\.0\.buffer: .*only accepted in the \[path\]"):
+        resolve_buffer(buf, "link.0.buffer", "1bdp", RATE_250M, None)
+
+
+def test_loss_as_probability_or_percent():
+    assert parse_loss(0.01, "path.loss") == 0.01
+    assert parse_loss("0.1%", "path.loss") == pytest.approx(0.001)
+    assert parse_loss(0, "path.loss") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("parse", "value", "message"),
+    [
+        (parse_rate, "fast", r'^path\.x: expected a rate such as "250Mbps".*got "fast"$'),
+        (parse_rate, "5MBps", r'got "5MBps"$'),
+        (parse_rate, "-5Mbps", r'^path\.x: must not be negative, got "-5Mbps"$'),
+        (parse_rate, "0bps", r"must be positive"),
+        (parse_rate, "1.5bps", r"not a whole number of bits per second"),
+        (parse_rate, True, r"got true$"),
+        (parse_rate, None, r"got None$"),
+        (parse_time, "1.5ns", r"not a whole number of nanoseconds"),
+        (parse_time, "10 parsecs", r"expected a time such as"),
+        (parse_time, "-1s", r"must not be negative"),
+        (parse_time, float("nan"), r"expected a time"),
+        (parse_size, 1.5, r"expected a size"),
+        (parse_size, "12 bananas", r"expected a size"),
+        (parse_size, "1e30", r"too large"),
+        (parse_size, [1], r"got a list$"),
+        (parse_loss, 1.5, r"expected a loss probability in \[0, 1\)"),
+        (parse_loss, -0.1, r"expected a loss probability"),
+        (parse_loss, "5 percent", r"expected a loss probability"),
+    ],
+)
+def test_bad_values_name_the_field_and_what_is_accepted(parse, value, message):
+    with pytest.raises(ScenarioError, match=message) as err:
+        parse(value, "path.x")
+    assert str(err.value).startswith("path.x: ")
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("value", ["0seg", "10 pkts", "12 bananas", "-3seg", 1.5])
+def test_bad_windows(value):
+    with pytest.raises(ScenarioError, match=r"^flow\.0\.max_window: "):
+        parse_window(value, "flow.0.max_window", 1460)
+
+
+@pytest.mark.parametrize("value", ["10 apples", "-1pkt", "1.5pkt"])
+def test_bad_buffers(value):
+    with pytest.raises(ScenarioError, match=r"^path\.buffer: "):
+        buf = parse_buffer(value, "path.buffer")
+        resolve_buffer(buf, "path.buffer", value, RATE_250M, BDP_SATELLITE)
+
+
+def test_buffer_must_hold_a_packet():
+    buf = parse_buffer("0pkt", "path.buffer")
+    with pytest.raises(ScenarioError, match="at least one packet"):
+        resolve_buffer(buf, "path.buffer", "0pkt", RATE_250M, BDP_SATELLITE)
