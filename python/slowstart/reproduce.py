@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from slowstart.api import Result, run
+from slowstart.app_figures import request_ramp_figures, window_grid_figures
 from slowstart.paths import scenario_path
+from slowstart.plan import first_object
 from slowstart.plot import plot_overlay
 
 Metric = str | Callable[[dict[str, Any]], float | None]
@@ -95,6 +97,61 @@ EXPERIMENTS: dict[str, Experiment] = {
                     91,
                 ),
             ),
+        ),
+        Experiment(
+            name="bittorrent",
+            title="A new seeding uTP connection: when the seed leaves slow start",
+            source="libtorrent blog, slow start (BitTorrent request slow start, libtorrent 1.0.6)",
+            scenario="bittorrent-request-slowstart",
+            metric="slow_start_exit_s",
+            unit="s",
+            tolerance=0.25,
+            common=(),
+            variants=(
+                Variant("request queue by rate only (before 1.0.6)", ("app.0.app_slow_start=false",), 3.2),
+                Variant("request slow start (1.0.6)", ("app.0.app_slow_start=true",), 1.0, bound="<"),
+            ),
+            figures=request_ramp_figures,
+        ),
+        Experiment(
+            name="web-initcwnd",
+            title="A 17 kB page on a new connection, 10 Mbps, 50 ms RTT",
+            source="Habets 2011, Optimizing TCP slow start (initcwnd/initrwnd)",
+            scenario="web-initcwnd",
+            metric="apps.0.objects.0 (first object of the web flow)",
+            unit="",
+            tolerance=0.25,
+            common=(),
+            variants=(
+                Variant(
+                    "defaults of the time (initcwnd 3, initrwnd 4): first to last byte",
+                    (),
+                    0.170,
+                    metric="apps.0.objects.0.first_to_last_s",
+                    unit=" s",
+                ),
+                Variant(
+                    "defaults of the time: stalls (published 4-6)",
+                    (),
+                    5,
+                    metric="apps.0.objects.0.stalls",
+                ),
+                Variant(
+                    "initcwnd 20, initrwnd 20: round trips in all",
+                    ("flow.0.initcwnd=20", "flow.0.initrwnd=20"),
+                    2,
+                    metric=lambda s: (first_object(s) or {}).get("round_trips"),
+                ),
+                Variant(
+                    "initcwnd 20, initrwnd 20: first to last byte (single-digit ms)",
+                    ("flow.0.initcwnd=20", "flow.0.initrwnd=20"),
+                    0.0099,
+                    metric="apps.0.objects.0.first_to_last_s",
+                    bound="<",
+                    unit=" s",
+                ),
+            ),
+            figures=window_grid_figures,
         ),
     ]
 }
