@@ -100,6 +100,21 @@ pub struct Algorithm {
     pub summary: &'static str,
     pub source: &'static str,
     pub params: &'static [ParamInfo],
+    /// Loss-based algorithms take a slow-start rule (`slow_start = ...`, see
+    /// [`crate::slow_start::SLOW_START_PARAMS`]); this is their default rule.
+    pub slow_start: Option<&'static str>,
+}
+
+impl Algorithm {
+    /// Its own parameters, then the slow-start ones if it takes them.
+    pub fn all_params(&self) -> impl Iterator<Item = &'static ParamInfo> {
+        let shared: &'static [ParamInfo] = if self.slow_start.is_some() {
+            crate::slow_start::SLOW_START_PARAMS
+        } else {
+            &[]
+        };
+        self.params.iter().chain(shared.iter())
+    }
 }
 
 /// Every algorithm slowstart knows, in the order `slowstart list` prints them.
@@ -109,30 +124,42 @@ pub const ALGORITHMS: &[Algorithm] = &[
         summary: "Reno/NewReno: slow start, +1 MSS per RTT, halve on loss",
         source: "RFC 5681",
         params: &[],
+        slow_start: Some("standard"),
+    },
+    Algorithm {
+        name: "lss",
+        summary: "Reno with Limited Slow-Start: at most max_ssthresh/2 segments per RTT above it",
+        source: "RFC 3742",
+        params: &[],
+        slow_start: Some("lss"),
     },
     Algorithm {
         name: "vegas",
         summary: "Vegas: +-1 segment per RTT by queued-segment estimate; slow start ends at gamma",
         source: "Brakmo & Peterson 1995; Linux tcp_vegas.c",
         params: crate::vegas::PARAMS,
+        slow_start: None,
     },
     Algorithm {
         name: "vegas-lss",
         summary: "Vegas whose slow start hands over to Limited Slow-Start at gamma (net100)",
         source: "net100 (Dunigan 2003); RFC 3742; Linux tcp_vegas.c",
         params: crate::vegas_lss::PARAMS,
+        slow_start: None,
     },
     Algorithm {
         name: "ledbat",
         summary: "LEDBAT: window steered by one-way queuing delay towards a target",
         source: "RFC 6817",
         params: crate::ledbat::PARAMS,
+        slow_start: None,
     },
     Algorithm {
         name: "utp",
         summary: "uTP: LEDBAT window, gain cap per RTT, slow start left at the delay target",
         source: "BEP 29; libtorrent utp_stream.cpp",
         params: crate::utp::PARAMS,
+        slow_start: None,
     },
 ];
 
@@ -157,15 +184,12 @@ pub struct Params<'a> {
 impl<'a> Params<'a> {
     fn new(spec: &'a CcSpec, algo: &'static Algorithm) -> Result<Self, CcError> {
         for key in spec.params.keys() {
-            if !algo.params.iter().any(|p| p.name == key) {
-                let accepted = if algo.params.is_empty() {
+            if !algo.all_params().any(|p| p.name == key) {
+                let names: Vec<&str> = algo.all_params().map(|p| p.name).collect();
+                let accepted = if names.is_empty() {
                     "none".to_string()
                 } else {
-                    algo.params
-                        .iter()
-                        .map(|p| p.name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    names.join(", ")
                 };
                 return Err(CcError(format!(
                     "cc {}: unknown parameter '{key}' (accepted: {accepted})",
@@ -178,8 +202,7 @@ impl<'a> Params<'a> {
 
     fn info(&self, key: &str) -> &'static ParamInfo {
         self.algo
-            .params
-            .iter()
+            .all_params()
             .find(|p| p.name == key)
             .expect("parameter read by an algorithm must be declared in ALGORITHMS")
     }
@@ -204,6 +227,29 @@ impl<'a> Params<'a> {
                     Err(self.bad(key, v))
                 }
             }
+            Some(v) => Err(self.bad(key, v)),
+        }
+    }
+
+    /// The algorithm this spec names.
+    pub fn algorithm(&self) -> &'static Algorithm {
+        self.algo
+    }
+
+    /// One of `choices`, or `default` when the key is absent.
+    pub fn choice_or(
+        &self,
+        key: &str,
+        choices: &[&'static str],
+        default: &'static str,
+    ) -> Result<&'static str, CcError> {
+        match self.spec.params.get(key) {
+            None => Ok(default),
+            Some(ParamValue::Text(word)) => choices
+                .iter()
+                .copied()
+                .find(|c| c == word)
+                .ok_or_else(|| self.bad(key, &ParamValue::Text(word.clone()))),
             Some(v) => Err(self.bad(key, v)),
         }
     }
@@ -324,11 +370,11 @@ impl Controller {
         })?;
         let params = Params::new(spec, algo)?;
         Ok(match algo.name {
-            "reno" => Controller::Reno(reno(
+            "reno" | "lss" => Controller::Reno(reno(
                 common.mss,
                 common.initcwnd,
                 common.counting(),
-                SlowStart::Standard,
+                SlowStart::from_params(&params, common)?,
             )),
             "vegas" => Controller::Vegas(crate::vegas::from_params(&params, common)?),
             "vegas-lss" => Controller::VegasLss(crate::vegas_lss::from_params(&params, common)?),

@@ -174,7 +174,7 @@ fn algorithms() -> String {
                 "name": a.name,
                 "summary": a.summary,
                 "source": a.source,
-                "params": a.params.iter().map(|p| serde_json::json!({
+                "params": a.all_params().map(|p| serde_json::json!({
                     "name": p.name,
                     "doc": p.doc,
                     "default": p.default,
