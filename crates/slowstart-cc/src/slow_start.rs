@@ -185,7 +185,7 @@ mod tests {
             let before = c.cwnd();
             one_rtt(&mut c);
             let added = c.cwnd() - before;
-            assert!(added <= 50 * MSS && added >= 40 * MSS, "{added}");
+            assert!((40 * MSS..=50 * MSS).contains(&added), "{added}");
         }
     }
 
