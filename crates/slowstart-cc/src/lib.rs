@@ -15,12 +15,16 @@
 //! arithmetic shared by the loss-based algorithms), one module per algorithm, and [`registry`]
 //! (names, parameters with defaults and ranges, construction from `name:key=value`).
 
+pub mod aimd;
 pub mod controller;
+pub mod cubic;
 pub mod estimators;
+pub mod hstcp;
 pub mod ledbat;
 pub mod loss_based;
 pub mod registry;
 pub mod reno;
+pub mod scalable;
 pub mod slow_start;
 pub mod utp;
 pub mod vegas;

@@ -6,6 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::loss_based::{AvoidanceRule, LossBased};
 use crate::reno::{reno, Reno};
 use crate::slow_start::SlowStart;
 use crate::window::AckCounting;
@@ -132,6 +133,34 @@ pub const ALGORITHMS: &[Algorithm] = &[
         source: "RFC 3742",
         params: &[],
         slow_start: Some("lss"),
+    },
+    Algorithm {
+        name: "cubic",
+        summary: "CUBIC: cubic window growth around W_max, Reno-friendly floor, beta 0.7",
+        source: "RFC 9438",
+        params: crate::cubic::PARAMS,
+        slow_start: Some("standard"),
+    },
+    Algorithm {
+        name: "hstcp",
+        summary: "HighSpeed TCP: increase a(w) and decrease b(w) grow with the window",
+        source: "RFC 3649",
+        params: crate::hstcp::PARAMS,
+        slow_start: Some("standard"),
+    },
+    Algorithm {
+        name: "aimd",
+        summary: "Tuned AIMD (net100 WAD): fixed (a, b), or re-tuned from RFC 3649 every 0.1 s",
+        source: "net100 (Dunigan 2003); RFC 3649",
+        params: crate::aimd::PARAMS,
+        slow_start: Some("standard"),
+    },
+    Algorithm {
+        name: "scalable",
+        summary: "Scalable TCP: +0.01 segment per ACK, decrease by 1/8",
+        source: "Kelly 2003; Linux tcp_scalable.c",
+        params: crate::scalable::PARAMS,
+        slow_start: Some("standard"),
     },
     Algorithm {
         name: "vegas",
@@ -337,6 +366,10 @@ impl Params<'_> {
 #[derive(Clone, Debug)]
 pub enum Controller {
     Reno(Reno),
+    Cubic(LossBased<crate::cubic::Cubic>),
+    HighSpeed(LossBased<crate::hstcp::HighSpeed>),
+    Aimd(LossBased<crate::aimd::Aimd>),
+    Scalable(LossBased<crate::scalable::Scalable>),
     Vegas(crate::vegas::Vegas),
     VegasLss(crate::vegas::Vegas),
     Ledbat(crate::ledbat::Ledbat),
@@ -347,12 +380,32 @@ macro_rules! dispatch {
     ($self:expr, $c:ident => $body:expr) => {
         match $self {
             Controller::Reno($c) => $body,
+            Controller::Cubic($c) => $body,
+            Controller::HighSpeed($c) => $body,
+            Controller::Aimd($c) => $body,
+            Controller::Scalable($c) => $body,
             Controller::Vegas($c) => $body,
             Controller::VegasLss($c) => $body,
             Controller::Ledbat($c) => $body,
             Controller::Utp($c) => $body,
         }
     };
+}
+
+/// A loss-based controller with `rule` and the slow-start rule the spec asks for.
+fn loss_based<A: AvoidanceRule>(
+    params: &Params,
+    common: &CommonParams,
+    rule: A,
+) -> Result<LossBased<A>, CcError> {
+    let slow_start = SlowStart::from_params(params, common)?;
+    Ok(LossBased::new(
+        common.mss,
+        common.initcwnd,
+        common.counting(),
+        slow_start,
+        rule,
+    ))
 }
 
 impl Controller {
@@ -376,6 +429,46 @@ impl Controller {
                 common.counting(),
                 SlowStart::from_params(&params, common)?,
             )),
+            "cubic" => Controller::Cubic(loss_based(
+                &params,
+                common,
+                crate::cubic::Cubic::new(
+                    params.number("c", 0.01, 10.0)?,
+                    params.number("beta", 0.1, 0.95)?,
+                    params.boolean("fast_convergence")?,
+                ),
+            )?),
+            "hstcp" => Controller::HighSpeed(loss_based(
+                &params,
+                common,
+                crate::hstcp::HighSpeed {
+                    table: crate::hstcp::HighSpeedTable {
+                        low_window: params.number("low_window", 2.0, 10_000.0)?,
+                    },
+                },
+            )?),
+            "aimd" => Controller::Aimd(loss_based(&params, common, {
+                match params.choice("mode", &["static", "periodic"])? {
+                    "periodic" => crate::aimd::Aimd::periodic(
+                        crate::hstcp::HighSpeedTable {
+                            low_window: params.number("low_window", 2.0, 10_000.0)?,
+                        },
+                        (params.number("period", 0.001, 60.0)? * 1e9) as Nanos,
+                    ),
+                    _ => crate::aimd::Aimd::fixed(
+                        params.number("a", 0.01, 1000.0)?,
+                        params.number("b", 0.01, 0.9)?,
+                    ),
+                }
+            })?),
+            "scalable" => Controller::Scalable(loss_based(
+                &params,
+                common,
+                crate::scalable::Scalable::new(
+                    params.number("a", 0.0001, 1.0)?,
+                    params.number("b", 0.01, 0.9)?,
+                ),
+            )?),
             "vegas" => Controller::Vegas(crate::vegas::from_params(&params, common)?),
             "vegas-lss" => Controller::VegasLss(crate::vegas_lss::from_params(&params, common)?),
             "ledbat" => Controller::Ledbat(crate::ledbat::from_params(&params, common)?),
@@ -452,6 +545,111 @@ mod tests {
             }
             let c = Controller::new(&CcSpec::named(algo.name), &COMMON).unwrap();
             assert!(c.cwnd() >= COMMON.mss);
+        }
+    }
+}
+
+#[cfg(test)]
+mod property_tests {
+    use super::*;
+    use crate::estimators::RateSample;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Step {
+        Ack {
+            segments: u64,
+            rtt_ms: u64,
+            owd_ms: u64,
+            limited: bool,
+        },
+        Loss,
+        RecoveryExit,
+        Timeout,
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            8 => (1u64..64, 1u64..2000, 0u64..2000, any::<bool>())
+                .prop_map(|(segments, rtt_ms, owd_ms, limited)| Step::Ack { segments, rtt_ms, owd_ms, limited }),
+            1 => Just(Step::Loss),
+            1 => Just(Step::RecoveryExit),
+            1 => Just(Step::Timeout),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Every algorithm, any event order: cwnd stays at least one MSS, finite and far from
+        /// overflow; pacing, when given, is positive.
+        #[test]
+        fn every_controller_keeps_a_sane_window(steps in proptest::collection::vec(step(), 1..300)) {
+            const MSS: u64 = 1448;
+            for algo in ALGORITHMS {
+                let common = CommonParams { mss: MSS, initcwnd: 10, abc: true, seed: 7 };
+                let mut c = Controller::new(&CcSpec::named(algo.name), &common).unwrap();
+                let (mut now, mut delivered, mut in_recovery) = (0u64, 0u64, false);
+                for s in &steps {
+                    now += 1_000_000;
+                    match *s {
+                        Step::Ack { segments, rtt_ms, owd_ms, limited } => {
+                            let bytes = segments * MSS;
+                            let prior_delivered = delivered;
+                            delivered += bytes;
+                            let rtt = rtt_ms * 1_000_000;
+                            c.on_ack(&AckEvent {
+                                now,
+                                bytes_acked: bytes,
+                                mss: MSS,
+                                rtt: Some(rtt),
+                                srtt: rtt,
+                                min_rtt: 1_000_000,
+                                one_way_delay: Some(owd_ms * 1_000_000),
+                                rate: Some(RateSample {
+                                    delivery_rate: bytes * 1_000_000_000 / rtt,
+                                    delivered: bytes,
+                                    interval: rtt,
+                                    prior_delivered,
+                                    is_app_limited: !limited,
+                                    rtt,
+                                }),
+                                delivered,
+                                prior_in_flight: c.cwnd(),
+                                bytes_in_flight: c.cwnd().saturating_sub(bytes),
+                                cwnd_limited: limited,
+                                in_recovery,
+                            });
+                        }
+                        Step::Loss => {
+                            if !in_recovery {
+                                c.on_congestion_event(&CongestionEvent {
+                                    now,
+                                    bytes_lost: MSS,
+                                    bytes_in_flight: c.cwnd(),
+                                    mss: MSS,
+                                });
+                                in_recovery = true;
+                            }
+                        }
+                        Step::RecoveryExit => {
+                            if in_recovery {
+                                c.on_recovery_exit(now);
+                                in_recovery = false;
+                            }
+                        }
+                        Step::Timeout => {
+                            c.on_rto(now, c.cwnd());
+                            in_recovery = false;
+                        }
+                    }
+                    let cwnd = c.cwnd();
+                    prop_assert!(cwnd >= MSS, "{}: cwnd {cwnd} after {s:?}", algo.name);
+                    prop_assert!(cwnd < 1 << 50, "{}: cwnd {cwnd} after {s:?}", algo.name);
+                    if let Some(rate) = c.pacing_rate() {
+                        prop_assert!(rate > 0, "{}: pacing {rate}", algo.name);
+                    }
+                }
+            }
         }
     }
 }

@@ -61,6 +61,19 @@ impl WindowGrowth {
         cwnd
     }
 
+    /// Add `increase` bytes each time `threshold` bytes of credit accumulate (Linux
+    /// `tcp_cong_avoid_ai` with a count other than cwnd). Returns the new cwnd.
+    pub fn increase_every(&mut self, cwnd: u64, credit: u64, threshold: u64, increase: u64) -> u64 {
+        self.credit += credit;
+        let threshold = threshold.max(1);
+        let mut cwnd = cwnd;
+        while self.credit >= threshold {
+            self.credit -= threshold;
+            cwnd += increase;
+        }
+        cwnd
+    }
+
     /// Forget partial credit (after a window reduction).
     pub fn reset(&mut self) {
         self.credit = 0;
