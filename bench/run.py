@@ -22,6 +22,8 @@ CASES: dict[str, tuple[str, list[str], str | None]] = {
     "satellite-100MB-reno": ("scenarios/satellite.toml", ["flow.0.cc=reno"], None),
     "early-loss-to-window-cap": ("scenarios/lfn-early-loss.toml", [], "285s"),
     "early-loss-600s": ("scenarios/lfn-early-loss.toml", [], None),
+    "web-1000-objects-keepalive": ("scenarios/web-initcwnd.toml", ["app.0.objects=1000"], "600s"),
+    "bittorrent-60s": ("scenarios/bittorrent-request-slowstart.toml", [], "60s"),
 }
 
 CHILD = r"""

@@ -8,7 +8,8 @@ def run(config_json: str) -> dict[str, Any]:
     """Run a canonical JSON config.
 
     Returns {"summary": JSON str, "flows": {column: (bytes, dtype)}, "queues": {...},
-    "phase_names": [str]}. Raises ValueError("<field>: <message>") for a bad config.
+    "apps": {...}, "phase_names": [str]}. Raises ValueError("<field>: <message>") for a bad
+    config.
     """
 
 def algorithms() -> str:

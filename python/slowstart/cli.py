@@ -1,4 +1,4 @@
-"""The `slowstart` command: run, list, reproduce.
+"""The `slowstart` command: run, list, reproduce, plan.
 
 Bad input exits with status 2 and one `error: ...` line on stderr; anything unexpected exits
 with status 1, also on one line. Never a traceback.
@@ -110,7 +110,37 @@ def format_summary(s: dict[str, Any]) -> str:
         for link in s["links"]
     ]
     links = table(["link", "drops", "max_queue", "mean_queue_delay_ms"], link_rows)
-    return f"{head}\n\n{flows}\n\n{links}"
+    apps = format_apps(s.get("apps") or [])
+    return f"{head}\n\n{flows}\n\n{links}" + (f"\n\n{apps}" if apps else "")
+
+
+def format_apps(apps: list[dict[str, Any]]) -> str:
+    """Web objects (ttfb, first-to-last byte, total, stalls) and BitTorrent request queues."""
+    parts = []
+    objects = [
+        [str(a["flow"]), str(k), fmt_bytes(o["bytes"]), fmt_s(o["ttfb_s"])]
+        + [fmt_s(o["first_to_last_s"]), fmt_s(o["total_s"]), str(o["stalls"])]
+        for a in apps
+        if a["kind"] == "web"
+        for k, o in enumerate(a["objects"])
+    ]
+    if objects:
+        if len(objects) > 20:
+            objects = [*objects[:10], ["..."] * 7, *objects[-10:]]
+        headers = ["flow", "object", "bytes", "ttfb_s", "first_to_last_s", "total_s", "stalls"]
+        parts.append(table(headers, objects))
+    queues = [
+        [str(a["flow"]), str(a["blocks_received"]), str(a["outstanding_max"])]
+        + [str(a["target_queue_max"]), str(a["target_queue_final"])]
+        + [fmt_rate(a["download_rate_final_bps"]), fmt_s(a["app_slow_start_exit_s"])]
+        for a in apps
+        if a["kind"] == "bittorrent"
+    ]
+    if queues:
+        headers = ["flow", "blocks", "outstanding_max", "target_max", "target_final"]
+        headers += ["download_rate", "app_ss_exit_s"]
+        parts.append(table(headers, queues))
+    return "\n\n".join(parts)
 
 
 # --- commands -----------------------------------------------------------------------------
@@ -202,6 +232,30 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return 0 if all_ok or not args.strict else EXIT_INTERNAL
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    from slowstart.plan import (
+        DEFAULT_WINDOWS,
+        format_plan,
+        parse_sizes,
+        parse_windows,
+        plan,
+    )
+
+    windows = ",".join(map(str, DEFAULT_WINDOWS))
+    result = plan(
+        args.rtt,
+        args.rate,
+        parse_sizes(args.size),
+        cwnds=parse_windows(args.initcwnd or windows, "--initcwnd"),
+        rwnds=parse_windows(args.initrwnd or windows, "--initrwnd"),
+        buffer=args.buffer,
+        cc=args.cc,
+        overrides=args.set or [],
+    )
+    print(json.dumps(result) if args.json else format_plan(result))
+    return 0
+
+
 def build_parser() -> Parser:
     parser = Parser(prog="slowstart", description="Deterministic simulator of connection ramp-up.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
@@ -230,6 +284,31 @@ def build_parser() -> Parser:
     p.add_argument("--json", action="store_true", help="print the results as one JSON object")
     p.add_argument("--strict", action="store_true", help="exit 1 if any value is off")
     p.set_defaults(handler=cmd_reproduce)
+
+    p = sub.add_parser(
+        "plan",
+        help="initcwnd/initrwnd for short transfers: completion and round trips, by simulation",
+    )
+    p.add_argument("--rtt", required=True, help='round-trip time, e.g. "50ms"')
+    p.add_argument("--rate", required=True, help='bottleneck rate, e.g. "10Mbps"')
+    p.add_argument(
+        "--size",
+        required=True,
+        nargs="+",
+        help='object size(s), e.g. "17kB" or "17kB 40kB" (each on a new connection)',
+    )
+    p.add_argument("--initcwnd", help="server initcwnd choices, e.g. 3,10,20 (segments)")
+    p.add_argument("--initrwnd", help="client initrwnd choices, e.g. 4,10,20 (segments)")
+    p.add_argument("--buffer", default="1bdp", help="bottleneck buffer (default %(default)s)")
+    p.add_argument("--cc", default="reno", help="congestion control (default %(default)s)")
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override the planned flow, e.g. flow.0.abc=false (repeatable)",
+    )
+    p.add_argument("--json", action="store_true", help="print the table and one_flight as JSON")
+    p.set_defaults(handler=cmd_plan)
     return parser
 
 

@@ -158,7 +158,7 @@ def plot_request_ramp(
     fig.legend(
         handles,
         ["cwnd", "bytes in flight", "outstanding requests"],
-        loc="outside upper center",
+        loc="outside lower center",
         ncols=3,
         fontsize=8,
     )

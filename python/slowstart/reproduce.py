@@ -108,8 +108,14 @@ EXPERIMENTS: dict[str, Experiment] = {
             tolerance=0.25,
             common=(),
             variants=(
-                Variant("request queue by rate only (before 1.0.6)", ("app.0.app_slow_start=false",), 3.2),
-                Variant("request slow start (1.0.6)", ("app.0.app_slow_start=true",), 1.0, bound="<"),
+                Variant(
+                    "request queue by rate only (before 1.0.6)",
+                    ("app.0.app_slow_start=false",),
+                    3.2,
+                ),
+                Variant(
+                    "request slow start (1.0.6)", ("app.0.app_slow_start=true",), 1.0, bound="<"
+                ),
             ),
             figures=request_ramp_figures,
         ),

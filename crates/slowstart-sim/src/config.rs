@@ -149,8 +149,8 @@ pub struct WebConfig {
     /// Objects fetched one after the other; `None` for one per listed size.
     #[serde(default)]
     pub objects: Option<u64>,
-    /// HTTP/1.1 persistent connection. Without it each object needs its own connection, so
-    /// only one object is allowed per flow.
+    /// HTTP/1.1 persistent connection; without it each object has a connection of its own,
+    /// opened when the previous object's last byte arrives.
     #[serde(default = "yes")]
     pub keep_alive: bool,
 }
@@ -385,12 +385,6 @@ fn validate_app(i: usize, f: &FlowConfig) -> Result<(), SimError> {
             if n == 0 || n > MAX_WEB_OBJECTS {
                 return Err(err(format!(
                     "{at}.objects: must be in 1..={MAX_WEB_OBJECTS}, got {n}"
-                )));
-            }
-            if !w.keep_alive && n > 1 {
-                return Err(err(format!(
-                    "{at}.keep_alive: false allows one object per connection (got {n} objects); \
-                     set keep_alive = true or use one flow per object"
                 )));
             }
         }

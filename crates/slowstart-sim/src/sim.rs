@@ -6,7 +6,7 @@ use serde::Serialize;
 use slowstart_cc::{CcSpec, CommonParams, Controller, Phase};
 
 use crate::app::{App, AppSummary, Ctx};
-use crate::config::SimConfig;
+use crate::config::{FlowConfig, SimConfig};
 use crate::engine::{Event, EventQueue, TimerKind};
 use crate::network::channel::Offer;
 use crate::network::topology::{substream_seed, Topology};
@@ -14,7 +14,7 @@ use crate::trace::{AppTrace, FlowRow, FlowTrace, QueueTrace, Sampler};
 use crate::transport::packet::{Kind, Packet};
 use crate::transport::receiver::Receiver;
 use crate::transport::request::{RequestReceiver, RequestSender};
-use crate::transport::sender::{Sender, State};
+use crate::transport::sender::{Sender, SenderStats, State};
 use crate::transport::Io;
 use crate::SimError;
 
@@ -34,6 +34,17 @@ struct FlowMetrics {
 
 struct Flow {
     spec: CcSpec,
+    /// To open a new connection (a web flow without keep-alive).
+    cfg: FlowConfig,
+    common: CommonParams,
+    stall_threshold: u64,
+    /// The current connection; packets of earlier ones are dropped on arrival.
+    conn: u8,
+    /// Counts of the connections before the current one.
+    prior_stats: SenderStats,
+    prior_delivered: u64,
+    /// Bytes the earlier connections' senders saw acknowledged.
+    prior_acked: u64,
     src: u32,
     dst: u32,
     start_ns: u64,
@@ -192,13 +203,19 @@ impl Simulation {
             let mut sender = Sender::new(i as u32, f, cc);
             // Payload bytes a path BDP holds: below it, waiting on a window idles the link.
             let bdp = bottleneck_bps as u128 * base_rtt_ns as u128 / 8_000_000_000;
-            sender.set_stall_threshold(
-                (bdp * f.mss as u128 / (f.mss + f.header_bytes) as u128).min(u64::MAX as u128)
-                    as u64,
-            );
+            let stall_threshold = (bdp * f.mss as u128 / (f.mss + f.header_bytes) as u128)
+                .min(u64::MAX as u128) as u64;
+            sender.set_stall_threshold(stall_threshold);
             let last_phase = sender.phase();
             flows.push(Flow {
                 spec: f.cc.clone(),
+                cfg: f.clone(),
+                common,
+                stall_threshold,
+                conn: 0,
+                prior_stats: SenderStats::default(),
+                prior_delivered: 0,
+                prior_acked: 0,
                 src,
                 dst,
                 start_ns: f.start_ns,
@@ -350,8 +367,9 @@ impl Simulation {
         }
     }
 
-    /// Run an application hook with both endpoints of flow `f` at hand.
-    fn with_app(&mut self, f: usize, hook: impl FnOnce(&mut App, &mut Ctx)) {
+    /// Run an application hook with both endpoints of flow `f` at hand; true if the
+    /// application asked for a new connection.
+    fn with_app(&mut self, f: usize, hook: impl FnOnce(&mut App, &mut Ctx)) -> bool {
         let flow = &mut self.flows[f];
         let mut ctx = Ctx {
             now: self.now,
@@ -360,8 +378,38 @@ impl Simulation {
             receiver: &mut flow.receiver,
             requests: &mut flow.requests,
             io: &mut self.io,
+            reconnect: false,
         };
         hook(&mut flow.app, &mut ctx);
+        ctx.reconnect
+    }
+
+    /// Replace flow `f`'s connection by a new one: fresh endpoints and controller, a new
+    /// handshake; packets of the old connection still in the network are dropped on arrival.
+    fn reconnect(&mut self, f: usize) {
+        let now = self.now;
+        let flow = &mut self.flows[f];
+        let cc = Controller::new(&flow.spec, &flow.common).expect("built at the start");
+        flow.prior_stats.add(&flow.sender.stats);
+        flow.prior_delivered += flow.receiver.rcv_nxt;
+        flow.prior_acked += flow.sender.delivered();
+        flow.conn = flow.conn.wrapping_add(1);
+        let mut sender = Sender::new(f as u32, &flow.cfg, cc);
+        sender.set_stall_threshold(flow.stall_threshold);
+        flow.sender = sender;
+        flow.receiver = Receiver::new(f as u32, &flow.cfg);
+        let mut requests = RequestSender::new(f as u32, &flow.cfg);
+        requests.packets_sent = flow.requests.packets_sent;
+        requests.timeouts = flow.requests.timeouts;
+        flow.requests = requests;
+        flow.request_rx = RequestReceiver::new(f as u32, &flow.cfg);
+        flow.last_phase = flow.sender.phase();
+        flow.sender.start(now, flow.handshake, &mut self.io);
+        if flow.sender.state == State::Established {
+            self.with_app(f, |app, ctx| app.on_established(ctx));
+            self.flows[f].sender.try_send(now, &mut self.io);
+        }
+        self.after_sender_event(f);
     }
 
     fn flow_start(&mut self, f: usize) {
@@ -381,6 +429,9 @@ impl Simulation {
         let f = packet.flow as usize;
         let now = self.now;
         let flow = &mut self.flows[f];
+        if packet.conn != flow.conn {
+            return; // from a connection this flow has replaced
+        }
         match packet.kind {
             Kind::Syn => flow.receiver.on_syn(now, &packet, &mut self.io),
             Kind::Data => {
@@ -390,7 +441,9 @@ impl Simulation {
                 if flow.app.uses_requests() {
                     flow.requests.on_ack(now, packet.rwnd, &mut self.io);
                     if upto > before {
-                        self.with_app(f, |app, ctx| app.on_delivered(upto, ctx));
+                        if self.with_app(f, |app, ctx| app.on_delivered(upto, ctx)) {
+                            self.reconnect(f);
+                        }
                         self.after_app_event(f);
                     }
                 }
@@ -408,7 +461,7 @@ impl Simulation {
             Kind::Ack => {
                 let outcome = flow.sender.on_ack(now, &packet, &mut self.io);
                 if outcome.delivered > 0 {
-                    let delivered = flow.sender.delivered();
+                    let delivered = flow.prior_acked + flow.sender.delivered();
                     self.track_full_bw(f, delivered);
                 }
                 self.after_sender_event(f);
@@ -438,8 +491,8 @@ impl Simulation {
     fn after_app_event(&mut self, f: usize) {
         let now = self.now;
         let flow = &mut self.flows[f];
-        if let Some(row) = flow.app.row(now, f as u32) {
-            if self.app_sampler.due(f, now, false) {
+        if let Some((row, forced)) = flow.app.row(now, f as u32) {
+            if self.app_sampler.due(f, now, forced) {
                 self.app_trace.push(row, &mut self.app_sampler);
             }
         }
@@ -507,8 +560,9 @@ impl Simulation {
             return;
         }
         let mut packets = std::mem::take(&mut self.io.packets);
-        for p in packets.drain(..) {
+        for mut p in packets.drain(..) {
             let flow = &self.flows[p.flow as usize];
+            p.conn = flow.conn;
             let (from, to) = if p.to_receiver() {
                 (flow.src, flow.dst)
             } else {
@@ -566,7 +620,7 @@ impl Simulation {
                 ssthresh_bytes: s.cc_ssthresh(),
                 inflight_bytes: s.pipe(),
                 srtt_ns: s.rtt.srtt(),
-                delivered_bytes: s.delivered(),
+                delivered_bytes: flow.prior_acked + s.delivered(),
                 phase: phase as u8,
             };
             self.flow_trace.push(row, &mut self.flow_sampler);
@@ -580,11 +634,12 @@ impl Simulation {
             .enumerate()
             .map(|(i, f)| {
                 let since_start = |t: Option<u64>| t.map(|t| seconds(t.saturating_sub(f.start_ns)));
-                let delivered = f.receiver.rcv_nxt;
+                let delivered = f.prior_delivered + f.receiver.rcv_nxt;
                 let completed_ns = f.receiver.completed_ns.or(f.app_done_ns);
                 let active_end = completed_ns.unwrap_or(end_ns);
                 let active = active_end.saturating_sub(f.start_ns);
-                let st = &f.sender.stats;
+                let mut st = f.prior_stats.clone();
+                st.add(&f.sender.stats);
                 FlowSummary {
                     id: i as u32,
                     cc: cc_label(&f.spec),

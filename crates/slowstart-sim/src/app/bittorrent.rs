@@ -183,6 +183,8 @@ pub struct BittorrentApp {
     slow_start_exit_ns: Option<u64>,
     done_ns: Option<u64>,
     changed: bool,
+    /// The tick changed the rate: its row is recorded whatever the sampling interval.
+    ticked: bool,
 }
 
 impl BittorrentApp {
@@ -210,6 +212,7 @@ impl BittorrentApp {
             slow_start_exit_ns: None,
             done_ns: None,
             changed: true,
+            ticked: false,
         }
     }
 
@@ -317,6 +320,7 @@ impl BittorrentApp {
         }
         self.target_max = self.target_max.max(self.queue.target());
         self.changed = true;
+        self.ticked = true;
         if !self.finished() {
             self.arm_tick(ctx.now + TICK_NS, ctx);
         }
@@ -326,19 +330,22 @@ impl BittorrentApp {
         self.done_ns.is_some()
     }
 
-    /// A series row if the queue changed since the last one.
-    pub fn take_row(&mut self, now: u64, flow: u32) -> Option<AppRow> {
+    /// A series row if the queue changed since the last one, and whether it must be kept
+    /// (a tick's row, so the once-a-second steps show at their time).
+    pub fn take_row(&mut self, now: u64, flow: u32) -> Option<(AppRow, bool)> {
         if !self.changed {
             return None;
         }
         self.changed = false;
-        Some(AppRow {
+        let forced = std::mem::take(&mut self.ticked);
+        let row = AppRow {
             t_ns: now,
             flow,
             outstanding_requests: self.outstanding(),
             target_queue: self.queue.target(),
             download_rate_bps: self.queue.rate() * 8,
-        })
+        };
+        Some((row, forced))
     }
 
     pub fn summary(&self, requests: &RequestSender) -> BittorrentSummary {

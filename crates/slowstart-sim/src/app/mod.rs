@@ -35,6 +35,9 @@ pub struct Ctx<'a> {
     /// `dst`'s request stream.
     pub requests: &'a mut RequestSender,
     pub io: &'a mut Io,
+    /// Set by the application: close this connection and open a new one (HTTP without
+    /// keep-alive).
+    pub reconnect: bool,
 }
 
 impl Ctx<'_> {
@@ -142,8 +145,9 @@ impl App {
         }
     }
 
-    /// A series row after an event that changed the application's state, if it keeps one.
-    pub fn row(&mut self, now: u64, flow: u32) -> Option<AppRow> {
+    /// A series row after an event that changed the application's state, if it keeps one, and
+    /// whether it must be recorded regardless of the sampling interval.
+    pub fn row(&mut self, now: u64, flow: u32) -> Option<(AppRow, bool)> {
         match self {
             App::Bittorrent(a) => a.take_row(now, flow),
             _ => None,

@@ -1,7 +1,8 @@
-//! HTTP/1.1-like exchanges on one connection (initcwnd seed): the client at `dst` sends a
-//! request of `request_bytes`, the server at `src` answers with the object, and with keep-alive
-//! the client asks for the next object once the last byte of the previous one arrived (no
-//! pipelining). The server has no think time.
+//! HTTP/1.1-like exchanges (initcwnd seed): the client at `dst` sends a request of
+//! `request_bytes`, the server at `src` answers with the object, and the client asks for the
+//! next object once the last byte of the previous one arrived (no pipelining): on the same
+//! connection with keep-alive, else on a new connection (new handshake, fresh windows), as
+//! HTTP/1.0 does. The server has no think time.
 //!
 //! The connection opens as the transport's handshake does (one RTT); the client sends its first
 //! request the moment the handshake completes, so the first byte arrives two round trips after
@@ -51,9 +52,12 @@ pub struct WebApp {
     request_bytes: u64,
     sizes: Vec<u64>,
     objects: u64,
+    keep_alive: bool,
     start_ns: u64,
     // Server (`src`).
     answered: u64,
+    /// Objects answered on earlier connections.
+    answered_before: u64,
     stalls_at_answer: u64,
     // Client (`dst`).
     requested: u64,
@@ -72,8 +76,10 @@ impl WebApp {
             request_bytes: cfg.request_bytes,
             sizes: cfg.response_bytes.clone(),
             objects,
+            keep_alive: cfg.keep_alive,
             start_ns,
             answered: 0,
+            answered_before: 0,
             stalls_at_answer: 0,
             requested: 0,
             object_start: 0,
@@ -98,14 +104,18 @@ impl WebApp {
     }
 
     pub fn on_established(&mut self, ctx: &mut Ctx) {
-        // The first object is wanted from the flow start: its times include the handshake.
-        self.wanted_ns = self.start_ns;
+        if self.requested == 0 {
+            // The first object is wanted from the flow start: its times include the handshake.
+            self.wanted_ns = self.start_ns;
+        }
         self.request_next(ctx);
     }
 
     /// Server: every complete request is answered with its object at once.
     pub fn on_requests(&mut self, upto: u64, ctx: &mut Ctx) {
-        while (self.answered + 1) * self.request_bytes <= upto && self.answered < self.objects {
+        while (self.answered - self.answered_before + 1) * self.request_bytes <= upto
+            && self.answered < self.objects
+        {
             let size = self.size(self.answered);
             ctx.sender.write(size);
             self.stalls_at_answer = ctx.sender.stats.stalls;
@@ -133,7 +143,15 @@ impl WebApp {
         });
         if self.requested < self.objects {
             self.wanted_ns = ctx.now;
-            self.request_next(ctx);
+            if self.keep_alive {
+                self.request_next(ctx);
+            } else {
+                // The server closes; the next object's request waits for a new connection,
+                // whose streams start again from byte 0.
+                self.answered_before = self.answered;
+                self.object_end = 0;
+                ctx.reconnect = true;
+            }
         }
     }
 

@@ -25,6 +25,9 @@ pub struct Packet {
     /// Data: this is a retransmission (deterministic drops hit first transmissions only).
     pub retransmission: bool,
     pub sack_count: u8,
+    /// Which connection of the flow sent it (a web flow without keep-alive opens one per
+    /// object); the engine stamps it and drops packets of a connection that was replaced.
+    pub conn: u8,
     /// Bytes on the wire, headers included.
     pub wire_bytes: u32,
     /// Data: payload bytes.
@@ -53,6 +56,7 @@ impl Packet {
             kind,
             retransmission: false,
             sack_count: 0,
+            conn: 0,
             wire_bytes,
             len: 0,
             seq: 0,

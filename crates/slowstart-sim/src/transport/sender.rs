@@ -69,6 +69,18 @@ pub struct SenderStats {
     pub stalls: u64,
 }
 
+impl SenderStats {
+    /// Add another connection's counts (a flow that opened a new connection).
+    pub fn add(&mut self, o: &SenderStats) {
+        self.data_packets_sent += o.data_packets_sent;
+        self.data_bytes_sent += o.data_bytes_sent;
+        self.retransmits += o.retransmits;
+        self.loss_events += o.loss_events;
+        self.rto_count += o.rto_count;
+        self.stalls += o.stalls;
+    }
+}
+
 pub struct Sender {
     flow: u32,
     mss: u64,
