@@ -266,3 +266,22 @@ fn every_algorithm_completes_a_transfer_on_a_lossy_path() {
         assert!(done > 0.85 && done < 60.0, "{}: {done}", algo.name);
     }
 }
+
+/// With random loss on top of a slow-start overshoot some retransmissions are lost too;
+/// finding them lost by time (RACK's rule) repairs them without the retransmission timer.
+#[test]
+fn lost_retransmissions_are_repaired_without_a_timeout() {
+    let mut cfg = path(
+        50_000_000,
+        50 * MS,
+        QueueLimit::Bytes(312_500),
+        vec![flow("reno", Some(5_000_000))],
+        vec![],
+    );
+    cfg.links[1].forward.loss = 0.01;
+    let out = Simulation::new(&cfg).unwrap().run();
+    let f = &out.summary.flows[0];
+    assert!(f.lost_retransmissions > 0, "{f:?}");
+    assert_eq!(f.rto_count, 0, "{f:?}");
+    assert_eq!(f.bytes_delivered, 5_000_000);
+}

@@ -64,6 +64,8 @@ pub struct SenderStats {
     pub retransmits: u64,
     pub loss_events: u64,
     pub rto_count: u64,
+    /// Retransmissions found lost before the retransmission timer fired.
+    pub lost_retransmissions: u64,
     /// Round trips that ended while the sender waited on cwnd or the peer's window with data to
     /// send and less than a path BDP in flight (see [`Sender::set_stall_threshold`]).
     pub stalls: u64,
@@ -77,6 +79,7 @@ impl SenderStats {
         self.retransmits += o.retransmits;
         self.loss_events += o.loss_events;
         self.rto_count += o.rto_count;
+        self.lost_retransmissions += o.lost_retransmissions;
         self.stalls += o.stalls;
     }
 }
@@ -134,6 +137,10 @@ pub struct Sender {
     round_start_ns: u64,
     /// Latest send time among the segments the current ACK delivered.
     newest_delivered_send: Option<u64>,
+    /// Retransmissions in send order (segment, send time), for lost-retransmission detection.
+    retransmissions: VecDeque<(u64, u64)>,
+    /// Segments whose retransmission was found lost, to send again before `rtx_cursor`'s.
+    relost: VecDeque<u64>,
     stall_pipe_limit: u64,
     /// Cumulative ACK of the reverse (request) stream, carried by every data packet.
     pub piggyback_ack: u64,
@@ -188,6 +195,8 @@ impl Sender {
             window_blocked: false,
             round_start_ns: 0,
             newest_delivered_send: None,
+            retransmissions: VecDeque::new(),
+            relost: VecDeque::new(),
             stall_pipe_limit: u64::MAX,
             piggyback_ack: 0,
             stats: SenderStats::default(),
@@ -408,6 +417,7 @@ impl Sender {
             self.rtt.on_sample(now - sent);
         }
         // Loss detection and recovery episodes.
+        self.detect_lost_retransmissions();
         let newly_lost = self.mark_losses();
         if self.in_recovery && self.una >= self.recover_point {
             self.in_recovery = false;
@@ -505,8 +515,43 @@ impl Sender {
         newly
     }
 
-    /// The first segment marked lost and not yet retransmitted (RFC 6675 NextSeg rule 1).
+    /// A retransmission is lost when a segment sent more than a reordering window after it has
+    /// been delivered (RACK, RFC 8985 §6.2, applied to retransmissions as Linux does): it is
+    /// marked for sending again instead of waiting for the retransmission timer.
+    fn detect_lost_retransmissions(&mut self) {
+        let Some(newest) = self.newest_delivered_send else {
+            return;
+        };
+        let reordering_window = self.rtt.min_rtt() / 4;
+        while let Some(&(k, sent)) = self.retransmissions.front() {
+            if sent + reordering_window >= newest {
+                break;
+            }
+            self.retransmissions.pop_front();
+            if k < self.una {
+                continue;
+            }
+            let seg = &mut self.segments[(k - self.una) as usize];
+            if seg.flags & (RETRANS | SACKED) == RETRANS && seg.rate.sent_time == sent {
+                seg.flags &= !RETRANS;
+                self.retrans_bytes -= seg.len as u64;
+                self.relost.push_back(k);
+                self.stats.lost_retransmissions += 1;
+            }
+        }
+    }
+
+    /// The first segment marked lost and not yet retransmitted (RFC 6675 NextSeg rule 1),
+    /// retransmissions found lost first.
     fn next_lost(&mut self) -> Option<u64> {
+        while let Some(&k) = self.relost.front() {
+            let pending = k >= self.una
+                && self.segments[(k - self.una) as usize].flags & (LOST | RETRANS | SACKED) == LOST;
+            if pending {
+                return Some(k);
+            }
+            self.relost.pop_front();
+        }
         self.rtx_cursor = self.rtx_cursor.max(self.una);
         let end = self.loss_frontier.min(self.nxt);
         while self.rtx_cursor < end {
@@ -636,6 +681,7 @@ impl Sender {
         seg.rate = snapshot;
         let seq = seg.seq;
         if retransmission {
+            self.retransmissions.push_back((k, now));
             seg.flags |= RETRANS | EVER_RETRANS;
             self.retrans_bytes += len;
             self.stats.retransmits += 1;
@@ -692,6 +738,8 @@ impl Sender {
                 }
                 self.lost_bytes = lost;
                 self.retrans_bytes = 0;
+                self.retransmissions.clear();
+                self.relost.clear();
                 self.loss_frontier = self.nxt;
                 self.rtx_cursor = self.una;
                 self.in_recovery = false;
