@@ -549,6 +549,26 @@ mod tests {
     }
 }
 
+/// A controller built the way a scenario builds it (initcwnd 10, byte counting), for tests.
+#[cfg(test)]
+pub(crate) fn build_for_test(
+    name: &str,
+    mss: u64,
+    params: &[(&str, ParamValue)],
+) -> Result<Controller, CcError> {
+    let mut spec = CcSpec::named(name);
+    for (k, v) in params {
+        spec.params.insert(k.to_string(), v.clone());
+    }
+    let common = CommonParams {
+        mss,
+        initcwnd: 10,
+        abc: true,
+        seed: 0,
+    };
+    Controller::new(&spec, &common)
+}
+
 #[cfg(test)]
 mod property_tests {
     use super::*;

@@ -198,17 +198,7 @@ mod tests {
         name: &str,
         params: &[(&str, crate::registry::ParamValue)],
     ) -> Result<crate::Controller, crate::CcError> {
-        let mut spec = crate::CcSpec::named(name);
-        for (k, v) in params {
-            spec.params.insert(k.to_string(), v.clone());
-        }
-        let common = crate::CommonParams {
-            mss: MSS,
-            initcwnd: 10,
-            abc: true,
-            seed: 0,
-        };
-        crate::Controller::new(&spec, &common)
+        crate::registry::build_for_test(name, MSS, params)
     }
 
     #[test]
