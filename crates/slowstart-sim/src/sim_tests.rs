@@ -285,3 +285,53 @@ fn lost_retransmissions_are_repaired_without_a_timeout() {
     assert_eq!(f.rto_count, 0, "{f:?}");
     assert_eq!(f.bytes_delivered, 5_000_000);
 }
+
+/// A star of asymmetric access links (an ADSL-like swarm): flows between leaves cross the hub,
+/// and each is limited by its sender's uplink.
+#[test]
+fn star_of_asymmetric_access_links_routes_through_the_hub() {
+    use crate::config::{LinkConfig, SimConfig, TraceConfig};
+    let adsl = |name: &str| {
+        let mut l =
+            path(8_000_000, 20 * MS, QueueLimit::Packets(50), vec![], vec![]).links[1].clone();
+        l.name = name.into();
+        l.a = name.into();
+        l.b = "hub".into();
+        l.forward.rate_bps = 1_000_000; // uplink
+        l.reverse.rate_bps = 8_000_000; // downlink
+        l
+    };
+    let links: Vec<LinkConfig> = ["p0", "p1", "p2"].iter().map(|n| adsl(n)).collect();
+    let mut f01 = flow("reno", Some(200_000));
+    (f01.src, f01.dst) = ("p0".into(), "p1".into());
+    let mut f21 = flow("reno", Some(200_000));
+    (f21.src, f21.dst) = ("p2".into(), "p1".into());
+    let cfg = SimConfig {
+        name: "star".into(),
+        seed: 3,
+        duration_ns: 30 * SEC,
+        nodes: vec!["hub".into(), "p0".into(), "p1".into(), "p2".into()],
+        links,
+        flows: vec![f01, f21],
+        trace: TraceConfig::default(),
+    };
+    let out = Simulation::new(&cfg).unwrap().run();
+    for f in &out.summary.flows {
+        assert_eq!(f.bytes_delivered, 200_000);
+        assert_eq!(f.bottleneck_bps, 1_000_000, "the sender's uplink");
+        // 10 ms per access link, two links each way.
+        assert!((f.base_rtt_s - 0.04).abs() < 1e-9, "{}", f.base_rtt_s);
+        // 200 kB through a 1 Mbps uplink takes at least 1.6 s.
+        assert!(f.completion_s.unwrap() > 1.6);
+    }
+    let p1_down = out
+        .summary
+        .links
+        .iter()
+        .find(|l| l.name == "p1:reverse")
+        .unwrap();
+    assert!(
+        p1_down.forwarded > 2 * 137,
+        "both flows' data reach p1 over its downlink"
+    );
+}
