@@ -16,6 +16,7 @@
 //! (names, parameters with defaults and ranges, construction from `name:key=value`).
 
 pub mod aimd;
+pub mod bbr;
 pub mod controller;
 pub mod cubic;
 pub mod estimators;

@@ -139,7 +139,14 @@ pub const ALGORITHMS: &[Algorithm] = &[
         summary: "CUBIC: cubic window growth around W_max, Reno-friendly floor, beta 0.7",
         source: "RFC 9438",
         params: crate::cubic::PARAMS,
-        slow_start: Some("standard"),
+        slow_start: Some("hystart"),
+    },
+    Algorithm {
+        name: "hystart-pb",
+        summary: "CUBIC, HyStart; above 100 ms RTT, 25 ms paced bursts lift cwnd to RTT x peak/2",
+        source: "picoquic (Huitema 2020); Linux tcp_cubic.c; RFC 9438",
+        params: crate::cubic::PARAMS,
+        slow_start: Some("hystart-pb"),
     },
     Algorithm {
         name: "hstcp",
@@ -188,6 +195,13 @@ pub const ALGORITHMS: &[Algorithm] = &[
         summary: "uTP: LEDBAT window, gain cap per RTT, slow start left at the delay target",
         source: "BEP 29; libtorrent utp_stream.cpp",
         params: crate::utp::PARAMS,
+        slow_start: None,
+    },
+    Algorithm {
+        name: "bbr",
+        summary: "BBRv3: paces at the max delivery rate, cwnd 2 BDP, ProbeBW/ProbeRTT cycles",
+        source: "draft-ietf-ccwg-bbr-01",
+        params: crate::bbr::PARAMS,
         slow_start: None,
     },
 ];
@@ -365,6 +379,7 @@ impl Params<'_> {
 /// A built controller. An enum, not a trait object, so the per-ACK call is a direct match.
 #[derive(Clone, Debug)]
 pub enum Controller {
+    Bbr(crate::bbr::Bbr),
     Reno(Reno),
     Cubic(LossBased<crate::cubic::Cubic>),
     HighSpeed(LossBased<crate::hstcp::HighSpeed>),
@@ -379,6 +394,7 @@ pub enum Controller {
 macro_rules! dispatch {
     ($self:expr, $c:ident => $body:expr) => {
         match $self {
+            Controller::Bbr($c) => $body,
             Controller::Reno($c) => $body,
             Controller::Cubic($c) => $body,
             Controller::HighSpeed($c) => $body,
@@ -429,7 +445,7 @@ impl Controller {
                 common.counting(),
                 SlowStart::from_params(&params, common)?,
             )),
-            "cubic" => Controller::Cubic(loss_based(
+            "cubic" | "hystart-pb" => Controller::Cubic(loss_based(
                 &params,
                 common,
                 crate::cubic::Cubic::new(
@@ -473,6 +489,7 @@ impl Controller {
             "vegas-lss" => Controller::VegasLss(crate::vegas_lss::from_params(&params, common)?),
             "ledbat" => Controller::Ledbat(crate::ledbat::from_params(&params, common)?),
             "utp" => Controller::Utp(crate::utp::from_params(&params, common)?),
+            "bbr" => Controller::Bbr(crate::bbr::from_params(&params, common)?),
             other => unreachable!("algorithm {other} is registered but not constructed"),
         })
     }

@@ -1,5 +1,10 @@
 //! Slow-start rules for loss-based controllers, chosen with `slow_start = ...`.
 
+pub mod hystart;
+pub mod hystart_pb;
+pub mod hystart_pp;
+pub mod search;
+
 use crate::registry::{CcError, CommonParams, ParamInfo, Params};
 use crate::window::{limited_slow_start_increase, AckCounting, WindowGrowth};
 use crate::{AckEvent, Phase, SentEvent};
@@ -8,9 +13,10 @@ use crate::{AckEvent, Phase, SentEvent};
 pub const SLOW_START_PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "slow_start",
-        doc: "slow-start rule: standard (RFC 5681), lss (RFC 3742)",
+        doc: "slow-start rule: standard (RFC 5681), lss (RFC 3742), hystart (Linux tcp_cubic.c), \
+              hystart++ (RFC 9406), search (draft-chung-ccwg-search), hystart-pb (picoquic)",
         default: "per algorithm",
-        accepted: "standard | lss",
+        accepted: "standard | lss | hystart | hystart++ | search | hystart-pb",
     },
     ParamInfo {
         name: "max_ssthresh",
@@ -18,10 +24,42 @@ pub const SLOW_START_PARAMS: &[ParamInfo] = &[
         default: "100",
         accepted: "1..=1000000",
     },
+    ParamInfo {
+        name: "hystart_low_window",
+        doc: "HyStart detects only once cwnd >= this, segments (Linux hystart_low_window; \
+              hystart, hystart-pb)",
+        default: "16",
+        accepted: "1..=1000000",
+    },
+    ParamInfo {
+        name: "hystart_detect",
+        doc: "HyStart detectors (Linux hystart_detect; hystart, hystart-pb)",
+        default: "both",
+        accepted: "both | ack_train | delay",
+    },
+    ParamInfo {
+        name: "search_thresh",
+        doc: "SEARCH exit threshold on the normalised delivery difference (slow_start = search)",
+        default: "0.35",
+        accepted: "0.01..=1",
+    },
+    ParamInfo {
+        name: "pb_rtt_threshold_ms",
+        doc: "hystart-pb paces bursts and raises cwnd from the peak rate above this min RTT, ms",
+        default: "100",
+        accepted: "1..=100000",
+    },
 ];
 
 /// Names accepted by `slow_start = ...`.
-pub const SLOW_START_RULES: &[&str] = &["standard", "lss"];
+pub const SLOW_START_RULES: &[&str] = &[
+    "standard",
+    "lss",
+    "hystart",
+    "hystart++",
+    "search",
+    "hystart-pb",
+];
 
 /// What one ACK did in slow start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +79,14 @@ pub enum SlowStart {
     Standard,
     /// RFC 3742 Limited Slow-Start: at most max_ssthresh/2 segments per RTT above max_ssthresh.
     Limited { max_ssthresh: u64 },
+    /// HyStart as Linux tcp_cubic.c runs it.
+    HyStart(hystart::HyStart),
+    /// RFC 9406 HyStart++.
+    HyStartPlusPlus(hystart_pp::HyStartPlusPlus),
+    /// SEARCH (draft-chung-ccwg-search).
+    Search(Box<search::Search>),
+    /// HyStart with picoquic's peak-bandwidth raise on long-delay paths.
+    HyStartPb(hystart_pb::HyStartPb),
 }
 
 impl SlowStart {
@@ -49,8 +95,28 @@ impl SlowStart {
         let default = params.algorithm().slow_start.unwrap_or("standard");
         let rule = params.choice_or("slow_start", SLOW_START_RULES, default)?;
         let max_ssthresh = params.integer("max_ssthresh", 1, 1_000_000)? * common.mss;
+        let low_window = params.integer("hystart_low_window", 1, 1_000_000)?;
+        let detect = match params.choice("hystart_detect", &["both", "ack_train", "delay"])? {
+            "ack_train" => hystart::Detect {
+                ack_train: true,
+                delay: false,
+            },
+            "delay" => hystart::Detect {
+                ack_train: false,
+                delay: true,
+            },
+            _ => hystart::Detect::BOTH,
+        };
+        let thresh_milli = (params.number("search_thresh", 0.01, 1.0)? * 1000.0).round() as u64;
+        let pb_rtt = params.integer("pb_rtt_threshold_ms", 1, 100_000)? * 1_000_000;
         Ok(match rule {
             "lss" => SlowStart::Limited { max_ssthresh },
+            "hystart" => SlowStart::HyStart(hystart::HyStart::new(low_window, detect)),
+            "hystart++" => SlowStart::HyStartPlusPlus(hystart_pp::HyStartPlusPlus::new()),
+            "search" => SlowStart::Search(Box::new(search::Search::new(thresh_milli))),
+            "hystart-pb" => {
+                SlowStart::HyStartPb(hystart_pb::HyStartPb::new(low_window, detect, pb_rtt))
+            }
             _ => SlowStart::Standard,
         })
     }
@@ -115,17 +181,27 @@ impl SlowStart {
             SlowStart::Limited { max_ssthresh } => {
                 Self::limited_step(cwnd, ssthresh, *max_ssthresh, ack, growth)
             }
+            SlowStart::HyStart(h) => h.on_ack(cwnd, ssthresh, ack, growth),
+            SlowStart::HyStartPlusPlus(h) => h.on_ack(cwnd, ssthresh, ack, growth),
+            SlowStart::Search(s) => s.on_ack(cwnd, ssthresh, ack, growth),
+            SlowStart::HyStartPb(h) => h.on_ack(cwnd, ssthresh, ack, growth),
         }
     }
 
     pub fn on_packet_sent(&mut self, _sent: &SentEvent) {}
 
     pub fn pacing_rate(&self) -> Option<u64> {
-        None
+        match self {
+            SlowStart::HyStartPb(h) => h.pacing_rate(),
+            _ => None,
+        }
     }
 
     pub fn send_quantum(&self) -> Option<u64> {
-        None
+        match self {
+            SlowStart::HyStartPb(h) => h.send_quantum(),
+            _ => None,
+        }
     }
 }
 
@@ -205,5 +281,112 @@ mod tests {
             err.0.contains("slow_start") && err.0.contains("standard | lss"),
             "{err}"
         );
+    }
+}
+
+#[cfg(test)]
+mod property_tests {
+    use super::*;
+    use crate::registry::{CcSpec, Controller, ParamValue};
+    use crate::{CongestionController, CongestionEvent, RateSample};
+    use proptest::prelude::*;
+
+    const MSS: u64 = 1448;
+
+    #[derive(Clone, Debug)]
+    enum Step {
+        Ack {
+            segments: u64,
+            gap_us: u64,
+            rtt_ms: u64,
+            rate_kbps: u64,
+            new_round: bool,
+        },
+        Loss,
+        Timeout,
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            20 => (1u64..16, 0u64..5000, 1u64..1000, 1u64..10_000_000, any::<bool>()).prop_map(
+                |(segments, gap_us, rtt_ms, rate_kbps, new_round)| Step::Ack {
+                    segments, gap_us, rtt_ms, rate_kbps, new_round
+                }
+            ),
+            1 => Just(Step::Loss),
+            1 => Just(Step::Timeout),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Every slow-start rule under Reno and CUBIC, random ACK timings, RTTs and rate
+        /// samples: cwnd never falls during initial slow start, never below one MSS, never
+        /// absurd; pacing and quantum, when given, are positive.
+        #[test]
+        fn slow_start_rules_never_shrink_cwnd(steps in proptest::collection::vec(step(), 1..400)) {
+            for algo in ["reno", "cubic"] {
+                for rule in SLOW_START_RULES {
+                    let mut spec = CcSpec::named(algo);
+                    spec.params.insert("slow_start".into(), ParamValue::Text(rule.to_string()));
+                    let common = CommonParams { mss: MSS, initcwnd: 10, abc: true, seed: 1 };
+                    let mut c = Controller::new(&spec, &common).unwrap();
+                    let (mut now, mut delivered, mut round_start) = (0u64, 0u64, 0u64);
+                    for s in &steps {
+                        let before = (c.cwnd(), c.phase());
+                        match *s {
+                            Step::Ack { segments, gap_us, rtt_ms, rate_kbps, new_round } => {
+                                now += gap_us * 1000;
+                                if new_round {
+                                    round_start = delivered;
+                                }
+                                let bytes = segments * MSS;
+                                delivered += bytes;
+                                let rtt = rtt_ms * 1_000_000;
+                                c.on_ack(&AckEvent {
+                                    now,
+                                    bytes_acked: bytes,
+                                    mss: MSS,
+                                    rtt: Some(rtt),
+                                    srtt: rtt,
+                                    min_rtt: rtt,
+                                    rate: Some(RateSample {
+                                        delivery_rate: rate_kbps * 125,
+                                        delivered: bytes,
+                                        interval: rtt,
+                                        prior_delivered: round_start,
+                                        is_app_limited: false,
+                                        rtt,
+                                    }),
+                                    delivered,
+                                    prior_in_flight: c.cwnd(),
+                                    bytes_in_flight: c.cwnd().saturating_sub(bytes),
+                                    cwnd_limited: true,
+                                    ..Default::default()
+                                });
+                                if before.1.is_initial_slow_start() {
+                                    let after = c.cwnd();
+                                    let shrank = format!("{algo}/{rule}: {} -> {after}", before.0);
+                                    prop_assert!(after >= before.0, "{}", shrank);
+                                }
+                            }
+                            Step::Loss => {
+                                c.on_congestion_event(&CongestionEvent {
+                                    now, bytes_lost: MSS, bytes_in_flight: c.cwnd(), mss: MSS,
+                                });
+                                c.on_recovery_exit(now);
+                            }
+                            Step::Timeout => c.on_rto(now, c.cwnd()),
+                        }
+                        prop_assert!(c.cwnd() >= MSS, "{algo}/{rule}: cwnd {}", c.cwnd());
+                        prop_assert!(c.cwnd() < 1 << 50, "{algo}/{rule}: cwnd {}", c.cwnd());
+                        if let Some(rate) = c.pacing_rate() {
+                            prop_assert!(rate > 0);
+                            prop_assert!(c.send_quantum().unwrap_or(0) >= MSS);
+                        }
+                    }
+                }
+            }
+        }
     }
 }

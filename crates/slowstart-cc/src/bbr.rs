@@ -1,0 +1,1110 @@
+//! BBR version 3 per draft-ietf-ccwg-bbr-01 (Cardwell, Swett, Beshay, October 2024): a model of
+//! the path (windowed max bandwidth, min RTT, inflight bounds) steering pacing rate and cwnd.
+//!
+//! Layout: this file holds the model, the control parameters (§5.6) and the per-ACK order of
+//! §5.2.3; each state's entry and exit rules live in `startup`, `drain`, `probe_bw`, `probe_rtt`.
+//!
+//! Approximations, because the transport hands over aggregate events rather than per-packet
+//! loss bookkeeping:
+//! - Loss (§5.5.10 `IsInflightTooHigh`, `rs.lost > 2% rs.tx_in_flight`): bytes reported lost by
+//!   [`CongestionEvent`]s during the current loss round, against the event's bytes in flight.
+//!   Losses detected later in the same recovery episode are not reported, so fewer losses count.
+//! - Startup high-loss exit (§5.3.1.3, `BBRStartupFullLossCnt` = 6 loss events per round): six
+//!   lost MSS in one round stand in for six discontiguous loss ranges.
+//! - `rs.tx_in_flight` (bytes in flight when the acked packet was sent): the ACK's
+//!   `prior_in_flight`.
+//! - ProbeRTT's `MarkConnectionAppLimited`: the controller itself treats samples of data sent
+//!   before ProbeRTT ends as application limited.
+//! - Extra-ACKed aggregation allowance capped at 100 ms of bandwidth (Linux
+//!   `bbr_extra_acked_max_us`), so it cannot run away while the bandwidth estimate is ~0.
+//! - Not implemented: restart from idle (§5.4.1), ECN; recovery/RTO cwnd handling is
+//!   §5.6.4.4 with a 4-packet floor.
+
+mod drain;
+mod probe_bw;
+mod probe_rtt;
+mod startup;
+pub mod windowed_filter;
+
+use crate::registry::{CcError, CommonParams, ParamInfo, Params};
+use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, RateSample, SECOND};
+pub use probe_bw::ProbeBwPhase;
+use windowed_filter::MaxFilter;
+
+/// No declared parameters: BBR's constants are the draft's.
+pub const PARAMS: &[ParamInfo] = &[];
+
+const MS: Nanos = 1_000_000;
+
+/// §5.1.2 BBRStartupPacingGain = 4 ln 2 ≈ 2.77.
+pub const STARTUP_PACING_GAIN: f64 = 2.77;
+/// §5.1.2 BBRStartupCwndGain = 2.
+pub const STARTUP_CWND_GAIN: f64 = 2.0;
+/// §5.1.2 BBRDrainPacingGain = 0.35 (below 1/BBRStartupCwndGain, drains in one round).
+pub const DRAIN_PACING_GAIN: f64 = 0.35;
+/// §5.1.2 BBRDefaultCwndGain = 2.
+pub const DEFAULT_CWND_GAIN: f64 = 2.0;
+/// §5.3.4 ProbeRTT: pacing_gain 1, cwnd gain BBRProbeRTTCwndGain = 0.5.
+pub const PROBE_RTT_CWND_GAIN: f64 = 0.5;
+/// §5.6.2 BBRPacingMarginPercent = 1.
+pub const PACING_MARGIN_PERCENT: u64 = 1;
+/// §5.1.2 BBRLossThresh = 2%.
+pub const LOSS_THRESH_PERCENT: u64 = 2;
+/// §5.1.2 BBRBeta = 0.7: multiplicative cut of bw_lo / inflight_lo / inflight_hi on loss.
+pub const BETA: f64 = 0.7;
+/// §5.1.2 BBRHeadroom = 0.15 of inflight_hi left free in ProbeBW_CRUISE and ProbeRTT.
+pub const HEADROOM: f64 = 0.15;
+/// §5.1.2 BBRMinPipeCwnd = 4 packets.
+pub const MIN_PIPE_CWND_SEGMENTS: u64 = 4;
+/// §5.5.1 MaxBwFilterLen = 2 ProbeBW cycles.
+pub const MAX_BW_FILTER_LEN: u64 = 2;
+/// §5.5.5 BBRExtraAckedFilterLen = 10 rounds (1 round before the pipe is full, as Linux v3).
+pub const EXTRA_ACKED_FILTER_LEN: u64 = 10;
+/// §5.3.3.1 MinRTTFilterLen = 10 s.
+pub const MIN_RTT_FILTER_LEN: Nanos = 10 * SECOND;
+/// §5.3.4 ProbeRTTInterval = 5 s.
+pub const PROBE_RTT_INTERVAL: Nanos = 5 * SECOND;
+/// §5.3.4 ProbeRTTDuration = 200 ms.
+pub const PROBE_RTT_DURATION: Nanos = 200 * MS;
+/// Linux `bbr_extra_acked_max_us`: the aggregation allowance is at most 100 ms of bandwidth.
+pub const EXTRA_ACKED_MAX: Nanos = 100 * MS;
+/// draft-cardwell-iccrg-bbr-congestion-control-02 §4.6.3: below 1.2 Mbps the send quantum may
+/// shrink to one SMSS, otherwise at least two; at most 64 KB and 1 ms of pacing.
+pub const SEND_QUANTUM_LOW_RATE: u64 = 1_200_000 / 8;
+pub const SEND_QUANTUM_MAX: u64 = 64 * 1024;
+
+/// The BBR state machine (§5.3), ProbeBW with its four phases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Startup,
+    Drain,
+    ProbeBw(ProbeBwPhase),
+    ProbeRtt,
+}
+
+/// §5.3.3.6 `BBR.ack_phase`: where the ACKs of a bandwidth probe are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AckPhase {
+    Init,
+    ProbeStarting,
+    ProbeFeedback,
+    ProbeStopping,
+    Refilling,
+}
+
+/// SplitMix64 (Steele, Lea, Flood 2014): the controller's own deterministic generator for the
+/// randomised ProbeBW wait, seeded from [`CommonParams::seed`].
+#[derive(Clone, Debug)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// BBRv3 sender state (§5.1, §5.2.1 `BBROnInit`).
+#[derive(Clone, Debug)]
+pub struct Bbr {
+    mss: u64,
+    initial_cwnd: u64,
+    state: State,
+    pacing_gain: f64,
+    cwnd_gain: f64,
+    cwnd: u64,
+    pacing_rate: u64,
+    send_quantum: u64,
+    max_inflight: u64,
+    rng: SplitMix64,
+    now: Nanos,
+    started: bool,
+    has_seen_rtt: bool,
+
+    // Path model (§5.5).
+    max_bw_filter: MaxFilter,
+    max_bw: u64,
+    /// `BBR.bw = min(max_bw, bw_lo)`, bytes per second.
+    bw: u64,
+    bw_lo: u64,
+    bw_latest: u64,
+    inflight_hi: u64,
+    inflight_lo: u64,
+    inflight_latest: u64,
+    min_rtt: Nanos,
+    min_rtt_stamp: Nanos,
+    probe_rtt_min_delay: Nanos,
+    probe_rtt_min_stamp: Nanos,
+    probe_rtt_expired: bool,
+    extra_acked_filter: MaxFilter,
+    extra_acked: u64,
+    extra_acked_interval_start: Nanos,
+    extra_acked_delivered: u64,
+
+    // Round counting (§5.5.1).
+    delivered: u64,
+    next_round_delivered: u64,
+    round_count: u64,
+    round_start: bool,
+    rounds_since_bw_probe: u64,
+
+    // Congestion signals (§5.5.10).
+    loss_round_delivered: u64,
+    loss_round_start: bool,
+    loss_in_round: bool,
+    loss_bytes_in_round: u64,
+    loss_too_high_in_round: bool,
+
+    // Full-pipe estimation (§5.3.1.2).
+    filled_pipe: bool,
+    full_bw: u64,
+    full_bw_count: u32,
+    full_bw_now: bool,
+
+    // ProbeBW (§5.3.3).
+    cycle_count: u64,
+    cycle_stamp: Nanos,
+    bw_probe_wait: Nanos,
+    bw_probe_samples: bool,
+    bw_probe_up_rounds: u32,
+    bw_probe_up_acks: u64,
+    probe_up_cnt: u64,
+    ack_phase: AckPhase,
+
+    // ProbeRTT (§5.3.4).
+    probe_rtt_done_stamp: Option<Nanos>,
+    probe_rtt_round_done: bool,
+    /// Samples of data sent before this `delivered` mark are application limited.
+    app_limited_until: u64,
+
+    // Loss recovery (§5.6.4.4).
+    prior_cwnd: u64,
+    in_recovery: bool,
+    packet_conservation: bool,
+    recovery_start_delivered: u64,
+}
+
+impl Bbr {
+    /// `BBROnInit` (§5.2.1) with `initcwnd` segments of `mss` bytes.
+    pub fn new(mss: u64, initcwnd: u64, seed: u64) -> Self {
+        let mss = mss.max(1);
+        let initial_cwnd = initcwnd.max(1) * mss;
+        let mut bbr = Self {
+            mss,
+            initial_cwnd,
+            state: State::Startup,
+            pacing_gain: STARTUP_PACING_GAIN,
+            cwnd_gain: STARTUP_CWND_GAIN,
+            cwnd: initial_cwnd.max(MIN_PIPE_CWND_SEGMENTS * mss),
+            pacing_rate: 0,
+            send_quantum: 2 * mss,
+            max_inflight: initial_cwnd,
+            rng: SplitMix64::new(seed),
+            now: 0,
+            started: false,
+            has_seen_rtt: false,
+            max_bw_filter: MaxFilter::new(MAX_BW_FILTER_LEN),
+            max_bw: 0,
+            bw: 0,
+            bw_lo: u64::MAX,
+            bw_latest: 0,
+            inflight_hi: u64::MAX,
+            inflight_lo: u64::MAX,
+            inflight_latest: 0,
+            min_rtt: u64::MAX,
+            min_rtt_stamp: 0,
+            probe_rtt_min_delay: u64::MAX,
+            probe_rtt_min_stamp: 0,
+            probe_rtt_expired: false,
+            extra_acked_filter: MaxFilter::new(1),
+            extra_acked: 0,
+            extra_acked_interval_start: 0,
+            extra_acked_delivered: 0,
+            delivered: 0,
+            next_round_delivered: 0,
+            round_count: 0,
+            round_start: false,
+            rounds_since_bw_probe: 0,
+            loss_round_delivered: 0,
+            loss_round_start: false,
+            loss_in_round: false,
+            loss_bytes_in_round: 0,
+            loss_too_high_in_round: false,
+            filled_pipe: false,
+            full_bw: 0,
+            full_bw_count: 0,
+            full_bw_now: false,
+            cycle_count: 0,
+            cycle_stamp: 0,
+            bw_probe_wait: 0,
+            bw_probe_samples: false,
+            bw_probe_up_rounds: 0,
+            bw_probe_up_acks: 0,
+            probe_up_cnt: u64::MAX,
+            ack_phase: AckPhase::Init,
+            probe_rtt_done_stamp: None,
+            probe_rtt_round_done: false,
+            app_limited_until: 0,
+            prior_cwnd: 0,
+            in_recovery: false,
+            packet_conservation: false,
+            recovery_start_delivered: 0,
+        };
+        bbr.init_pacing_rate(0);
+        bbr.set_send_quantum();
+        bbr.enter_startup();
+        bbr
+    }
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+    pub fn pacing_gain(&self) -> f64 {
+        self.pacing_gain
+    }
+    pub fn cwnd_gain(&self) -> f64 {
+        self.cwnd_gain
+    }
+    /// Windowed max delivery rate, bytes per second.
+    pub fn max_bw(&self) -> u64 {
+        self.max_bw
+    }
+    /// Bandwidth the model uses: `min(max_bw, bw_lo)`.
+    pub fn bw(&self) -> u64 {
+        self.bw
+    }
+    /// Min RTT estimate (`u64::MAX` before any sample).
+    pub fn min_rtt(&self) -> Nanos {
+        self.min_rtt
+    }
+    pub fn round_count(&self) -> u64 {
+        self.round_count
+    }
+    pub fn filled_pipe(&self) -> bool {
+        self.filled_pipe
+    }
+    pub fn inflight_hi(&self) -> u64 {
+        self.inflight_hi
+    }
+    /// The current ProbeBW wait before the next bandwidth probe (§5.3.3.5.3).
+    pub fn bw_probe_wait(&self) -> Nanos {
+        self.bw_probe_wait
+    }
+
+    fn min_pipe_cwnd(&self) -> u64 {
+        MIN_PIPE_CWND_SEGMENTS * self.mss
+    }
+
+    /// §5.6.2 `BBRInitPacingRate`: nominal_bandwidth = InitialCwnd / (SRTT or 1 ms), times
+    /// BBRStartupPacingGain.
+    fn init_pacing_rate(&mut self, srtt: Nanos) {
+        let rtt = if srtt > 0 { srtt } else { MS };
+        let nominal = self.initial_cwnd as f64 * SECOND as f64 / rtt as f64;
+        self.pacing_rate = ((STARTUP_PACING_GAIN * nominal) as u64).max(1);
+    }
+
+    /// §5.5.1 `BBRUpdateRound`: a round ends when a packet sent after the previous round ended
+    /// is delivered.
+    fn update_round(&mut self, rs: &RateSample) {
+        if rs.prior_delivered >= self.next_round_delivered {
+            self.start_round();
+            self.round_count += 1;
+            self.rounds_since_bw_probe += 1;
+            self.round_start = true;
+        } else {
+            self.round_start = false;
+        }
+    }
+
+    /// §5.5.1 `BBRStartRound`.
+    fn start_round(&mut self) {
+        self.next_round_delivered = self.delivered;
+    }
+
+    fn sample_app_limited(&self, rs: &RateSample) -> bool {
+        rs.is_app_limited || rs.prior_delivered < self.app_limited_until
+    }
+
+    /// §5.5.2 `BBRUpdateMaxBw`.
+    fn update_max_bw(&mut self, rs: &RateSample) {
+        self.update_round(rs);
+        if rs.delivery_rate >= self.max_bw || !self.sample_app_limited(rs) {
+            self.max_bw = self
+                .max_bw_filter
+                .update(self.cycle_count, rs.delivery_rate);
+        }
+    }
+
+    /// §5.3.3.6 `BBRAdvanceMaxBwFilter`.
+    fn advance_max_bw_filter(&mut self) {
+        self.cycle_count += 1;
+    }
+
+    /// §5.5.10.3 `BBRUpdateLatestDeliverySignals`.
+    fn update_latest_delivery_signals(&mut self, rs: &RateSample) {
+        self.loss_round_start = false;
+        self.bw_latest = self.bw_latest.max(rs.delivery_rate);
+        self.inflight_latest = self.inflight_latest.max(rs.delivered);
+        if rs.prior_delivered >= self.loss_round_delivered {
+            self.loss_round_delivered = self.delivered;
+            self.loss_round_start = true;
+        }
+    }
+
+    /// §5.5.10.3 `BBRAdvanceLatestDeliverySignals`.
+    fn advance_latest_delivery_signals(&mut self, rs: &RateSample) {
+        if self.loss_round_start {
+            self.bw_latest = rs.delivery_rate;
+            self.inflight_latest = rs.delivered;
+        }
+    }
+
+    /// §5.5.10.3 `BBRUpdateCongestionSignals`, with the per-round loss tally of the module notes.
+    fn update_congestion_signals(&mut self, rs: &RateSample) {
+        self.update_max_bw(rs);
+        if !self.loss_round_start {
+            return;
+        }
+        self.check_startup_high_loss();
+        self.adapt_lower_bounds_from_congestion();
+        self.loss_in_round = false;
+        self.loss_bytes_in_round = 0;
+        self.loss_too_high_in_round = false;
+    }
+
+    /// §5.5.10.3 `BBRAdaptLowerBoundsFromCongestion`.
+    fn adapt_lower_bounds_from_congestion(&mut self) {
+        if self.is_probing_bw() || !self.loss_in_round {
+            return;
+        }
+        if self.bw_lo == u64::MAX {
+            self.bw_lo = self.max_bw;
+        }
+        if self.inflight_lo == u64::MAX {
+            self.inflight_lo = self.cwnd;
+        }
+        self.bw_lo = self.bw_latest.max((BETA * self.bw_lo as f64) as u64);
+        self.inflight_lo = self
+            .inflight_latest
+            .max((BETA * self.inflight_lo as f64) as u64);
+    }
+
+    /// §5.5.10.3 `BBRResetCongestionSignals`.
+    fn reset_congestion_signals(&mut self) {
+        self.loss_in_round = false;
+        self.loss_bytes_in_round = 0;
+        self.loss_too_high_in_round = false;
+        self.bw_latest = 0;
+        self.inflight_latest = 0;
+    }
+
+    /// §5.5.10.3 `BBRResetLowerBounds`.
+    fn reset_lower_bounds(&mut self) {
+        self.bw_lo = u64::MAX;
+        self.inflight_lo = u64::MAX;
+    }
+
+    /// §5.5.9 `BBRBoundBWForModel`.
+    fn bound_bw_for_model(&mut self) {
+        self.bw = self.max_bw.min(self.bw_lo);
+    }
+
+    /// §5.3.3 `IsProbingBW`: states that deliberately push beyond the model.
+    fn is_probing_bw(&self) -> bool {
+        matches!(
+            self.state,
+            State::Startup
+                | State::ProbeBw(ProbeBwPhase::Refill)
+                | State::ProbeBw(ProbeBwPhase::Up)
+        )
+    }
+
+    fn is_in_probe_bw(&self) -> bool {
+        matches!(self.state, State::ProbeBw(_))
+    }
+
+    /// §5.5.5 `BBRUpdateACKAggregation`.
+    fn update_ack_aggregation(&mut self, bytes_acked: u64) {
+        let interval = self.now.saturating_sub(self.extra_acked_interval_start);
+        let mut expected = mul_div(self.bw, interval, SECOND);
+        if self.extra_acked_delivered <= expected {
+            self.extra_acked_delivered = 0;
+            self.extra_acked_interval_start = self.now;
+            expected = 0;
+        }
+        self.extra_acked_delivered = self.extra_acked_delivered.saturating_add(bytes_acked);
+        let extra = (self.extra_acked_delivered - expected).min(self.cwnd);
+        self.extra_acked_filter.set_window(if self.filled_pipe {
+            EXTRA_ACKED_FILTER_LEN
+        } else {
+            1
+        });
+        self.extra_acked = self.extra_acked_filter.update(self.round_count, extra);
+    }
+
+    /// §5.6.4.2 `BBRBDPMultiple`: gain × BDP, or InitialCwnd before any RTT sample.
+    fn bdp_multiple(&self, bw: u64, gain: f64) -> u64 {
+        if self.min_rtt == u64::MAX {
+            return self.initial_cwnd;
+        }
+        let bdp = mul_div(bw, self.min_rtt, SECOND);
+        (gain * bdp as f64) as u64
+    }
+
+    /// §5.6.4.2 `BBRQuantizationBudget`.
+    fn quantization_budget(&self, inflight: u64) -> u64 {
+        let offload_budget = 3 * self.send_quantum;
+        let mut inflight = inflight.max(offload_budget).max(self.min_pipe_cwnd());
+        if self.state == State::ProbeBw(ProbeBwPhase::Up) {
+            inflight = inflight.saturating_add(2 * self.mss);
+        }
+        inflight
+    }
+
+    /// §5.6.4.2 `BBRInflight(bw, gain)`.
+    fn inflight(&self, bw: u64, gain: f64) -> u64 {
+        self.quantization_budget(self.bdp_multiple(bw, gain))
+    }
+
+    /// §5.6.4.2 `BBRUpdateMaxInflight`, aggregation allowance capped (module notes).
+    fn update_max_inflight(&mut self) {
+        let extra = self
+            .extra_acked
+            .min(mul_div(self.bw, EXTRA_ACKED_MAX, SECOND));
+        let inflight = self
+            .bdp_multiple(self.bw, self.cwnd_gain)
+            .saturating_add(extra);
+        self.max_inflight = self.quantization_budget(inflight);
+    }
+
+    /// §5.5.10.2 `BBRTargetInflight`.
+    fn target_inflight(&self) -> u64 {
+        self.bdp_multiple(self.bw, 1.0).min(self.cwnd)
+    }
+
+    /// §5.6.4.6 `BBRInflightWithHeadroom`.
+    fn inflight_with_headroom(&self) -> u64 {
+        if self.inflight_hi == u64::MAX {
+            return u64::MAX;
+        }
+        let headroom = self.mss.max((HEADROOM * self.inflight_hi as f64) as u64);
+        self.inflight_hi
+            .saturating_sub(headroom)
+            .max(self.min_pipe_cwnd())
+    }
+
+    /// §5.6.2 `BBRSetPacingRateWithGain`: gain × bw × (100 − 1)%; only upward before the pipe
+    /// is full.
+    fn set_pacing_rate_with_gain(&mut self, gain: f64) {
+        if self.bw == 0 {
+            return;
+        }
+        let rate = (gain * self.bw as f64 * (100 - PACING_MARGIN_PERCENT) as f64 / 100.0) as u64;
+        let rate = rate.max(1);
+        if self.filled_pipe || rate > self.pacing_rate {
+            self.pacing_rate = rate;
+        }
+    }
+
+    /// §5.6.3 `BBRSetSendQuantum`, with the 1.2 Mbps floor rule of the note on the constants.
+    fn set_send_quantum(&mut self) {
+        let floor = if self.pacing_rate < SEND_QUANTUM_LOW_RATE {
+            self.mss
+        } else {
+            2 * self.mss
+        };
+        self.send_quantum = (self.pacing_rate / 1000).min(SEND_QUANTUM_MAX).max(floor);
+    }
+
+    /// §5.6.4.4 `BBRSaveCwnd`.
+    fn save_cwnd(&mut self) {
+        if !self.in_recovery && self.state != State::ProbeRtt {
+            self.prior_cwnd = self.cwnd;
+        } else {
+            self.prior_cwnd = self.prior_cwnd.max(self.cwnd);
+        }
+    }
+
+    /// §5.6.4.4 `BBRRestoreCwnd`.
+    fn restore_cwnd(&mut self) {
+        self.cwnd = self.cwnd.max(self.prior_cwnd);
+    }
+
+    /// §5.6.4.5 `BBRProbeRTTCwnd`.
+    fn probe_rtt_cwnd(&self) -> u64 {
+        self.bdp_multiple(self.bw, PROBE_RTT_CWND_GAIN)
+            .max(self.min_pipe_cwnd())
+    }
+
+    /// §5.6.4.6 `BBRSetCwnd` with §5.6.4.4 packet conservation in the first recovery round.
+    fn set_cwnd(&mut self, ack: &AckEvent) {
+        self.update_max_inflight();
+        if self.packet_conservation {
+            self.cwnd = self
+                .cwnd
+                .max(ack.bytes_in_flight.saturating_add(ack.bytes_acked));
+        } else {
+            if self.filled_pipe {
+                self.cwnd = self
+                    .cwnd
+                    .saturating_add(ack.bytes_acked)
+                    .min(self.max_inflight);
+            } else if self.cwnd < self.max_inflight || self.delivered < self.initial_cwnd {
+                self.cwnd = self.cwnd.saturating_add(ack.bytes_acked);
+            }
+            self.cwnd = self.cwnd.max(self.min_pipe_cwnd());
+        }
+        // §5.6.4.5 BBRBoundCwndForProbeRTT.
+        if self.state == State::ProbeRtt {
+            self.cwnd = self.cwnd.min(self.probe_rtt_cwnd());
+        }
+        self.bound_cwnd_for_model();
+    }
+
+    /// §5.6.4.7 `BBRBoundCwndForModel`.
+    fn bound_cwnd_for_model(&mut self) {
+        let mut cap = u64::MAX;
+        match self.state {
+            State::ProbeBw(ProbeBwPhase::Cruise) | State::ProbeRtt => {
+                cap = self.inflight_with_headroom()
+            }
+            State::ProbeBw(_) => cap = self.inflight_hi,
+            _ => {}
+        }
+        cap = cap.min(self.inflight_lo).max(self.min_pipe_cwnd());
+        self.cwnd = self.cwnd.min(cap);
+    }
+
+    /// §5.5.10.2 `BBRHandleInflightTooHigh`; `tx_in_flight` is the in-flight at the loss.
+    fn handle_inflight_too_high(&mut self, tx_in_flight: u64) {
+        self.bw_probe_samples = false;
+        self.inflight_hi = tx_in_flight.max((BETA * self.target_inflight() as f64) as u64);
+        if self.state == State::ProbeBw(ProbeBwPhase::Up) {
+            self.start_probe_bw_down();
+        }
+    }
+
+    fn rtt_sample(ack: &AckEvent) -> Option<Nanos> {
+        ack.rtt
+            .or_else(|| ack.rate.map(|rs| rs.rtt))
+            .filter(|&r| r > 0)
+    }
+}
+
+/// `a * b / c` without overflow, saturating.
+fn mul_div(a: u64, b: u64, c: u64) -> u64 {
+    (a as u128 * b as u128 / c.max(1) as u128).min(u64::MAX as u128) as u64
+}
+
+impl CongestionController for Bbr {
+    /// §5.2.3 `BBRUpdateOnACK`: model and state, then control parameters.
+    fn on_ack(&mut self, ack: &AckEvent) {
+        self.now = ack.now;
+        self.delivered = self.delivered.max(ack.delivered);
+        if !self.started {
+            self.started = true;
+            self.min_rtt_stamp = ack.now;
+            self.probe_rtt_min_stamp = ack.now;
+            self.cycle_stamp = ack.now;
+            self.extra_acked_interval_start = ack.now;
+        }
+        // Linux bbr_init_pacing_rate_from_rtt: redo the initial rate once an RTT is known.
+        if !self.has_seen_rtt && ack.srtt > 0 {
+            self.has_seen_rtt = true;
+            if self.max_bw == 0 {
+                self.init_pacing_rate(ack.srtt);
+            }
+        }
+        if let Some(rs) = ack.rate {
+            // BBRUpdateModelAndState (§5.2.3).
+            self.update_latest_delivery_signals(&rs);
+            self.update_congestion_signals(&rs);
+            self.update_ack_aggregation(ack.bytes_acked);
+            self.check_full_bw_reached(&rs);
+            self.check_startup_done();
+            self.check_drain_done(ack);
+            self.update_probe_bw_cycle_phase(ack, &rs);
+            self.update_min_rtt(Self::rtt_sample(ack));
+            self.check_probe_rtt(ack);
+            self.advance_latest_delivery_signals(&rs);
+            self.bound_bw_for_model();
+            if self.packet_conservation && rs.prior_delivered >= self.recovery_start_delivered {
+                self.packet_conservation = false;
+            }
+        } else {
+            self.round_start = false;
+            self.loss_round_start = false;
+            self.update_min_rtt(Self::rtt_sample(ack));
+            self.check_probe_rtt(ack);
+        }
+        // BBRUpdateControlParameters (§5.2.3).
+        self.set_pacing_rate_with_gain(self.pacing_gain);
+        self.set_send_quantum();
+        self.set_cwnd(ack);
+    }
+
+    /// Loss: counts towards this round's loss rate (§5.5.10) and starts packet conservation
+    /// (§5.6.4.4: cwnd = packets in flight + 1).
+    fn on_congestion_event(&mut self, event: &CongestionEvent) {
+        self.loss_in_round = true;
+        self.loss_bytes_in_round = self.loss_bytes_in_round.saturating_add(event.bytes_lost);
+        if self.loss_bytes_in_round.saturating_mul(100)
+            > LOSS_THRESH_PERCENT.saturating_mul(event.bytes_in_flight)
+        {
+            self.loss_too_high_in_round = true;
+            if self.bw_probe_samples {
+                self.handle_inflight_too_high(event.bytes_in_flight);
+            }
+        }
+        self.save_cwnd();
+        self.in_recovery = true;
+        self.packet_conservation = true;
+        self.recovery_start_delivered = self.delivered;
+        let pipe = event.bytes_in_flight.saturating_sub(event.bytes_lost);
+        self.cwnd = (pipe + self.mss).max(self.min_pipe_cwnd());
+        self.bound_cwnd_for_model();
+    }
+
+    /// §5.6.4.4: leaving recovery restores the cwnd saved on entry.
+    fn on_recovery_exit(&mut self, _now: Nanos) {
+        self.in_recovery = false;
+        self.packet_conservation = false;
+        self.restore_cwnd();
+        self.bound_cwnd_for_model();
+    }
+
+    /// §5.6.4.4 on RTO: save cwnd, restart from what is in flight (all of it presumed lost,
+    /// so BBRMinPipeCwnd); restored when the transport reports recovery exit.
+    fn on_rto(&mut self, _now: Nanos, _bytes_in_flight: u64) {
+        self.save_cwnd();
+        self.in_recovery = true;
+        self.packet_conservation = false;
+        self.loss_in_round = true;
+        self.cwnd = self.min_pipe_cwnd();
+    }
+
+    fn cwnd(&self) -> u64 {
+        self.cwnd
+    }
+
+    /// BBR keeps no slow-start threshold; the transport recovers with cwnd − pipe.
+    fn ssthresh(&self) -> u64 {
+        u64::MAX
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        Some(self.pacing_rate.max(1))
+    }
+
+    fn send_quantum(&self) -> Option<u64> {
+        Some(self.send_quantum)
+    }
+
+    fn phase(&self) -> Phase {
+        match self.state {
+            State::Startup => Phase::Startup,
+            State::Drain => Phase::Drain,
+            State::ProbeBw(_) => Phase::ProbeBw,
+            State::ProbeRtt => Phase::ProbeRtt,
+        }
+    }
+}
+
+/// Build from the registry (no parameters of its own).
+pub fn from_params(_params: &Params, common: &CommonParams) -> Result<Bbr, CcError> {
+    Ok(Bbr::new(common.mss, common.initcwnd, common.seed))
+}
+
+/// A synthetic single-bottleneck pipe for tests: FIFO link of fixed rate, fixed propagation
+/// delay, unlimited buffer, one ACK per packet, rate samples from the crate's [`RateSampler`].
+#[cfg(test)]
+pub(crate) mod test_pipe {
+    use super::*;
+    use crate::estimators::{PacketRateState, RateSampler, RttEstimator};
+    use std::collections::VecDeque;
+
+    pub struct Pipe {
+        pub rate: u64,
+        pub rtt: Nanos,
+        pub mss: u64,
+        pub now: Nanos,
+        next_send: Nanos,
+        link_free: Nanos,
+        in_flight: VecDeque<(Nanos, PacketRateState, u64)>,
+        bytes_in_flight: u64,
+        sampler: RateSampler,
+        rtt_est: RttEstimator,
+        total_sent: u64,
+    }
+
+    impl Pipe {
+        pub fn new(rate: u64, rtt: Nanos, mss: u64) -> Self {
+            Self {
+                rate,
+                rtt,
+                mss,
+                now: 0,
+                next_send: 0,
+                link_free: 0,
+                in_flight: VecDeque::new(),
+                bytes_in_flight: 0,
+                sampler: RateSampler::new(),
+                rtt_est: RttEstimator::new(0, 60 * SECOND, MS),
+                total_sent: 0,
+            }
+        }
+
+        /// Run until `until`, calling `observe` after every ACK.
+        pub fn run(&mut self, c: &mut Bbr, until: Nanos, mut observe: impl FnMut(&Bbr, &Self)) {
+            while self.now < until {
+                let next_ack = self.in_flight.front().map_or(u64::MAX, |p| p.0);
+                let can_send = self.bytes_in_flight + self.mss <= c.cwnd();
+                let send_at = self.now.max(self.next_send);
+                if can_send && send_at < next_ack {
+                    self.now = send_at;
+                    let snap = self.sampler.on_packet_sent(self.now, self.bytes_in_flight);
+                    let depart = self.now.max(self.link_free) + self.mss * SECOND / self.rate;
+                    self.link_free = depart;
+                    self.in_flight
+                        .push_back((depart + self.rtt, snap, self.mss));
+                    self.bytes_in_flight += self.mss;
+                    self.total_sent += self.mss;
+                    c.on_packet_sent(&crate::SentEvent {
+                        now: self.now,
+                        bytes: self.mss,
+                        bytes_in_flight: self.bytes_in_flight,
+                        total_sent: self.total_sent,
+                        retransmission: false,
+                    });
+                    let pace = c.pacing_rate().unwrap().max(1);
+                    self.next_send = self.now + self.mss * SECOND / pace;
+                } else if next_ack != u64::MAX {
+                    let (at, snap, bytes) = self.in_flight.pop_front().unwrap();
+                    self.now = at;
+                    let prior_in_flight = self.bytes_in_flight;
+                    self.bytes_in_flight -= bytes;
+                    let rtt = at - snap.sent_time;
+                    self.rtt_est.on_sample(rtt);
+                    self.sampler.on_packet_delivered(at, &snap, bytes);
+                    let rs = self.sampler.take_sample(self.rtt_est.min_rtt());
+                    c.on_ack(&AckEvent {
+                        now: at,
+                        bytes_acked: bytes,
+                        mss: self.mss,
+                        rtt: Some(rtt),
+                        srtt: self.rtt_est.srtt(),
+                        min_rtt: self.rtt_est.min_rtt(),
+                        one_way_delay: None,
+                        rate: rs,
+                        delivered: self.sampler.delivered(),
+                        prior_in_flight,
+                        bytes_in_flight: self.bytes_in_flight,
+                        cwnd_limited: prior_in_flight + self.mss > c.cwnd(),
+                        in_recovery: false,
+                    });
+                    observe(c, self);
+                } else {
+                    self.now = send_at;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_pipe::Pipe;
+    use super::*;
+    use proptest::prelude::*;
+
+    const MSS: u64 = 1000;
+
+    /// An ACK of `bytes` at `now` with a rate sample at `rate` bytes/s starting a new round
+    /// when `new_round` (prior_delivered = everything delivered so far).
+    pub(super) fn ack(
+        c: &Bbr,
+        now: Nanos,
+        bytes: u64,
+        rate: u64,
+        rtt: Nanos,
+        in_flight: u64,
+        new_round: bool,
+    ) -> AckEvent {
+        let delivered = c.delivered + bytes;
+        AckEvent {
+            now,
+            bytes_acked: bytes,
+            mss: MSS,
+            rtt: Some(rtt),
+            srtt: rtt,
+            min_rtt: rtt,
+            one_way_delay: None,
+            rate: Some(RateSample {
+                delivery_rate: rate,
+                delivered: bytes,
+                interval: rtt,
+                prior_delivered: if new_round {
+                    c.next_round_delivered
+                } else {
+                    c.next_round_delivered.saturating_sub(1)
+                },
+                is_app_limited: false,
+                rtt,
+            }),
+            delivered,
+            prior_in_flight: in_flight + bytes,
+            bytes_in_flight: in_flight,
+            cwnd_limited: true,
+            in_recovery: false,
+        }
+    }
+
+    #[test]
+    fn constants_match_the_draft() {
+        assert!((STARTUP_PACING_GAIN - 4.0 * std::f64::consts::LN_2).abs() < 0.01);
+        assert_eq!(STARTUP_CWND_GAIN, 2.0);
+        assert_eq!(DRAIN_PACING_GAIN, 0.35);
+        assert_eq!(PACING_MARGIN_PERCENT, 1);
+        assert_eq!(LOSS_THRESH_PERCENT, 2);
+        assert_eq!(BETA, 0.7);
+        assert_eq!(HEADROOM, 0.15);
+        assert_eq!(PROBE_RTT_INTERVAL, 5 * SECOND);
+        assert_eq!(PROBE_RTT_DURATION, 200 * MS);
+        assert_eq!(MIN_RTT_FILTER_LEN, 10 * SECOND);
+    }
+
+    #[test]
+    fn initial_pacing_is_startup_gain_times_initcwnd_over_rtt() {
+        // §5.6.2: no SRTT yet, 1 ms: 10 × 1000 B / 1 ms × 2.77 = 27.7 MB/s.
+        let c = Bbr::new(MSS, 10, 0);
+        assert_eq!(c.pacing_rate(), Some(27_700_000));
+        assert_eq!(c.cwnd(), 10 * MSS);
+        assert_eq!(c.phase(), Phase::Startup);
+        assert_eq!(c.ssthresh(), u64::MAX);
+        // Once an SRTT of 100 ms is known and no bandwidth sample exists: 277 kB/s.
+        let mut c = Bbr::new(MSS, 10, 0);
+        let mut a = ack(&c, 100 * MS, MSS, 0, 100 * MS, 9 * MSS, true);
+        a.rate = None;
+        c.on_ack(&a);
+        assert_eq!(c.pacing_rate(), Some(277_000));
+    }
+
+    #[test]
+    fn pacing_rate_is_gain_times_bw_less_one_percent() {
+        let mut c = Bbr::new(MSS, 10, 0);
+        c.on_ack(&ack(&c, 10 * MS, MSS, 10_000_000, 10 * MS, 9 * MSS, true));
+        assert_eq!(c.max_bw(), 10_000_000);
+        // Startup: 2.77 × 10 MB/s × 0.99.
+        assert_eq!(c.pacing_rate(), Some(27_423_000));
+    }
+
+    #[test]
+    fn cwnd_is_gain_times_bdp_plus_quanta() {
+        let mut c = Bbr::new(MSS, 10, 0);
+        // bw 10 MB/s, min RTT 10 ms: BDP 100 kB; Startup cwnd gain 2 → max_inflight 200 kB
+        // (+ extra_acked, capped at 100 ms of bw, here one round's 1 kB).
+        c.on_ack(&ack(&c, 10 * MS, MSS, 10_000_000, 10 * MS, 9 * MSS, true));
+        assert_eq!(c.bdp_multiple(c.bw(), 1.0), 100_000);
+        assert_eq!(c.max_inflight, 200_000 + c.extra_acked);
+        // Quantization budget: never below 3 send quanta nor 4 MSS, +2 MSS in ProbeBW_UP.
+        assert_eq!(c.send_quantum(), Some(27_423));
+        assert_eq!(c.quantization_budget(0), 3 * 27_423);
+        c.state = State::ProbeBw(ProbeBwPhase::Up);
+        assert_eq!(c.quantization_budget(200_000), 202_000);
+    }
+
+    #[test]
+    fn send_quantum_follows_the_draft() {
+        let mut c = Bbr::new(MSS, 10, 0);
+        c.pacing_rate = 100_000; // 0.8 Mbps: floor 1 MSS
+        c.set_send_quantum();
+        assert_eq!(c.send_quantum, MSS);
+        c.pacing_rate = 1_000_000; // 8 Mbps: 1 ms = 1000 B, floor 2 MSS
+        c.set_send_quantum();
+        assert_eq!(c.send_quantum, 2 * MSS);
+        c.pacing_rate = 10_000_000; // 1 ms = 10 kB
+        c.set_send_quantum();
+        assert_eq!(c.send_quantum, 10_000);
+        c.pacing_rate = 1_000_000_000; // capped at 64 KB
+        c.set_send_quantum();
+        assert_eq!(c.send_quantum, 65_536);
+    }
+
+    #[test]
+    fn splitmix64_reference_output() {
+        // First outputs of SplitMix64 seeded with 0 (Vigna's reference splitmix64.c).
+        let mut r = SplitMix64::new(0);
+        assert_eq!(r.next_u64(), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(r.next_u64(), 0x6E78_9E6A_A1B9_65F4);
+    }
+
+    #[test]
+    fn loss_enters_packet_conservation_and_exit_restores() {
+        let mut c = Bbr::new(MSS, 40, 0);
+        c.on_congestion_event(&CongestionEvent {
+            now: 0,
+            bytes_lost: MSS,
+            bytes_in_flight: 30 * MSS,
+            mss: MSS,
+        });
+        assert_eq!(c.cwnd(), 30 * MSS);
+        c.on_recovery_exit(0);
+        assert_eq!(c.cwnd(), 40 * MSS);
+        c.on_rto(0, 40 * MSS);
+        assert_eq!(c.cwnd(), 4 * MSS);
+    }
+
+    #[test]
+    fn ideal_pipe_startup_finds_the_bottleneck_and_probe_bw_settles_near_it() {
+        // 10 MB/s bottleneck, 40 ms RTT (BDP 400 kB = 400 packets), unlimited buffer.
+        let rate = 10_000_000;
+        let mut c = Bbr::new(MSS, 10, 42);
+        let mut pipe = Pipe::new(rate, 40 * MS, MSS);
+        let mut round_reached = None;
+        let mut exit_round = None;
+        pipe.run(&mut c, 3 * SECOND, |c, _| {
+            if round_reached.is_none() && c.max_bw() >= rate * 95 / 100 {
+                round_reached = Some(c.round_count());
+            }
+            if exit_round.is_none() && c.phase() != Phase::Startup {
+                exit_round = Some(c.round_count());
+            }
+        });
+        let reached = round_reached.expect("bw estimate reaches the bottleneck");
+        // 10 packets → 400 packets doubling per round: ~log2(40) + 2 rounds.
+        assert!(reached <= 10, "reached bottleneck bw in round {reached}");
+        let exit = exit_round.expect("Startup ended");
+        assert!(exit <= reached + 4, "exit in round {exit}");
+        assert!(c.max_bw() <= rate * 101 / 100, "max_bw {}", c.max_bw());
+        // ProbeBW: average pacing over the next 10 s is near the bottleneck.
+        let (mut sum, mut n) = (0u128, 0u128);
+        let mut saw_probe_rtt = false;
+        let mut phases = std::collections::BTreeSet::new();
+        pipe.run(&mut c, 13 * SECOND, |c, _| {
+            if let State::ProbeBw(p) = c.state() {
+                phases.insert(format!("{p:?}"));
+                sum += c.pacing_rate().unwrap() as u128;
+                n += 1;
+            }
+            saw_probe_rtt |= c.phase() == Phase::ProbeRtt;
+        });
+        let avg = (sum / n) as u64;
+        assert!(
+            avg >= rate * 88 / 100 && avg <= rate * 110 / 100,
+            "average ProbeBW pacing {avg}"
+        );
+        assert_eq!(phases.len(), 4, "visited {phases:?}");
+        assert!(saw_probe_rtt, "ProbeRTT every 5 s with a constant RTT");
+        assert!((c.min_rtt() as i64 - (40 * MS) as i64).abs() < (2 * MS) as i64);
+    }
+
+    #[test]
+    fn same_seed_same_probe_bw_waits_over_a_run() {
+        let waits = |seed| {
+            let mut c = Bbr::new(MSS, 10, seed);
+            let mut pipe = Pipe::new(5_000_000, 20 * MS, MSS);
+            let mut seen = Vec::new();
+            pipe.run(&mut c, 8 * SECOND, |c, _| {
+                if matches!(c.state(), State::ProbeBw(_)) && seen.last() != Some(&c.bw_probe_wait())
+                {
+                    seen.push(c.bw_probe_wait());
+                }
+            });
+            seen
+        };
+        let a = waits(11);
+        assert!(a.len() >= 3, "{a:?}");
+        assert_eq!(a, waits(11));
+        assert_ne!(a, waits(12));
+    }
+
+    #[test]
+    fn registered_as_bbr_without_parameters() {
+        use crate::registry::{build_for_test, ParamValue};
+        let c = build_for_test("bbr", 1448, &[]).unwrap();
+        assert_eq!(c.phase(), Phase::Startup);
+        assert_eq!(c.ssthresh(), u64::MAX);
+        assert!(c.pacing_rate().is_some() && c.send_quantum().is_some());
+        let err = build_for_test("bbr", 1448, &[("gain", ParamValue::Number(2.0))]).unwrap_err();
+        assert!(err.0.contains("unknown parameter 'gain'"), "{err}");
+    }
+
+    #[derive(Clone, Debug)]
+    enum Step {
+        Ack {
+            segs: u64,
+            rate_kbps: u64,
+            rtt_ms: u64,
+            app_limited: bool,
+            new_round: bool,
+        },
+        NoSample,
+        Loss(u64),
+        Exit,
+        Rto,
+        Idle(u64),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            10 => (1u64..64, 0u64..10_000_000, 1u64..3000, any::<bool>(), any::<bool>()).prop_map(
+                |(segs, rate_kbps, rtt_ms, app_limited, new_round)| Step::Ack {
+                    segs, rate_kbps, rtt_ms, app_limited, new_round
+                }
+            ),
+            1 => Just(Step::NoSample),
+            1 => (0u64..100).prop_map(Step::Loss),
+            1 => Just(Step::Exit),
+            1 => Just(Step::Rto),
+            1 => (1u64..20_000).prop_map(Step::Idle),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Any event sequence: cwnd ≥ 4 MSS and bounded, pacing finite and positive, send
+        /// quantum within [1 MSS, 64 KB].
+        #[test]
+        fn random_events_keep_bbr_sane(seed in any::<u64>(), steps in proptest::collection::vec(step(), 1..400)) {
+            let mut c = Bbr::new(MSS, 10, seed);
+            let mut now = 0;
+            for s in &steps {
+                now += MS;
+                match *s {
+                    Step::Ack { segs, rate_kbps, rtt_ms, app_limited, new_round } => {
+                        let in_flight = c.cwnd().saturating_sub(segs * MSS);
+                        let mut a = ack(&c, now, segs * MSS, rate_kbps * 125, rtt_ms * MS, in_flight, new_round);
+                        if let Some(rs) = a.rate.as_mut() { rs.is_app_limited = app_limited; }
+                        c.on_ack(&a);
+                    }
+                    Step::NoSample => {
+                        let mut a = ack(&c, now, MSS, 0, 5 * MS, c.cwnd() / 2, false);
+                        a.rate = None;
+                        c.on_ack(&a);
+                    }
+                    Step::Loss(segs) => c.on_congestion_event(&CongestionEvent {
+                        now, bytes_lost: segs * MSS, bytes_in_flight: c.cwnd(), mss: MSS,
+                    }),
+                    Step::Exit => c.on_recovery_exit(now),
+                    Step::Rto => c.on_rto(now, c.cwnd()),
+                    Step::Idle(ms) => now += ms * MS,
+                }
+                let cwnd = c.cwnd();
+                prop_assert!(cwnd >= 4 * MSS, "cwnd {cwnd} after {s:?}");
+                prop_assert!(cwnd < 1 << 50, "cwnd {cwnd} after {s:?}");
+                let rate = c.pacing_rate().unwrap();
+                prop_assert!(rate > 0 && rate < 1 << 50, "pacing {rate} after {s:?}");
+                let q = c.send_quantum().unwrap();
+                prop_assert!((MSS..=SEND_QUANTUM_MAX.max(2 * MSS)).contains(&q));
+                prop_assert!(c.pacing_gain().is_finite() && c.cwnd_gain().is_finite());
+            }
+        }
+    }
+}
