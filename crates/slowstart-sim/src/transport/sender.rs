@@ -137,6 +137,8 @@ pub struct Sender {
     round_start_ns: u64,
     /// Latest send time among the segments the current ACK delivered.
     newest_delivered_send: Option<u64>,
+    /// Repairing after a retransmission timeout, until `una` passes `recover_point`.
+    in_timeout_recovery: bool,
     /// Retransmissions in send order (segment, send time), for lost-retransmission detection.
     retransmissions: VecDeque<(u64, u64)>,
     /// Segments whose retransmission was found lost, to send again before `rtx_cursor`'s.
@@ -195,6 +197,7 @@ impl Sender {
             window_blocked: false,
             round_start_ns: 0,
             newest_delivered_send: None,
+            in_timeout_recovery: false,
             retransmissions: VecDeque::new(),
             relost: VecDeque::new(),
             stall_pipe_limit: u64::MAX,
@@ -419,8 +422,11 @@ impl Sender {
         // Loss detection and recovery episodes.
         self.detect_lost_retransmissions();
         let newly_lost = self.mark_losses();
-        if self.in_recovery && self.una >= self.recover_point {
+        // A recovery episode, fast or after a timeout, ends once everything outstanding at its
+        // start is acknowledged.
+        if (self.in_recovery || self.in_timeout_recovery) && self.una >= self.recover_point {
             self.in_recovery = false;
+            self.in_timeout_recovery = false;
             self.cc.on_recovery_exit(now);
         }
         let mut outcome = AckOutcome::default();
@@ -743,6 +749,7 @@ impl Sender {
                 self.loss_frontier = self.nxt;
                 self.rtx_cursor = self.una;
                 self.in_recovery = false;
+                self.in_timeout_recovery = true;
                 self.recover_point = self.nxt;
                 self.rto_backoff += 1;
                 self.next_send_ns = now;
