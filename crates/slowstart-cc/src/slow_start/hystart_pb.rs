@@ -2,6 +2,8 @@
 //! slow start for satellite links?", 2020): above 100 ms RTT pace in 25 ms bursts and raise cwnd
 //! to RTT x peak rate / 2; otherwise plain HyStart.
 
+use std::collections::VecDeque;
+
 use super::hystart::{Detect, HyStart};
 use super::SlowStartStep;
 use crate::window::WindowGrowth;
@@ -11,6 +13,9 @@ use crate::{AckEvent, Nanos, SECOND};
 pub const RTT_THRESHOLD: Nanos = 100_000_000;
 /// Blog: "long bursts – 25 milliseconds".
 pub const BURST: Nanos = 25_000_000;
+/// Shortest ACK run a peak-rate sample is taken over (noise guard): 1 ms and four segments.
+pub const MIN_RUN: Nanos = 1_000_000;
+pub const MIN_RUN_SEGMENTS: u64 = 4;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HyStartPb {
@@ -18,8 +23,13 @@ pub struct HyStartPb {
     /// Minimum RTT above which the peak-bandwidth mode runs.
     pub rtt_threshold: Nanos,
     min_rtt: Nanos,
-    /// Highest delivery rate seen, bytes/s.
+    /// Highest rate at which ACKs delivered data over a short run (at most one burst), bytes/s.
     pub peak_rate: u64,
+    /// (time, delivered) of the ACKs of the last `BURST`: a burst sent back to back leaves the
+    /// bottleneck at its rate, and so do its ACKs ("monitoring the amount of data received in
+    /// short intervals", picoquic seed). Delivery-rate samples average over a round trip and
+    /// cannot show it.
+    recent_acks: VecDeque<(Nanos, u64)>,
     cwnd: u64,
     mss: u64,
 }
@@ -31,6 +41,7 @@ impl HyStartPb {
             rtt_threshold,
             min_rtt: 0,
             peak_rate: 0,
+            recent_acks: VecDeque::new(),
             cwnd: 0,
             mss: 0,
         }
@@ -58,10 +69,7 @@ impl HyStartPb {
         if sample_min > 0 && (self.min_rtt == 0 || sample_min < self.min_rtt) {
             self.min_rtt = sample_min;
         }
-        if let Some(rs) = ack.rate {
-            // A burst delivered in a short interval shows the bottleneck's peak rate.
-            self.peak_rate = self.peak_rate.max(rs.delivery_rate);
-        }
+        self.track_peak_rate(ack);
         let long = self.long_delay();
         // Paced bursts spread ACKs over the round: exit on delay increase only (the ACK-train
         // threshold would be the full min RTT anyway, tcp_cubic.c when paced).
@@ -80,6 +88,26 @@ impl HyStartPb {
         self.cwnd = step.cwnd;
         self.mss = ack.mss;
         step
+    }
+
+    /// Peak rate over the ACK runs of the last burst length.
+    fn track_peak_rate(&mut self, ack: &AckEvent) {
+        while self
+            .recent_acks
+            .front()
+            .is_some_and(|&(t, _)| t + BURST < ack.now)
+        {
+            self.recent_acks.pop_front();
+        }
+        if let Some(&(t0, d0)) = self.recent_acks.front() {
+            let span = ack.now - t0;
+            let bytes = ack.delivered - d0;
+            if span >= MIN_RUN && bytes >= MIN_RUN_SEGMENTS * ack.mss {
+                let rate = (bytes as u128 * SECOND as u128 / span as u128) as u64;
+                self.peak_rate = self.peak_rate.max(rate);
+            }
+        }
+        self.recent_acks.push_back((ack.now, ack.delivered));
     }
 
     /// About 2 x cwnd / RTT while the long-delay mode runs.
@@ -134,31 +162,77 @@ mod tests {
         HyStartPb::new(16, Detect::BOTH, RTT_THRESHOLD)
     }
 
+    /// `n` ACKs of one segment each, arriving `MSS / rate` apart from `t0`, as the ACKs of a
+    /// burst spread by a bottleneck of `rate` bytes/s.
+    fn ack_run(
+        p: &mut HyStartPb,
+        cwnd: u64,
+        ssthresh: u64,
+        t0: Nanos,
+        rate: u64,
+        n: u64,
+        rtt: Nanos,
+    ) -> SlowStartStep {
+        let g = WindowGrowth::new(AckCounting::Bytes);
+        let gap = MSS * SECOND / rate;
+        let mut step = SlowStartStep {
+            cwnd,
+            leftover_credit: 0,
+            exit: false,
+            phase: crate::Phase::SlowStart,
+        };
+        for i in 0..n {
+            let mut a = ack(t0 + i * gap, rtt, 0);
+            a.delivered = (i + 1) * MSS;
+            step = p.on_ack(step.cwnd, ssthresh, &a, &g);
+        }
+        step
+    }
+
     #[test]
     fn raises_cwnd_to_rtt_times_half_the_peak_rate_on_long_paths() {
         let mut p = pb();
-        let g = WindowGrowth::new(AckCounting::Bytes);
-        // 600 ms RTT; a burst measured at 250 Mbit/s = 31.25 MB/s.
-        let step = p.on_ack(10 * MSS, u64::MAX, &ack(MS, 600 * MS, 31_250_000), &g);
-        assert_eq!(step.cwnd, 600 * 31_250_000 / 1000 / 2);
+        // 600 ms RTT; ACKs of a burst arriving at 250 Mbit/s = 31.25 MB/s: 32 us apart.
+        let step = ack_run(&mut p, 10 * MSS, u64::MAX, MS, 31_250_000, 40, 600 * MS);
+        assert!(p.peak_rate.abs_diff(31_250_000) < 31_250, "{}", p.peak_rate);
+        // Raised to 0.6 s x peak / 2 once the run is long enough, then one MSS per later ACK.
+        let target = 600 * p.peak_rate / 1000 / 2;
+        assert!(
+            (target..=target + 40 * MSS).contains(&step.cwnd),
+            "{} vs {target}",
+            step.cwnd
+        );
         assert!(!step.exit);
-        // A lower later sample does not lower the peak; slow start continues from there.
-        let step = p.on_ack(step.cwnd, u64::MAX, &ack(2 * MS, 600 * MS, 1_000_000), &g);
-        assert_eq!(step.cwnd, 9_375_000 + MSS);
-        assert_eq!(p.peak_rate, 31_250_000);
+        // Slower ACKs later do not lower the peak.
+        ack_run(
+            &mut p,
+            step.cwnd,
+            u64::MAX,
+            100 * MS,
+            1_000_000,
+            40,
+            600 * MS,
+        );
+        assert!(p.peak_rate.abs_diff(31_250_000) < 31_250);
         // Never above ssthresh.
         let mut q = pb();
-        let step = q.on_ack(10 * MSS, 50 * MSS, &ack(MS, 600 * MS, 31_250_000), &g);
+        let step = ack_run(&mut q, 10 * MSS, 50 * MSS, MS, 31_250_000, 40, 600 * MS);
         assert_eq!(step.cwnd, 50 * MSS);
+    }
+
+    #[test]
+    fn runs_shorter_than_a_millisecond_or_four_segments_give_no_peak() {
+        let mut p = pb();
+        ack_run(&mut p, 10 * MSS, u64::MAX, MS, 31_250_000, 4, 600 * MS);
+        assert_eq!(p.peak_rate, 0, "3 gaps of 32 us: too short a run");
     }
 
     #[test]
     fn the_raise_is_only_taken_when_larger() {
         let mut p = pb();
-        let g = WindowGrowth::new(AckCounting::Bytes);
         // 200 ms x 100 kB/s / 2 = 10 kB < cwnd 100 kB: plain slow start.
-        let step = p.on_ack(100 * MSS, u64::MAX, &ack(MS, 200 * MS, 100_000), &g);
-        assert_eq!(step.cwnd, 101 * MSS);
+        let step = ack_run(&mut p, 100 * MSS, u64::MAX, MS, 100_000, 20, 200 * MS);
+        assert_eq!(step.cwnd, 120 * MSS);
     }
 
     #[test]
@@ -229,9 +303,13 @@ mod tests {
             panic!("hystart-pb runs CUBIC's rule")
         };
         assert!(matches!(lb.slow_start, SlowStart::HyStartPb(_)));
-        c.on_ack(&ack(MS, 600 * MS, 31_250_000));
-        assert_eq!(c.cwnd(), 9_375_000);
-        assert_eq!(c.pacing_rate(), Some(2 * 9_375_000 * 1000 / 600));
+        for i in 0..40 {
+            let mut a = ack(MS + i * 32_000, 600 * MS, 0);
+            a.delivered = (i + 1) * MSS;
+            c.on_ack(&a);
+        }
+        assert!(c.cwnd() > 9_000_000, "{}", c.cwnd());
+        assert_eq!(c.pacing_rate(), Some(2 * c.cwnd() * 1000 / 600));
         let Controller::Cubic(lb) = build_for_test("cubic", MSS, &[]).unwrap() else {
             panic!()
         };
