@@ -122,6 +122,7 @@ def test_satellite_expands_to_exact_canonical_values():
         "max_rto_ns": 120_000_000_000,
         "pacing": False,
         "recovery": "prr",
+        "loss_detection": "rack",
         "app": {"kind": "bulk"},
     }
     assert config["trace"] == {
@@ -420,3 +421,15 @@ def test_dict_scenarios_are_not_mutated(small):
     before = copy.deepcopy(small)
     load(small, cc="lss:max_ssthresh=5", set=["flow.0.mss=9000"], algorithms=ALGORITHMS)
     assert small == before
+
+
+def test_loss_detection_is_validated():
+    sc = {"duration": "1s", "path": {"rate": "10Mbps", "rtt": "10ms"}, "flow": [{}]}
+    assert load(sc)["flows"][0]["loss_detection"] == "rack"
+    sc["flow"][0]["loss_detection"] = "dupthresh"
+    assert load(sc)["flows"][0]["loss_detection"] == "dupthresh"
+    sc["flow"][0]["loss_detection"] = "psychic"
+    with pytest.raises(
+        ScenarioError, match=r"flow\.0\.loss_detection: expected one of rack, dupthresh"
+    ):
+        load(sc)

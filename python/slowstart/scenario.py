@@ -77,6 +77,7 @@ FLOW_DEFAULTS: dict[str, Any] = {
     "max_rto": "120s",
     "pacing": False,
     "recovery": "prr",
+    "loss_detection": "rack",
     "src": None,
     "dst": None,
     "app": "bulk",
@@ -84,6 +85,7 @@ FLOW_DEFAULTS: dict[str, Any] = {
 TRACE_DEFAULTS = {"flow_interval": 0, "queue_interval": 0, "max_rows": 2_000_000}
 PATH_DEFAULTS = {"buffer": "1bdp", "loss": 0, "access_rate": "10Gbps", "jitter": 0}
 RECOVERY = ("prr", "rfc6675")
+LOSS_DETECTION = ("rack", "dupthresh")
 MAX_MSS = 65_000
 ACCESS_BUFFER = {"bytes": 100_000_000}
 PATH_NODES = ["sender", "router", "receiver"]
@@ -542,6 +544,12 @@ def build_flow(
         raise ScenarioError(
             f"{at}.recovery: expected one of {', '.join(RECOVERY)}, got {show(recovery)}"
         )
+    loss_detection = f["loss_detection"]
+    if loss_detection not in LOSS_DETECTION:
+        raise ScenarioError(
+            f"{at}.loss_detection: expected one of {', '.join(LOSS_DETECTION)}, "
+            f"got {show(loss_detection)}"
+        )
     return {
         "src": ends[0],
         "dst": ends[1],
@@ -563,6 +571,7 @@ def build_flow(
         "max_rto_ns": max_rto,
         "pacing": parse_bool(f["pacing"], f"{at}.pacing"),
         "recovery": recovery,
+        "loss_detection": loss_detection,
         "app": parse_app(f["app"], i),
     }
 

@@ -79,6 +79,19 @@ pub enum Recovery {
     Rfc6675,
 }
 
+/// How the sender decides a segment is lost (besides the retransmission timer).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossDetection {
+    /// RFC 8985 RACK-TLP as Linux does it: a segment is lost once one sent a reordering window
+    /// (min RTT / 4) later is delivered, or DupThresh segments above it are SACKed; a tail loss
+    /// probe after 2 SRTT without ACKs elicits the SACK that reveals tail losses.
+    #[default]
+    Rack,
+    /// RFC 6675 only: DupThresh SACKed segments above; tail losses wait for the timer (ns-2).
+    Dupthresh,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
@@ -109,6 +122,8 @@ pub struct FlowConfig {
     pub max_rto_ns: u64,
     pub pacing: bool,
     pub recovery: Recovery,
+    #[serde(default)]
+    pub loss_detection: LossDetection,
     /// What the application on top of the connection does; bulk by default.
     #[serde(default)]
     pub app: AppConfig,

@@ -20,6 +20,8 @@ pub enum Event {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TimerKind {
     Retransmission,
+    /// RFC 8985 §7 tail loss probe.
+    LossProbe,
     DelayedAck,
     Pacing,
     /// The request stream's retransmission timer.

@@ -106,6 +106,7 @@ pub struct FlowSummary {
     pub loss_events: u64,
     pub rto_count: u64,
     pub lost_retransmissions: u64,
+    pub loss_probes: u64,
     pub max_cwnd_bytes: u64,
     pub data_packets_sent: u64,
     pub data_bytes_sent: u64,
@@ -523,6 +524,7 @@ impl Simulation {
         let flow = &mut self.flows[f as usize];
         let timer = match kind {
             TimerKind::Retransmission => &mut flow.sender.rto_timer,
+            TimerKind::LossProbe => &mut flow.sender.probe_timer,
             TimerKind::Pacing => &mut flow.sender.pacing_timer,
             TimerKind::DelayedAck => &mut flow.receiver.delack_timer,
             TimerKind::Request => &mut flow.requests.timer,
@@ -542,6 +544,7 @@ impl Simulation {
                 flow.sender.on_rto(now, &mut self.io);
                 self.after_sender_event(f as usize);
             }
+            TimerKind::LossProbe => flow.sender.on_loss_probe(now, &mut self.io),
             TimerKind::Pacing => flow.sender.on_pacing_timer(now, &mut self.io),
             TimerKind::DelayedAck => flow.receiver.on_delack_timer(now, &mut self.io),
             TimerKind::Request => flow.requests.on_timer(now, &mut self.io),
@@ -659,6 +662,7 @@ impl Simulation {
                     loss_events: st.loss_events,
                     rto_count: st.rto_count,
                     lost_retransmissions: st.lost_retransmissions,
+                    loss_probes: st.loss_probes,
                     max_cwnd_bytes: f.metrics.max_cwnd,
                     data_packets_sent: st.data_packets_sent,
                     data_bytes_sent: st.data_bytes_sent,

@@ -335,3 +335,31 @@ fn star_of_asymmetric_access_links_routes_through_the_hub() {
         "both flows' data reach p1 over its downlink"
     );
 }
+
+/// The last three segments of a transfer are lost: nothing above them is SACKed, so RFC 6675
+/// alone waits for the retransmission timer, while a tail loss probe (RFC 8985 §7) elicits the
+/// SACK that lets RACK mark them and recover at once.
+#[test]
+fn tail_loss_probe_recovers_tail_losses_without_a_timeout() {
+    let run = |detection: crate::config::LossDetection| {
+        let mut f = flow("reno", Some(100 * 1460));
+        f.loss_detection = detection;
+        let drops = (98..=100).map(|seq| DropSpec { flow: 0, seq }).collect();
+        let cfg = path(
+            100_000_000,
+            100 * MS,
+            QueueLimit::Packets(1000),
+            vec![f],
+            drops,
+        );
+        Simulation::new(&cfg).unwrap().run().summary.flows[0].clone()
+    };
+    let rack = run(crate::config::LossDetection::Rack);
+    let dupthresh = run(crate::config::LossDetection::Dupthresh);
+    assert_eq!((rack.rto_count, rack.loss_probes), (0, 1), "{rack:?}");
+    assert_eq!(dupthresh.rto_count, 1, "{dupthresh:?}");
+    assert_eq!(rack.bytes_delivered, 146_000);
+    // The probe's SACK starts a fast recovery instead of a timeout's collapse to one segment.
+    assert_eq!(rack.loss_events, 1);
+    assert_eq!(rack.retransmits, 3, "the probe and the two holes below it");
+}

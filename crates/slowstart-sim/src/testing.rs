@@ -3,8 +3,8 @@
 use slowstart_cc::CcSpec;
 
 use crate::config::{
-    AppConfig, DirectionConfig, DropSpec, FlowConfig, LinkConfig, QueueLimit, Recovery, SimConfig,
-    TraceConfig,
+    AppConfig, DirectionConfig, DropSpec, FlowConfig, LinkConfig, LossDetection, QueueLimit,
+    Recovery, SimConfig, TraceConfig,
 };
 
 pub const MS: u64 = 1_000_000;
@@ -33,6 +33,7 @@ pub fn flow(cc: &str, size_bytes: Option<u64>) -> FlowConfig {
         max_rto_ns: 120 * SEC,
         pacing: false,
         recovery: Recovery::Prr,
+        loss_detection: LossDetection::Rack,
         app: AppConfig::Bulk,
     }
 }

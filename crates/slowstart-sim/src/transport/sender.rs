@@ -17,7 +17,7 @@ use slowstart_cc::{
     SentEvent,
 };
 
-use crate::config::{FlowConfig, Recovery};
+use crate::config::{FlowConfig, LossDetection, Recovery};
 use crate::engine::{Timer, TimerKind};
 use crate::transport::packet::{Kind, Packet};
 use crate::transport::ranges::RangeSet;
@@ -66,6 +66,8 @@ pub struct SenderStats {
     pub rto_count: u64,
     /// Retransmissions found lost before the retransmission timer fired.
     pub lost_retransmissions: u64,
+    /// Tail loss probes sent (RFC 8985 §7).
+    pub loss_probes: u64,
     /// Round trips that ended while the sender waited on cwnd or the peer's window with data to
     /// send and less than a path BDP in flight (see [`Sender::set_stall_threshold`]).
     pub stalls: u64,
@@ -80,6 +82,7 @@ impl SenderStats {
         self.loss_events += o.loss_events;
         self.rto_count += o.rto_count;
         self.lost_retransmissions += o.lost_retransmissions;
+        self.loss_probes += o.loss_probes;
         self.stalls += o.stalls;
     }
 }
@@ -139,6 +142,13 @@ pub struct Sender {
     newest_delivered_send: Option<u64>,
     /// Repairing after a retransmission timeout, until `una` passes `recover_point`.
     in_timeout_recovery: bool,
+    /// RACK-TLP (RFC 8985) on top of RFC 6675's DupThresh rule.
+    rack: bool,
+    /// Original transmissions below this were examined by RACK's time rule.
+    rack_frontier: u64,
+    pub probe_timer: Timer,
+    /// A tail loss probe is out and unanswered (one per tail, RFC 8985 §7.2).
+    probe_out: bool,
     /// Retransmissions in send order (segment, send time), for lost-retransmission detection.
     retransmissions: VecDeque<(u64, u64)>,
     /// Segments whose retransmission was found lost, to send again before `rtx_cursor`'s.
@@ -198,6 +208,10 @@ impl Sender {
             round_start_ns: 0,
             newest_delivered_send: None,
             in_timeout_recovery: false,
+            rack: cfg.loss_detection == LossDetection::Rack,
+            rack_frontier: 0,
+            probe_timer: Timer::default(),
+            probe_out: false,
             retransmissions: VecDeque::new(),
             relost: VecDeque::new(),
             stall_pipe_limit: u64::MAX,
@@ -421,7 +435,10 @@ impl Sender {
         }
         // Loss detection and recovery episodes.
         self.detect_lost_retransmissions();
-        let newly_lost = self.mark_losses();
+        let newly_lost = self.mark_losses() + self.rack_mark_losses();
+        if advanced {
+            self.probe_out = false;
+        }
         // A recovery episode, fast or after a timeout, ends once everything outstanding at its
         // start is acknowledged.
         if (self.in_recovery || self.in_timeout_recovery) && self.una >= self.recover_point {
@@ -488,9 +505,11 @@ impl Sender {
         } else if advanced {
             self.arm_rto(now, io);
         }
+        self.arm_loss_probe(now, io);
         if self.closed && self.snd_una >= self.written {
             self.state = State::Done;
             let _ = self.rto_timer.set(None);
+            let _ = self.probe_timer.set(None);
             let _ = self.pacing_timer.set(None);
         } else {
             self.try_send(now, io);
@@ -545,6 +564,92 @@ impl Sender {
                 self.stats.lost_retransmissions += 1;
             }
         }
+    }
+
+    /// RFC 8985 §6.2: an original transmission is lost once a segment sent more than a
+    /// reordering window (min RTT / 4) after it has been delivered. Originals are in send order,
+    /// so the examined prefix only grows; retransmissions are handled by
+    /// [`Self::detect_lost_retransmissions`].
+    fn rack_mark_losses(&mut self) -> u64 {
+        if !self.rack {
+            return 0;
+        }
+        let Some(newest) = self.newest_delivered_send else {
+            return 0;
+        };
+        let reordering_window = self.rtt.min_rtt() / 4;
+        let mut k = self.rack_frontier.max(self.una);
+        let mut newly = 0;
+        while k < self.nxt {
+            let seg = &mut self.segments[(k - self.una) as usize];
+            if seg.flags & EVER_RETRANS == 0 {
+                if seg.rate.sent_time + reordering_window >= newest {
+                    break;
+                }
+                if seg.flags & (SACKED | LOST) == 0 {
+                    seg.flags |= LOST;
+                    newly += seg.len as u64;
+                }
+            }
+            k += 1;
+        }
+        self.rack_frontier = k;
+        self.loss_frontier = self.loss_frontier.max(k);
+        self.lost_bytes += newly;
+        newly
+    }
+
+    /// RFC 8985 §7.2: probe after 2 SRTT without progress while data is outstanding and no
+    /// recovery runs; with one segment in flight, allow for a delayed ACK (200 ms worst case).
+    fn arm_loss_probe(&mut self, now: u64, io: &mut Io) {
+        let eligible = self.rack
+            && !self.probe_out
+            && self.out_bytes > 0
+            && !self.in_recovery
+            && !self.in_timeout_recovery
+            && self.rtt.has_sample();
+        if !eligible {
+            let _ = self.probe_timer.set(None);
+            return;
+        }
+        let mut pto = 2 * self.rtt.srtt();
+        if self.out_bytes <= self.mss {
+            pto += 200_000_000;
+        }
+        let deadline = now + pto.max(10_000_000);
+        if self.rto_timer.deadline().is_some_and(|rto| deadline >= rto) {
+            let _ = self.probe_timer.set(None);
+            return;
+        }
+        if let Some(t) = self.probe_timer.set(Some(deadline)) {
+            io.wake(t, self.flow, TimerKind::LossProbe);
+        }
+    }
+
+    /// The loss probe fired (RFC 8985 §7.3): send one new segment if the windows allow, else
+    /// retransmit the last one; its ACK shows which of the tail was lost.
+    pub fn on_loss_probe(&mut self, now: u64, io: &mut Io) {
+        if self.state != State::Established || self.out_bytes == 0 || self.in_recovery {
+            return;
+        }
+        let window = self.peer_rwnd.min(self.max_window);
+        let new_len = self.segment_len(self.nxt);
+        let new_fits = self.snd_nxt < self.written
+            && self.snd_nxt + new_len <= self.snd_una.saturating_add(window);
+        if new_fits {
+            self.transmit(now, self.nxt, false, io);
+        } else {
+            let last = self.nxt - 1;
+            if self.segments[(last - self.una) as usize].flags & SACKED != 0 {
+                return;
+            }
+            self.transmit(now, last, true, io);
+        }
+        self.probe_out = true;
+        self.stats.loss_probes += 1;
+        // §7.3: the retransmission timer restarts after a probe.
+        let _ = self.rto_timer.set(None);
+        self.arm_rto(now, io);
     }
 
     /// The first segment marked lost and not yet retransmitted (RFC 6675 NextSeg rule 1),
@@ -698,6 +803,9 @@ impl Sender {
         }
         self.total_sent += len;
         self.stats.data_packets_sent += 1;
+        if !self.probe_out && self.probe_timer.deadline().is_none() {
+            self.arm_loss_probe(now, io);
+        }
         self.stats.data_bytes_sent += len;
         let mut p = Packet::control(self.flow, Kind::Data, (len + self.header_bytes) as u32, now);
         p.seq = seq;
@@ -712,7 +820,10 @@ impl Sender {
             total_sent: self.total_sent,
             retransmission,
         });
-        if self.rto_timer.deadline().is_none() {
+        // RFC 6298 §5.1; Linux also restarts the timer when it retransmits the head segment, so
+        // a repair in progress is not cut short by a timer armed for the lost original.
+        if self.rto_timer.deadline().is_none() || (retransmission && k == self.una) {
+            let _ = self.rto_timer.set(None);
             self.arm_rto(now, io);
         }
     }
@@ -732,6 +843,16 @@ impl Sender {
                 self.arm_rto(now, io);
             }
             State::Established if self.out_bytes > 0 => {
+                // Linux arms the probe in place of the timer: when the probe would not have come
+                // first, the timer's first expiry sends it (RFC 8985 §7.2, PTO = min(PTO, RTO)).
+                let probe_first =
+                    self.rack && !self.probe_out && !self.in_recovery && !self.in_timeout_recovery;
+                if probe_first {
+                    self.on_loss_probe(now, io);
+                    if self.probe_out {
+                        return;
+                    }
+                }
                 self.stats.rto_count += 1;
                 self.cc.on_rto(now, self.pipe());
                 // Everything not SACKed is presumed lost; retransmissions in flight are forgotten.
@@ -750,6 +871,8 @@ impl Sender {
                 self.rtx_cursor = self.una;
                 self.in_recovery = false;
                 self.in_timeout_recovery = true;
+                let _ = self.probe_timer.set(None);
+                self.rack_frontier = self.nxt;
                 self.recover_point = self.nxt;
                 self.rto_backoff += 1;
                 self.next_send_ns = now;
