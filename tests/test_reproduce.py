@@ -10,6 +10,7 @@ from slowstart.reproduce import (
     Row,
     Variant,
     format_table,
+    missing_algorithms,
     run_experiment,
 )
 from slowstart.scenario import load
@@ -20,7 +21,9 @@ def test_every_variant_loads(name):
     exp = EXPERIMENTS[name]
     assert exp.name == name and exp.variants
     for v in exp.variants:
-        config = load(scenario_path(exp.scenario), set=[*exp.common, *v.overrides])
+        if missing_algorithms(v):
+            continue  # pending: reported as such by run_experiment
+        config = load(scenario_path(v.scenario or exp.scenario), set=[*exp.common, *v.overrides])
         assert exp.flow < len(config["flows"])
 
 

@@ -65,6 +65,18 @@ pub struct VegasConfig {
     pub gamma: f64,
     pub exit: SlowStartExit,
     pub avoidance: Avoidance,
+    pub round_rtt: RoundRtt,
+}
+
+/// Which RTT of a round the once-per-RTT decision uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RoundRtt {
+    /// The round's minimum (Linux `tcp_vegas.c`, filtering delayed-ACK noise).
+    #[default]
+    Min,
+    /// The mean of the round's samples: what a user-space implementation timing every packet
+    /// sees (the net100 atou runs), so queueing inside slow-start bursts counts.
+    Mean,
 }
 
 impl Default for VegasConfig {
@@ -75,6 +87,7 @@ impl Default for VegasConfig {
             gamma: LINUX_GAMMA,
             exit: SlowStartExit::LeaveSlowStart,
             avoidance: Avoidance::Vegas,
+            round_rtt: RoundRtt::Min,
         }
     }
 }
@@ -115,6 +128,8 @@ pub struct Vegas {
     enabled: bool,
     base_rtt: Nanos,
     min_rtt: Nanos,
+    /// Sum of this round's RTT samples (for `RoundRtt::Mean`).
+    sum_rtt: u128,
     cnt_rtt: u32,
     /// `beg_snd_nxt` as a delivered-bytes count: the RTT ends at the first ACK that delivers
     /// beyond everything that was outstanding when it began.
@@ -142,6 +157,7 @@ impl Vegas {
             enabled: true,
             base_rtt: Nanos::MAX,
             min_rtt: Nanos::MAX,
+            sum_rtt: 0,
             cnt_rtt: 0,
             round_end: 0,
             pending_enable: false,
@@ -150,6 +166,10 @@ impl Vegas {
             lss_max_ssthresh: None,
             last_sample: None,
         }
+    }
+
+    pub fn set_round_rtt(&mut self, round_rtt: RoundRtt) {
+        self.cfg.round_rtt = round_rtt;
     }
 
     pub fn config(&self) -> &VegasConfig {
@@ -180,6 +200,7 @@ impl Vegas {
         self.enabled = true;
         self.round_end = ack.delivered.saturating_add(ack.bytes_in_flight);
         self.cnt_rtt = 0;
+        self.sum_rtt = 0;
         self.min_rtt = Nanos::MAX;
     }
 
@@ -223,7 +244,10 @@ impl Vegas {
 
     /// The once-per-RTT Vegas adjustment (Linux `tcp_vegas_cong_avoid`, `cntRTT > 2` branch).
     fn vegas_adjust(&mut self, ack: &AckEvent) {
-        let rtt = self.min_rtt;
+        let rtt = match self.cfg.round_rtt {
+            RoundRtt::Min => self.min_rtt,
+            RoundRtt::Mean => (self.sum_rtt / self.cnt_rtt.max(1) as u128) as Nanos,
+        };
         let base = self.base_rtt;
         let cwnd_segments = self.cwnd / self.mss;
         let (diff, target_cwnd) = vegas_diff(cwnd_segments, rtt, base);
@@ -287,6 +311,7 @@ impl CongestionController for Vegas {
             let rtt = rtt.max(1);
             self.base_rtt = self.base_rtt.min(rtt);
             self.min_rtt = self.min_rtt.min(rtt);
+            self.sum_rtt += rtt as u128;
             self.cnt_rtt = self.cnt_rtt.saturating_add(1);
         }
         if ack.in_recovery {
@@ -319,6 +344,7 @@ impl CongestionController for Vegas {
                 self.vegas_adjust(ack);
             }
             self.cnt_rtt = 0;
+            self.sum_rtt = 0;
             self.min_rtt = Nanos::MAX;
         } else if self.in_slow_start() && ack.cwnd_limited {
             self.slow_start(ack);
@@ -370,7 +396,7 @@ impl CongestionController for Vegas {
 }
 
 /// alpha, beta and gamma, shared by `vegas` and `vegas-lss`.
-pub const THRESHOLD_PARAMS: [ParamInfo; 3] = [
+pub const THRESHOLD_PARAMS: [ParamInfo; 4] = [
     ParamInfo {
         name: "alpha",
         doc: "congestion avoidance adds one segment per RTT while diff < alpha (segments queued)",
@@ -389,7 +415,21 @@ pub const THRESHOLD_PARAMS: [ParamInfo; 3] = [
         default: "1",
         accepted: "0 to 1000",
     },
+    ParamInfo {
+        name: "round_rtt",
+        doc: "RTT of a round used for diff: min (Linux) or mean (user-space timing, net100 atou)",
+        default: "min",
+        accepted: "min | mean",
+    },
 ];
+
+/// The `round_rtt` parameter.
+pub fn round_rtt(params: &Params) -> Result<RoundRtt, CcError> {
+    Ok(match params.choice("round_rtt", &["min", "mean"])? {
+        "mean" => RoundRtt::Mean,
+        _ => RoundRtt::Min,
+    })
+}
 
 /// `vegas` parameters.
 pub const PARAMS: &[ParamInfo] = &THRESHOLD_PARAMS;
@@ -418,7 +458,9 @@ pub fn from_params(params: &Params, common: &CommonParams) -> Result<Vegas, CcEr
             alpha,
             beta,
             gamma,
-            ..Default::default()
+            round_rtt: round_rtt(params)?,
+            exit: SlowStartExit::LeaveSlowStart,
+            avoidance: Avoidance::Vegas,
         },
     ))
 }
@@ -481,6 +523,42 @@ pub(crate) mod tests {
             mss: MSS,
             ..Default::default()
         }
+    }
+
+    /// Rounds whose first ACK sees the empty queue and whose later ACKs see the queue a
+    /// slow-start burst builds (half a millisecond per queued segment).
+    fn bursty_rounds(v: &mut Vegas, rounds: usize) -> Vec<Phase> {
+        let mut d = Driver::new();
+        let mut phases = Vec::new();
+        for _ in 0..rounds {
+            let n = (v.cwnd() / MSS).max(1);
+            for i in 0..n {
+                let rtt = 100 * MS + i * MS / 2;
+                let a = d.ack(Some(rtt), v.cwnd());
+                v.on_ack(&a);
+            }
+            phases.push(v.phase());
+        }
+        phases
+    }
+
+    #[test]
+    fn mean_round_rtt_sees_queueing_inside_slow_start_bursts() {
+        let mut min = vegas(10);
+        let mut mean = vegas(10);
+        mean.set_round_rtt(RoundRtt::Mean);
+        // The round minimum is always the base RTT: Linux's Vegas never leaves slow start here.
+        assert!(bursty_rounds(&mut min, 6)
+            .iter()
+            .all(|p| *p == Phase::SlowStart));
+        // The round mean grows with the burst: diff passes gamma within a few rounds.
+        let phases = bursty_rounds(&mut mean, 6);
+        assert_eq!(
+            phases.last(),
+            Some(&Phase::CongestionAvoidance),
+            "{phases:?}"
+        );
+        assert!(mean.last_sample().unwrap().rtt > 100 * MS);
     }
 
     #[test]

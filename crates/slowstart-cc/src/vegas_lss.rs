@@ -18,6 +18,7 @@ pub const PARAMS: &[ParamInfo] = &[
     crate::vegas::THRESHOLD_PARAMS[0],
     crate::vegas::THRESHOLD_PARAMS[1],
     crate::vegas::THRESHOLD_PARAMS[2],
+    crate::vegas::THRESHOLD_PARAMS[3],
     ParamInfo {
         name: "max_ssthresh",
         doc: "RFC 3742 max_ssthresh of the Limited Slow-Start begun at gamma: the cwnd at that \
@@ -43,14 +44,16 @@ pub fn from_params(params: &Params, common: &CommonParams) -> Result<Vegas, CcEr
         "vegas" => Avoidance::Vegas,
         _ => Avoidance::Reno,
     };
-    Ok(vegas_lss(
+    let mut v = vegas_lss(
         common.mss,
         common.initcwnd,
         common.counting(),
         thresholds(params)?,
         max_ssthresh,
         avoidance,
-    ))
+    );
+    v.set_round_rtt(crate::vegas::round_rtt(params)?);
+    Ok(v)
 }
 
 /// Vegas with net100's gamma-triggered Limited Slow-Start.
@@ -72,6 +75,7 @@ pub fn vegas_lss(
             gamma,
             exit: SlowStartExit::LimitedSlowStart(max_ssthresh),
             avoidance,
+            round_rtt: crate::vegas::RoundRtt::Min,
         },
     )
 }
