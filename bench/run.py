@@ -26,6 +26,31 @@ CASES: dict[str, tuple[str, list[str], str | None]] = {
     "bittorrent-60s": ("scenarios/bittorrent-request-slowstart.toml", [], "60s"),
 }
 
+# One case per algorithm on the same path: 60 s of the early-loss run (500 Mbps, 80 ms, one
+# early drop, 3500-segment window). Events per second are compared with Reno's in the same run
+# (issue #3: within 20%).
+ALGORITHMS = (
+    "reno",
+    "lss",
+    "cubic",
+    "hstcp",
+    "aimd:a=15,b=0.3",
+    "aimd:mode=periodic",
+    "scalable",
+    "vegas",
+    "vegas-lss",
+    "ledbat",
+    "utp",
+    "bbr",
+    "hystart-pb",
+    "cubic:slow_start=hystart++",
+    "cubic:slow_start=search",
+)
+CASES |= {
+    f"algo-{cc}": ("scenarios/lfn-early-loss.toml", [f'flow.0.cc="{cc}"'], "60s")
+    for cc in ALGORITHMS
+}
+
 CHILD = r"""
 import json, resource, sys, time
 import slowstart
@@ -72,10 +97,17 @@ def main() -> None:
         results[name] = run_case(*CASES[name])
         m = results[name]
         print(
-            f"{name:28s} {m['events'] / 1e6:8.1f} M events {m['wall_s']:7.2f} s wall "
+            f"{name:36s} {m['events'] / 1e6:8.1f} M events {m['wall_s']:7.2f} s wall "
             f"{m['events_per_s'] / 1e6:6.1f} M ev/s {m['sim_s_per_wall_s']:7.1f} sim-s/s "
             f"{m['peak_rss_mb']:6.0f} MB"
         )
+    reno = results.get("algo-reno")
+    if reno:
+        print("events/s relative to reno on the same path (issue #3: within 20%):")
+        for name, m in results.items():
+            if name.startswith("algo-"):
+                m["events_per_s_vs_reno"] = m["events_per_s"] / reno["events_per_s"]
+                print(f"  {name[5:]:32s} {m['events_per_s_vs_reno']:5.2f}")
     record = {
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
         "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
