@@ -629,28 +629,33 @@ mod tests {
         assert_eq!(l.cwnd(), 35 * MSS);
     }
 
-    fn build(
-        name: &str,
-        params: &[(&str, crate::registry::ParamValue)],
-    ) -> Result<crate::Controller, crate::CcError> {
-        crate::registry::build_for_test(name, MSS, params)
-    }
-
     #[test]
     fn registry_builds_ledbat_with_rfc_limits() {
         use crate::registry::ParamValue::{Bool, Number, Text};
-        let crate::Controller::Ledbat(l) = build("ledbat", &[]).unwrap() else {
+        let crate::Controller::Ledbat(l) =
+            crate::registry::build_for_test("ledbat", MSS, &[]).unwrap()
+        else {
             panic!("not ledbat");
         };
         assert_eq!(*l.config(), LedbatConfig::default());
         assert_eq!(l.cwnd(), INIT_CWND * MSS);
-        let err = build("ledbat", &[("target", Number(0.2))]).unwrap_err();
+        let err =
+            crate::registry::build_for_test("ledbat", MSS, &[("target", Number(0.2))]).unwrap_err();
         assert!(err.0.contains("'target'") && err.0.contains("0.1"), "{err}");
-        assert!(build("ledbat", &[("gain", Number(2.0))]).is_err());
-        assert!(build("ledbat", &[("current_filter", Number(2.5))]).is_err());
-        assert!(build("ledbat", &[("slow_start", Text("maybe".into()))]).is_err());
-        let crate::Controller::Ledbat(l) = build(
+        assert!(crate::registry::build_for_test("ledbat", MSS, &[("gain", Number(2.0))]).is_err());
+        assert!(
+            crate::registry::build_for_test("ledbat", MSS, &[("current_filter", Number(2.5))])
+                .is_err()
+        );
+        assert!(crate::registry::build_for_test(
             "ledbat",
+            MSS,
+            &[("slow_start", Text("maybe".into()))]
+        )
+        .is_err());
+        let crate::Controller::Ledbat(l) = crate::registry::build_for_test(
+            "ledbat",
+            MSS,
             &[
                 ("slow_start", Bool(true)),
                 ("init_cwnd", Text("flow".into())),
@@ -663,7 +668,12 @@ mod tests {
         assert_eq!(l.cwnd(), 10 * MSS);
         assert_eq!(l.phase(), Phase::SlowStart);
         assert_eq!(l.config().target, 25 * MS);
-        assert!(build("ledbat", &[("init_cwnd", Text("lots".into()))]).is_err());
+        assert!(crate::registry::build_for_test(
+            "ledbat",
+            MSS,
+            &[("init_cwnd", Text("lots".into()))]
+        )
+        .is_err());
     }
 
     proptest! {

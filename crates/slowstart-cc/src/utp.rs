@@ -687,22 +687,17 @@ mod tests {
         assert_eq!(u.base_delay(), Some(80 * MS));
     }
 
-    fn build(
-        name: &str,
-        params: &[(&str, crate::registry::ParamValue)],
-    ) -> Result<crate::Controller, crate::CcError> {
-        crate::registry::build_for_test(name, MSS, params)
-    }
-
     #[test]
     fn registry_builds_utp() {
         use crate::registry::ParamValue::{Number, Text};
-        let crate::Controller::Utp(u) = build("utp", &[]).unwrap() else {
+        let crate::Controller::Utp(u) = crate::registry::build_for_test("utp", MSS, &[]).unwrap()
+        else {
             panic!("not utp");
         };
         assert_eq!(*u.config(), UtpConfig::default());
-        let crate::Controller::Utp(u) = build(
+        let crate::Controller::Utp(u) = crate::registry::build_for_test(
             "utp",
+            MSS,
             &[
                 ("gain", Number(1500.0)),
                 ("init_cwnd", Text("flow".into())),
@@ -716,12 +711,16 @@ mod tests {
             (u.config().gain, u.config().loss_multiplier, u.cwnd()),
             (1500, 70, 10 * MSS)
         );
-        let err = build("utp", &[("gain", Number(2.5))]).unwrap_err();
+        let err =
+            crate::registry::build_for_test("utp", MSS, &[("gain", Number(2.5))]).unwrap_err();
         assert!(
             err.0.contains("'gain'") && err.0.contains("integer"),
             "{err}"
         );
-        assert!(build("utp", &[("loss_multiplier", Number(0.0))]).is_err());
+        assert!(
+            crate::registry::build_for_test("utp", MSS, &[("loss_multiplier", Number(0.0))])
+                .is_err()
+        );
     }
 
     proptest! {

@@ -758,30 +758,28 @@ pub(crate) mod tests {
         assert_eq!(v.cwnd(), 10 * MSS);
     }
 
-    fn build(
-        name: &str,
-        params: &[(&str, crate::registry::ParamValue)],
-    ) -> Result<crate::Controller, crate::CcError> {
-        crate::registry::build_for_test(name, MSS, params)
-    }
-
     #[test]
     fn registry_builds_vegas_and_checks_thresholds() {
         use crate::registry::ParamValue::Number;
-        let c = build("vegas", &[]).unwrap();
+        let c = crate::registry::build_for_test("vegas", MSS, &[]).unwrap();
         assert_eq!(c.cwnd(), 10 * MSS, "flow initcwnd, as Linux");
-        let crate::Controller::Vegas(v) =
-            build("vegas", &[("alpha", Number(1.0)), ("beta", Number(3.0))]).unwrap()
-        else {
+        let crate::Controller::Vegas(v) = crate::registry::build_for_test(
+            "vegas",
+            MSS,
+            &[("alpha", Number(1.0)), ("beta", Number(3.0))],
+        )
+        .unwrap() else {
             panic!("not vegas");
         };
         assert_eq!(
             (v.config().alpha, v.config().beta, v.config().gamma),
             (1.0, 3.0, 1.0)
         );
-        let err = build("vegas", &[("alpha", Number(5.0))]).unwrap_err();
+        let err =
+            crate::registry::build_for_test("vegas", MSS, &[("alpha", Number(5.0))]).unwrap_err();
         assert!(err.0.contains("alpha") && err.0.contains("beta"), "{err}");
-        let err = build("vegas", &[("gamma", Number(-1.0))]).unwrap_err();
+        let err =
+            crate::registry::build_for_test("vegas", MSS, &[("gamma", Number(-1.0))]).unwrap_err();
         assert!(
             err.0.contains("'gamma'") && err.0.contains("0 to 1000"),
             "{err}"

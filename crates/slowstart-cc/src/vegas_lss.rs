@@ -198,17 +198,12 @@ mod tests {
         assert_eq!(v.cwnd(), at);
         assert_eq!(v.phase(), Phase::LimitedSlowStart);
     }
-    fn build(
-        name: &str,
-        params: &[(&str, crate::registry::ParamValue)],
-    ) -> Result<crate::Controller, crate::CcError> {
-        crate::registry::build_for_test(name, MSS, params)
-    }
-
     #[test]
     fn registry_builds_vegas_lss() {
         use crate::registry::ParamValue::{Number, Text};
-        let crate::Controller::VegasLss(v) = build("vegas-lss", &[]).unwrap() else {
+        let crate::Controller::VegasLss(v) =
+            crate::registry::build_for_test("vegas-lss", MSS, &[]).unwrap()
+        else {
             panic!("not vegas-lss");
         };
         let cfg = v.config();
@@ -217,8 +212,9 @@ mod tests {
             SlowStartExit::LimitedSlowStart(MaxSsthresh::CwndAtGamma)
         );
         assert_eq!(cfg.avoidance, Avoidance::Reno);
-        let crate::Controller::VegasLss(v) = build(
+        let crate::Controller::VegasLss(v) = crate::registry::build_for_test(
             "vegas-lss",
+            MSS,
             &[
                 ("max_ssthresh", Number(100.0)),
                 ("avoidance", Text("vegas".into())),
@@ -232,8 +228,18 @@ mod tests {
             SlowStartExit::LimitedSlowStart(MaxSsthresh::Bytes(100 * MSS))
         );
         assert_eq!(v.config().avoidance, Avoidance::Vegas);
-        let err = build("vegas-lss", &[("max_ssthresh", Text("huge".into()))]).unwrap_err();
+        let err = crate::registry::build_for_test(
+            "vegas-lss",
+            MSS,
+            &[("max_ssthresh", Text("huge".into()))],
+        )
+        .unwrap_err();
         assert!(err.0.contains("gamma | 1 to 1000000"), "{err}");
-        assert!(build("vegas-lss", &[("avoidance", Text("cubic".into()))]).is_err());
+        assert!(crate::registry::build_for_test(
+            "vegas-lss",
+            MSS,
+            &[("avoidance", Text("cubic".into()))]
+        )
+        .is_err());
     }
 }
