@@ -311,6 +311,10 @@ def build_parser() -> Parser:
     )
     p.add_argument("--json", action="store_true", help="print the table and one_flight as JSON")
     p.set_defaults(handler=cmd_plan)
+
+    from slowstart.real import add_parsers  # `real` and `compare` (root only)
+
+    add_parsers(sub)
     return parser
 
 

@@ -1,0 +1,378 @@
+//! A link emulator for real TCP: the simulator's own link model ([`Channel`]) run against the
+//! wall clock between two TUN devices.
+//!
+//! Each direction is one [`Channel`] built from the scenario's [`DirectionConfig`] (drop-tail
+//! queue served at the line rate, then propagation delay, random loss, deterministic drops,
+//! non-reordering jitter). A packet read from one TUN device is offered to the channel at the
+//! current monotonic time; since the channel is FIFO and never reorders, the accepted packets'
+//! bytes wait in a deque beside it and leave, in order, when the channel's head arrival time
+//! comes. Nothing here touches a device: [`Emulator`] is pure scheduling, unit-tested below, and
+//! `main.rs` does the I/O.
+//!
+//! IPv4/TCP headers are read only to describe a packet to the channel as the simulator would:
+//! its wire size (the IP total length), and for data segments the flow (TCP connections in the
+//! order their first SYN passed, from 0), the payload's offset from the initial sequence number
+//! and whether it is a retransmission (it ends at or below the highest byte already seen), so
+//! that `drop = [{flow, seq}]` hits the same first transmission as in the simulation.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::Write;
+
+use slowstart_sim::config::DirectionConfig;
+use slowstart_sim::network::channel::{Channel, Offer};
+use slowstart_sim::transport::packet::{Kind, Packet};
+
+/// Forward is sender side → receiver side; reverse carries the ACKs back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    Forward,
+    Reverse,
+}
+
+impl Dir {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dir::Forward => "forward",
+            Dir::Reverse => "reverse",
+        }
+    }
+}
+
+/// What the emulator's config file holds: the two directions of the bottleneck, the seed of
+/// its random loss and jitter, and the MSS that numbers data segments for deterministic drops.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmuConfig {
+    pub forward: DirectionConfig,
+    pub reverse: DirectionConfig,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default = "default_mss")]
+    pub mss: u64,
+}
+
+fn default_mss() -> u64 {
+    1448
+}
+
+/// One logged event: `enqueue`, `drop_full`, `drop_random`, `drop_scheduled` (at offer) or
+/// `deliver` (when the packet leaves the link at the far end). Queue occupancy is the channel's
+/// after the event (bytes and packets waiting or in transmission).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogEvent {
+    pub t_ns: u64,
+    pub dir: Dir,
+    pub event: &'static str,
+    pub id: u64,
+    pub bytes: u32,
+    pub queue_bytes: u64,
+    pub queue_packets: u64,
+}
+
+impl LogEvent {
+    pub const CSV_HEADER: &'static str = "t_ns,dir,event,id,bytes,queue_bytes,queue_packets";
+
+    pub fn write_csv(&self, w: &mut impl Write) -> std::io::Result<()> {
+        writeln!(
+            w,
+            "{},{},{},{},{},{},{}",
+            self.t_ns,
+            self.dir.name(),
+            self.event,
+            self.id,
+            self.bytes,
+            self.queue_bytes,
+            self.queue_packets
+        )
+    }
+}
+
+/// A TCP connection seen in one direction: (source, destination, source port, destination port).
+type ConnKey = ([u8; 4], [u8; 4], u16, u16);
+
+#[derive(Default)]
+struct TcpTracker {
+    /// (src, dst, sport, dport) → (flow, initial sequence number, highest end seen).
+    conns: HashMap<ConnKey, (u32, u32, u64)>,
+    next_flow: u32,
+}
+
+impl TcpTracker {
+    /// Describe an IPv4 packet as the simulator's `Packet`.
+    fn classify(&mut self, id: u64, pkt: &[u8]) -> Packet {
+        let wire = pkt.len() as u32;
+        let mut p = Packet::control(u32::MAX, Kind::Ack, wire, 0);
+        p.sent_ns = id;
+        if pkt.len() < 20 || pkt[0] >> 4 != 4 || pkt[9] != 6 {
+            return p;
+        }
+        let ihl = ((pkt[0] & 0x0f) as usize) * 4;
+        let total = (u16::from_be_bytes([pkt[2], pkt[3]]) as usize).min(pkt.len());
+        if total < ihl + 20 {
+            return p;
+        }
+        let tcp = &pkt[ihl..total];
+        let doff = ((tcp[12] >> 4) as usize) * 4;
+        let flags = tcp[13];
+        let payload = total.saturating_sub(ihl + doff) as u64;
+        let key = (
+            [pkt[12], pkt[13], pkt[14], pkt[15]],
+            [pkt[16], pkt[17], pkt[18], pkt[19]],
+            u16::from_be_bytes([tcp[0], tcp[1]]),
+            u16::from_be_bytes([tcp[2], tcp[3]]),
+        );
+        let seq = u32::from_be_bytes([tcp[4], tcp[5], tcp[6], tcp[7]]);
+        let syn = flags & 0x02 != 0;
+        let ack = flags & 0x10 != 0;
+        if syn && !ack {
+            let flow = self.next_flow;
+            self.next_flow += 1;
+            self.conns.insert(key, (flow, seq.wrapping_add(1), 0));
+            p.kind = Kind::Syn;
+            p.flow = flow;
+            return p;
+        }
+        if payload == 0 {
+            return p;
+        }
+        let Some(c) = self.conns.get_mut(&key) else {
+            return p;
+        };
+        // Offsets below 4 GiB: enough for the transfers this emulator is used for.
+        let off = seq.wrapping_sub(c.1) as u64;
+        let end = off + payload;
+        p.kind = Kind::Data;
+        p.flow = c.0;
+        p.seq = off;
+        p.len = payload as u32;
+        p.retransmission = end <= c.2;
+        c.2 = c.2.max(end);
+        p
+    }
+}
+
+/// Both directions of the emulated link and the packets they hold.
+pub struct Emulator {
+    channels: [Channel; 2],
+    held: [VecDeque<(u64, Vec<u8>)>; 2],
+    tracker: TcpTracker,
+    mss: u64,
+    next_id: u64,
+    pub log: Vec<LogEvent>,
+}
+
+fn idx(d: Dir) -> usize {
+    match d {
+        Dir::Forward => 0,
+        Dir::Reverse => 1,
+    }
+}
+
+impl Emulator {
+    pub fn new(cfg: &EmuConfig) -> Self {
+        Emulator {
+            channels: [
+                Channel::new("forward".into(), 1, &cfg.forward, cfg.seed),
+                // A distinct stream for the reverse direction, as the simulator seeds per link.
+                Channel::new(
+                    "reverse".into(),
+                    0,
+                    &cfg.reverse,
+                    cfg.seed ^ 0x9e37_79b9_7f4a_7c15,
+                ),
+            ],
+            held: [VecDeque::new(), VecDeque::new()],
+            tracker: TcpTracker::default(),
+            mss: cfg.mss,
+            next_id: 0,
+            log: Vec::new(),
+        }
+    }
+
+    /// A packet read from the `dir` side's TUN device at `now` (monotonic ns). Returns what
+    /// the channel did with it.
+    pub fn ingress(&mut self, dir: Dir, now: u64, bytes: Vec<u8>) -> Offer {
+        let id = self.next_id;
+        self.next_id += 1;
+        let p = self.tracker.classify(id, &bytes);
+        let i = idx(dir);
+        let offer = self.channels[i].offer(now, p, self.mss);
+        let event = match offer {
+            Offer::Queued { .. } => "enqueue",
+            Offer::DroppedQueueFull => "drop_full",
+            Offer::DroppedRandom => "drop_random",
+            Offer::DroppedScheduled => "drop_scheduled",
+        };
+        let (qb, qp) = self.channels[i].backlog();
+        self.log.push(LogEvent {
+            t_ns: now,
+            dir,
+            event,
+            id,
+            bytes: bytes.len() as u32,
+            queue_bytes: qb,
+            queue_packets: qp,
+        });
+        if let Offer::Queued { .. } = offer {
+            self.held[i].push_back((id, bytes));
+        }
+        offer
+    }
+
+    /// Earliest arrival time of a packet held in either direction.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.channels.iter().filter_map(|c| c.head_time()).min()
+    }
+
+    /// Packets of `dir` whose arrival time is at or before `now`, in order: write them to the
+    /// far side's device.
+    pub fn due(&mut self, dir: Dir, now: u64) -> Vec<Vec<u8>> {
+        let i = idx(dir);
+        let mut out = Vec::new();
+        while let Some(t) = self.channels[i].head_time() {
+            if t > now {
+                break;
+            }
+            self.channels[i].pop_head();
+            let (id, bytes) = self.held[i].pop_front().expect("held mirrors the channel");
+            let (qb, qp) = self.channels[i].occupancy(now);
+            self.log.push(LogEvent {
+                t_ns: now,
+                dir,
+                event: "deliver",
+                id,
+                bytes: bytes.len() as u32,
+                queue_bytes: qb,
+                queue_packets: qp,
+            });
+            out.push(bytes);
+        }
+        out
+    }
+
+    /// Statistics of both directions, as JSON.
+    pub fn stats_json(&self) -> serde_json::Value {
+        let one = |c: &Channel| {
+            serde_json::json!({
+                "forwarded": c.stats.forwarded,
+                "forwarded_bytes": c.stats.forwarded_bytes,
+                "drops": c.stats.drops,
+                "max_queue_bytes": c.stats.max_queue_bytes,
+                "max_queue_packets": c.stats.max_queue_packets,
+                "total_wait_ns": c.stats.total_wait_ns as u64,
+            })
+        };
+        serde_json::json!({
+            "forward": one(&self.channels[0]),
+            "reverse": one(&self.channels[1]),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use slowstart_sim::config::{DropSpec, QueueLimit};
+
+    fn dir(rate_bps: u64, delay_ns: u64, queue: QueueLimit) -> DirectionConfig {
+        DirectionConfig {
+            rate_bps,
+            delay_ns,
+            queue,
+            loss: 0.0,
+            jitter_ns: 0,
+            drops: vec![],
+        }
+    }
+
+    /// An IPv4/TCP packet of `payload` bytes with 32-byte TCP header (timestamps).
+    fn tcp(sport: u16, seq: u32, flags: u8, payload: usize) -> Vec<u8> {
+        let total = 20 + 32 + payload;
+        let mut p = vec![0u8; total];
+        p[0] = 0x45;
+        p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+        p[9] = 6;
+        p[12..16].copy_from_slice(&[10, 0, 0, 1]);
+        p[16..20].copy_from_slice(&[10, 0, 1, 1]);
+        p[20..22].copy_from_slice(&sport.to_be_bytes());
+        p[22..24].copy_from_slice(&5001u16.to_be_bytes());
+        p[24..28].copy_from_slice(&seq.to_be_bytes());
+        p[32] = 8 << 4;
+        p[33] = flags;
+        p
+    }
+
+    fn cfg(fwd: DirectionConfig) -> EmuConfig {
+        EmuConfig {
+            reverse: fwd.clone(),
+            forward: fwd,
+            seed: 1,
+            mss: 1448,
+        }
+    }
+
+    #[test]
+    fn serialises_then_propagates_in_order() {
+        // 1500-byte packets at 12 Mbps take 1 ms each; 10 ms propagation.
+        let mut e = Emulator::new(&cfg(dir(12_000_000, 10_000_000, QueueLimit::Packets(10))));
+        for k in 0..3u32 {
+            let o = e.ingress(Dir::Forward, 0, tcp(1, k * 1448, 0x10, 1448));
+            assert!(matches!(o, Offer::Queued { .. }));
+        }
+        assert_eq!(e.next_deadline(), Some(11_000_000));
+        assert!(e.due(Dir::Forward, 10_999_999).is_empty());
+        assert_eq!(e.due(Dir::Forward, 11_000_000).len(), 1);
+        assert_eq!(e.next_deadline(), Some(12_000_000));
+        let rest = e.due(Dir::Forward, 20_000_000);
+        assert_eq!(rest.len(), 2);
+        // Bytes come out unchanged and in order.
+        assert_eq!(&rest[0][24..28], &1448u32.to_be_bytes());
+        assert_eq!(e.next_deadline(), None);
+        assert!(e.due(Dir::Reverse, 20_000_000).is_empty());
+    }
+
+    #[test]
+    fn drop_tail_when_full_and_logs_queue() {
+        let mut e = Emulator::new(&cfg(dir(12_000_000, 0, QueueLimit::Packets(2))));
+        let offers: Vec<_> = (0..3u32)
+            .map(|k| e.ingress(Dir::Forward, 0, tcp(1, k * 1448, 0x10, 1448)))
+            .collect();
+        assert_eq!(offers[2], Offer::DroppedQueueFull);
+        let ev: Vec<_> = e.log.iter().map(|l| (l.event, l.queue_packets)).collect();
+        assert_eq!(ev, [("enqueue", 1), ("enqueue", 2), ("drop_full", 2)]);
+        // After the first is transmitted there is room again.
+        assert!(matches!(
+            e.ingress(Dir::Forward, 1_000_000, tcp(1, 4 * 1448, 0x10, 1448)),
+            Offer::Queued { .. }
+        ));
+    }
+
+    #[test]
+    fn scheduled_drop_hits_first_transmission_of_segment() {
+        let mut d = dir(1_000_000_000, 0, QueueLimit::Packets(100));
+        d.drops = vec![DropSpec { flow: 0, seq: 3 }];
+        let mut e = Emulator::new(&cfg(d));
+        let isn = 4_000_000_000u32; // wraps
+        assert!(matches!(
+            e.ingress(Dir::Forward, 0, tcp(7, isn, 0x02, 0)),
+            Offer::Queued { .. }
+        ));
+        let seg = |k: u32| tcp(7, isn.wrapping_add(1 + k * 1448), 0x18, 1448);
+        for k in 0..2 {
+            assert!(matches!(
+                e.ingress(Dir::Forward, 0, seg(k)),
+                Offer::Queued { .. }
+            ));
+        }
+        assert_eq!(e.ingress(Dir::Forward, 0, seg(2)), Offer::DroppedScheduled);
+        assert!(matches!(
+            e.ingress(Dir::Forward, 0, seg(3)),
+            Offer::Queued { .. }
+        ));
+        // The retransmission passes.
+        assert!(matches!(
+            e.ingress(Dir::Forward, 0, seg(2)),
+            Offer::Queued { .. }
+        ));
+    }
+}
