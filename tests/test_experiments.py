@@ -134,9 +134,9 @@ def test_linux_vegas_round_minimum_never_exceeds_gamma_here():
 # --- satellite -----------------------------------------------------------------------------
 
 
-def satellite(cc: str, *extra: str):
+def satellite(cc: str, *extra: str, scenario: str = "satellite-picoquic-test"):
     return run(
-        scenario_path("satellite"),
+        scenario_path(scenario),
         cc=cc,
         # picoquic paces everything it sends, as the reproduce entry does.
         set=["flow.0.pacing=true", "trace.flow_interval=10ms", "trace.queue_interval=10ms", *extra],
@@ -152,31 +152,48 @@ def hystart_and_pb():
 
 
 @needs_pb
-@pytest.mark.xfail(
-    reason="paced, hystart-pb finishes in 8.69 s against HyStart's 9.81 s: 11% faster, not the "
-    "25% the issue asks (README, satellite)",
-    strict=False,
-)
 def test_satellite_hystart_pb_at_least_25_percent_faster_than_hystart(hystart_and_pb):
+    # picoquic's test link: HyStart 8.9 s, peak-bandwidth start 5.2 s (42% faster); ours
+    # 9.81 s and 5.67 s.
     hystart, pb = hystart_and_pb
     assert pb["completion_s"] is not None and hystart["completion_s"] is not None
     assert pb["completion_s"] <= 0.75 * hystart["completion_s"], (pb, hystart)
+    assert pb["completion_s"] == pytest.approx(5.2, rel=0.25)
+    assert hystart["completion_s"] == pytest.approx(8.9, rel=0.25)
 
 
 @needs_pb
-def test_satellite_hystart_pb_no_loss_and_cwnd_within_2_bdp(hystart_and_pb):
+def test_satellite_hystart_pb_no_loss_and_cwnd_near_2_bdp(hystart_and_pb):
     _, pb = hystart_and_pb
     assert pb["retransmits"] == 0 and pb["drops"] == 0
+    # The delay signal reaches the sender an RTT after the queue starts, while cwnd grows by
+    # a BDP per RTT: leaving at picoquic's +25% one-way delay puts cwnd near
+    # 1 + (0.6 + 2 x 0.075) / 0.6 ~ 2.2 BDP (README, satellite).
+    assert 2.0 < pb["max_cwnd_bdp"] <= 2.25
+
+
+@needs_pb
+@pytest.mark.xfail(
+    reason="cwnd peaks at 2.17 BDP, not at most 2 as picoquic reports (README, satellite)",
+    strict=True,
+)
+def test_satellite_hystart_pb_cwnd_at_most_2_bdp(hystart_and_pb):
+    _, pb = hystart_and_pb
     assert pb["max_cwnd_bdp"] <= 2.0
-    # and it is faster than HyStart all the same
-    hystart, _ = hystart_and_pb
-    assert pb["completion_s"] < hystart["completion_s"]
 
 
-def test_satellite_standard_slow_start_overshoots():
-    facts = flow_facts(satellite("reno"))
+@needs_pb
+def test_satellite_hystart_pb_gains_from_the_rtt_scaled_initial_window():
+    scaled = flow_facts(satellite("hystart-pb"))
+    plain = flow_facts(satellite("hystart-pb:long_rtt_initcwnd=false"))
+    assert scaled["completion_s"] < plain["completion_s"]
+    assert scaled["slow_start_exit_s"] < plain["slow_start_exit_s"]
+
+
+def test_satellite_standard_slow_start_overshoots_a_1_bdp_buffer():
+    facts = flow_facts(satellite("reno", scenario="satellite"))
     assert facts["retransmits"] > 0 and facts["max_cwnd_bdp"] > 2.0
-    table = facts_table(["reno"], [satellite("reno", "duration=3s")])
+    table = facts_table(["reno"], [satellite("reno", "duration=3s", scenario="satellite")])
     assert table.startswith("| variant | completion_s") and "| reno |" in table
 
 

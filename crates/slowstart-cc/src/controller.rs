@@ -129,6 +129,9 @@ impl Phase {
 pub trait CongestionController {
     fn on_packet_sent(&mut self, _sent: &SentEvent) {}
     fn on_ack(&mut self, ack: &AckEvent);
+    /// An RTT measured outside data ACKs, such as the handshake's (picoquic's
+    /// `rtt_measurement` notification).
+    fn on_rtt_sample(&mut self, _now: Nanos, _rtt: Nanos) {}
     /// Loss detected: called once when a recovery episode starts.
     fn on_congestion_event(&mut self, event: &CongestionEvent);
     /// The recovery episode ended (everything outstanding at its start is acknowledged).

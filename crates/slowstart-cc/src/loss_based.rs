@@ -134,6 +134,12 @@ impl<A: AvoidanceRule> CongestionController for LossBased<A> {
         }
     }
 
+    fn on_rtt_sample(&mut self, _now: Nanos, rtt: Nanos) {
+        if self.phase.is_initial_slow_start() && self.in_slow_start() {
+            self.cwnd = self.slow_start.on_rtt_sample(rtt, self.cwnd, self.ssthresh);
+        }
+    }
+
     fn on_congestion_event(&mut self, event: &CongestionEvent) {
         if self.phase.is_initial_slow_start() {
             self.rule.on_slow_start_exit(event.now, self.cwnd);

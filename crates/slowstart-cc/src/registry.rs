@@ -143,8 +143,9 @@ pub const ALGORITHMS: &[Algorithm] = &[
     },
     Algorithm {
         name: "hystart-pb",
-        summary: "CUBIC, HyStart; above 100 ms RTT, 25 ms paced bursts lift cwnd to RTT x peak/2",
-        source: "picoquic (Huitema 2020); Linux tcp_cubic.c; RFC 9438",
+        summary:
+            "CUBIC; above 100 ms RTT picoquic's start: RTT-scaled window, bursts, peak/2 raise",
+        source: "picoquic (Huitema 2020; cc_common.c, sender.c); Linux tcp_cubic.c; RFC 9438",
         params: crate::cubic::PARAMS,
         slow_start: Some("hystart-pb"),
     },
@@ -501,6 +502,9 @@ impl CongestionController for Controller {
     }
     fn on_ack(&mut self, ack: &AckEvent) {
         dispatch!(self, c => c.on_ack(ack))
+    }
+    fn on_rtt_sample(&mut self, now: Nanos, rtt: Nanos) {
+        dispatch!(self, c => c.on_rtt_sample(now, rtt))
     }
     fn on_congestion_event(&mut self, event: &CongestionEvent) {
         dispatch!(self, c => c.on_congestion_event(event))

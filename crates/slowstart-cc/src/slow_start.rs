@@ -7,7 +7,7 @@ pub mod search;
 
 use crate::registry::{CcError, CommonParams, ParamInfo, Params};
 use crate::window::{limited_slow_start_increase, AckCounting, WindowGrowth};
-use crate::{AckEvent, Phase, SentEvent};
+use crate::{AckEvent, Nanos, Phase, SentEvent};
 
 /// Parameters every loss-based algorithm takes, declared once.
 pub const SLOW_START_PARAMS: &[ParamInfo] = &[
@@ -48,6 +48,13 @@ pub const SLOW_START_PARAMS: &[ParamInfo] = &[
         doc: "hystart-pb paces bursts and raises cwnd from the peak rate above this min RTT, ms",
         default: "100",
         accepted: "1..=100000",
+    },
+    ParamInfo {
+        name: "long_rtt_initcwnd",
+        doc: "hystart-pb starts long paths from initcwnd x min(RTT, 610 ms) / 100 ms \
+              (picoquic update_cwin_for_long_rtt)",
+        default: "true",
+        accepted: "true | false",
     },
 ];
 
@@ -109,14 +116,22 @@ impl SlowStart {
         };
         let thresh_milli = (params.number("search_thresh", 0.01, 1.0)? * 1000.0).round() as u64;
         let pb_rtt = params.integer("pb_rtt_threshold_ms", 1, 100_000)? * 1_000_000;
+        let pb_initial_window = if params.boolean("long_rtt_initcwnd")? {
+            common.initcwnd * common.mss
+        } else {
+            0
+        };
         Ok(match rule {
             "lss" => SlowStart::Limited { max_ssthresh },
             "hystart" => SlowStart::HyStart(hystart::HyStart::new(low_window, detect)),
             "hystart++" => SlowStart::HyStartPlusPlus(hystart_pp::HyStartPlusPlus::new()),
             "search" => SlowStart::Search(Box::new(search::Search::new(thresh_milli))),
-            "hystart-pb" => {
-                SlowStart::HyStartPb(hystart_pb::HyStartPb::new(low_window, detect, pb_rtt))
-            }
+            "hystart-pb" => SlowStart::HyStartPb(hystart_pb::HyStartPb::new(
+                low_window,
+                detect,
+                pb_rtt,
+                pb_initial_window,
+            )),
             _ => SlowStart::Standard,
         })
     }
@@ -189,6 +204,14 @@ impl SlowStart {
     }
 
     pub fn on_packet_sent(&mut self, _sent: &SentEvent) {}
+
+    /// An RTT sample outside data ACKs (the handshake); returns the new cwnd.
+    pub fn on_rtt_sample(&mut self, rtt: Nanos, cwnd: u64, ssthresh: u64) -> u64 {
+        match self {
+            SlowStart::HyStartPb(h) => h.on_rtt_sample(rtt, cwnd, ssthresh),
+            _ => cwnd,
+        }
+    }
 
     pub fn pacing_rate(&self) -> Option<u64> {
         match self {

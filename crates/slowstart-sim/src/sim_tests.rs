@@ -363,3 +363,28 @@ fn tail_loss_probe_recovers_tail_losses_without_a_timeout() {
     assert_eq!(rack.loss_events, 1);
     assert_eq!(rack.retransmits, 3, "the probe and the two holes below it");
 }
+
+/// After a timeout every ACK covers retransmissions, so Karn's rule gives no RTT sample; the
+/// timestamp echo must (RFC 7323 §4), or srtt stays at the inflated pre-timeout value and the
+/// paced sender crawls: a 250 Mbps, 600 ms path with a 3 Mbps return and an ACK every 10th
+/// segment, standard slow start overflowing a 1-BDP buffer into a timeout.
+#[test]
+fn paced_flow_recovers_after_a_timeout_with_only_retransmissions_acked() {
+    let mut f = flow("reno", Some(100_000_000));
+    f.pacing = true;
+    f.ack_every = 10;
+    let mut cfg = path(
+        250_000_000,
+        600 * MS,
+        QueueLimit::Bytes(18_750_000),
+        vec![f],
+        vec![],
+    );
+    cfg.links[1].reverse.rate_bps = 3_000_000;
+    let out = Simulation::new(&cfg).unwrap().run();
+    let f = &out.summary.flows[0];
+    assert!(f.rto_count >= 1, "the overshoot ends in a timeout: {f:?}");
+    assert_eq!(f.bytes_delivered, 100_000_000, "{f:?}");
+    let done = f.completion_s.expect("completes");
+    assert!(done < 30.0, "{f:?}");
+}

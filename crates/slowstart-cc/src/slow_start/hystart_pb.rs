@@ -1,47 +1,101 @@
 //! HyStart with a peak-bandwidth estimate for long-delay paths (picoquic, C. Huitema, "Faster
-//! slow start for satellite links?", 2020): above 100 ms RTT pace in 25 ms bursts and raise cwnd
-//! to RTT x peak rate / 2; otherwise plain HyStart.
-
-use std::collections::VecDeque;
+//! slow start for satellite links?", 2020): above 100 ms RTT start from a larger window, pace in
+//! bursts, and raise cwnd to RTT x peak rate / 2; otherwise plain HyStart.
 
 use super::hystart::{Detect, HyStart};
 use super::SlowStartStep;
 use crate::window::WindowGrowth;
 use crate::{AckEvent, Nanos, SECOND};
 
-/// Blog: the peak-bandwidth mode applies "if the RTT is larger than 100 milliseconds".
+/// Blog: the peak-bandwidth mode applies "if the RTT is larger than 100 milliseconds"
+/// (picoquic PICOQUIC_TARGET_RENO_RTT).
 pub const RTT_THRESHOLD: Nanos = 100_000_000;
+/// picoquic PICOQUIC_TARGET_SATELLITE_RTT: the long-RTT window stops growing with RTT here.
+pub const SATELLITE_RTT: Nanos = 610_000_000;
 /// Blog: "long bursts – 25 milliseconds".
 pub const BURST: Nanos = 25_000_000;
-/// Shortest ACK run a peak-rate sample is taken over (noise guard): 1 ms and four segments.
-pub const MIN_RUN: Nanos = 1_000_000;
-pub const MIN_RUN_SEGMENTS: u64 = 4;
+/// picoquic sender.c: in long-RTT slow start the pacer's bucket holds at least 32 KiB.
+pub const MIN_BURST_BYTES: u64 = 0x8000;
+/// picoquic PICOQUIC_MAX_BANDWIDTH_TIME_INTERVAL_MIN: a peak sample spans more than 1 ms.
+pub const MIN_INTERVAL: Nanos = 1_000_000;
+/// picoquic cc_common.h PICOQUIC_MIN_MAX_RTT_SCOPE: RTT samples in the exit filter, and
+/// consecutive excess samples that end slow start.
+pub const RTT_SCOPE: usize = 7;
+
+/// picoquic's HyStart delay test (cc_common.c `picoquic_hystart_test`): one RTT sample per
+/// millisecond into a ring of seven; leave slow start once the ring's minimum has stayed more
+/// than a quarter above the filtered minimum for seven samples running. On a 600 ms path that
+/// is 150 ms of queue, where Linux's HyStart threshold is clamped to 16 ms.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RttExcessTest {
+    samples: [Nanos; RTT_SCOPE],
+    next: usize,
+    full: bool,
+    last_sample: Option<Nanos>,
+    filtered_min: Nanos,
+    excess: usize,
+}
+
+impl RttExcessTest {
+    /// Feed one RTT sample taken at `now`; true when slow start should end.
+    pub fn on_sample(&mut self, now: Nanos, rtt: Nanos) -> bool {
+        if self.last_sample.is_some_and(|t| now <= t + MIN_INTERVAL) {
+            return false;
+        }
+        self.last_sample = Some(now);
+        self.samples[self.next] = rtt;
+        self.next = (self.next + 1) % RTT_SCOPE;
+        self.full |= self.next == 0;
+        if !self.full {
+            return false;
+        }
+        let min = *self.samples.iter().min().expect("non-empty");
+        let max = *self.samples.iter().max().expect("non-empty");
+        if self.filtered_min == 0 || self.filtered_min > max {
+            self.filtered_min = max;
+        }
+        if min <= self.filtered_min {
+            self.excess = 0;
+        } else if min > self.filtered_min + self.filtered_min / 4 {
+            self.excess += 1;
+        }
+        self.excess >= RTT_SCOPE
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HyStartPb {
     pub hystart: HyStart,
+    /// The exit test on long paths.
+    pub rtt_excess: RttExcessTest,
     /// Minimum RTT above which the peak-bandwidth mode runs.
     pub rtt_threshold: Nanos,
+    /// Start from `initial_window x min(RTT, 610 ms) / 100 ms` on long paths (picoquic
+    /// cc_common.c `picoquic_cc_update_cwin_for_long_rtt`); 0 turns it off.
+    pub initial_window: u64,
     min_rtt: Nanos,
-    /// Highest rate at which ACKs delivered data over a short run (at most one burst), bytes/s.
+    srtt: Nanos,
+    /// Highest delivery rate over one peak sample, bytes/s.
     pub peak_rate: u64,
-    /// (time, delivered) of the ACKs of the last `BURST`: a burst sent back to back leaves the
-    /// bottleneck at its rate, and so do its ACKs ("monitoring the amount of data received in
-    /// short intervals", picoquic seed). Delivery-rate samples average over a round trip and
-    /// cannot show it.
-    recent_acks: VecDeque<(Nanos, u64)>,
+    /// Reference point of the sample in progress: (delivered, ack time, send time) of the
+    /// newest packet acknowledged when it started (picoquic sender.c
+    /// `picoquic_estimate_max_path_bandwidth`).
+    reference: Option<(u64, Nanos, Nanos)>,
     cwnd: u64,
     mss: u64,
 }
 
 impl HyStartPb {
-    pub fn new(low_window: u64, detect: Detect, rtt_threshold: Nanos) -> Self {
+    pub fn new(low_window: u64, detect: Detect, rtt_threshold: Nanos, initial_window: u64) -> Self {
         Self {
             hystart: HyStart::new(low_window, detect),
+            rtt_excess: RttExcessTest::default(),
             rtt_threshold,
+            initial_window,
             min_rtt: 0,
+            srtt: 0,
             peak_rate: 0,
-            recent_acks: VecDeque::new(),
+            reference: None,
             cwnd: 0,
             mss: 0,
         }
@@ -50,6 +104,34 @@ impl HyStartPb {
     /// The peak-bandwidth mode (pacing, cwnd raise) is on: min RTT known and > the threshold.
     pub fn long_delay(&self) -> bool {
         self.min_rtt > self.rtt_threshold
+    }
+
+    fn note_rtt(&mut self, rtt: Nanos) {
+        if rtt > 0 && (self.min_rtt == 0 || rtt < self.min_rtt) {
+            self.min_rtt = rtt;
+        }
+        if self.srtt == 0 {
+            self.srtt = rtt;
+        }
+    }
+
+    /// The window a long path starts from: picoquic scales its initial window with the RTT,
+    /// `CWIN_INITIAL x min(rtt_min, 610 ms) / 100 ms`, in slow start on every RTT sample.
+    fn long_rtt_window(&self, cwnd: u64) -> u64 {
+        if !self.long_delay() || self.initial_window == 0 {
+            return cwnd;
+        }
+        let rtt = self.min_rtt.min(SATELLITE_RTT) as u128;
+        let window = self.initial_window as u128 * rtt / self.rtt_threshold.max(1) as u128;
+        cwnd.max(window as u64)
+    }
+
+    /// An RTT measured before any data was acknowledged (the handshake): picoquic uses it at
+    /// once ("using the RTT measured during the connection handshake", picoquic seed).
+    pub fn on_rtt_sample(&mut self, rtt: Nanos, cwnd: u64, ssthresh: u64) -> u64 {
+        self.note_rtt(rtt);
+        self.cwnd = self.long_rtt_window(cwnd).min(ssthresh.max(cwnd));
+        self.cwnd
     }
 
     pub fn on_ack(
@@ -66,67 +148,89 @@ impl HyStartPb {
                 r
             }
         });
-        if sample_min > 0 && (self.min_rtt == 0 || sample_min < self.min_rtt) {
-            self.min_rtt = sample_min;
+        self.note_rtt(sample_min);
+        if ack.srtt > 0 {
+            self.srtt = ack.srtt;
         }
         self.track_peak_rate(ack);
-        let long = self.long_delay();
-        // Paced bursts spread ACKs over the round: exit on delay increase only (the ACK-train
-        // threshold would be the full min RTT anyway, tcp_cubic.c when paced).
-        self.hystart.paced = long;
-        let detect = self.hystart.detect;
-        if long {
-            self.hystart.detect.ack_train = false;
+        if !self.long_delay() {
+            let step = self.hystart.on_ack(cwnd, ssthresh, ack, growth);
+            self.cwnd = step.cwnd;
+            self.mss = ack.mss;
+            return step;
         }
-        let mut step = self.hystart.on_ack(cwnd, ssthresh, ack, growth);
-        self.hystart.detect = detect;
-        if long && !step.exit {
+        // Long paths: picoquic's slow start, its delay test, the peak-rate raise.
+        let mut step = super::SlowStart::standard_step(cwnd, ssthresh, ack, growth);
+        // picoquic feeds the test one-way delays when its timestamp extension is on (its
+        // satellite test enables it), else RTTs; the quarter margin is then of the OWD.
+        if let Some(delay) = ack.one_way_delay.or(ack.rtt) {
+            step.exit = self.rtt_excess.on_sample(ack.now, delay);
+        }
+        if !step.exit {
+            let cap = ssthresh.max(cwnd);
             let target = (self.min_rtt as u128 * self.peak_rate as u128 / 2 / SECOND as u128)
-                .min(ssthresh as u128) as u64;
-            step.cwnd = step.cwnd.max(target);
+                .min(cap as u128) as u64;
+            step.cwnd = self.long_rtt_window(step.cwnd.max(target)).min(cap);
         }
         self.cwnd = step.cwnd;
         self.mss = ack.mss;
         step
     }
 
-    /// Peak rate over the ACK runs of the last burst length.
+    /// picoquic's peak estimate: consecutive samples just over 1 ms of ACKs, each the bytes
+    /// delivered over the longer of the ACK interval and the send interval of the newest
+    /// packets acknowledged. A burst sent back to back has a short send interval, so its ACKs
+    /// show the rate the bottleneck spread it to; paced data shows only the pacing rate.
     fn track_peak_rate(&mut self, ack: &AckEvent) {
-        while self
-            .recent_acks
-            .front()
-            .is_some_and(|&(t, _)| t + BURST < ack.now)
-        {
-            self.recent_acks.pop_front();
-        }
-        if let Some(&(t0, d0)) = self.recent_acks.front() {
-            let span = ack.now - t0;
-            let bytes = ack.delivered - d0;
-            if span >= MIN_RUN && bytes >= MIN_RUN_SEGMENTS * ack.mss {
-                let rate = (bytes as u128 * SECOND as u128 / span as u128) as u64;
-                self.peak_rate = self.peak_rate.max(rate);
+        let Some(rate) = ack.rate else { return };
+        let sent = ack.now.saturating_sub(rate.rtt);
+        match self.reference {
+            None => self.reference = Some((ack.delivered, ack.now, sent)),
+            Some((_, _, ref_sent)) if sent < ref_sent => {}
+            Some((ref_delivered, ref_acked, ref_sent)) => {
+                let receive = ack.now - ref_acked;
+                if receive > MIN_INTERVAL {
+                    let interval = receive.max(sent - ref_sent);
+                    let bytes = ack.delivered.saturating_sub(ref_delivered);
+                    let sample = (bytes as u128 * SECOND as u128 / interval as u128) as u64;
+                    self.peak_rate = self.peak_rate.max(sample);
+                    self.reference = Some((ack.delivered, ack.now, sent));
+                }
             }
         }
-        self.recent_acks.push_back((ack.now, ack.delivered));
     }
 
-    /// About 2 x cwnd / RTT while the long-delay mode runs.
+    /// picoquic sender.c `picoquic_update_pacing_data` in slow start: 1.25 x cwnd / srtt,
+    /// and no pacing below 8 segments (ACK clocking alone).
     pub fn pacing_rate(&self) -> Option<u64> {
-        if !self.long_delay() || self.cwnd == 0 {
+        if !self.long_delay() || self.cwnd < 8 * self.mss.max(1) {
             return None;
         }
-        let rate = 2 * self.cwnd as u128 * SECOND as u128 / self.min_rtt as u128;
+        let rtt = self.srtt.max(self.min_rtt).max(1) as u128;
+        let rate = self.cwnd as u128 * SECOND as u128 * 5 / 4 / rtt;
         Some((rate as u64).max(1))
     }
 
-    /// The bytes of one 25 ms burst at the pacing rate (at least one MSS).
+    /// The pacer's bucket (picoquic sender.c): a quarter of cwnd, at least 32 KiB on long
+    /// paths, or the blog's 25 ms at cwnd / srtt once that is more than 32 KiB.
     pub fn send_quantum(&self) -> Option<u64> {
-        let rate = self.pacing_rate()?;
-        let burst = (rate as u128 * BURST as u128 / SECOND as u128) as u64;
-        Some(burst.max(self.mss).max(1))
+        self.pacing_rate()?;
+        let quantum = self.cwnd / 4;
+        if quantum < 2 * self.mss {
+            return Some(2 * self.mss);
+        }
+        if quantum < MIN_BURST_BYTES {
+            return Some(MIN_BURST_BYTES);
+        }
+        let rtt = self.srtt.max(self.min_rtt).max(1) as u128;
+        let burst = (self.cwnd as u128 * BURST as u128 / rtt) as u64;
+        Some(if burst > MIN_BURST_BYTES {
+            burst
+        } else {
+            quantum
+        })
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,11 +263,11 @@ mod tests {
     }
 
     fn pb() -> HyStartPb {
-        HyStartPb::new(16, Detect::BOTH, RTT_THRESHOLD)
+        HyStartPb::new(16, Detect::BOTH, RTT_THRESHOLD, 0)
     }
 
     /// `n` ACKs of one segment each, arriving `MSS / rate` apart from `t0`, as the ACKs of a
-    /// burst spread by a bottleneck of `rate` bytes/s.
+    /// burst spread by a bottleneck of `rate` bytes/s; each acked packet was sent `rtt` before.
     fn ack_run(
         p: &mut HyStartPb,
         cwnd: u64,
@@ -171,6 +275,30 @@ mod tests {
         t0: Nanos,
         rate: u64,
         n: u64,
+        rtt: Nanos,
+    ) -> SlowStartStep {
+        ack_run_sent(
+            p,
+            cwnd,
+            ssthresh,
+            t0,
+            rate,
+            n,
+            |t| t.saturating_sub(rtt),
+            rtt,
+        )
+    }
+
+    /// As `ack_run`, with the send time of each acked packet given by `sent(ack time)`.
+    #[allow(clippy::too_many_arguments)]
+    fn ack_run_sent(
+        p: &mut HyStartPb,
+        cwnd: u64,
+        ssthresh: u64,
+        t0: Nanos,
+        rate: u64,
+        n: u64,
+        sent: impl Fn(Nanos) -> Nanos,
         rtt: Nanos,
     ) -> SlowStartStep {
         let g = WindowGrowth::new(AckCounting::Bytes);
@@ -182,7 +310,9 @@ mod tests {
             phase: crate::Phase::SlowStart,
         };
         for i in 0..n {
-            let mut a = ack(t0 + i * gap, rtt, 0);
+            let now = t0 + i * gap;
+            let mut a = ack(now, rtt, 0);
+            a.rate.as_mut().unwrap().rtt = now - sent(now);
             a.delivered = (i + 1) * MSS;
             step = p.on_ack(step.cwnd, ssthresh, &a, &g);
         }
@@ -195,7 +325,7 @@ mod tests {
         // 600 ms RTT; ACKs of a burst arriving at 250 Mbit/s = 31.25 MB/s: 32 us apart.
         let step = ack_run(&mut p, 10 * MSS, u64::MAX, MS, 31_250_000, 40, 600 * MS);
         assert!(p.peak_rate.abs_diff(31_250_000) < 31_250, "{}", p.peak_rate);
-        // Raised to 0.6 s x peak / 2 once the run is long enough, then one MSS per later ACK.
+        // Raised to 0.6 s x peak / 2 once a sample spans 1 ms, then one MSS per later ACK.
         let target = 600 * p.peak_rate / 1000 / 2;
         assert!(
             (target..=target + 40 * MSS).contains(&step.cwnd),
@@ -221,10 +351,62 @@ mod tests {
     }
 
     #[test]
-    fn runs_shorter_than_a_millisecond_or_four_segments_give_no_peak() {
+    fn a_peak_sample_spans_more_than_a_millisecond() {
         let mut p = pb();
-        ack_run(&mut p, 10 * MSS, u64::MAX, MS, 31_250_000, 4, 600 * MS);
-        assert_eq!(p.peak_rate, 0, "3 gaps of 32 us: too short a run");
+        // 32 ACKs 32 us apart span 0.992 ms: no sample yet; the 33rd closes one.
+        ack_run(&mut p, 10 * MSS, u64::MAX, MS, 31_250_000, 32, 600 * MS);
+        assert_eq!(p.peak_rate, 0);
+        ack_run(&mut p, 10 * MSS, u64::MAX, MS, 31_250_000, 33, 600 * MS);
+        assert!(p.peak_rate > 0);
+    }
+
+    #[test]
+    fn the_longer_of_send_and_ack_intervals_counts() {
+        // Paced: packets sent at 10 MB/s reach the receiver as sent, ACKs 100 us apart; with
+        // a long send interval the sample is the pacing rate even if ACKs bunch up.
+        let mut paced = pb();
+        ack_run_sent(
+            &mut paced,
+            10 * MSS,
+            u64::MAX,
+            2 * SECOND,
+            31_250_000,
+            100,
+            |t| 2 * SECOND - 600 * MS + (t - 2 * SECOND) * 3,
+            600 * MS,
+        );
+        // Sent over 3x the ACK span: a third of the ACK rate.
+        assert!(
+            paced.peak_rate.abs_diff(31_250_000 / 3) < 100_000,
+            "{}",
+            paced.peak_rate
+        );
+        // A burst sent back to back: the send interval is ~0, the ACK rate counts.
+        let mut burst = pb();
+        ack_run_sent(
+            &mut burst,
+            10 * MSS,
+            u64::MAX,
+            MS,
+            31_250_000,
+            100,
+            |_| 0,
+            600 * MS,
+        );
+        assert!(burst.peak_rate.abs_diff(31_250_000) < 31_250);
+        // Samples from packets sent before the reference point are skipped.
+        let mut old = pb();
+        ack_run_sent(
+            &mut old,
+            10 * MSS,
+            u64::MAX,
+            2 * SECOND,
+            31_250_000,
+            100,
+            |t| 3 * SECOND - 600 * MS - t,
+            600 * MS,
+        );
+        assert_eq!(old.peak_rate, 0);
     }
 
     #[test]
@@ -236,15 +418,43 @@ mod tests {
     }
 
     #[test]
-    fn paces_in_25_ms_bursts_only_above_100_ms() {
+    fn long_paths_start_from_a_window_scaled_by_rtt() {
+        // picoquic: CWIN_INITIAL x min(RTT, 610 ms) / 100 ms.
+        for (rtt_ms, expected) in [(600, 60), (1000, 61), (250, 25), (80, 10)] {
+            let mut p = HyStartPb::new(16, Detect::BOTH, RTT_THRESHOLD, 10 * MSS);
+            let cwnd = p.on_rtt_sample(rtt_ms * MS, 10 * MSS, u64::MAX);
+            assert_eq!(cwnd, expected * MSS, "{rtt_ms} ms");
+        }
+        // Off, and never above ssthresh or below the current window.
+        let mut off = HyStartPb::new(16, Detect::BOTH, RTT_THRESHOLD, 0);
+        assert_eq!(off.on_rtt_sample(600 * MS, 10 * MSS, u64::MAX), 10 * MSS);
+        let mut capped = HyStartPb::new(16, Detect::BOTH, RTT_THRESHOLD, 10 * MSS);
+        assert_eq!(capped.on_rtt_sample(600 * MS, 10 * MSS, 30 * MSS), 30 * MSS);
+        let mut larger = HyStartPb::new(16, Detect::BOTH, RTT_THRESHOLD, 10 * MSS);
+        assert_eq!(larger.on_rtt_sample(600 * MS, 90 * MSS, u64::MAX), 90 * MSS);
+    }
+
+    #[test]
+    fn paces_at_five_quarters_of_cwnd_per_rtt_in_bursts_only_above_100_ms() {
         let g = WindowGrowth::new(AckCounting::Bytes);
         let mut p = pb();
         assert_eq!(p.pacing_rate(), None, "no RTT yet");
         let step = p.on_ack(100 * MSS, u64::MAX, &ack(MS, 200 * MS, 1000), &g);
         assert_eq!(step.cwnd, 101 * MSS);
-        // 2 x 101 kB / 0.2 s = 1.01 MB/s; 25 ms of it = 25.25 kB.
-        assert_eq!(p.pacing_rate(), Some(1_010_000));
-        assert_eq!(p.send_quantum(), Some(25_250));
+        // 1.25 x 101 kB / 0.2 s = 631.25 kB/s; cwnd / 4 = 25.25 kB < 32 KiB: 32 KiB.
+        assert_eq!(p.pacing_rate(), Some(631_250));
+        assert_eq!(p.send_quantum(), Some(MIN_BURST_BYTES));
+        // cwnd / 4 above 32 KiB while 25 ms of cwnd / RTT is not: cwnd / 4.
+        let step = p.on_ack(200 * MSS, u64::MAX, &ack(2 * MS, 200 * MS, 1000), &g);
+        assert_eq!(step.cwnd, 201 * MSS);
+        assert_eq!(p.send_quantum(), Some(201 * MSS / 4));
+        // 25 ms of 2 MB / 0.2 s = 250 kB > 32 KiB: the blog's 25 ms burst.
+        p.on_ack(1999 * MSS, u64::MAX, &ack(3 * MS, 200 * MS, 1000), &g);
+        assert_eq!(p.send_quantum(), Some(250_000));
+        // Below 8 segments: ACK clocking alone.
+        let mut small = pb();
+        small.on_ack(5 * MSS, u64::MAX, &ack(MS, 200 * MS, 1000), &g);
+        assert_eq!(small.pacing_rate(), None);
 
         // At or below 100 ms: exactly HyStart, no pacing, no raise.
         let mut short = pb();
@@ -264,7 +474,41 @@ mod tests {
     }
 
     #[test]
-    fn long_paths_exit_on_delay_increase_not_ack_trains() {
+    fn rtt_excess_test_follows_picoquic() {
+        let mut t = RttExcessTest::default();
+        // Samples closer than 1 ms apart are ignored; a flat 300 ms never exits.
+        for i in 0..200u64 {
+            assert!(!t.on_sample(i * MS / 2, 300 * MS));
+        }
+        // 360 ms is within a quarter of 300 ms: no exit.
+        for i in 0..100u64 {
+            assert!(!t.on_sample(200 * MS + 2 * i * MS, 360 * MS));
+        }
+        // 380 ms: the ring of 7 fills with it, then 7 samples in excess end slow start.
+        let mut exited_at = None;
+        for i in 0..20u64 {
+            if t.on_sample(500 * MS + 2 * i * MS, 380 * MS) {
+                exited_at = Some(i + 1);
+                break;
+            }
+        }
+        assert_eq!(exited_at, Some(2 * RTT_SCOPE as u64 - 1));
+        // A sample back at the minimum resets the count.
+        let mut u = RttExcessTest::default();
+        for i in 0..7u64 {
+            u.on_sample(i * 2 * MS, 300 * MS);
+        }
+        for i in 7..19u64 {
+            assert!(!u.on_sample(i * 2 * MS, 400 * MS));
+        }
+        assert!(!u.on_sample(40 * MS, 300 * MS));
+        for i in 21..33u64 {
+            assert!(!u.on_sample(i * 2 * MS, 400 * MS), "{i}");
+        }
+    }
+
+    #[test]
+    fn long_paths_exit_on_delay_excess_not_ack_trains() {
         let g = WindowGrowth::new(AckCounting::Bytes);
         let mut p = pb();
         // A 1 ms ACK train for 200 ms at a flat 300 ms RTT: no exit.
@@ -274,21 +518,13 @@ mod tests {
                     .exit
             );
         }
-        // RTT up by more than 16 ms: exit after the round's 8 samples.
+        // One-way delays, when the ACK has them, feed the test instead of RTTs: a flat RTT
+        // with a one-way delay up by more than a quarter exits.
         let mut exited = false;
-        for i in 0..10u64 {
-            exited |= p
-                .on_ack(20 * MSS, u64::MAX, &ack((300 + i) * MS, 320 * MS, 1000), &g)
-                .exit;
-        }
-        assert!(!exited, "the round's minimum still holds 300 ms samples");
-        let mut a = ack(400 * MS, 320 * MS, 1000);
-        a.delivered = 10 * MSS;
-        a.rate.as_mut().unwrap().prior_delivered = 10 * MSS;
-        for i in 0..10u64 {
-            a.now = (400 + i) * MS;
+        for i in 0..20u64 {
+            let mut a = ack((202 + 2 * i) * MS, 300 * MS, 1000);
+            a.one_way_delay = Some(400 * MS);
             exited |= p.on_ack(20 * MSS, u64::MAX, &a, &g).exit;
-            a.rate.as_mut().unwrap().prior_delivered = 0;
         }
         assert!(exited);
     }
@@ -303,13 +539,27 @@ mod tests {
             panic!("hystart-pb runs CUBIC's rule")
         };
         assert!(matches!(lb.slow_start, SlowStart::HyStartPb(_)));
+        // The handshake's RTT scales the initial window at once: 10 x 600 / 100 segments.
+        c.on_rtt_sample(0, 600 * MS);
+        assert_eq!(c.cwnd(), 60 * MSS);
+        let mut off = build_for_test(
+            "hystart-pb",
+            MSS,
+            &[("long_rtt_initcwnd", ParamValue::Bool(false))],
+        )
+        .unwrap();
+        off.on_rtt_sample(0, 600 * MS);
+        assert_eq!(off.cwnd(), 10 * MSS);
         for i in 0..40 {
             let mut a = ack(MS + i * 32_000, 600 * MS, 0);
             a.delivered = (i + 1) * MSS;
             c.on_ack(&a);
         }
         assert!(c.cwnd() > 9_000_000, "{}", c.cwnd());
-        assert_eq!(c.pacing_rate(), Some(2 * c.cwnd() * 1000 / 600));
+        assert_eq!(
+            c.pacing_rate(),
+            Some((c.cwnd() as u128 * 5 * 1000 / 4 / 600) as u64)
+        );
         let Controller::Cubic(lb) = build_for_test("cubic", MSS, &[]).unwrap() else {
             panic!()
         };
@@ -322,6 +572,11 @@ mod tests {
             ),
             ("search_thresh", ParamValue::Number(2.0), "0.01..=1"),
             ("pb_rtt_threshold_ms", ParamValue::Number(0.0), "1..=100000"),
+            (
+                "long_rtt_initcwnd",
+                ParamValue::Text("maybe".into()),
+                "true | false",
+            ),
         ];
         for (key, value, accepted) in bad {
             let err = build_for_test("reno", MSS, &[(key, value)]).unwrap_err();

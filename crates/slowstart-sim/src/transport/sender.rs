@@ -348,6 +348,7 @@ impl Sender {
         }
         if !self.syn_retransmitted {
             self.rtt.on_sample(now - self.syn_sent_ns);
+            self.cc.on_rtt_sample(now, now - self.syn_sent_ns);
         }
         self.rto_backoff = 0;
         let _ = self.rto_timer.set(None);
@@ -432,6 +433,11 @@ impl Sender {
         self.peer_rwnd = ack.rwnd;
         if let Some(sent) = newest_clean_send {
             self.rtt.on_sample(now - sent);
+        } else if advanced && ack.sent_ns > 0 && ack.sent_ns <= now {
+            // Only retransmissions acknowledged: Karn's rule forbids their RTT, but the
+            // timestamp echo gives one (RFC 7323 §4; Linux tcp_ack_update_rtt falls back to
+            // TSecr), so srtt and the pacing rate do not freeze after a timeout.
+            self.rtt.on_sample(now - ack.sent_ns);
         }
         // Loss detection and recovery episodes.
         self.detect_lost_retransmissions();
