@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,21 +36,24 @@ size = "{size}"
 
 
 def leftovers(pid: int | None = None) -> list[str]:
-    """ss-* namespaces, sst* links and slowstart-emu processes still present."""
+    """ss-* namespaces, sst* links, slowstart-emu and agent processes, and work folders still
+    present (only those of run `pid` when given)."""
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     found = [line.split()[0] for line in out.splitlines() if line.startswith("ss-")]
-    if pid is not None:
-        found = [n for n in found if n.endswith(f"-{pid}")]
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    found += [w for w in links.split() if w.startswith("sst")]
+    found += [w.rstrip(":@") for w in links.split() if w.startswith("sst")]
     for p in Path("/proc").iterdir():
         if p.name.isdigit():
             try:
                 exe = os.readlink(p / "exe")
+                cmd = (p / "cmdline").read_bytes()
             except OSError:
                 continue
-            if exe.endswith("/slowstart-emu"):
+            if exe.endswith("/slowstart-emu") or b"_real_agents.py" in cmd:
                 found.append(f"process {p.name}")
+    found += [d.name for d in Path(tempfile.gettempdir()).glob("slowstart-real-*")]
+    if pid is not None:
+        found = [x for x in found if x.startswith("process") or str(pid) in x]
     return found
 
 
@@ -61,6 +65,21 @@ def test_refuses_clearly_when_unavailable(monkeypatch, capsys):
         assert main([cmd, str(ROOT / "scenarios" / "real-20mbps.toml")]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert err == ["error: real runs need root (test)"]
+
+
+def test_flows_it_cannot_run_are_named():
+    from slowstart.scenario import load
+
+    base = {"duration": "5s", "path": {"rate": "10Mbps", "rtt": "50ms"}}
+    ok = load({**base, "flow": [{"size": "1MB"}, {"app": {"kind": "web", "response": "17kB"}}]})
+    real._check_flows(ok)
+    for flows, message in (
+        ([{"app": {"kind": "bittorrent"}}], "app.0.kind: real runs accept bulk or web"),
+        ([{}], "flow.0.size: a real bulk flow needs a size"),
+        ([{"size": "1MB"}, {"size": "1MB", "initcwnd": 20}], "flow.1.initcwnd: real flows share"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            real._check_flows(load({**base, "flow": flows}))
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +101,8 @@ def test_real_transfer_delivers_and_cleans_up(tmp_path, emu_built):
     # 2 MB at 20 Mbps is 0.8 s of serialisation, plus slow start's round trips.
     assert 0.8 < f["completion_s"] < 3.0
     assert f["retransmits"] == s["links"][0]["drops"]
+    # Every loss is the emulated link's: the TUN devices dropped nothing on the way to it.
+    assert s["tun_tx_dropped"] == {"sender": 0, "receiver": 0}
     for name in ("summary.json", "flows.parquet", "queues.parquet", "cwnd.png"):
         assert (out / name).exists()
     import pandas as pd
@@ -114,6 +135,80 @@ def test_compare_writes_table_and_json(tmp_path, emu_built):
 
 
 @needs_root
+@pytest.mark.parametrize("window", [10, 20])
+def test_web_page_first_to_last_byte_agrees(tmp_path, emu_built, window):
+    """The initcwnd seed's page (scenarios/real-web.toml: 17 kB x 3 over 10 Mbps / 50 ms) with
+    initcwnd = initrwnd = 10 and 20: real and simulated first-to-last byte within 10%."""
+    sets = ["--set", f"flow.0.initcwnd={window}", "--set", f"flow.0.initrwnd={window}"]
+    proc = cli(
+        "compare",
+        "real-web",
+        "--cc",
+        "cubic",
+        "--runs",
+        "1",
+        "--json",
+        "--out",
+        str(tmp_path),
+        *sets,
+    )
+    assert proc.returncode == 0, proc.stderr
+    c = json.loads(proc.stdout)
+    run = c["real"][0]
+    assert run["tun_tx_dropped"] == {"sender": 0, "receiver": 0}
+    objects = run["apps"][0]["objects"]
+    assert [o["bytes"] for o in objects] == [17_000] * 3
+    for k in range(3):
+        assert abs(c["diff"][f"object{k}.first_to_last_s"]) < 0.10, c["diff"]
+    # The routes took effect: with 20 segments the first page comes in one flight (12
+    # segments, about 13 ms at 10 Mbps); with 10 the last two wait one round trip.
+    first = objects[0]["first_to_last_s"]
+    assert first < 0.025 if window == 20 else first > 0.050
+    assert leftovers() == []
+
+
+TWO = """
+duration = "20s"
+[path]
+rate = "20Mbps"
+rtt = "50ms"
+buffer = "1bdp"
+drop = [{flow = 1, seq = 5}]
+[[flow]]
+cc = "reno"
+size = "300kB"
+[[flow]]
+cc = "reno"
+size = "200kB"
+start = "0.1s"
+"""
+
+
+@needs_root
+def test_two_flows_run_for_real(tmp_path, emu_built):
+    """One sender/sink pair per [[flow]]; the emulator numbers flows as the scenario does (the
+    scheduled drop hits flow 1 only), and flows.parquet has a series per flow."""
+    scenario = tmp_path / "two.toml"
+    scenario.write_text(TWO)
+    out = tmp_path / "out"
+    proc = cli("real", str(scenario), "--cc", "reno", "--json", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads(proc.stdout)
+    assert [f["bytes_delivered"] for f in s["flows"]] == [300_000, 200_000]
+    assert s["links"][0]["drops"] == 1
+    assert s["flows"][0]["retransmits"] == 0 and s["flows"][1]["retransmits"] >= 1
+    assert s["tun_tx_dropped"] == {"sender": 0, "receiver": 0}
+    import pandas as pd
+
+    flows = pd.read_parquet(out / "flows.parquet")
+    assert sorted(flows["flow"].unique()) == [0, 1]
+    # Flow 1 starts 0.1 s in: its series begins then, on the scenario's clock.
+    assert 0.1 <= flows[flows["flow"] == 1]["t_s"].min() < 0.2
+    assert flows.groupby("flow")["delivered_bytes"].max().tolist() == [300_000, 200_000]
+    assert leftovers() == []
+
+
+@needs_root
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_killed_run_leaves_nothing(tmp_path, emu_built, sig):
     scenario = tmp_path / "big.toml"
@@ -135,8 +230,14 @@ def test_killed_run_leaves_nothing(tmp_path, emu_built, sig):
     proc.communicate(timeout=15)
     time.sleep(0.5)
     if sig == signal.SIGKILL:
-        # Emulator, sender and sink die with their parent (PR_SET_PDEATHSIG); the named
-        # namespaces are removed by the next run's start.
-        assert not [x for x in leftovers(proc.pid) if not x.startswith("ss-")]
-        real.cleanup_stale()
+        # Emulator, sender and sink die with their parent (PR_SET_PDEATHSIG), the TUN devices
+        # with the emulator; the named namespaces and the work folder stay until the next
+        # run, which removes them before it starts.
+        left = leftovers(proc.pid)
+        assert not [x for x in left if not x.startswith(("ss-", "slowstart-real-"))], left
+        assert left, "nothing for the next run to clean up"
+        small = tmp_path / "small.toml"
+        small.write_text(SMALL.format(size="100kB"))
+        nxt = cli("real", str(small), "--cc", "reno", "--json")
+        assert nxt.returncode == 0, nxt.stderr
     assert leftovers() == []

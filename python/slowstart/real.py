@@ -4,15 +4,25 @@ Topology. Two network namespaces, `ss-snd-<pid>` (the sender) and `ss-rcv-<pid>`
 joined by nothing but two TUN devices. The emulator (`slowstart-emu`, crates/slowstart-emu)
 stays in the root namespace holding both TUN descriptors and runs the simulator's own link
 model (`Channel`) per direction against the monotonic clock: the bottleneck's forward
-direction carries data, its reverse the ACKs. The sender's access link is not emulated (at
-10 Gbps it adds nothing measurable). The devices disappear with the emulator process; the
-namespaces are deleted in `finally`, at exit and on SIGTERM/SIGINT, and stale `ss-*`
-namespaces whose creator is gone are removed at the start of every run.
+direction carries data, its reverse the ACKs and requests. The sender's access link is not
+emulated (at 10 Gbps it adds nothing measurable). The devices disappear with the emulator
+process; the namespaces are deleted in `finally`, at exit and on SIGTERM/SIGINT; emulator and
+agents die with a SIGKILLed parent (PR_SET_PDEATHSIG), and every run starts by removing the
+namespaces and work folders of runs whose process is gone.
 
-Kernel settings per run: MTU 1500 (MSS 1448 with timestamps), `tcp_no_metrics_save=1`,
-routes with the flow's `initcwnd` on the sender and `initrwnd` on the receiver, congestion
-control set per socket (`TCP_CONGESTION`). The sender samples TCP_INFO every `flow_interval`
-(1 ms by default) into the simulator's trace schema.
+Flows. Flow i uses port 5001 + i (the emulator numbers flows by it, for `drop = [{flow, seq}]`).
+A bulk flow is a sender in `ss-snd` writing `size` bytes at once to a sink in `ss-rcv`; a web
+flow is a server in `ss-snd` and a client in `ss-rcv` that connects, sends a request of
+`request` bytes, reads the response, and asks for the next object at once (keep-alive) or on a
+new connection, as crates/slowstart-sim/src/app/web.rs; first and last byte are timed at the
+client. Each flow's active end starts at its `start` on a common clock.
+
+Kernel settings per run: MTU 1500 (MSS 1448 with timestamps), `tcp_no_metrics_save=1`, IPv6
+off, routes with the flows' `initcwnd` on the sender and `initrwnd` on the receiver, congestion
+control set per socket (`TCP_CONGESTION`). The data sender samples TCP_INFO (and BBR's gains
+from TCP_CC_INFO) every `flow_interval` (1 ms by default) into the simulator's trace schema.
+Each TUN device's tx_dropped (packets lost before the emulator saw them) is read before it
+goes and reported; it must stay 0.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -69,14 +80,21 @@ def emulator_binary() -> str:
         return env
     target = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
     binary = target / "release" / "slowstart-emu"
+    built = None
     if shutil.which("cargo") and (REPO / "crates" / "slowstart-emu").is_dir():
-        subprocess.run(
+        built = subprocess.run(
             ["cargo", "build", "--release", "--quiet", "-p", "slowstart-emu"],
             cwd=REPO,
-            check=True,
-        )
+            check=False,
+        ).returncode
     if not binary.exists():
-        raise RealUnavailable("slowstart-emu not found; set SLOWSTART_EMU or install cargo")
+        why = f"cargo build failed (status {built})" if built else "not found"
+        raise RealUnavailable(f"slowstart-emu: {why}; set SLOWSTART_EMU or install cargo")
+    if built:
+        print(
+            f"warning: cargo build of slowstart-emu failed (status {built}); using {binary}",
+            file=sys.stderr,
+        )
     return str(binary)
 
 
@@ -94,6 +112,12 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _child_env() -> dict[str, str]:
+    """Children die with this process (PR_SET_PDEATHSIG); they exit at once if their parent is
+    not this pid any more, which covers a kill before they armed the signal."""
+    return {**os.environ, "SLOWSTART_PARENT": str(os.getpid())}
+
+
 def _kill_ns(ns: str) -> None:
     pids = _ip("netns", "pids", ns, check=False).stdout.split()
     for p in pids:
@@ -103,13 +127,20 @@ def _kill_ns(ns: str) -> None:
 
 
 def cleanup_stale() -> list[str]:
-    """Delete `ss-snd-<pid>`/`ss-rcv-<pid>` namespaces whose creating process is gone."""
+    """Delete `ss-snd-<pid>`/`ss-rcv-<pid>` namespaces (with any process left in them) and
+    `slowstart-real-<pid>-*` work folders whose creating process is gone. Every real run
+    starts with this, so a killed run's remains go with the next run."""
     removed = []
     for line in _ip("netns", "list", check=False).stdout.splitlines():
         m = re.match(r"(ss-(?:snd|rcv)-(\d+))\b", line)
         if m and not _alive(int(m.group(2))):
             _kill_ns(m.group(1))
             removed.append(m.group(1))
+    for d in Path(tempfile.gettempdir()).glob("slowstart-real-*-*"):
+        m = re.match(r"slowstart-real-(\d+)-", d.name)
+        if m and d.is_dir() and not _alive(int(m.group(1))):
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(str(d))
     return removed
 
 
@@ -118,6 +149,31 @@ def _bottleneck(config: dict[str, Any]) -> dict[str, Any]:
     if set(links) != {"access", "bottleneck"}:
         raise ValueError("real: only [path] scenarios (one bottleneck) can run for real")
     return links["bottleneck"]
+
+
+def _web(flow: dict[str, Any]) -> dict[str, Any] | None:
+    app = flow.get("app") or {"kind": "bulk"}
+    return app if app["kind"] == "web" else None
+
+
+def _check_flows(config: dict[str, Any]) -> None:
+    for i, flow in enumerate(config["flows"]):
+        kind = (flow.get("app") or {"kind": "bulk"})["kind"]
+        if kind not in ("bulk", "web"):
+            raise ValueError(f"app.{i}.kind: real runs accept bulk or web, got {kind!r}")
+        if kind == "bulk" and flow.get("size_bytes") is None:
+            raise ValueError(f'flow.{i}.size: a real bulk flow needs a size such as "10MB"')
+        cc = flow["cc"]["name"]
+        if cc not in ("reno", "cubic", "bbr"):
+            raise ValueError(f"flow.{i}.cc: real runs accept reno, cubic or bbr, got {cc!r}")
+        # The server's route carries initcwnd and the client's initrwnd, one route each way,
+        # so every flow over the path shares them.
+        for key in ("initcwnd", "initrwnd"):
+            if flow[key] != config["flows"][0][key]:
+                raise ValueError(
+                    f"flow.{i}.{key}: real flows share one route, so it must equal flow.0's "
+                    f"{config['flows'][0][key]}, got {flow[key]}"
+                )
 
 
 class _Session:
@@ -131,15 +187,17 @@ class _Session:
         self.procs: list[subprocess.Popen[str]] = []
         self.emu: subprocess.Popen[str] | None = None
         self.emu_log = workdir / "emu.csv"
+        self.flows = config["flows"]
         link = _bottleneck(config)
         emu_cfg = {
             "forward": link["forward"],
             "reverse": link["reverse"],
             "seed": config.get("seed", 0),
             "mss": MSS,
+            # Flow i listens on PORT + i, so the emulator numbers flows as the scenario does.
+            "ports": [PORT + i for i in range(len(self.flows))],
         }
         (workdir / "emu.json").write_text(json.dumps(emu_cfg), encoding="utf-8")
-        self.flow = config["flows"][0]
 
     def open(self) -> None:
         self.emu = subprocess.Popen(
@@ -152,45 +210,69 @@ class _Session:
             ],
             stdout=subprocess.PIPE,
             text=True,
+            env=_child_env(),
         )
         self.procs.append(self.emu)
         assert self.emu.stdout is not None
         if self.emu.stdout.readline().strip() != "ready":
             raise RuntimeError("slowstart-emu did not start")
-        initcwnd = int(self.flow["initcwnd"])
-        initrwnd = int(self.flow["initrwnd"])
+        initcwnd, initrwnd = self.flows[0]["initcwnd"], self.flows[0]["initrwnd"]
         for ns, tun, me, peer, route in (
             (self.ns_snd, self.tun_snd, SND_ADDR, RCV_ADDR, ["initcwnd", str(initcwnd)]),
             (self.ns_rcv, self.tun_rcv, RCV_ADDR, SND_ADDR, ["initrwnd", str(initrwnd)]),
         ):
             _ip("netns", "add", ns)
             _ip("link", "set", tun, "netns", ns)
+            # Before the device comes up: no IPv6 (its router solicitations and MLD reports
+            # would cross the emulated link), no cached metrics between runs, large buffers.
+            sysctls = {
+                "net.ipv6.conf.all.disable_ipv6": "1",
+                "net.ipv6.conf.default.disable_ipv6": "1",
+                f"net.ipv6.conf.{tun}.disable_ipv6": "1",
+                "net.ipv4.tcp_no_metrics_save": "1",
+                "net.ipv4.tcp_rmem": "4096 131072 33554432",
+                "net.ipv4.tcp_wmem": "4096 16384 33554432",
+            }
+            subprocess.run(
+                ["ip", "netns", "exec", ns, "sysctl", "-q", "-w"]
+                + [f"{k}={v}" for k, v in sysctls.items()],
+                check=False,
+                capture_output=True,
+            )
             _ip("-n", ns, "link", "set", "lo", "up")
             _ip("-n", ns, "link", "set", tun, "mtu", "1500", "txqueuelen", "10000", "up")
             _ip("-n", ns, "addr", "add", me, "peer", peer, "dev", tun)
             _ip("-n", ns, "route", "replace", peer, "dev", tun, *route)
-            for key, value in (
-                ("net.ipv4.tcp_no_metrics_save", "1"),
-                ("net.ipv4.tcp_rmem", "4096 131072 33554432"),
-                ("net.ipv4.tcp_wmem", "4096 16384 33554432"),
-            ):
-                subprocess.run(
-                    ["ip", "netns", "exec", ns, "sysctl", "-q", "-w", f"{key}={value}"],
-                    check=False,
-                    capture_output=True,
-                )
 
     def agent(self, ns: str, *args: str) -> subprocess.Popen[str]:
         p = subprocess.Popen(
             ["ip", "netns", "exec", ns, sys.executable, str(_AGENTS), *args],
             stdout=subprocess.PIPE,
             text=True,
+            env=_child_env(),
         )
         self.procs.append(p)
         return p
 
+    def tx_dropped(self) -> dict[str, int | None]:
+        """Packets each TUN device dropped on its way to the emulator (its queue full): they
+        would be losses the emulated link never saw, so they must stay 0."""
+        out: dict[str, int | None] = {}
+        for side, ns, dev in (
+            ("sender", self.ns_snd, self.tun_snd),
+            ("receiver", self.ns_rcv, self.tun_rcv),
+        ):
+            r = _ip("-n", ns, "-j", "-s", "link", "show", "dev", dev, check=False)
+            try:
+                out[side] = int(json.loads(r.stdout)[0]["stats64"]["tx"]["dropped"])
+            except (ValueError, LookupError, TypeError):
+                out[side] = None
+        return out
+
     def close(self) -> dict[str, Any]:
         stats: dict[str, Any] = {}
+        if self.emu is not None and self.emu.poll() is None:
+            stats["tun_tx_dropped"] = self.tx_dropped()
         for p in reversed(self.procs):
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
@@ -202,7 +284,7 @@ class _Session:
                 out, _ = p.communicate()
             if p is self.emu and out:
                 with contextlib.suppress(json.JSONDecodeError):
-                    stats = json.loads(out.strip().splitlines()[-1])
+                    stats.update(json.loads(out.strip().splitlines()[-1]))
         self.procs.clear()
         for ns in (self.ns_snd, self.ns_rcv):
             _kill_ns(ns)
@@ -225,7 +307,9 @@ def _on_signal(signum: int, frame: object) -> None:
 atexit.register(_close_all)
 
 
-def _flows_frame(trace: dict[str, Any], t0: int) -> pd.DataFrame:
+def _flows_frame(trace: dict[str, Any], t0: int, flow_id: int, start_s: float) -> pd.DataFrame:
+    """TCP_INFO samples → the simulator's flow schema; `t0` (the flow's actual start) is put
+    at the flow's scenario `start_s`."""
     df = pd.DataFrame(trace["rows"], columns=trace["keys"])
     mss = df["snd_mss"].replace(0, MSS)
     ssthresh = df["snd_ssthresh"].astype(float)
@@ -238,22 +322,49 @@ def _flows_frame(trace: dict[str, Any], t0: int) -> pd.DataFrame:
         "recovery",
         np.where(in_ss, "slow_start", "congestion_avoidance"),
     )
+    if "bbr_cwnd_gain" in df and (df["bbr_cwnd_gain"] > 0).any():
+        phase = _bbr_modes(df["bbr_pacing_gain"], df["bbr_cwnd_gain"])
     return pd.DataFrame(
         {
-            "t_s": (df["t_ns"] - t0) / 1e9,
-            "flow": np.zeros(len(df), dtype=np.uint32),
+            "t_s": (df["t_ns"] - t0) / 1e9 + start_s,
+            "flow": np.full(len(df), flow_id, dtype=np.uint32),
             "cwnd_bytes": cwnd.astype(np.uint64),
             "ssthresh_bytes": ssthresh * mss,
             "inflight_bytes": inflight.astype(np.uint64),
             "srtt_s": df["rtt"] / 1e6,
             "delivered_bytes": df["bytes_acked"].clip(lower=1).astype(np.uint64) - 1,
-            "phase": pd.Categorical(phase),
+            "phase": pd.Categorical(phase, categories=PHASES),
             "ca_state": df["ca_state"].map(_CA_STATES),
             "min_rtt_s": df["min_rtt"] / 1e6,
             "delivery_rate_bps": df["delivery_rate"] * 8.0,
             "total_retrans": df["total_retrans"],
         }
     )
+
+
+PHASES = ["slow_start", "congestion_avoidance", "recovery", "startup", "drain", "probe_bw"]
+PHASES += ["probe_rtt"]
+# Linux tcp_bbr.c (BBR v1) gains in units of 256: STARTUP paces and sizes cwnd at
+# bbr_high_gain = 256 * 2885 / 1000 + 1, DRAIN paces at 256 * 1000 / 2885 with the same
+# cwnd gain, PROBE_BW keeps cwnd_gain 2 (512), PROBE_RTT runs both at 1 (256).
+BBR_HIGH_GAIN = 256 * 2885 // 1000 + 1
+
+
+def _bbr_modes(pacing: pd.Series, cwnd: pd.Series) -> np.ndarray:
+    """BBR's mode from its gains (TCP_CC_INFO), named as the simulator's BBR phases. Before
+    the first ACK the gains read 1 and 1; BBR is in STARTUP then (bbr_init)."""
+    modes = np.select(
+        [
+            pacing == BBR_HIGH_GAIN,
+            (pacing < 256) & (cwnd == BBR_HIGH_GAIN),
+            (pacing == 256) & (cwnd == 256),
+        ],
+        ["startup", "drain", "probe_rtt"],
+        "probe_bw",
+    )
+    started = np.flatnonzero(modes == "startup")
+    modes[: started[0] if len(started) else 0] = "startup"
+    return modes
 
 
 def _queues_frame(log: Path, t0: int) -> pd.DataFrame:
@@ -271,26 +382,80 @@ def _queues_frame(log: Path, t0: int) -> pd.DataFrame:
     ).reset_index(drop=True)
 
 
+# Agents start in parallel (a Python interpreter each); the flows' common time 0 is this far
+# after the passive ends are listening, so every active end is ready before its start.
+START_LEAD_NS = 500_000_000
+
+
+def _start_flows(session: _Session, work: Path, interval: int) -> tuple[int, list[dict[str, Any]]]:
+    """Start every flow's passive end (bulk sink, web server), then its active end (bulk
+    sender, web client) timed to the flow's `start`. Returns time 0 and per flow its agents."""
+    runs: list[dict[str, Any]] = []
+    for i, flow in enumerate(session.flows):
+        port, web = str(PORT + i), _web(flow)
+        trace = work / f"trace{i}.json"
+        if web:
+            objects = web.get("objects") or len(web["response_bytes"])
+            args = [
+                str(web["request_bytes"]),
+                ",".join(str(n) for n in web["response_bytes"]),
+                str(objects),
+                "1" if web["keep_alive"] else "0",
+            ]
+            passive = session.agent(
+                session.ns_snd, "server", port, flow["cc"]["name"], *args, str(interval), str(trace)
+            )
+        else:
+            args = []
+            passive = session.agent(session.ns_rcv, "sink", port)
+        assert passive.stdout is not None
+        if passive.stdout.readline().strip() != "listening":
+            raise RuntimeError(f"flow {i}: the {'server' if web else 'sink'} did not start")
+        runs.append(
+            {
+                "flow": flow,
+                "web": web,
+                "port": port,
+                "args": args,
+                "passive": passive,
+                "trace": trace,
+            }
+        )
+    t_base = time.monotonic_ns() + START_LEAD_NS
+    for r in runs:
+        r["start_at"] = t_base + int(r["flow"]["start_ns"])
+        if r["web"]:
+            r["active"] = session.agent(
+                session.ns_rcv, "client", SND_ADDR, r["port"], *r["args"], str(r["start_at"])
+            )
+        else:
+            r["active"] = session.agent(
+                session.ns_snd,
+                "send",
+                RCV_ADDR,
+                r["port"],
+                str(r["flow"]["size_bytes"]),
+                r["flow"]["cc"]["name"],
+                str(interval),
+                str(r["trace"]),
+                str(r["start_at"]),
+            )
+    return t_base, runs
+
+
 def run_real(config: dict[str, Any], timeout_s: float | None = None) -> Result:
-    """Run a canonical config's first flow for real (Linux TCP through the emulated path)."""
+    """Run a canonical config's flows for real (Linux TCP through the emulated path)."""
     reason = unavailable_reason()
     if reason:
         raise RealUnavailable(reason)
-    flow = config["flows"][0]
-    if len(config["flows"]) != 1:
-        raise ValueError("real: one [[flow]] only for now")
-    if flow.get("app", {}).get("kind", "bulk") != "bulk" or flow.get("size_bytes") is None:
-        raise ValueError("real: a bulk flow with a size is needed")
-    cc = flow["cc"]["name"]
-    if cc not in ("reno", "cubic", "bbr"):
-        raise ValueError(f"real: cc must be reno, cubic or bbr, got {cc!r}")
+    _bottleneck(config)
+    _check_flows(config)
     cleanup_stale()
-    size = int(flow["size_bytes"])
     timeout_s = timeout_s or config["duration_ns"] / 1e9 + 10
     # 0 means "every event" in the simulator; TCP_INFO is sampled every 1 ms then.
     interval = int(config.get("trace", {}).get("flow_interval_ns") or 1_000_000)
     old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
-    with tempfile.TemporaryDirectory(prefix="slowstart-real-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"slowstart-real-{os.getpid()}-") as tmp:
         work = Path(tmp)
         session = _Session(config, work)
         _ACTIVE.append(session)
@@ -298,57 +463,118 @@ def run_real(config: dict[str, Any], timeout_s: float | None = None) -> Result:
             signal.signal(s, _on_signal)
         try:
             session.open()
-            sink = session.agent(session.ns_rcv, "sink", str(PORT))
-            assert sink.stdout is not None
-            if sink.stdout.readline().strip() != "listening":
-                raise RuntimeError("sink did not start")
-            trace_path = work / "trace.json"
-            sender = session.agent(
-                session.ns_snd,
-                "send",
-                RCV_ADDR,
-                str(PORT),
-                str(size),
-                cc,
-                str(interval),
-                str(trace_path),
-            )
-            sender.wait(timeout=timeout_s)
-            if sender.returncode != 0:
-                raise RuntimeError(f"sender failed with status {sender.returncode}")
-            sink_report = json.loads(sink.stdout.readline())
-            trace = json.loads(trace_path.read_text(encoding="utf-8"))
+            t_base, runs = _start_flows(session, work, interval)
+            deadline = time.monotonic() + START_LEAD_NS / 1e9 + timeout_s
+            for i, r in enumerate(runs):
+                side = "client" if r["web"] else "sender"
+                try:
+                    out, _ = r["active"].communicate(timeout=max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    raise RuntimeError(f"flow {i}: not finished within {timeout_s:.0f} s") from None
+                if r["active"].returncode != 0:
+                    raise RuntimeError(
+                        f"flow {i}: the {side} failed (status {r['active'].returncode})"
+                    )
+                if r["web"]:
+                    r["report"] = json.loads(out.strip().splitlines()[-1])
+                    r["passive"].wait(timeout=max(0.1, deadline - time.monotonic()))
+                else:
+                    assert r["passive"].stdout is not None
+                    r["report"] = json.loads(r["passive"].stdout.readline())
+                    r["report"]["t0_ns"] = None
+                r["trace_data"] = json.loads(r["trace"].read_text(encoding="utf-8"))
         finally:
             _ACTIVE.remove(session)
             stats = session.close()
             for s, h in old.items():
                 signal.signal(s, h)
-        t0 = trace["t0_ns"]
-        flows = _flows_frame(trace, t0)
-        queues = _queues_frame(session.emu_log, t0)
-    return Result(
-        config=config,
-        summary=_summary(config, flows, sink_report, stats, t0),
-        flows=flows,
-        queues=queues,
-        phase_names=sorted(set(flows["phase"].astype(str))),
-    )
+        frames = []
+        for i, r in enumerate(runs):
+            t0 = r["report"].get("t0_ns") or r["trace_data"]["t0_ns"]
+            r["t0"] = t0
+            frames.append(_flows_frame(r["trace_data"], t0, i, r["flow"]["start_ns"] / 1e9))
+        flows = pd.concat(frames, ignore_index=True)
+        flows["phase"] = pd.Categorical(flows["phase"].astype(str), categories=PHASES)
+        queues = _queues_frame(session.emu_log, t_base)
+    summary = _summary(config, flows, runs, stats, t_base)
+    for warning in summary["warnings"]:
+        print(f"warning: {warning}", file=sys.stderr)
+    return Result(config=config, summary=summary, flows=flows, queues=queues, phase_names=PHASES)
 
 
 def _summary(
     config: dict[str, Any],
     flows: pd.DataFrame,
-    sink: dict[str, Any],
+    runs: list[dict[str, Any]],
     stats: dict[str, Any],
-    t0: int,
+    t_base: int,
 ) -> dict[str, Any]:
-    flow = config["flows"][0]
     link = _bottleneck(config)
-    completion = (sink["last_ns"] - t0) / 1e9 if sink["last_ns"] else None
-    not_ss = flows[flows["phase"] != "slow_start"]
-    ss_exit = float(not_ss["t_s"].iloc[0]) if len(not_ss) else None
-    retrans = int(flows["total_retrans"].iloc[-1]) if len(flows) else 0
     fwd, rev = stats.get("forward", {}), stats.get("reverse", {})
+    rows, apps, warnings = [], [], []
+    for i, r in enumerate(runs):
+        flow, rep, t0 = r["flow"], r["report"], r["t0"]
+        f = flows[flows["flow"] == i]
+        late = (t0 - r["start_at"]) / 1e9
+        if late > 0.005:
+            warnings.append(f"flow {i} started {late * 1e3:.1f} ms late")
+        if r["web"]:
+            objs = rep["objects"]
+            delivered = sum(o["bytes"] for o in objs)
+            last = objs[-1]["last_ns"] if objs else None
+            first = objs[0]["first_ns"] if objs else None
+            apps.append(
+                {
+                    "flow": i,
+                    "kind": "web",
+                    "request_bytes": r["web"]["request_bytes"],
+                    "objects_requested": len(objs),
+                    "objects_completed": len(objs),
+                    "objects": [
+                        {
+                            "bytes": o["bytes"],
+                            "ttfb_s": (o["first_ns"] - o["wanted_ns"]) / 1e9,
+                            "first_to_last_s": (o["last_ns"] - o["first_ns"]) / 1e9,
+                            "total_s": (o["last_ns"] - o["wanted_ns"]) / 1e9,
+                        }
+                        for o in objs
+                    ],
+                }
+            )
+        else:
+            delivered, last, first = rep["bytes"], rep["last_ns"], rep["first_ns"]
+        completion = (last - t0) / 1e9 if last else None
+        active = completion or None
+        not_ss = f[~f["phase"].isin(["slow_start", "startup"])]
+        ss_exit = float(not_ss["t_s"].iloc[0]) - flow["start_ns"] / 1e9 if len(not_ss) else None
+        rows.append(
+            {
+                "id": i,
+                "cc": flow["cc"]["name"],
+                "size_bytes": flow["size_bytes"],
+                "bytes_delivered": delivered,
+                "completion_s": completion,
+                "first_byte_s": (first - t0) / 1e9 if first else None,
+                "goodput_bps": delivered * 8 / active if active else None,
+                "slow_start_exit_s": ss_exit,
+                "retransmits": int(f["total_retrans"].iloc[-1]) if len(f) else 0,
+                "max_cwnd_bytes": int(f["cwnd_bytes"].max()) if len(f) else 0,
+                "cwnd_at_exit_bytes": _cwnd_at(
+                    f, None if ss_exit is None else ss_exit + flow["start_ns"] / 1e9
+                ),
+                "mss": MSS,
+                "initcwnd": flow["initcwnd"],
+                "initrwnd": flow["initrwnd"],
+                "start_late_s": late,
+            }
+        )
+    tun = stats.get("tun_tx_dropped", {})
+    for side, n in tun.items():
+        if n:
+            warnings.append(
+                f"the {side}'s TUN device dropped {n} packets before the emulator saw them "
+                "(losses outside the emulated link)"
+            )
 
     def link_row(name: str, rate: int, s: dict[str, Any]) -> dict[str, Any]:
         fwd_n = s.get("forwarded", 0)
@@ -366,30 +592,14 @@ def _summary(
         "scenario": config.get("name"),
         "mode": "real",
         "seed": config.get("seed", 0),
-        "flows": [
-            {
-                "id": 0,
-                "cc": flow["cc"]["name"],
-                "size_bytes": flow["size_bytes"],
-                "bytes_delivered": sink["bytes"],
-                "completion_s": completion,
-                "first_byte_s": (sink["first_ns"] - t0) / 1e9 if sink["first_ns"] else None,
-                "goodput_bps": sink["bytes"] * 8 / completion if completion else None,
-                "slow_start_exit_s": ss_exit,
-                "retransmits": retrans,
-                "max_cwnd_bytes": int(flows["cwnd_bytes"].max()) if len(flows) else 0,
-                "cwnd_at_exit_bytes": _cwnd_at(flows, ss_exit),
-                "drops": fwd.get("drops", 0),
-                "mss": MSS,
-                "initcwnd": flow["initcwnd"],
-                "initrwnd": flow["initrwnd"],
-            }
-        ],
+        "flows": rows,
         "links": [
             link_row("bottleneck", link["forward"]["rate_bps"], fwd),
             link_row("bottleneck:reverse", link["reverse"]["rate_bps"], rev),
         ],
-        "apps": [],
+        "apps": apps,
+        "tun_tx_dropped": tun,
+        "warnings": warnings,
     }
 
 
@@ -402,13 +612,17 @@ def _cwnd_at(flows: pd.DataFrame, t: float | None) -> int | None:
 
 
 def kernel_like(config: dict[str, Any]) -> dict[str, Any]:
-    """The config with every flow's segment as Linux sends it over MTU 1500 (MSS 1448 and
-    52 bytes of headers with timestamps), for a like-for-like simulation."""
+    """The config with every flow as the kernel runs it, for a like-for-like simulation:
+    segments as Linux sends them over MTU 1500 (MSS 1448, 52 bytes of headers with
+    timestamps), and byte counting, since Linux 3.9 removed `net.ipv4.tcp_abc` and
+    tcp_slow_start() grows cwnd by the segments each ACK covers."""
     cfg = json.loads(json.dumps(config))
     for f in cfg["flows"]:
-        f["mss"] = MSS
-        f["header_bytes"] = HEADER_BYTES
+        f.update(KERNEL_FLOW)
     return cfg
+
+
+KERNEL_FLOW = {"mss": MSS, "header_bytes": HEADER_BYTES, "abc": True}
 
 
 # --- compare ------------------------------------------------------------------------------
@@ -416,11 +630,27 @@ def kernel_like(config: dict[str, Any]) -> dict[str, Any]:
 METRICS = ("completion_s", "slow_start_exit_s", "cwnd_at_exit_bytes", "retransmits", "goodput_bps")
 
 
-def _metrics(summary: dict[str, Any], flows: pd.DataFrame) -> dict[str, Any]:
-    f = summary["flows"][0]
-    m = {k: f.get(k) for k in METRICS}
-    if m["cwnd_at_exit_bytes"] is None:
-        m["cwnd_at_exit_bytes"] = _cwnd_at(flows[flows["flow"] == 0], f.get("slow_start_exit_s"))
+OBJECT_METRICS = ("ttfb_s", "first_to_last_s", "total_s")
+
+
+def _metrics(
+    summary: dict[str, Any], flows: pd.DataFrame, config: dict[str, Any]
+) -> dict[str, Any]:
+    """The compared metrics: METRICS per flow (`flowN.` before the names of flows after the
+    first) and, for a web flow, OBJECT_METRICS per object (`objectK.`)."""
+    m: dict[str, Any] = {}
+    apps = {a["flow"]: a for a in summary.get("apps") or [] if a["kind"] == "web"}
+    for f in summary["flows"]:
+        i = f["id"]
+        pre = f"flow{i}." if i else ""
+        for k in METRICS:
+            m[pre + k] = f.get(k)
+        if m[pre + "cwnd_at_exit_bytes"] is None and f.get("slow_start_exit_s") is not None:
+            at = f["slow_start_exit_s"] + config["flows"][i]["start_ns"] / 1e9
+            m[pre + "cwnd_at_exit_bytes"] = _cwnd_at(flows[flows["flow"] == i], at)
+        for n, o in enumerate(apps.get(i, {}).get("objects", [])):
+            for k in OBJECT_METRICS:
+                m[f"{pre}object{n}.{k}"] = o[k]
     return m
 
 
@@ -438,46 +668,65 @@ def compare(config: dict[str, Any], runs: int = 3) -> dict[str, Any]:
 
     sim = run_config(kernel_like(config))
     reals = [run_real(config) for _ in range(runs)]
-    sim_m = _metrics(sim.summary, sim.flows)
-    real_m = [_metrics(r.summary, r.flows) for r in reals]
+    sim_m = _metrics(sim.summary, sim.flows, config)
+    real_m = [_metrics(r.summary, r.flows, config) for r in reals]
+    keys = list(dict.fromkeys([*sim_m, *(k for m in real_m for k in m)]))
     median: dict[str, Any] = {}
     spread: dict[str, Any] = {}
-    for k in METRICS:
-        vals = [m[k] for m in real_m if m[k] is not None]
+    for k in keys:
+        vals = [m[k] for m in real_m if m.get(k) is not None]
         median[k] = float(np.median(vals)) if vals else None
         spread[k] = [min(vals), max(vals)] if vals else None
     return {
         "sim": sim.summary,
+        "sim_flow_settings": KERNEL_FLOW,
         "real": [r.summary for r in reals],
         "metrics": {"sim": sim_m, "real": real_m, "real_median": median, "real_range": spread},
-        "diff": {k: _rel(sim_m[k], median[k]) for k in METRICS},
+        "diff": {k: _rel(sim_m.get(k), median[k]) for k in keys},
         "_results": (sim, reals),
     }
 
 
 def overlay_plot(sim: Result, reals: list[Result], title: str | None = None) -> Any:
-    """cwnd and bytes in flight against time: the simulation and every real run."""
+    """cwnd and bytes in flight against time: the simulation and every real run, one line
+    style per flow."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
-    s = sim.flows[sim.flows["flow"] == 0]
+    styles = ["-", "--", ":", "-."]
+    ids = sorted(int(i) for i in sim.flows["flow"].unique())
     for ax, col, label in (
         (axes[0], "cwnd_bytes", "cwnd"),
         (axes[1], "inflight_bytes", "in flight"),
     ):
-        for i, r in enumerate(reals):
+        for n, i in enumerate(ids):
+            name = f" flow {i}" if len(ids) > 1 else ""
+            ls = styles[n % len(styles)]
+            for k, r in enumerate(reals):
+                f = r.flows[r.flows["flow"] == i]
+                ax.plot(
+                    f["t_s"],
+                    f[col] / 1e3,
+                    color="tab:orange",
+                    ls=ls,
+                    alpha=0.5,
+                    lw=1,
+                    drawstyle="steps-post",
+                    label=f"real (Linux){name}" if k == 0 else None,
+                )
+            s = sim.flows[sim.flows["flow"] == i]
             ax.plot(
-                r.flows["t_s"],
-                r.flows[col] / 1e3,
-                color="tab:orange",
-                alpha=0.5,
-                lw=1,
-                label="real (Linux)" if i == 0 else None,
+                s["t_s"],
+                s[col] / 1e3,
+                color="tab:blue",
+                ls=ls,
+                lw=1.2,
+                label=f"simulated{name}",
+                drawstyle="steps-post",
             )
-        ax.plot(s["t_s"], s[col] / 1e3, color="tab:blue", lw=1.2, label="simulated")
         ax.set_ylabel(f"{label} (kB)")
         ax.legend(loc="upper right")
     axes[1].set_xlabel("time (s)")
@@ -491,8 +740,8 @@ def format_compare(c: dict[str, Any]) -> str:
 
     m = c["metrics"]
     rows = []
-    for k in METRICS:
-        sim_v, med, rng, d = m["sim"][k], m["real_median"][k], m["real_range"][k], c["diff"][k]
+    for k in c["diff"]:
+        sim_v, med, rng, d = m["sim"].get(k), m["real_median"][k], m["real_range"][k], c["diff"][k]
 
         def f(v: Any) -> str:
             return "-" if v is None else f"{v:.4g}"
@@ -512,6 +761,45 @@ def format_compare(c: dict[str, Any]) -> str:
 # --- CLI ----------------------------------------------------------------------------------
 
 
+def format_real(s: dict[str, Any]) -> str:
+    """A real run's summary as tables: flows, links, web objects, TUN drops."""
+    from slowstart.cli import fmt_bytes, fmt_rate, fmt_s, table
+
+    tun = s.get("tun_tx_dropped") or {}
+    head = (
+        f"{s['scenario']}: real (Linux TCP through the emulated link), seed {s['seed']}; "
+        "TUN tx_dropped " + ", ".join(f"{k} {v}" for k, v in tun.items())
+    )
+    flows = table(
+        ["flow", "cc", "delivered", "completion_s", "goodput", "ss_exit_s", "retx", "max_cwnd"],
+        [
+            [str(f["id"]), f["cc"], fmt_bytes(f["bytes_delivered"]), fmt_s(f["completion_s"])]
+            + [fmt_rate(f["goodput_bps"]), fmt_s(f["slow_start_exit_s"]), str(f["retransmits"])]
+            + [fmt_bytes(f["max_cwnd_bytes"])]
+            for f in s["flows"]
+        ],
+    )
+    links = table(
+        ["link", "drops", "max_queue", "mean_queue_delay_ms"],
+        [
+            [x["name"], str(x["drops"]), fmt_bytes(x["max_queue_bytes"])]
+            + [f"{x['mean_queue_delay_s'] * 1e3:.3f}"]
+            for x in s["links"]
+        ],
+    )
+    parts = [head, flows, links]
+    objects = [
+        [str(a["flow"]), str(k), fmt_bytes(o["bytes"]), fmt_s(o["ttfb_s"])]
+        + [fmt_s(o["first_to_last_s"]), fmt_s(o["total_s"])]
+        for a in s.get("apps") or []
+        for k, o in enumerate(a["objects"])
+    ]
+    if objects:
+        headers = ["flow", "object", "bytes", "ttfb_s", "first_to_last_s", "total_s"]
+        parts.append(table(headers, objects))
+    return "\n\n".join(parts)
+
+
 def _load(args: Any) -> dict[str, Any]:
     from slowstart.paths import scenario_path
     from slowstart.scenario import load
@@ -520,17 +808,20 @@ def _load(args: Any) -> dict[str, Any]:
 
 
 def cmd_real(args: Any) -> int:
-    from slowstart.cli import _error, format_summary
+    from slowstart.cli import _error
 
     reason = unavailable_reason()
     if reason:
         return _error(reason, 2)
     config = _load(args)
-    result = run_real(config)
+    try:
+        result = run_real(config)
+    except RealUnavailable as e:
+        return _error(e, 2)
     if args.out:
         for path in result.save(args.out):
             print(f"wrote {path}", file=sys.stderr)
-    print(json.dumps(result.summary) if args.json else format_summary(result.summary))
+    print(json.dumps(result.summary) if args.json else format_real(result.summary))
     return 0
 
 
@@ -543,7 +834,10 @@ def cmd_compare(args: Any) -> int:
     if args.runs < 1:
         return _error("--runs: expected a positive integer", 2)
     config = _load(args)
-    c = compare(config, runs=args.runs)
+    try:
+        c = compare(config, runs=args.runs)
+    except RealUnavailable as e:
+        return _error(e, 2)
     sim, reals = c.pop("_results")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

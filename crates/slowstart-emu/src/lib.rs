@@ -10,10 +10,13 @@
 //! `main.rs` does the I/O.
 //!
 //! IPv4/TCP headers are read only to describe a packet to the channel as the simulator would:
-//! its wire size (the IP total length), and for data segments the flow (TCP connections in the
-//! order their first SYN passed, from 0), the payload's offset from the initial sequence number
-//! and whether it is a retransmission (it ends at or below the highest byte already seen), so
-//! that `drop = [{flow, seq}]` hits the same first transmission as in the simulation.
+//! its wire size (the IP total length), and for data segments the flow (the index of the
+//! connection's server port in `ports`, else TCP connections in the order their first SYN
+//! passed, from 0), the payload's offset from the initial sequence number and whether it is a
+//! retransmission (it ends at or below the highest byte already seen), so that
+//! `drop = [{flow, seq}]` hits the same first transmission as in the simulation. Both ends of a
+//! connection are tracked (the SYN's sender and the SYN-ACK's), so data from the side that
+//! accepted the connection (a web server) is numbered too.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
@@ -49,6 +52,9 @@ pub struct EmuConfig {
     pub seed: u64,
     #[serde(default = "default_mss")]
     pub mss: u64,
+    /// Flow `i` is the connection with port `ports[i]` at either end (its listening port).
+    #[serde(default)]
+    pub ports: Vec<u16>,
 }
 
 fn default_mss() -> u64 {
@@ -95,6 +101,25 @@ struct TcpTracker {
     /// (src, dst, sport, dport) → (flow, initial sequence number, highest end seen).
     conns: HashMap<ConnKey, (u32, u32, u64)>,
     next_flow: u32,
+    ports: Vec<u16>,
+}
+
+impl TcpTracker {
+    /// The flow of a new connection: its port's index in `ports`, else the next free number.
+    fn flow_of(&mut self, key: &ConnKey) -> u32 {
+        let by_port = self
+            .ports
+            .iter()
+            .position(|&p| p == key.2 || p == key.3)
+            .map(|i| i as u32);
+        by_port.unwrap_or_else(|| {
+            while (self.next_flow as usize) < self.ports.len() {
+                self.next_flow += 1;
+            }
+            self.next_flow += 1;
+            self.next_flow - 1
+        })
+    }
 }
 
 impl TcpTracker {
@@ -124,11 +149,15 @@ impl TcpTracker {
         let seq = u32::from_be_bytes([tcp[4], tcp[5], tcp[6], tcp[7]]);
         let syn = flags & 0x02 != 0;
         let ack = flags & 0x10 != 0;
-        if syn && !ack {
-            let flow = self.next_flow;
-            self.next_flow += 1;
+        if syn {
+            // The SYN-ACK belongs to the flow its SYN opened (the reversed key).
+            let reversed = (key.1, key.0, key.3, key.2);
+            let flow = match self.conns.get(&reversed) {
+                Some(c) if ack => c.0,
+                _ => self.flow_of(&key),
+            };
             self.conns.insert(key, (flow, seq.wrapping_add(1), 0));
-            p.kind = Kind::Syn;
+            p.kind = if ack { Kind::SynAck } else { Kind::Syn };
             p.flow = flow;
             return p;
         }
@@ -182,7 +211,10 @@ impl Emulator {
                 ),
             ],
             held: [VecDeque::new(), VecDeque::new()],
-            tracker: TcpTracker::default(),
+            tracker: TcpTracker {
+                ports: cfg.ports.clone(),
+                ..TcpTracker::default()
+            },
             mss: cfg.mss,
             next_id: 0,
             log: Vec::new(),
@@ -287,15 +319,31 @@ mod tests {
 
     /// An IPv4/TCP packet of `payload` bytes with 32-byte TCP header (timestamps).
     fn tcp(sport: u16, seq: u32, flags: u8, payload: usize) -> Vec<u8> {
+        tcp_between(
+            ([10, 0, 0, 1], sport),
+            ([10, 0, 1, 1], 5001),
+            seq,
+            flags,
+            payload,
+        )
+    }
+
+    fn tcp_between(
+        src: ([u8; 4], u16),
+        dst: ([u8; 4], u16),
+        seq: u32,
+        flags: u8,
+        payload: usize,
+    ) -> Vec<u8> {
         let total = 20 + 32 + payload;
         let mut p = vec![0u8; total];
         p[0] = 0x45;
         p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
         p[9] = 6;
-        p[12..16].copy_from_slice(&[10, 0, 0, 1]);
-        p[16..20].copy_from_slice(&[10, 0, 1, 1]);
-        p[20..22].copy_from_slice(&sport.to_be_bytes());
-        p[22..24].copy_from_slice(&5001u16.to_be_bytes());
+        p[12..16].copy_from_slice(&src.0);
+        p[16..20].copy_from_slice(&dst.0);
+        p[20..22].copy_from_slice(&src.1.to_be_bytes());
+        p[22..24].copy_from_slice(&dst.1.to_be_bytes());
         p[24..28].copy_from_slice(&seq.to_be_bytes());
         p[32] = 8 << 4;
         p[33] = flags;
@@ -308,6 +356,7 @@ mod tests {
             forward: fwd,
             seed: 1,
             mss: 1448,
+            ports: vec![],
         }
     }
 
@@ -374,5 +423,40 @@ mod tests {
             e.ingress(Dir::Forward, 0, seg(2)),
             Offer::Queued { .. }
         ));
+    }
+
+    #[test]
+    fn server_data_is_numbered_by_listening_port() {
+        // Flow 1 is a web server on port 5002: the client's SYN comes the reverse way, the
+        // SYN-ACK and the response the forward way; the third response segment is dropped.
+        let mut d = dir(1_000_000_000, 0, QueueLimit::Packets(100));
+        d.drops = vec![DropSpec { flow: 1, seq: 3 }];
+        let mut c = cfg(d);
+        c.ports = vec![5001, 5002];
+        let mut e = Emulator::new(&c);
+        let (server, client) = (([10, 0, 0, 1], 5002), ([10, 0, 1, 1], 40000));
+        // A bulk connection to port 5001 opened first is still flow 0 and keeps its data.
+        let bulk = |seq: u32, flags: u8, n: usize| {
+            tcp_between(([10, 0, 0, 1], 33000), ([10, 0, 1, 1], 5001), seq, flags, n)
+        };
+        assert!(matches!(
+            e.ingress(Dir::Forward, 0, bulk(0, 0x02, 0)),
+            Offer::Queued { .. }
+        ));
+        e.ingress(Dir::Reverse, 0, tcp_between(client, server, 7, 0x02, 0));
+        e.ingress(Dir::Forward, 0, tcp_between(server, client, 100, 0x12, 0));
+        let seg = |k: u32| tcp_between(server, client, 101 + k * 1448, 0x18, 1448);
+        let offers: Vec<_> = (0..4).map(|k| e.ingress(Dir::Forward, 0, seg(k))).collect();
+        assert_eq!(offers[2], Offer::DroppedScheduled);
+        assert!(offers
+            .iter()
+            .enumerate()
+            .all(|(k, o)| k == 2 || matches!(o, Offer::Queued { .. })));
+        for k in 0..4 {
+            assert!(matches!(
+                e.ingress(Dir::Forward, 0, bulk(1 + k * 1448, 0x18, 1448)),
+                Offer::Queued { .. }
+            ));
+        }
     }
 }

@@ -71,6 +71,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     // Die with the parent, even when it is SIGKILLed: the TUN devices go with this process.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
+    // A parent killed before the signal was armed: the caller names itself in
+    // $SLOWSTART_PARENT, and a different parent now means it is gone (prctl(2) notes this race).
+    if let Ok(parent) = std::env::var("SLOWSTART_PARENT") {
+        if parent.parse::<libc::pid_t>().ok() != Some(unsafe { libc::getppid() }) {
+            return Err("parent gone".into());
+        }
+    }
     let cfg: EmuConfig = serde_json::from_str(&std::fs::read_to_string(&args[1])?)?;
     let tuns = [open_tun(&args[2])?, open_tun(&args[3])?];
     let mut log = BufWriter::new(File::create(&args[4])?);
