@@ -39,7 +39,8 @@ pub const SLOW_START_PARAMS: &[ParamInfo] = &[
     },
     ParamInfo {
         name: "search_thresh",
-        doc: "SEARCH exit threshold on the normalised delivery difference (slow_start = search)",
+        doc: "SEARCH exit threshold on (bytes sent one RTT earlier - bytes delivered) / bytes \
+              sent one RTT earlier (slow_start = search)",
         default: "0.35",
         accepted: "0.01..=1",
     },
@@ -125,7 +126,10 @@ impl SlowStart {
             "lss" => SlowStart::Limited { max_ssthresh },
             "hystart" => SlowStart::HyStart(hystart::HyStart::new(low_window, detect)),
             "hystart++" => SlowStart::HyStartPlusPlus(hystart_pp::HyStartPlusPlus::new()),
-            "search" => SlowStart::Search(Box::new(search::Search::new(thresh_milli))),
+            "search" => SlowStart::Search(Box::new(search::Search::new(
+                thresh_milli,
+                common.initcwnd * common.mss,
+            ))),
             "hystart-pb" => SlowStart::HyStartPb(hystart_pb::HyStartPb::new(
                 low_window,
                 detect,
@@ -203,7 +207,11 @@ impl SlowStart {
         }
     }
 
-    pub fn on_packet_sent(&mut self, _sent: &SentEvent) {}
+    pub fn on_packet_sent(&mut self, sent: &SentEvent) {
+        if let SlowStart::Search(s) = self {
+            s.on_packet_sent(sent);
+        }
+    }
 
     /// An RTT sample outside data ACKs (the handshake); returns the new cwnd.
     pub fn on_rtt_sample(&mut self, rtt: Nanos, cwnd: u64, ssthresh: u64) -> u64 {
