@@ -135,6 +135,26 @@ def test_compare_writes_table_and_json(tmp_path, emu_built):
 
 
 @needs_root
+@pytest.mark.parametrize("cc", ["reno", "cubic"])
+def test_real_20mbps_acceptance(emu_built, cc):
+    """Issue 5: scenarios/real-20mbps.toml (20 Mbps, 100 ms, 1 BDP, 10 MB), the median of 3 real
+    runs within 10% of the simulated completion time; for Reno the slow-start rounds (cwnd per
+    round trip until the first loss) are identical."""
+    from slowstart.paths import scenario_path
+    from slowstart.scenario import load
+
+    c = real.compare(load(scenario_path("real-20mbps"), cc=cc), runs=3)
+    c.pop("_results")
+    assert abs(c["diff"]["completion_s"]) < 0.10, c["metrics"]
+    rounds = c["slow_start_rounds"]
+    if cc == "reno":
+        assert rounds["sim"][:5] == [10, 20, 40, 80, 160], rounds
+        assert all(r == rounds["sim"] for r in rounds["real"]), rounds
+    assert all(t == 0 for r in c["real"] for t in r["tun_tx_dropped"].values())
+    assert leftovers() == []
+
+
+@needs_root
 @pytest.mark.parametrize("window", [10, 20])
 def test_web_page_first_to_last_byte_agrees(tmp_path, emu_built, window):
     """The initcwnd seed's page (scenarios/real-web.toml: 17 kB x 3 over 10 Mbps / 50 ms) with

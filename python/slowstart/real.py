@@ -654,6 +654,30 @@ def _metrics(
     return m
 
 
+def slow_start_rounds(flows: pd.DataFrame, summary: dict[str, Any], flow: int = 0) -> list[int]:
+    """cwnd per round trip in slow start, in segments, until slow start ends (the first loss
+    for Reno): the values cwnd holds for at least a fifth of the base RTT, in order. While
+    cwnd is below the BDP each round's ACKs come as a train followed by a quiet gap, so every
+    round shows as one such value; where ACKs no longer leave gaps, rounds merge."""
+    f = flows[flows["flow"] == flow]
+    s = next(x for x in summary["flows"] if x["id"] == flow)
+    if s.get("slow_start_exit_s") is not None:
+        f = f[f["t_s"] < s["slow_start_exit_s"] + f["t_s"].min()]
+    srtt = f["srtt_s"][f["srtt_s"] > 0]
+    if f.empty or srtt.empty:
+        return []
+    hold = float(srtt.min()) / 5
+    rounds: list[int] = []
+    value, since = None, 0.0
+    for t, cwnd in zip(f["t_s"], f["cwnd_bytes"], strict=True):
+        seg = round(cwnd / MSS)
+        if seg != value:
+            if value is not None and t - since >= hold and (not rounds or rounds[-1] != value):
+                rounds.append(value)
+            value, since = seg, t
+    return rounds
+
+
 def _rel(sim: float | None, real: float | None) -> float | None:
     if sim is None or real is None:
         return None
@@ -677,9 +701,14 @@ def compare(config: dict[str, Any], runs: int = 3) -> dict[str, Any]:
         vals = [m[k] for m in real_m if m.get(k) is not None]
         median[k] = float(np.median(vals)) if vals else None
         spread[k] = [min(vals), max(vals)] if vals else None
+    rounds = {
+        "sim": slow_start_rounds(sim.flows, sim.summary),
+        "real": [slow_start_rounds(r.flows, r.summary) for r in reals],
+    }
     return {
         "sim": sim.summary,
         "sim_flow_settings": KERNEL_FLOW,
+        "slow_start_rounds": rounds,
         "real": [r.summary for r in reals],
         "metrics": {"sim": sim_m, "real": real_m, "real_median": median, "real_range": spread},
         "diff": {k: _rel(sim_m.get(k), median[k]) for k in keys},
@@ -755,7 +784,12 @@ def format_compare(c: dict[str, Any]) -> str:
                 "-" if d is None else f"{d:+.1%}",
             ]
         )
-    return table(["metric", "sim", f"real median ({len(c['real'])})", "real range", "diff"], rows)
+    out = table(["metric", "sim", f"real median ({len(c['real'])})", "real range", "diff"], rows)
+    rounds = c.get("slow_start_rounds")
+    if rounds:
+        real = "; ".join(str(r) for r in rounds["real"])
+        out += f"\nslow-start rounds (cwnd, segments): sim {rounds['sim']}; real {real}"
+    return out
 
 
 # --- CLI ----------------------------------------------------------------------------------
