@@ -60,6 +60,9 @@ pub struct CommonParams {
     /// Seed for controllers that randomise (BBR's ProbeBW); the transport derives it from the
     /// scenario seed, so runs stay deterministic.
     pub seed: u64,
+    /// The transport paces its sending (Linux `sk_pacing_status != SK_PACING_NONE`): HyStart's
+    /// ACK-train threshold is then the whole min RTT (tcp_cubic.c `hystart_update`).
+    pub paced: bool,
 }
 
 impl CommonParams {
@@ -541,6 +544,7 @@ mod tests {
         initcwnd: 10,
         abc: true,
         seed: 1,
+        paced: false,
     };
 
     #[test]
@@ -586,6 +590,7 @@ pub(crate) fn build_for_test(
         initcwnd: 10,
         abc: true,
         seed: 0,
+        paced: false,
     };
     Controller::new(&spec, &common)
 }
@@ -627,7 +632,7 @@ mod property_tests {
         fn every_controller_keeps_a_sane_window(steps in proptest::collection::vec(step(), 1..300)) {
             const MSS: u64 = 1448;
             for algo in ALGORITHMS {
-                let common = CommonParams { mss: MSS, initcwnd: 10, abc: true, seed: 7 };
+                let common = CommonParams { mss: MSS, initcwnd: 10, abc: true, seed: 7, paced: false };
                 let mut c = Controller::new(&CcSpec::named(algo.name), &common).unwrap();
                 let (mut now, mut delivered, mut in_recovery) = (0u64, 0u64, false);
                 for s in &steps {

@@ -124,18 +124,22 @@ impl SlowStart {
         };
         Ok(match rule {
             "lss" => SlowStart::Limited { max_ssthresh },
-            "hystart" => SlowStart::HyStart(hystart::HyStart::new(low_window, detect)),
+            "hystart" => {
+                let mut h = hystart::HyStart::new(low_window, detect);
+                h.paced = common.paced;
+                SlowStart::HyStart(h)
+            }
             "hystart++" => SlowStart::HyStartPlusPlus(hystart_pp::HyStartPlusPlus::new()),
             "search" => SlowStart::Search(Box::new(search::Search::new(
                 thresh_milli,
                 common.initcwnd * common.mss,
             ))),
-            "hystart-pb" => SlowStart::HyStartPb(hystart_pb::HyStartPb::new(
-                low_window,
-                detect,
-                pb_rtt,
-                pb_initial_window,
-            )),
+            "hystart-pb" => {
+                let mut h =
+                    hystart_pb::HyStartPb::new(low_window, detect, pb_rtt, pb_initial_window);
+                h.hystart.paced = common.paced;
+                SlowStart::HyStartPb(h)
+            }
             _ => SlowStart::Standard,
         })
     }
@@ -264,6 +268,7 @@ mod tests {
             initcwnd: 10,
             abc: false,
             seed: 0,
+            paced: false,
         };
         Controller::new(&spec, &common).unwrap()
     }
@@ -306,6 +311,7 @@ mod tests {
             initcwnd: 10,
             abc: true,
             seed: 0,
+            paced: false,
         };
         let err = Controller::new(&spec, &common).unwrap_err();
         assert!(
@@ -360,7 +366,7 @@ mod property_tests {
                 for rule in SLOW_START_RULES {
                     let mut spec = CcSpec::named(algo);
                     spec.params.insert("slow_start".into(), ParamValue::Text(rule.to_string()));
-                    let common = CommonParams { mss: MSS, initcwnd: 10, abc: true, seed: 1 };
+                    let common = CommonParams { mss: MSS, initcwnd: 10, abc: true, seed: 1, paced: false };
                     let mut c = Controller::new(&spec, &common).unwrap();
                     let (mut now, mut delivered, mut round_start) = (0u64, 0u64, 0u64);
                     for s in &steps {

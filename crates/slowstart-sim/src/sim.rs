@@ -176,6 +176,7 @@ impl Simulation {
                 initcwnd: f.initcwnd,
                 abc: f.abc,
                 seed: substream_seed(cfg.seed, 2, i as u64),
+                paced: f.pacing,
             };
             let cc =
                 Controller::new(&f.cc, &common).map_err(|e| SimError(format!("flow.{i}.{e}")))?;

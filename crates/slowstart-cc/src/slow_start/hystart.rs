@@ -82,12 +82,6 @@ impl HyStart {
 
     /// tcp_cubic.c `hystart_update` (ACK delay cushion `hystart_ack_delay` taken as 0: no GSO).
     fn update(&mut self, delay: Nanos, ack: &AckEvent) {
-        if ack
-            .rate
-            .is_some_and(|rs| rs.prior_delivered >= self.round_end)
-        {
-            self.reset_round(ack);
-        }
         if self.detect.ack_train && ack.now.saturating_sub(self.last_ack) <= ACK_DELTA {
             self.last_ack = ack.now;
             let threshold = if self.paced {
@@ -126,6 +120,15 @@ impl HyStart {
             if !self.found && cwnd >= self.low_window * ack.mss {
                 self.update(delay, ack);
             }
+        }
+        // tcp_cubic.c `cubictcp_cong_avoid`, after `cubictcp_acked`: a round starts with the
+        // first ACK of data sent after the last one started, from the first ACK on and whatever
+        // the window (below hystart_low_window too), so rounds stay aligned with ACK trains.
+        if ack
+            .rate
+            .is_some_and(|rs| rs.prior_delivered >= self.round_end)
+        {
+            self.reset_round(ack);
         }
         if self.found {
             return SlowStartStep {
@@ -247,9 +250,42 @@ pub(crate) mod tests {
             }
             cwnd = step.cwnd;
         }
-        // Samples 1..=8 fill the round's minimum; the 9th ACK tests it (tcp_cubic.c).
-        assert_eq!(exit_at, 9);
+        // The round's first ACK is sampled before it resets the round (cubictcp_acked runs
+        // before cubictcp_cong_avoid); samples 2..=9 fill the minimum, the 10th tests it.
+        assert_eq!(exit_at, 10);
         assert!(cwnd > before);
+    }
+
+    #[test]
+    fn rounds_start_at_the_first_ack_of_each_train_even_below_the_low_window() {
+        // tcp_cubic.c resets rounds in cong_avoid from the first ACK on; gating the reset on
+        // hystart_low_window started the first counted round mid-train and every later one
+        // late (a real-vs-simulated 20 Mbps run left slow start a round early).
+        let g = WindowGrowth::new(AckCounting::Bytes);
+        let mut h = HyStart::new(LOW_WINDOW, Detect::BOTH);
+        h.on_ack(10 * MSS, u64::MAX, &ack(100 * MS, 100 * MS, 0, MSS), &g);
+        assert_eq!((h.round_start, h.round_end), (100 * MS, MSS));
+        // The rest of the train acks data sent before the round began: same round.
+        for i in 1..10 {
+            h.on_ack(
+                10 * MSS,
+                u64::MAX,
+                &ack((100 + i) * MS, 100 * MS, 0, (i + 1) * MSS),
+                &g,
+            );
+        }
+        assert_eq!(h.round_start, 100 * MS);
+        // The next train's first ACK covers data sent after the round began: a new round.
+        h.on_ack(
+            20 * MSS,
+            u64::MAX,
+            &ack(200 * MS, 100 * MS, MSS, 11 * MSS),
+            &g,
+        );
+        assert_eq!((h.round_start, h.round_end), (200 * MS, 11 * MSS));
+        let mut small = HyStart::new(LOW_WINDOW, Detect::BOTH);
+        small.on_ack(4 * MSS, u64::MAX, &ack(5 * MS, 100 * MS, 0, MSS), &g);
+        assert_eq!(small.round_start, 5 * MS, "below the low window too");
     }
 
     #[test]
