@@ -306,17 +306,6 @@ mod tests {
     use super::*;
     use slowstart_sim::config::{DropSpec, QueueLimit};
 
-    fn dir(rate_bps: u64, delay_ns: u64, queue: QueueLimit) -> DirectionConfig {
-        DirectionConfig {
-            rate_bps,
-            delay_ns,
-            queue,
-            loss: 0.0,
-            jitter_ns: 0,
-            drops: vec![],
-        }
-    }
-
     /// An IPv4/TCP packet of `payload` bytes with 32-byte TCP header (timestamps).
     fn tcp(sport: u16, seq: u32, flags: u8, payload: usize) -> Vec<u8> {
         tcp_between(
@@ -363,7 +352,11 @@ mod tests {
     #[test]
     fn serialises_then_propagates_in_order() {
         // 1500-byte packets at 12 Mbps take 1 ms each; 10 ms propagation.
-        let mut e = Emulator::new(&cfg(dir(12_000_000, 10_000_000, QueueLimit::Packets(10))));
+        let mut e = Emulator::new(&cfg(DirectionConfig::lossless(
+            12_000_000,
+            10_000_000,
+            QueueLimit::Packets(10),
+        )));
         for k in 0..3u32 {
             let o = e.ingress(Dir::Forward, 0, tcp(1, k * 1448, 0x10, 1448));
             assert!(matches!(o, Offer::Queued { .. }));
@@ -382,7 +375,11 @@ mod tests {
 
     #[test]
     fn drop_tail_when_full_and_logs_queue() {
-        let mut e = Emulator::new(&cfg(dir(12_000_000, 0, QueueLimit::Packets(2))));
+        let mut e = Emulator::new(&cfg(DirectionConfig::lossless(
+            12_000_000,
+            0,
+            QueueLimit::Packets(2),
+        )));
         let offers: Vec<_> = (0..3u32)
             .map(|k| e.ingress(Dir::Forward, 0, tcp(1, k * 1448, 0x10, 1448)))
             .collect();
@@ -398,7 +395,7 @@ mod tests {
 
     #[test]
     fn scheduled_drop_hits_first_transmission_of_segment() {
-        let mut d = dir(1_000_000_000, 0, QueueLimit::Packets(100));
+        let mut d = DirectionConfig::lossless(1_000_000_000, 0, QueueLimit::Packets(100));
         d.drops = vec![DropSpec { flow: 0, seq: 3 }];
         let mut e = Emulator::new(&cfg(d));
         let isn = 4_000_000_000u32; // wraps
@@ -429,7 +426,7 @@ mod tests {
     fn server_data_is_numbered_by_listening_port() {
         // Flow 1 is a web server on port 5002: the client's SYN comes the reverse way, the
         // SYN-ACK and the response the forward way; the third response segment is dropped.
-        let mut d = dir(1_000_000_000, 0, QueueLimit::Packets(100));
+        let mut d = DirectionConfig::lossless(1_000_000_000, 0, QueueLimit::Packets(100));
         d.drops = vec![DropSpec { flow: 1, seq: 3 }];
         let mut c = cfg(d);
         c.ports = vec![5001, 5002];

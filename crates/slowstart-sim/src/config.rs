@@ -52,6 +52,20 @@ pub struct DirectionConfig {
     pub drops: Vec<DropSpec>,
 }
 
+impl DirectionConfig {
+    /// A drop-tail direction with no random loss, jitter or scheduled drops.
+    pub fn lossless(rate_bps: u64, delay_ns: u64, queue: QueueLimit) -> Self {
+        Self {
+            rate_bps,
+            delay_ns,
+            queue,
+            loss: 0.0,
+            jitter_ns: 0,
+            drops: vec![],
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub enum QueueLimit {

@@ -38,17 +38,6 @@ pub fn flow(cc: &str, size_bytes: Option<u64>) -> FlowConfig {
     }
 }
 
-fn direction(rate_bps: u64, delay_ns: u64, queue: QueueLimit) -> DirectionConfig {
-    DirectionConfig {
-        rate_bps,
-        delay_ns,
-        queue,
-        loss: 0.0,
-        jitter_ns: 0,
-        drops: vec![],
-    }
-}
-
 /// sender —(10 Gbps access)— router —(bottleneck, rtt/2 each way)— receiver.
 pub fn path(
     rate_bps: u64,
@@ -57,7 +46,7 @@ pub fn path(
     flows: Vec<FlowConfig>,
     drops: Vec<DropSpec>,
 ) -> SimConfig {
-    let mut forward = direction(rate_bps, rtt_ns / 2, buffer);
+    let mut forward = DirectionConfig::lossless(rate_bps, rtt_ns / 2, buffer);
     forward.drops = drops;
     let big = QueueLimit::Bytes(100_000_000);
     SimConfig {
@@ -70,15 +59,15 @@ pub fn path(
                 name: "access".into(),
                 a: "sender".into(),
                 b: "router".into(),
-                forward: direction(10_000_000_000, 0, big),
-                reverse: direction(10_000_000_000, 0, big),
+                forward: DirectionConfig::lossless(10_000_000_000, 0, big),
+                reverse: DirectionConfig::lossless(10_000_000_000, 0, big),
             },
             LinkConfig {
                 name: "bottleneck".into(),
                 a: "router".into(),
                 b: "receiver".into(),
                 forward,
-                reverse: direction(rate_bps, rtt_ns / 2, buffer),
+                reverse: DirectionConfig::lossless(rate_bps, rtt_ns / 2, buffer),
             },
         ],
         flows,

@@ -217,17 +217,6 @@ impl Channel {
 mod tests {
     use super::*;
 
-    fn cfg(rate_bps: u64, delay_ns: u64, queue: QueueLimit) -> DirectionConfig {
-        DirectionConfig {
-            rate_bps,
-            delay_ns,
-            queue,
-            loss: 0.0,
-            jitter_ns: 0,
-            drops: vec![],
-        }
-    }
-
     fn data(seq: u64, len: u32) -> Packet {
         let mut p = Packet::control(0, Kind::Data, len + 40, 0);
         p.seq = seq;
@@ -241,7 +230,7 @@ mod tests {
         let mut c = Channel::new(
             "l".into(),
             1,
-            &cfg(12_000_000, 10_000_000, QueueLimit::Packets(10)),
+            &DirectionConfig::lossless(12_000_000, 10_000_000, QueueLimit::Packets(10)),
             1,
         );
         assert_eq!(
@@ -263,7 +252,7 @@ mod tests {
         let mut c = Channel::new(
             "l".into(),
             1,
-            &cfg(12_000_000, 0, QueueLimit::Packets(2)),
+            &DirectionConfig::lossless(12_000_000, 0, QueueLimit::Packets(2)),
             1,
         );
         assert!(matches!(
@@ -285,7 +274,7 @@ mod tests {
 
     #[test]
     fn scheduled_drop_hits_first_transmission_only() {
-        let mut d = cfg(1_000_000_000, 0, QueueLimit::Packets(100));
+        let mut d = DirectionConfig::lossless(1_000_000_000, 0, QueueLimit::Packets(100));
         d.drops = vec![crate::config::DropSpec { flow: 0, seq: 2 }];
         let mut c = Channel::new("l".into(), 1, &d, 1);
         assert!(matches!(
@@ -300,7 +289,7 @@ mod tests {
 
     #[test]
     fn jitter_never_reorders() {
-        let mut d = cfg(1_000_000_000, 1_000_000, QueueLimit::Packets(1000));
+        let mut d = DirectionConfig::lossless(1_000_000_000, 1_000_000, QueueLimit::Packets(1000));
         d.jitter_ns = 5_000_000;
         let mut c = Channel::new("l".into(), 1, &d, 7);
         for i in 0..500 {
