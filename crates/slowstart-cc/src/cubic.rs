@@ -6,32 +6,58 @@ use crate::registry::ParamInfo;
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent, Nanos};
 
-pub const PARAMS: &[ParamInfo] = &[
+const C: ParamInfo = ParamInfo {
+    name: "c",
+    doc: "RFC 9438 C, segments / s^3",
+    default: "0.4",
+    accepted: "0.01..=10",
+};
+const BETA: ParamInfo = ParamInfo {
+    name: "beta",
+    doc: "RFC 9438 beta_cubic: window kept on loss",
+    default: "0.7",
+    accepted: "0.1..=0.95",
+};
+const FAST_CONVERGENCE: ParamInfo = ParamInfo {
+    name: "fast_convergence",
+    doc: "RFC 9438 §4.7 fast convergence",
+    default: "true",
+    accepted: "true | false",
+};
+const LINUX_INITIAL_GROWTH: ParamInfo = ParamInfo {
+    name: "linux_initial_growth",
+    doc: "until the first loss grow at least 5% per RTT, as Linux tcp_cubic.c (cnt <= 20 while \
+          last_max_cwnd is 0)",
+    default: "true",
+    accepted: "true | false",
+};
+
+pub const PARAMS: &[ParamInfo] = &[C, BETA, FAST_CONVERGENCE, LINUX_INITIAL_GROWTH];
+
+/// `hystart-pb` models picoquic, not Linux: the 5% floor is off unless asked for.
+pub const PICOQUIC_PARAMS: &[ParamInfo] = &[
+    C,
+    BETA,
+    FAST_CONVERGENCE,
     ParamInfo {
-        name: "c",
-        doc: "RFC 9438 C, segments / s^3",
-        default: "0.4",
-        accepted: "0.01..=10",
-    },
-    ParamInfo {
-        name: "beta",
-        doc: "RFC 9438 beta_cubic: window kept on loss",
-        default: "0.7",
-        accepted: "0.1..=0.95",
-    },
-    ParamInfo {
-        name: "fast_convergence",
-        doc: "RFC 9438 §4.7 fast convergence",
-        default: "true",
-        accepted: "true | false",
+        default: "false",
+        ..LINUX_INITIAL_GROWTH
     },
 ];
+
+/// Linux `bictcp_update`: while no loss has set W_max, at most 20 segments acked per segment
+/// of growth ("the initial growth of cubic function may be too conservative").
+pub const INITIAL_GROWTH_CNT: u64 = 20;
 
 #[derive(Clone, Debug)]
 pub struct Cubic {
     pub c: f64,
     pub beta: f64,
     pub fast_convergence: bool,
+    /// Linux's 5%-per-RTT floor on growth until the first loss.
+    pub linux_initial_growth: bool,
+    /// A loss has set W_max (Linux `last_max_cwnd != 0`).
+    loss_seen: bool,
     /// Window before the last reduction, segments (W_max).
     w_max: f64,
     /// Start of the current congestion-avoidance epoch; None until the first ACK in it.
@@ -50,12 +76,19 @@ impl Cubic {
             c,
             beta,
             fast_convergence,
+            linux_initial_growth: false,
+            loss_seen: false,
             w_max: 0.0,
             epoch_start: None,
             k: 0.0,
             w_est: 0.0,
             cwnd_prior: 0.0,
         }
+    }
+
+    pub fn with_linux_initial_growth(mut self, on: bool) -> Self {
+        self.linux_initial_growth = on;
+        self
     }
 
     /// §4.2 eq. 2: K = cbrt(W_max (1 − beta) / C), with cwnd at the epoch start = W_max · beta.
@@ -102,24 +135,35 @@ impl AvoidanceRule for Cubic {
         let rtt = if ack.srtt > 0 { ack.srtt } else { ack.min_rtt };
         let t = (ack.now.saturating_sub(start) + rtt) as f64 / 1e9;
         let target = self.w_cubic(t).clamp(w, 1.5 * w);
+        // Concave and convex regions: (target − cwnd) / cwnd segments per acked segment, i.e.
+        // one segment per cwnd / (target − cwnd) acked segments (Linux `bictcp_update` cnt); at
+        // the plateau Linux grows one segment per 100 windows.
+        let mut per_segment = if target <= w {
+            cwnd.saturating_mul(100)
+        } else {
+            (w / (target - w) * mss).max(1.0) as u64
+        };
+        let initial = self.linux_initial_growth && !self.loss_seen;
+        if initial {
+            per_segment = per_segment.min(INITIAL_GROWTH_CNT * ack.mss);
+        }
         // §4.3: Reno-friendly estimate grows alpha segments per window of acked segments.
         self.w_est += self.alpha() * (credit as f64 / mss) / w;
         if self.w_cubic(t) < self.w_est {
             // Reno-friendly region: follow W_est.
             let est_bytes = (self.w_est * mss) as u64;
-            return est_bytes.max(cwnd);
+            if !initial {
+                return est_bytes.max(cwnd);
+            }
+            return growth
+                .increase_every(cwnd, credit, per_segment, ack.mss)
+                .max(est_bytes);
         }
-        // Concave and convex regions: (target − cwnd) / cwnd segments per acked segment, i.e.
-        // one segment per cwnd / (target − cwnd) acked segments (Linux `bictcp_update` cnt).
-        if target <= w {
-            // At the plateau Linux grows one segment per 100 windows.
-            return growth.increase_every(cwnd, credit, cwnd.saturating_mul(100), ack.mss);
-        }
-        let per_segment = (w / (target - w) * mss).max(1.0) as u64;
         growth.increase_every(cwnd, credit, per_segment, ack.mss)
     }
 
     fn decrease(&mut self, cwnd: u64, event: &CongestionEvent) -> u64 {
+        self.loss_seen = true;
         let w = cwnd as f64 / event.mss.max(1) as f64;
         // §4.7 fast convergence: remember a lower W_max when the window did not regain it.
         self.w_max = if self.fast_convergence && w < self.w_max {
@@ -193,6 +237,38 @@ mod tests {
             };
             *cwnd = c.increase(*cwnd, MSS, &ack, g);
         }
+    }
+
+    #[test]
+    fn linux_grows_five_percent_per_rtt_until_the_first_loss() {
+        // After a HyStart exit (no loss: W_max unknown) at 246 segments, 100 ms RTT: W_cubic
+        // from K = 0 adds 0.4 t^3, a fraction of a segment per RTT; Linux caps cnt at 20.
+        let run = |linux: bool, lose_first: bool| {
+            let mut c = Cubic::new(0.4, 0.7, true).with_linux_initial_growth(linux);
+            let mut g = WindowGrowth::new(AckCounting::Bytes);
+            let mut cwnd = 246 * MSS;
+            if lose_first {
+                cwnd = loss(&mut c, 352 * MSS);
+            }
+            c.on_slow_start_exit(0, cwnd);
+            let start = cwnd;
+            for r in 0..10 {
+                rtt_of_acks(&mut c, &mut g, &mut cwnd, r * 100_000_000, 100_000_000);
+            }
+            (start, cwnd)
+        };
+        let (start, linux) = run(true, false);
+        // 1.05^10 = 1.63, a little less as each round's cnt uses its starting cwnd.
+        assert!(
+            (160..=163).contains(&(linux * 100 / start)),
+            "{start} -> {linux}"
+        );
+        let (start, rfc) = run(false, false);
+        assert!(rfc - start < 10 * MSS, "RFC 9438 alone: {start} -> {rfc}");
+        // After a loss W_max is known and the cap no longer applies.
+        let (a, after_loss_linux) = run(true, true);
+        let (b, after_loss_rfc) = run(false, true);
+        assert_eq!((a, after_loss_linux), (b, after_loss_rfc));
     }
 
     #[test]

@@ -149,7 +149,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
         summary:
             "CUBIC; above 100 ms RTT picoquic's start: RTT-scaled window, bursts, peak/2 raise",
         source: "picoquic (Huitema 2020; cc_common.c, sender.c); Linux tcp_cubic.c; RFC 9438",
-        params: crate::cubic::PARAMS,
+        params: crate::cubic::PICOQUIC_PARAMS,
         slow_start: Some("hystart-pb"),
     },
     Algorithm {
@@ -456,7 +456,8 @@ impl Controller {
                     params.number("c", 0.01, 10.0)?,
                     params.number("beta", 0.1, 0.95)?,
                     params.boolean("fast_convergence")?,
-                ),
+                )
+                .with_linux_initial_growth(params.boolean("linux_initial_growth")?),
             )?),
             "hstcp" => Controller::HighSpeed(loss_based(
                 &params,
