@@ -117,6 +117,7 @@ def test_satellite_expands_to_exact_canonical_values():
         "delayed_ack": True,
         "delack_timeout_ns": 40_000_000,
         "ack_every": 2,
+        "quickack": False,
         "abc": True,
         "min_rto_ns": 200_000_000,
         "max_rto_ns": 120_000_000_000,

@@ -614,15 +614,16 @@ def _cwnd_at(flows: pd.DataFrame, t: float | None) -> int | None:
 def kernel_like(config: dict[str, Any]) -> dict[str, Any]:
     """The config with every flow as the kernel runs it, for a like-for-like simulation:
     segments as Linux sends them over MTU 1500 (MSS 1448, 52 bytes of headers with
-    timestamps), and byte counting, since Linux 3.9 removed `net.ipv4.tcp_abc` and
-    tcp_slow_start() grows cwnd by the segments each ACK covers."""
+    timestamps), byte counting, since Linux 3.9 removed `net.ipv4.tcp_abc` and
+    tcp_slow_start() grows cwnd by the segments each ACK covers, and the receiver's quick-ACK
+    start (tcp_incr_quickack)."""
     cfg = json.loads(json.dumps(config))
     for f in cfg["flows"]:
         f.update(KERNEL_FLOW)
     return cfg
 
 
-KERNEL_FLOW = {"mss": MSS, "header_bytes": HEADER_BYTES, "abc": True}
+KERNEL_FLOW = {"mss": MSS, "header_bytes": HEADER_BYTES, "abc": True, "quickack": True}
 
 
 # --- compare ------------------------------------------------------------------------------

@@ -131,6 +131,10 @@ pub struct FlowConfig {
     pub delack_timeout_ns: u64,
     /// With delayed ACKs, ACK every `ack_every` full-sized segments (2 in RFC 1122 / RFC 5681).
     pub ack_every: u64,
+    /// Linux's quick-ACK start: from the first data segment, ACK each segment at once for
+    /// min(16, max(2, receive window / (2 x 536))) ACKs (tcp_input.c `tcp_incr_quickack`).
+    #[serde(default)]
+    pub quickack: bool,
     pub abc: bool,
     pub min_rto_ns: u64,
     pub max_rto_ns: u64,

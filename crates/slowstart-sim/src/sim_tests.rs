@@ -388,3 +388,37 @@ fn paced_flow_recovers_after_a_timeout_with_only_retransmissions_acked() {
     let done = f.completion_s.expect("completes");
     assert!(done < 30.0, "{f:?}");
 }
+
+/// Linux's receiver ACKs the first segments one by one (tcp_incr_quickack): with an initial
+/// window of 10 segments of 1448 bytes, 14480 / (2 x 536) = 13 quick ACKs, then every second.
+#[test]
+fn quickack_start_acks_the_first_segments_one_by_one() {
+    let run = |quickack: bool| {
+        let mut f = flow("reno", Some(40 * 1448));
+        f.mss = 1448;
+        f.quickack = quickack;
+        let cfg = path(
+            100_000_000,
+            50 * MS,
+            QueueLimit::Packets(1000),
+            vec![f],
+            vec![],
+        );
+        Simulation::new(&cfg).unwrap().run()
+    };
+    let (quick, plain) = (run(true), run(false));
+    // Packets over the bottleneck's reverse direction: the SYN-ACK and the ACKs.
+    let acks = |out: &crate::sim::RunOutput| {
+        let link = out
+            .summary
+            .links
+            .iter()
+            .find(|l| l.name == "bottleneck:reverse");
+        link.expect("reverse bottleneck").forwarded - 1
+    };
+    // 40 segments: 13 ACKed singly, the other 27 in pairs (the last one by the timer).
+    assert_eq!(acks(&quick), 13 + 14);
+    assert_eq!(acks(&plain), 20);
+    let done = |out: &crate::sim::RunOutput| out.summary.flows[0].completion_s.unwrap();
+    assert!(done(&quick) < done(&plain), "quick ACKs grow cwnd sooner");
+}

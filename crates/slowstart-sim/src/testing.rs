@@ -28,6 +28,7 @@ pub fn flow(cc: &str, size_bytes: Option<u64>) -> FlowConfig {
         delayed_ack: true,
         delack_timeout_ns: 40 * MS,
         ack_every: 2,
+        quickack: false,
         abc: true,
         min_rto_ns: 200 * MS,
         max_rto_ns: 120 * SEC,

@@ -23,6 +23,10 @@ pub struct Receiver {
     max_rwnd: u64,
     delayed_ack: bool,
     ack_every: u64,
+    /// ACKs still to send at once (Linux `icsk_ack.quick`), set at the first data segment
+    /// when quick-ACK start is on.
+    quick_acks: Option<u64>,
+    quickack: bool,
     delack_timeout_ns: u64,
     unacked_segments: u64,
     last_owd_ns: u64,
@@ -50,6 +54,8 @@ impl Receiver {
             max_rwnd,
             delayed_ack: cfg.delayed_ack,
             ack_every: cfg.ack_every,
+            quick_acks: None,
+            quickack: cfg.quickack,
             delack_timeout_ns: cfg.delack_timeout_ns,
             unacked_segments: 0,
             last_owd_ns: 0,
@@ -105,6 +111,12 @@ impl Receiver {
                 self.rcv_nxt = self.rcv_nxt.max(e);
                 self.out_of_order.remove_below(e);
             }
+            if self.quickack && self.quick_acks.is_none() {
+                // Linux `tcp_event_data_recv` on the first data segment: `tcp_incr_quickack`,
+                // the advertised window over twice the initial rcv_mss estimate (536,
+                // TCP_MSS_DEFAULT), at least 2, at most TCP_MAX_QUICKACKS = 16.
+                self.quick_acks = Some((self.rwnd / (2 * 536)).clamp(2, 16));
+            }
             // Linux tcp_grow_window: rcv_ssthresh grows by two segments per full in-order
             // segment, up to the window clamp.
             if pkt.len as u64 >= self.mss {
@@ -116,7 +128,10 @@ impl Receiver {
             self.unacked_segments += 1;
             // RFC 5681 §4.2: ACK at once when a segment fills a gap; otherwise every
             // `ack_every` full segments, or when the delayed-ACK timer expires.
-            filled_hole || !self.delayed_ack || self.unacked_segments >= self.ack_every
+            self.quick_ack_due()
+                || filled_hole
+                || !self.delayed_ack
+                || self.unacked_segments >= self.ack_every
         } else {
             self.out_of_order.insert(start, end, |_, _| {});
             self.remember_block(start);
@@ -142,6 +157,17 @@ impl Receiver {
     pub fn on_delack_timer(&mut self, now: u64, io: &mut Io) {
         if self.unacked_segments > 0 {
             self.send_ack(now, io);
+        }
+    }
+
+    /// In quick-ACK mode: this segment is ACKed at once, and uses one of the quick ACKs.
+    fn quick_ack_due(&mut self) -> bool {
+        match &mut self.quick_acks {
+            Some(left) if *left > 0 => {
+                *left -= 1;
+                true
+            }
+            _ => false,
         }
     }
 
