@@ -78,7 +78,9 @@ def test_flows_frame(satellite):
     gaps = np.diff(f["t_s"].to_numpy())
     same_phase = f["phase"].to_numpy()[1:] == f["phase"].to_numpy()[:-1]
     assert gaps[same_phase].min() >= 0.001 - 1e-9
-    assert f["cwnd_bytes"].max() == satellite.summary["flows"][0]["max_cwnd_bytes"]
+    # The 1 ms samples may step over the exact peak, never above it.
+    peak = satellite.summary["flows"][0]["max_cwnd_bytes"]
+    assert 0.99 * peak <= f["cwnd_bytes"].max() <= peak
 
 
 def test_queues_frame(satellite):

@@ -134,6 +134,10 @@ pub struct Sender {
     pacing_enabled: bool,
     next_send_ns: u64,
     blocked_by_cwnd: bool,
+    /// Most bytes outstanding since `cwnd_usage_seq` was passed (Linux `max_packets_out`, reset
+    /// once a window after, in `tcp_cwnd_validate`).
+    max_out_bytes: u64,
+    cwnd_usage_seq: u64,
     /// The last `try_send` stopped on cwnd or a window with something left to send.
     window_blocked: bool,
     /// Segments sent at or after this time belong to the current round trip.
@@ -204,6 +208,8 @@ impl Sender {
             pacing_enabled: cfg.pacing,
             next_send_ns: 0,
             blocked_by_cwnd: false,
+            max_out_bytes: 0,
+            cwnd_usage_seq: 0,
             window_blocked: false,
             round_start_ns: 0,
             newest_delivered_send: None,
@@ -487,7 +493,7 @@ impl Sender {
             let in_slow_start =
                 self.cc.phase().is_initial_slow_start() || self.cc.cwnd() < self.cc.ssthresh();
             let cwnd_limited =
-                self.blocked_by_cwnd || (in_slow_start && 2 * prior_in_flight >= cwnd_before);
+                self.blocked_by_cwnd || (in_slow_start && 2 * self.max_out_bytes > cwnd_before);
             let event = AckEvent {
                 now,
                 bytes_acked: self.delivered_this_ack,
@@ -753,7 +759,8 @@ impl Sender {
                 allowed = allowed.max(len);
             }
             // A full cwnd counts as cwnd-limited even when a window also binds (Linux
-            // `tcp_is_cwnd_limited`: in flight >= cwnd).
+            // `tcp_is_cwnd_limited`: in flight >= cwnd); in slow start so does a cwnd below
+            // twice the most outstanding this window (`max_packets_out`).
             if allowed < len {
                 self.blocked_by_cwnd = true;
                 self.window_blocked = true;
@@ -793,6 +800,12 @@ impl Sender {
             self.nxt += 1;
             self.snd_nxt += len;
             self.out_bytes += len;
+            // Linux tcp_cwnd_validate: the most outstanding this window, restarted once the
+            // data outstanding at the last restart is acknowledged.
+            if self.snd_una >= self.cwnd_usage_seq || self.out_bytes > self.max_out_bytes {
+                self.max_out_bytes = self.out_bytes;
+                self.cwnd_usage_seq = self.snd_nxt;
+            }
         }
         let seg = &mut self.segments[(k - self.una) as usize];
         seg.rate = snapshot;
