@@ -302,6 +302,7 @@ EXPERIMENTS: dict[str, Experiment] = {
                 Variant("standard slow start (reno)", ('flow.0.cc="reno"',), None),
                 Variant("cubic, HyStart", (HYSTART,), 8.9),
                 Variant("cubic, HyStart++", ('flow.0.cc="cubic:slow_start=hystart++"',), None),
+                Variant("cubic, SEARCH", ('flow.0.cc="cubic:slow_start=search"',), None),
                 Variant(
                     "hystart-pb (peak-bandwidth start)",
                     ('flow.0.cc="hystart-pb"',),
@@ -340,6 +341,8 @@ EXPERIMENTS: dict[str, Experiment] = {
                     )
                     for label, cc, requires in (
                         ("cubic, HyStart", HYSTART, ()),
+                        ("cubic, HyStart++", 'flow.0.cc="cubic:slow_start=hystart++"', ()),
+                        ("cubic, SEARCH", 'flow.0.cc="cubic:slow_start=search"', ()),
                         ("hystart-pb", 'flow.0.cc="hystart-pb"', ("hystart-pb",)),
                         ("bbr", 'flow.0.cc="bbr"', ("bbr",)),
                     )
