@@ -131,8 +131,9 @@ pub struct FlowConfig {
     pub delack_timeout_ns: u64,
     /// With delayed ACKs, ACK every `ack_every` full-sized segments (2 in RFC 1122 / RFC 5681).
     pub ack_every: u64,
-    /// Linux's quick-ACK start: from the first data segment, ACK each segment at once for
-    /// min(16, max(2, receive window / (2 x 536))) ACKs (tcp_input.c `tcp_incr_quickack`).
+    /// Linux's quick ACKs: from the first data segment, ACK each segment at once for
+    /// min(16, max(2, receive window / (2 x 536))) ACKs (tcp_input.c `tcp_incr_quickack`),
+    /// and whenever the segment grew the receive window (`tcp_grow_window`).
     #[serde(default)]
     pub quickack: bool,
     pub abc: bool,

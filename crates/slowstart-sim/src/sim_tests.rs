@@ -389,14 +389,16 @@ fn paced_flow_recovers_after_a_timeout_with_only_retransmissions_acked() {
     assert!(done < 30.0, "{f:?}");
 }
 
-/// Linux's receiver ACKs the first segments one by one (tcp_incr_quickack): with an initial
-/// window of 10 segments of 1448 bytes, 14480 / (2 x 536) = 13 quick ACKs, then every second.
+/// Linux's receiver ACKs the first segments one by one (tcp_incr_quickack: with an initial
+/// window of 10 segments of 1448 bytes, 14480 / (2 x 536) = 13 quick ACKs), and every segment
+/// that grows its window (tcp_grow_window); otherwise every second one.
 #[test]
-fn quickack_start_acks_the_first_segments_one_by_one() {
-    let run = |quickack: bool| {
+fn quickack_acks_the_first_segments_and_window_growth_one_by_one() {
+    let run = |quickack: bool, max_rwnd: Option<u64>| {
         let mut f = flow("reno", Some(40 * 1448));
         f.mss = 1448;
         f.quickack = quickack;
+        f.max_rwnd_bytes = max_rwnd;
         let cfg = path(
             100_000_000,
             50 * MS,
@@ -406,7 +408,6 @@ fn quickack_start_acks_the_first_segments_one_by_one() {
         );
         Simulation::new(&cfg).unwrap().run()
     };
-    let (quick, plain) = (run(true), run(false));
     // Packets over the bottleneck's reverse direction: the SYN-ACK and the ACKs.
     let acks = |out: &crate::sim::RunOutput| {
         let link = out
@@ -416,9 +417,14 @@ fn quickack_start_acks_the_first_segments_one_by_one() {
             .find(|l| l.name == "bottleneck:reverse");
         link.expect("reverse bottleneck").forwarded - 1
     };
-    // 40 segments: 13 ACKed singly, the other 27 in pairs (the last one by the timer).
-    assert_eq!(acks(&quick), 13 + 14);
+    // A window that stops growing at 20 segments (after 5): 13 quick ACKs, then pairs.
+    let clamped = run(true, Some(20 * 1448));
+    assert_eq!(acks(&clamped), 13 + 14);
+    // A window that keeps growing: every segment at once.
+    let open = run(true, None);
+    assert_eq!(acks(&open), 40);
+    let plain = run(false, None);
     assert_eq!(acks(&plain), 20);
     let done = |out: &crate::sim::RunOutput| out.summary.flows[0].completion_s.unwrap();
-    assert!(done(&quick) < done(&plain), "quick ACKs grow cwnd sooner");
+    assert!(done(&open) < done(&plain), "quick ACKs grow cwnd sooner");
 }

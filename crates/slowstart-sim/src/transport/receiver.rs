@@ -118,9 +118,18 @@ impl Receiver {
                 self.quick_acks = Some((self.rwnd / (2 * 536)).clamp(2, 16));
             }
             // Linux tcp_grow_window: rcv_ssthresh grows by two segments per full in-order
-            // segment, up to the window clamp.
+            // segment, up to the window clamp; each growth also asks for a quick ACK
+            // (`icsk_ack.quick |= 1`), so Linux ACKs every segment while its window opens.
+            let mut grew = false;
             if pkt.len as u64 >= self.mss {
-                self.rwnd = (self.rwnd + 2 * self.mss).min(self.max_rwnd);
+                let grown = (self.rwnd + 2 * self.mss).min(self.max_rwnd);
+                grew = grown > self.rwnd;
+                self.rwnd = grown;
+            }
+            if self.quickack && grew {
+                if let Some(left) = &mut self.quick_acks {
+                    *left = (*left).max(1);
+                }
             }
             if self.completed_ns.is_none() && self.size_bytes.is_some_and(|s| self.rcv_nxt >= s) {
                 self.completed_ns = Some(now);
