@@ -140,7 +140,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "cubic",
         summary: "CUBIC: cubic window growth around W_max, Reno-friendly floor, beta 0.7",
-        source: "RFC 9438",
+        source: "RFC 9438; Linux tcp_cubic.c (HyStart, growth before the first loss)",
         params: crate::cubic::PARAMS,
         slow_start: Some("hystart"),
     },

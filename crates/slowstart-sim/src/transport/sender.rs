@@ -492,6 +492,8 @@ impl Sender {
         if self.delivered_this_ack > 0 {
             let in_slow_start =
                 self.cc.phase().is_initial_slow_start() || self.cc.cwnd() < self.cc.ssthresh();
+            // Linux `tcp_is_cwnd_limited`: in slow start, also while cwnd is below twice the
+            // most outstanding this window (`max_packets_out`).
             let cwnd_limited =
                 self.blocked_by_cwnd || (in_slow_start && 2 * self.max_out_bytes > cwnd_before);
             let event = AckEvent {
@@ -759,8 +761,7 @@ impl Sender {
                 allowed = allowed.max(len);
             }
             // A full cwnd counts as cwnd-limited even when a window also binds (Linux
-            // `tcp_is_cwnd_limited`: in flight >= cwnd); in slow start so does a cwnd below
-            // twice the most outstanding this window (`max_packets_out`).
+            // `tcp_is_cwnd_limited`: in flight >= cwnd).
             if allowed < len {
                 self.blocked_by_cwnd = true;
                 self.window_blocked = true;
