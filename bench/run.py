@@ -42,6 +42,7 @@ ALGORITHMS = (
     "ledbat",
     "utp",
     "bbr",
+    "bbr1",
     "hystart-pb",
     "cubic:slow_start=hystart++",
     "cubic:slow_start=search",

@@ -100,7 +100,10 @@ def test_real_transfer_delivers_and_cleans_up(tmp_path, emu_built):
     assert f["bytes_delivered"] == 2_000_000
     # 2 MB at 20 Mbps is 0.8 s of serialisation, plus slow start's round trips.
     assert 0.8 < f["completion_s"] < 3.0
-    assert f["retransmits"] == s["links"][0]["drops"]
+    # Every drop is repaired; now and then the kernel adds a spurious one, a tail loss probe
+    # or an early timeout (RFC 8985 §7; seen once: 169 retransmits for 168 drops).
+    drops = s["links"][0]["drops"]
+    assert drops <= f["retransmits"] <= drops + 2
     # Every loss is the emulated link's: the TUN devices dropped nothing on the way to it.
     assert s["tun_tx_dropped"] == {"sender": 0, "receiver": 0}
     for name in ("summary.json", "flows.parquet", "queues.parquet", "cwnd.png"):

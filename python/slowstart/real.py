@@ -156,6 +156,15 @@ def _web(flow: dict[str, Any]) -> dict[str, Any] | None:
     return app if app["kind"] == "web" else None
 
 
+# Simulated algorithm -> the Linux congestion control a real run sets (TCP_CONGESTION): `bbr1`
+# models Linux's own `bbr` (tcp_bbr.c, BBR v1); the simulator's `bbr` follows the IETF draft.
+LINUX_CC = {"reno": "reno", "cubic": "cubic", "bbr": "bbr", "bbr1": "bbr"}
+
+
+def _linux_cc(flow: dict[str, Any]) -> str:
+    return LINUX_CC[flow["cc"]["name"]]
+
+
 def _check_flows(config: dict[str, Any]) -> None:
     for i, flow in enumerate(config["flows"]):
         kind = (flow.get("app") or {"kind": "bulk"})["kind"]
@@ -164,8 +173,8 @@ def _check_flows(config: dict[str, Any]) -> None:
         if kind == "bulk" and flow.get("size_bytes") is None:
             raise ValueError(f'flow.{i}.size: a real bulk flow needs a size such as "10MB"')
         cc = flow["cc"]["name"]
-        if cc not in ("reno", "cubic", "bbr"):
-            raise ValueError(f"flow.{i}.cc: real runs accept reno, cubic or bbr, got {cc!r}")
+        if cc not in LINUX_CC:
+            raise ValueError(f"flow.{i}.cc: real runs accept {', '.join(LINUX_CC)}, got {cc!r}")
         # The server's route carries initcwnd and the client's initrwnd, one route each way,
         # so every flow over the path shares them.
         for key in ("initcwnd", "initrwnd"):
@@ -403,7 +412,7 @@ def _start_flows(session: _Session, work: Path, interval: int) -> tuple[int, lis
                 "1" if web["keep_alive"] else "0",
             ]
             passive = session.agent(
-                session.ns_snd, "server", port, flow["cc"]["name"], *args, str(interval), str(trace)
+                session.ns_snd, "server", port, _linux_cc(flow), *args, str(interval), str(trace)
             )
         else:
             args = []
@@ -435,7 +444,7 @@ def _start_flows(session: _Session, work: Path, interval: int) -> tuple[int, lis
                 RCV_ADDR,
                 r["port"],
                 str(r["flow"]["size_bytes"]),
-                r["flow"]["cc"]["name"],
+                _linux_cc(r["flow"]),
                 str(interval),
                 str(r["trace"]),
                 str(r["start_at"]),
@@ -900,8 +909,9 @@ def add_parsers(sub: Any) -> None:
         p.add_argument(
             "--cc",
             default="cubic",
-            choices=["reno", "cubic", "bbr"],
-            help="Linux congestion control (default %(default)s)",
+            choices=list(LINUX_CC),
+            help="congestion control; bbr1 simulates Linux's bbr, bbr the IETF draft "
+            "(default %(default)s)",
         )
         p.add_argument(
             "--set",

@@ -762,7 +762,12 @@ pub(crate) mod test_pipe {
         }
 
         /// Run until `until`, calling `observe` after every ACK.
-        pub fn run(&mut self, c: &mut Bbr, until: Nanos, mut observe: impl FnMut(&Bbr, &Self)) {
+        pub fn run<C: CongestionController>(
+            &mut self,
+            c: &mut C,
+            until: Nanos,
+            mut observe: impl FnMut(&C, &Self),
+        ) {
             while self.now < until {
                 let next_ack = self.in_flight.front().map_or(u64::MAX, |p| p.0);
                 let can_send = self.bytes_in_flight + self.mss <= c.cwnd();

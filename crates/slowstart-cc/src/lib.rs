@@ -17,6 +17,7 @@
 
 pub mod aimd;
 pub mod bbr;
+pub mod bbr1;
 pub mod controller;
 pub mod cubic;
 pub mod estimators;

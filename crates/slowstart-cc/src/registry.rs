@@ -208,6 +208,13 @@ pub const ALGORITHMS: &[Algorithm] = &[
         params: crate::bbr::PARAMS,
         slow_start: None,
     },
+    Algorithm {
+        name: "bbr1",
+        summary: "BBR v1 as Linux tcp_bbr: startup at 2.885, loss ignored, 8-phase gain cycle",
+        source: "Linux tcp_bbr.c (BBR v1)",
+        params: crate::bbr1::PARAMS,
+        slow_start: None,
+    },
 ];
 
 pub fn algorithm(name: &str) -> Option<&'static Algorithm> {
@@ -384,6 +391,7 @@ impl Params<'_> {
 #[derive(Clone, Debug)]
 pub enum Controller {
     Bbr(crate::bbr::Bbr),
+    Bbr1(crate::bbr1::Bbr1),
     Reno(Reno),
     Cubic(LossBased<crate::cubic::Cubic>),
     HighSpeed(LossBased<crate::hstcp::HighSpeed>),
@@ -399,6 +407,7 @@ macro_rules! dispatch {
     ($self:expr, $c:ident => $body:expr) => {
         match $self {
             Controller::Bbr($c) => $body,
+            Controller::Bbr1($c) => $body,
             Controller::Reno($c) => $body,
             Controller::Cubic($c) => $body,
             Controller::HighSpeed($c) => $body,
@@ -495,6 +504,7 @@ impl Controller {
             "ledbat" => Controller::Ledbat(crate::ledbat::from_params(&params, common)?),
             "utp" => Controller::Utp(crate::utp::from_params(&params, common)?),
             "bbr" => Controller::Bbr(crate::bbr::from_params(&params, common)?),
+            "bbr1" => Controller::Bbr1(crate::bbr1::from_params(&params, common)?),
             other => unreachable!("algorithm {other} is registered but not constructed"),
         })
     }

@@ -428,3 +428,35 @@ fn quickack_acks_the_first_segments_and_window_growth_one_by_one() {
     let done = |out: &crate::sim::RunOutput| out.summary.flows[0].completion_s.unwrap();
     assert!(done(&open) < done(&plain), "quick ACKs grow cwnd sooner");
 }
+
+/// Linux's BBR v1 (`bbr1`) on a 20 Mbps, 100 ms, 1-BDP path: startup sizes cwnd at
+/// 2.885 BDP and, ignoring the losses that overflow the buffer, stays in startup until the
+/// bandwidth plateaus; the draft's `bbr` (cwnd gain 2, leaves on loss) leaves earlier.
+#[test]
+fn bbr1_startup_reaches_high_gain_cwnd_through_losses() {
+    let bdp = 20_000_000 / 8 / 10;
+    let run = |cc: &str| {
+        let mut cfg = path(
+            20_000_000,
+            100 * MS,
+            QueueLimit::Bytes(bdp),
+            vec![flow(cc, Some(10_000_000))],
+            vec![],
+        );
+        cfg.duration_ns = 30 * SEC;
+        Simulation::new(&cfg).unwrap().run().summary.flows[0].clone()
+    };
+    let v1 = run("bbr1");
+    let v3 = run("bbr");
+    assert_eq!(v1.bytes_delivered, 10_000_000);
+    let ratio = v1.max_cwnd_bytes as f64 / bdp as f64;
+    assert!(ratio > 2.6 && ratio < 3.2, "bbr1 max cwnd {ratio:.2} BDP");
+    assert!(
+        v1.slow_start_drops > 0,
+        "startup overflows the 1-BDP buffer"
+    );
+    let (e1, e3) = (v1.slow_start_exit_s.unwrap(), v3.slow_start_exit_s.unwrap());
+    assert!(e1 > e3, "bbr1 leaves startup at {e1} s, bbr at {e3} s");
+    let done = v1.completion_s.unwrap();
+    assert!(done > 4.0 && done < 5.5, "{done}");
+}
