@@ -812,6 +812,7 @@ pub(crate) mod test_pipe {
                         prior_in_flight,
                         bytes_in_flight: self.bytes_in_flight,
                         cwnd_limited: prior_in_flight + self.mss > c.cwnd(),
+                        sent_before_cwnd_block: prior_in_flight + self.mss > c.cwnd(),
                         in_recovery: false,
                     });
                     observe(c, self);
@@ -867,6 +868,7 @@ mod tests {
             prior_in_flight: in_flight + bytes,
             bytes_in_flight: in_flight,
             cwnd_limited: true,
+            sent_before_cwnd_block: true,
             in_recovery: false,
         }
     }

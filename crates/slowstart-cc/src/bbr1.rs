@@ -676,6 +676,7 @@ mod tests {
             prior_in_flight: in_flight + bytes,
             bytes_in_flight: in_flight,
             cwnd_limited: true,
+            sent_before_cwnd_block: true,
             in_recovery: false,
         }
     }

@@ -48,6 +48,10 @@ pub struct AckEvent {
     /// Whether the cwnd, not the application or another window, limited sending (Linux
     /// `tcp_is_cwnd_limited`, RFC 7661): loss-based controllers grow only when it is true.
     pub cwnd_limited: bool,
+    /// Whether the newest segment this ACK delivers was sent before the sender last found the
+    /// cwnd full with data waiting, or the cwnd has never held it back (picoquic's growth test,
+    /// cc_common.c `picoquic_cc_was_cwin_blocked`, 2019-2020).
+    pub sent_before_cwnd_block: bool,
     /// Whether the transport is in loss recovery when this ACK is processed.
     pub in_recovery: bool,
 }

@@ -101,7 +101,10 @@ impl<A: AvoidanceRule> CongestionController for LossBased<A> {
     }
 
     fn on_ack(&mut self, ack: &AckEvent) {
-        if ack.in_recovery || !ack.cwnd_limited {
+        let every_ack = self.phase.is_initial_slow_start()
+            && self.in_slow_start()
+            && self.slow_start.samples_every_ack();
+        if ack.in_recovery || !(ack.cwnd_limited || every_ack) {
             return;
         }
         let mut credit = self.growth.ack_credit(ack);

@@ -674,6 +674,7 @@ mod property_tests {
                                 prior_in_flight: c.cwnd(),
                                 bytes_in_flight: c.cwnd().saturating_sub(bytes),
                                 cwnd_limited: limited,
+                                sent_before_cwnd_block: limited,
                                 in_recovery,
                             });
                         }

@@ -51,6 +51,14 @@ pub const SLOW_START_PARAMS: &[ParamInfo] = &[
         accepted: "1..=100000",
     },
     ParamInfo {
+        name: "pb_cwnd_blocked",
+        doc: "hystart-pb on long paths grows cwnd only on ACKs of packets sent before the \
+              sender last found cwnd full (picoquic picoquic_cc_was_cwin_blocked); false: \
+              Linux's cwnd-limited rule",
+        default: "true",
+        accepted: "true | false",
+    },
+    ParamInfo {
         name: "long_rtt_initcwnd",
         doc: "hystart-pb starts long paths from initcwnd x min(RTT, 610 ms) / 100 ms \
               (picoquic update_cwin_for_long_rtt)",
@@ -122,6 +130,7 @@ impl SlowStart {
         } else {
             0
         };
+        let pb_cwnd_blocked = params.boolean("pb_cwnd_blocked")?;
         Ok(match rule {
             "lss" => SlowStart::Limited { max_ssthresh },
             "hystart" => {
@@ -138,6 +147,7 @@ impl SlowStart {
                 let mut h =
                     hystart_pb::HyStartPb::new(low_window, detect, pb_rtt, pb_initial_window);
                 h.hystart.paced = common.paced;
+                h.cwnd_blocked_growth = pb_cwnd_blocked;
                 SlowStart::HyStartPb(h)
             }
             _ => SlowStart::Standard,
@@ -146,6 +156,11 @@ impl SlowStart {
 
     pub fn initial_phase(&self) -> Phase {
         Phase::SlowStart
+    }
+
+    /// The rule wants every ACK, cwnd-limited or not: it decides growth itself.
+    pub fn samples_every_ack(&self) -> bool {
+        matches!(self, SlowStart::HyStartPb(h) if h.long_delay() && h.cwnd_blocked_growth)
     }
 
     /// RFC 3742 §3 per ACK; with byte counting, once per segment the ACK covers.

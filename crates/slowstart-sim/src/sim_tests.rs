@@ -460,3 +460,39 @@ fn bbr1_startup_reaches_high_gain_cwnd_through_losses() {
     let done = v1.completion_s.unwrap();
     assert!(done > 4.0 && done < 5.5, "{done}");
 }
+
+/// picoquic's satellite test link (250 Mbps, 600 ms, no queue limit, 100 MB, paced): with
+/// picoquic's growth rule (`pb_cwnd_blocked`, cwnd grows only on ACKs of packets sent before
+/// the cwnd last blocked the sender) hystart-pb waits while its pacer is what holds it back,
+/// so it leaves slow start sooner and with a smaller cwnd than with Linux's cwnd-limited rule.
+#[test]
+fn hystart_pb_grows_only_when_cwnd_blocks_on_the_satellite_link() {
+    let run = |cwnd_blocked: bool| {
+        let mut f = flow("hystart-pb", Some(100_000_000));
+        f.cc.params.insert(
+            "pb_cwnd_blocked".into(),
+            slowstart_cc::registry::ParamValue::Bool(cwnd_blocked),
+        );
+        f.pacing = true;
+        f.initrwnd = 70_000;
+        let cfg = path(
+            250_000_000,
+            600 * MS,
+            QueueLimit::Bytes(187_500_000),
+            vec![f],
+            vec![],
+        );
+        Simulation::new(&cfg).unwrap().run().summary.flows[0].clone()
+    };
+    let picoquic = run(true);
+    let linux = run(false);
+    for f in [&picoquic, &linux] {
+        assert_eq!(f.bytes_delivered, 100_000_000, "{f:?}");
+        assert_eq!(f.retransmits, 0, "{f:?}");
+    }
+    assert!(
+        picoquic.max_cwnd_bytes < linux.max_cwnd_bytes,
+        "{picoquic:?} {linux:?}"
+    );
+    assert!(picoquic.slow_start_exit_s < linux.slow_start_exit_s);
+}

@@ -83,6 +83,9 @@ pub struct HyStartPb {
     reference: Option<(u64, Nanos, Nanos)>,
     cwnd: u64,
     mss: u64,
+    /// Long paths grow only on ACKs with `sent_before_cwnd_block` (picoquic); otherwise on
+    /// the transport's `cwnd_limited`.
+    pub cwnd_blocked_growth: bool,
 }
 
 impl HyStartPb {
@@ -98,6 +101,7 @@ impl HyStartPb {
             reference: None,
             cwnd: 0,
             mss: 0,
+            cwnd_blocked_growth: true,
         }
     }
 
@@ -160,7 +164,23 @@ impl HyStartPb {
             return step;
         }
         // Long paths: picoquic's slow start, its delay test, the peak-rate raise.
-        let mut step = super::SlowStart::standard_step(cwnd, ssthresh, ack, growth);
+        // picoquic grows only while the cwnd, not its pacer, holds the sender back: once the
+        // pacer (1.25 x cwnd / srtt) binds, cwnd waits for the flight to catch up.
+        let grows = if self.cwnd_blocked_growth {
+            ack.sent_before_cwnd_block
+        } else {
+            ack.cwnd_limited
+        };
+        let mut step = if grows {
+            super::SlowStart::standard_step(cwnd, ssthresh, ack, growth)
+        } else {
+            SlowStartStep {
+                cwnd,
+                leftover_credit: 0,
+                exit: false,
+                phase: crate::Phase::SlowStart,
+            }
+        };
         // picoquic feeds the test one-way delays when its timestamp extension is on (its
         // satellite test enables it), else RTTs; the quarter margin is then of the OWD.
         if let Some(delay) = ack.one_way_delay.or(ack.rtt) {
@@ -258,6 +278,7 @@ mod tests {
             }),
             delivered: MSS,
             cwnd_limited: true,
+            sent_before_cwnd_block: true,
             ..Default::default()
         }
     }
@@ -572,6 +593,7 @@ mod tests {
             ),
             ("search_thresh", ParamValue::Number(2.0), "0.01..=1"),
             ("pb_rtt_threshold_ms", ParamValue::Number(0.0), "1..=100000"),
+            ("pb_cwnd_blocked", ParamValue::Number(1.0), "true | false"),
             (
                 "long_rtt_initcwnd",
                 ParamValue::Text("maybe".into()),
@@ -582,5 +604,56 @@ mod tests {
             let err = build_for_test("reno", MSS, &[(key, value)]).unwrap_err();
             assert!(err.0.contains(key) && err.0.contains(accepted), "{err}");
         }
+    }
+
+    /// picoquic grows cwnd only on ACKs of packets sent before the cwnd last blocked the
+    /// sender (cc_common.c `picoquic_cc_was_cwin_blocked`); every ACK still feeds the delay
+    /// test, and Linux's `cwnd_limited` does not matter.
+    #[test]
+    fn long_paths_grow_only_on_acks_of_packets_sent_before_a_cwnd_block() {
+        use crate::registry::{build_for_test, ParamValue};
+        use crate::CongestionController;
+        let feed = |c: &mut crate::registry::Controller, before_block: bool, limited: bool| {
+            c.on_rtt_sample(0, 600 * MS);
+            let start = c.cwnd();
+            for i in 0..20 {
+                // Paced ACKs 10 ms apart: a peak of 100 kB/s raises nothing (30 kB < cwnd).
+                let mut a = ack(SECOND + i * 10 * MS, 600 * MS, 0);
+                a.rate.as_mut().unwrap().rtt = 600 * MS;
+                a.delivered = (i + 1) * MSS;
+                a.sent_before_cwnd_block = before_block;
+                a.cwnd_limited = limited;
+                c.on_ack(&a);
+            }
+            c.cwnd() - start
+        };
+        let mut c = build_for_test("hystart-pb", MSS, &[]).unwrap();
+        assert_eq!(feed(&mut c, false, true), 0, "pacer-limited: no growth");
+        let mut c = build_for_test("hystart-pb", MSS, &[]).unwrap();
+        assert_eq!(feed(&mut c, true, false), 20 * MSS, "one MSS per MSS acked");
+        // Linux's rule instead, when asked for.
+        let linux = [("pb_cwnd_blocked", ParamValue::Bool(false))];
+        let mut c = build_for_test("hystart-pb", MSS, &linux).unwrap();
+        assert_eq!(feed(&mut c, false, true), 20 * MSS);
+        let mut c = build_for_test("hystart-pb", MSS, &linux).unwrap();
+        assert_eq!(feed(&mut c, true, false), 0);
+        // ACKs that do not grow cwnd still end slow start once delay builds: the ring's minimum
+        // passes base + 25% at the 14th sample (i = 13); the 7th such minimum in a row exits.
+        let mut p = pb();
+        let g = WindowGrowth::new(AckCounting::Bytes);
+        p.on_rtt_sample(600 * MS, 60 * MSS, u64::MAX);
+        let mut exited_at = None;
+        for i in 0..30u64 {
+            let rtt = if i < 7 { 600 * MS } else { 800 * MS };
+            let mut a = ack(SECOND + i * 2 * MS, rtt, 0);
+            a.one_way_delay = None;
+            a.sent_before_cwnd_block = false;
+            let step = p.on_ack(60 * MSS, u64::MAX, &a, &g);
+            assert_eq!(step.cwnd, 60 * MSS);
+            if step.exit && exited_at.is_none() {
+                exited_at = Some(i);
+            }
+        }
+        assert_eq!(exited_at, Some(19));
     }
 }

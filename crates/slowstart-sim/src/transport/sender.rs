@@ -134,6 +134,8 @@ pub struct Sender {
     pacing_enabled: bool,
     next_send_ns: u64,
     blocked_by_cwnd: bool,
+    /// When the cwnd last stopped the sender with something to send.
+    cwnd_block_ns: Option<u64>,
     /// Most bytes outstanding since `cwnd_usage_seq` was passed (Linux `max_packets_out`, reset
     /// once a window after, in `tcp_cwnd_validate`).
     max_out_bytes: u64,
@@ -208,6 +210,7 @@ impl Sender {
             pacing_enabled: cfg.pacing,
             next_send_ns: 0,
             blocked_by_cwnd: false,
+            cwnd_block_ns: None,
             max_out_bytes: 0,
             cwnd_usage_seq: 0,
             window_blocked: false,
@@ -509,6 +512,11 @@ impl Sender {
                 prior_in_flight,
                 bytes_in_flight: self.pipe(),
                 cwnd_limited,
+                sent_before_cwnd_block: match (self.cwnd_block_ns, self.newest_delivered_send) {
+                    (None, _) => true,
+                    (Some(block), Some(sent)) => sent <= block,
+                    (Some(_), None) => false,
+                },
                 in_recovery: self.in_recovery,
             };
             self.cc.on_ack(&event);
@@ -764,6 +772,7 @@ impl Sender {
             // `tcp_is_cwnd_limited`: in flight >= cwnd).
             if allowed < len {
                 self.blocked_by_cwnd = true;
+                self.cwnd_block_ns = Some(now);
                 self.window_blocked = true;
                 return;
             }
