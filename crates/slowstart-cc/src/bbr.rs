@@ -843,34 +843,17 @@ mod tests {
         in_flight: u64,
         new_round: bool,
     ) -> AckEvent {
-        let delivered = c.delivered + bytes;
-        AckEvent {
+        crate::controller::test_events::round_ack(
             now,
-            bytes_acked: bytes,
-            mss: MSS,
-            rtt: Some(rtt),
-            srtt: rtt,
-            min_rtt: rtt,
-            one_way_delay: None,
-            rate: Some(RateSample {
-                delivery_rate: rate,
-                delivered: bytes,
-                interval: rtt,
-                prior_delivered: if new_round {
-                    c.next_round_delivered
-                } else {
-                    c.next_round_delivered.saturating_sub(1)
-                },
-                is_app_limited: false,
-                rtt,
-            }),
-            delivered,
-            prior_in_flight: in_flight + bytes,
-            bytes_in_flight: in_flight,
-            cwnd_limited: true,
-            sent_before_cwnd_block: true,
-            in_recovery: false,
-        }
+            MSS,
+            bytes,
+            rate,
+            rtt,
+            in_flight,
+            c.delivered,
+            c.next_round_delivered,
+            new_round,
+        )
     }
 
     #[test]

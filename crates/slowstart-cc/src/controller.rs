@@ -157,6 +157,57 @@ pub trait CongestionController {
     fn phase(&self) -> Phase;
 }
 
+/// Events for controller unit tests.
+#[cfg(test)]
+pub(crate) mod test_events {
+    use super::AckEvent;
+    use crate::{Nanos, RateSample};
+
+    /// A cwnd-limited ACK of `bytes` at `now`, `in_flight` left after it, with a rate sample at
+    /// `rate` bytes/s that starts a new packet-timed round when `new_round` (its
+    /// prior_delivered reaches `round_end`, the round's end in delivered bytes).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn round_ack(
+        now: Nanos,
+        mss: u64,
+        bytes: u64,
+        rate: u64,
+        rtt: Nanos,
+        in_flight: u64,
+        delivered_before: u64,
+        round_end: u64,
+        new_round: bool,
+    ) -> AckEvent {
+        AckEvent {
+            now,
+            bytes_acked: bytes,
+            mss,
+            rtt: Some(rtt),
+            srtt: rtt,
+            min_rtt: rtt,
+            one_way_delay: None,
+            rate: Some(RateSample {
+                delivery_rate: rate,
+                delivered: bytes,
+                interval: rtt,
+                prior_delivered: if new_round {
+                    round_end
+                } else {
+                    round_end.saturating_sub(1)
+                },
+                is_app_limited: false,
+                rtt,
+            }),
+            delivered: delivered_before + bytes,
+            prior_in_flight: in_flight + bytes,
+            bytes_in_flight: in_flight,
+            cwnd_limited: true,
+            sent_before_cwnd_block: true,
+            in_recovery: false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Phase;
