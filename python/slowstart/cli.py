@@ -1,4 +1,4 @@
-"""The `slowstart` command: run, list, reproduce, plan.
+"""The `slowstart` command: run, list, reproduce, plan, sweep.
 
 Bad input exits with status 2 and one `error: ...` line on stderr; anything unexpected exits
 with status 1, also on one line. Never a traceback.
@@ -170,6 +170,51 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from slowstart.paths import scenario_path
+    from slowstart.sweep import aggregate, parse_seeds, parse_vary, plot, sweep
+
+    axes = parse_vary(args.vary)
+    seeds = parse_seeds(args.seeds) if args.seeds else None
+    rows = sweep(
+        scenario_path(args.file),
+        axes,
+        seeds=seeds,
+        set=args.set or [],
+        duration=args.duration,
+        jobs=args.jobs,
+    )
+    keys = list(axes)
+    agg = aggregate(rows, keys, args.metric)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        rows.to_parquet(out / "sweep.parquet", index=False)
+        plot(agg, keys, args.metric).savefig(out / "sweep.png", dpi=120)
+        for name in ("sweep.parquet", "sweep.png"):
+            print(f"wrote {out / name}", file=sys.stderr)
+    if args.json:
+        print(rows.to_json(orient="records"))
+        return 0
+    headers = [*keys, "flow", "cc", f"{args.metric} median", "min", "max", "runs"]
+    body = [
+        [*(str(r[k]) for k in keys), str(r["flow"]), str(r["cc"])]
+        + [_number(r[c]) for c in ("median", "min", "max")]
+        + [str(r["runs"])]
+        for _, r in agg.iterrows()
+    ]
+    print(table(headers, body))
+    return 0
+
+
+def _number(value: object) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "-"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 def _first_line(text: object) -> str:
     lines = str(text).strip().splitlines()
     return lines[0] if lines else ""
@@ -311,6 +356,36 @@ def build_parser() -> Parser:
     )
     p.add_argument("--json", action="store_true", help="print the table and one_flight as JSON")
     p.set_defaults(handler=cmd_plan)
+
+    p = sub.add_parser(
+        "sweep",
+        help="run a scenario over a grid of overrides and seeds, in parallel processes",
+    )
+    p.add_argument("file", help="scenario .toml (or the name of one in scenarios/)")
+    p.add_argument(
+        "--vary",
+        action="append",
+        required=True,
+        metavar="KEY=V1,V2,...",
+        help="a grid axis, e.g. flow.0.cc=reno,cubic or path.buffer=0.5bdp,1bdp (repeatable)",
+    )
+    p.add_argument("--seeds", help='seeds, e.g. "1-5" or "1,4,9" (default: the scenario\'s)')
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override at every point, e.g. flow.0.size=10MB (repeatable)",
+    )
+    p.add_argument("--duration", help='simulated time at every point, e.g. "10s"')
+    p.add_argument("--jobs", type=int, help="processes (default: one per CPU)")
+    p.add_argument(
+        "--metric",
+        default="completion_s",
+        help="flow summary field to tabulate and plot (default %(default)s)",
+    )
+    p.add_argument("--out", help="write sweep.parquet (every run) and sweep.png here")
+    p.add_argument("--json", action="store_true", help="print every row as one JSON array")
+    p.set_defaults(handler=cmd_sweep)
 
     from slowstart.real import add_parsers  # `real` and `compare` (root only)
 

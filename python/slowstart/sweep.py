@@ -1,0 +1,178 @@
+"""Sweeps: one scenario over a grid of overrides and seeds, the runs spread over processes.
+
+`slowstart sweep real-20mbps --vary flow.0.cc=reno,cubic --vary path.buffer=0.5bdp,1bdp
+--seeds 1-3` runs the 2 x 2 x 3 points; every flow of every run becomes one row of a table
+(`sweep.parquet`): the varied keys, the seed, then the flow's summary. All configs are built
+before anything runs, so a bad key or value stops the sweep at once, naming the field.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import pandas as pd
+
+from slowstart.scenario import load
+from slowstart.units import ScenarioError, show
+
+# Run-level summary fields kept beside each flow's.
+RUN_FIELDS = ("sim_time_s", "events")
+
+
+def _values(key: str, text: str) -> list[str]:
+    """`V1,V2,...`; a piece such as `b=0.3` (a `=` and no `:`) belongs to the algorithm before
+    it, so `aimd:a=15,b=0.3,reno` is two values."""
+    values: list[str] = []
+    for piece in (p.strip() for p in text.split(",")):
+        if values and "=" in piece and ":" not in piece:
+            values[-1] += f",{piece}"
+        elif piece:
+            values.append(piece)
+        else:
+            raise ScenarioError(f"--vary {key}={text}: an empty value")
+    return values
+
+
+def parse_vary(items: Iterable[str]) -> dict[str, list[str]]:
+    """`KEY=V1,V2` items → {key: values}, keys in first-seen order; a repeated KEY adds values."""
+    axes: dict[str, list[str]] = {}
+    for item in items:
+        key, eq, text = item.partition("=")
+        key = key.strip()
+        if not eq or not key or not text.strip():
+            raise ScenarioError(f"--vary {item}: expected KEY=V1,V2,... such as flow.0.cc=reno,bbr")
+        axes.setdefault(key, []).extend(_values(key, text))
+    if not axes:
+        raise ScenarioError("--vary: give at least one KEY=V1,V2,...")
+    for key, values in axes.items():
+        if len(set(values)) != len(values):
+            raise ScenarioError(f"--vary {key}: a value is listed twice in {values}")
+    return axes
+
+
+def parse_seeds(text: str) -> list[int]:
+    """`1-5` or `1,4,9` (or both: `1-3,7`) → seeds, each a non-negative integer."""
+    seeds: list[int] = []
+    for piece in (p.strip() for p in text.split(",")):
+        lo, dash, hi = piece.partition("-")
+        try:
+            first, last = int(lo), int(hi) if dash else int(lo)
+        except ValueError:
+            raise ScenarioError(f"--seeds {text}: expected seeds such as 1-5 or 1,4,9") from None
+        if first < 0 or last < first:
+            raise ScenarioError(f"--seeds {text}: {show(piece)} is not a range low-high of seeds")
+        seeds.extend(range(first, last + 1))
+    if len(set(seeds)) != len(seeds):
+        raise ScenarioError(f"--seeds {text}: a seed is listed twice")
+    return seeds
+
+
+def points(axes: dict[str, Sequence[str]], seeds: Sequence[int | None]) -> list[dict[str, Any]]:
+    """The grid: every combination of the axes' values (first axis slowest), seeds innermost."""
+    keys = list(axes)
+    return [
+        {**dict(zip(keys, combo, strict=True)), "seed": seed}
+        for combo in itertools.product(*(axes[k] for k in keys))
+        for seed in seeds
+    ]
+
+
+def _summary(config_json: str) -> dict[str, Any]:
+    from slowstart import _core
+
+    return json.loads(_core.run(config_json)["summary"])
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, bool | int | float | str)
+
+
+def sweep(
+    scenario: str | os.PathLike[str] | dict[str, Any],
+    vary: dict[str, Sequence[str]] | Iterable[str],
+    *,
+    seeds: Sequence[int] | None = None,
+    set: Sequence[str] = (),  # noqa: A002 - the documented keyword
+    duration: str | None = None,
+    jobs: int | None = None,
+) -> pd.DataFrame:
+    """Run `scenario` at every point of the grid and return one row per flow per run.
+
+    `vary` maps override keys (as `--set` takes them) to values, or is a list of `KEY=V1,V2`
+    strings; `seeds` defaults to the scenario's own; `set` applies to every point; `jobs`
+    processes run the points (default: one per CPU). Rows come in grid order whatever the
+    order the runs finish in, so the table is the same for any `jobs`.
+    """
+    axes = dict(vary) if isinstance(vary, dict) else parse_vary(vary)
+    if not axes:
+        raise ScenarioError("vary: give at least one key and its values")
+    if jobs is not None and jobs < 1:
+        raise ScenarioError(f"--jobs {jobs}: expected at least 1")
+    grid = points(axes, list(seeds) if seeds else [None])
+    configs = []
+    for point in grid:
+        sets = [*set, *(f"{k}={point[k]}" for k in axes)]
+        try:
+            config = load(scenario, set=sets, seed=point["seed"], duration=duration)
+        except ValueError as e:
+            where = ", ".join(f"{k}={point[k]}" for k in axes)
+            raise ScenarioError(f"sweep point {where}: {e}") from None
+        configs.append(json.dumps(config))
+    if jobs == 1 or len(configs) == 1:
+        summaries = [_summary(c) for c in configs]
+    else:
+        workers = min(jobs or os.cpu_count() or 1, len(configs))
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            summaries = list(pool.map(_summary, configs))
+    rows = []
+    for point, summary in zip(grid, summaries, strict=True):
+        run_fields = {k: summary[k] for k in RUN_FIELDS if k in summary}
+        for flow in summary["flows"]:
+            fields = {k: v for k, v in flow.items() if _scalar(v)}
+            flow_fields = {("flow" if k == "id" else k): v for k, v in fields.items()}
+            rows.append({**point, "seed": summary["seed"], **flow_fields, **run_fields})
+    return pd.DataFrame(rows)
+
+
+def aggregate(rows: pd.DataFrame, keys: Sequence[str], metric: str) -> pd.DataFrame:
+    """Median, min and max of `metric` over seeds, per grid point and flow."""
+    if metric not in rows.columns:
+        accepted = ", ".join(c for c in rows.columns if c not in (*keys, "seed", "flow", "cc"))
+        raise ScenarioError(f"--metric {metric}: not a summary field; accepted: {accepted}")
+    groups = rows.groupby([*keys, "flow", "cc"], sort=False, dropna=False)[metric]
+    table = groups.agg(["median", "min", "max", "count"]).reset_index()
+    return table.rename(columns={"count": "runs"})
+
+
+def plot(table: pd.DataFrame, keys: Sequence[str], metric: str):  # noqa: ANN201 - a Figure
+    """`metric` (median over seeds, min-max bars) against the first varied key, one line per
+    combination of the other keys and flow."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x_key = keys[0]
+    others = [*keys[1:], *(["flow"] if table["flow"].nunique() > 1 else [])]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    xs = list(dict.fromkeys(table[x_key]))
+    lines = table.groupby(others, sort=False) if others else [((), table)]
+    for label, line in lines:
+        label = label if isinstance(label, tuple) else (label,)
+        name = ", ".join(f"{k}={v}" for k, v in zip(others, label, strict=True)) or metric
+        pos = [xs.index(v) for v in line[x_key]]
+        med = line["median"].astype(float)
+        err = [med - line["min"].astype(float), line["max"].astype(float) - med]
+        ax.errorbar(pos, med, yerr=err, marker="o", capsize=3, label=name)
+    ax.set_xticks(range(len(xs)), [str(v) for v in xs])
+    ax.set_xlabel(x_key)
+    ax.set_ylabel(metric)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig
