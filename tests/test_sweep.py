@@ -81,6 +81,16 @@ def test_a_larger_initial_window_helps_until_it_fills_the_pipe():
     assert hundred == pytest.approx(forty, abs=1e-3)
 
 
+def test_several_scenarios_make_the_first_axis():
+    deep = {**SMALL, "name": "deep", "path": {**SMALL["path"], "buffer": "8bdp"}}
+    rows = sweep([SMALL, deep], {"flow.0.cc": ["reno", "cubic"]}, jobs=1)
+    assert list(rows.columns[:3]) == ["scenario", "flow.0.cc", "seed"]
+    assert rows["scenario"].tolist() == ["small", "small", "deep", "deep"]
+    assert rows["cc"].tolist() == ["reno", "cubic"] * 2
+    with pytest.raises(ScenarioError, match="named twice"):
+        sweep([SMALL, SMALL], {"flow.0.cc": ["reno"]})
+
+
 def test_cli_writes_every_run_and_a_plot(tmp_path):
     scenario = tmp_path / "small.toml"
     scenario.write_text(

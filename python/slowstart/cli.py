@@ -178,15 +178,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     axes = parse_vary(args.vary)
     seeds = parse_seeds(args.seeds) if args.seeds else None
+    files = [scenario_path(f) for f in args.files]
     rows = sweep(
-        scenario_path(args.file),
+        files if len(files) > 1 else files[0],
         axes,
         seeds=seeds,
         set=args.set or [],
         duration=args.duration,
         jobs=args.jobs,
     )
-    keys = list(axes)
+    keys = [*(["scenario"] if len(files) > 1 else []), *axes]
     agg = aggregate(rows, keys, args.metric)
     if args.out:
         out = Path(args.out)
@@ -361,7 +362,9 @@ def build_parser() -> Parser:
         "sweep",
         help="run a scenario over a grid of overrides and seeds, in parallel processes",
     )
-    p.add_argument("file", help="scenario .toml (or the name of one in scenarios/)")
+    p.add_argument(
+        "files", nargs="+", help="scenario .toml files or names (several: a scenario axis)"
+    )
     p.add_argument(
         "--vary",
         action="append",

@@ -2,8 +2,9 @@
 
 `slowstart sweep real-20mbps --vary flow.0.cc=reno,cubic --vary path.buffer=0.5bdp,1bdp
 --seeds 1-3` runs the 2 x 2 x 3 points; every flow of every run becomes one row of a table
-(`sweep.parquet`): the varied keys, the seed, then the flow's summary. All configs are built
-before anything runs, so a bad key or value stops the sweep at once, naming the field.
+(`sweep.parquet`): the varied keys, the seed, then the flow's summary. Several scenarios make
+one more axis, `scenario`, the first. All configs are built before anything runs, so a bad
+key or value stops the sweep at once, naming the field.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -92,8 +94,16 @@ def _scalar(value: Any) -> bool:
     return value is None or isinstance(value, bool | int | float | str)
 
 
+Scenario = str | os.PathLike[str] | dict[str, Any]
+
+
+def scenario_name(scenario: Scenario) -> str:
+    """A dict's `name`, else the file's stem."""
+    return str(scenario.get("name", "")) if isinstance(scenario, dict) else Path(scenario).stem
+
+
 def sweep(
-    scenario: str | os.PathLike[str] | dict[str, Any],
+    scenario: Scenario | list[Scenario],
     vary: dict[str, Sequence[str]] | Iterable[str],
     *,
     seeds: Sequence[int] | None = None,
@@ -101,7 +111,8 @@ def sweep(
     duration: str | None = None,
     jobs: int | None = None,
 ) -> pd.DataFrame:
-    """Run `scenario` at every point of the grid and return one row per flow per run.
+    """Run `scenario` (or each of a list: a `scenario` column comes first) at every point of
+    the grid and return one row per flow per run.
 
     `vary` maps override keys (as `--set` takes them) to values, or is a list of `KEY=V1,V2`
     strings; `seeds` defaults to the scenario's own; `set` applies to every point; `jobs`
@@ -113,14 +124,24 @@ def sweep(
         raise ScenarioError("vary: give at least one key and its values")
     if jobs is not None and jobs < 1:
         raise ScenarioError(f"--jobs {jobs}: expected at least 1")
-    grid = points(axes, list(seeds) if seeds else [None])
+    scenarios = scenario if isinstance(scenario, list) else [scenario]
+    names = [scenario_name(s) for s in scenarios]
+    if len(dict.fromkeys(names)) != len(names):
+        raise ScenarioError(f"sweep: a scenario is named twice in {names}")
+    grid = [
+        {**({"scenario": name} if isinstance(scenario, list) else {}), **point}
+        for name in names
+        for point in points(axes, list(seeds) if seeds else [None])
+    ]
+    by_name = dict(zip(names, scenarios, strict=True))
     configs = []
     for point in grid:
         sets = [*set, *(f"{k}={point[k]}" for k in axes)]
+        source = by_name[point.get("scenario", names[0])]
         try:
-            config = load(scenario, set=sets, seed=point["seed"], duration=duration)
+            config = load(source, set=sets, seed=point["seed"], duration=duration)
         except ValueError as e:
-            where = ", ".join(f"{k}={point[k]}" for k in axes)
+            where = ", ".join(f"{k}={point[k]}" for k in point if k != "seed")
             raise ScenarioError(f"sweep point {where}: {e}") from None
         configs.append(json.dumps(config))
     if jobs == 1 or len(configs) == 1:
