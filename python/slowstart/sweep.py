@@ -170,9 +170,18 @@ def aggregate(rows: pd.DataFrame, keys: Sequence[str], metric: str) -> pd.DataFr
     return table.rename(columns={"count": "runs"})
 
 
+def _is_number(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def plot(table: pd.DataFrame, keys: Sequence[str], metric: str):  # noqa: ANN201 - a Figure
-    """`metric` (median over seeds, min-max bars) against the first varied key, one line per
-    combination of the other keys and flow."""
+    """`metric` (median over seeds, min-max bars) against the first varied key, one series per
+    combination of the other keys and flow: lines when the key's values are numbers, else
+    markers side by side at each value."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -182,15 +191,21 @@ def plot(table: pd.DataFrame, keys: Sequence[str], metric: str):  # noqa: ANN201
     others = [*keys[1:], *(["flow"] if table["flow"].nunique() > 1 else [])]
     fig, ax = plt.subplots(figsize=(7, 4))
     xs = list(dict.fromkeys(table[x_key]))
-    lines = table.groupby(others, sort=False) if others else [((), table)]
-    for label, line in lines:
+    series = list(table.groupby(others, sort=False)) if others else [((), table)]
+    numeric = all(_is_number(v) for v in xs)
+    width = 0.0 if numeric else 0.6 / max(len(series), 1)
+    for i, (label, line) in enumerate(series):
         label = label if isinstance(label, tuple) else (label,)
         name = ", ".join(f"{k}={v}" for k, v in zip(others, label, strict=True)) or metric
-        pos = [xs.index(v) for v in line[x_key]]
+        shift = (i - (len(series) - 1) / 2) * width
+        pos = [xs.index(v) + shift for v in line[x_key]]
         med = line["median"].astype(float)
         err = [med - line["min"].astype(float), line["max"].astype(float) - med]
-        ax.errorbar(pos, med, yerr=err, marker="o", capsize=3, label=name)
+        style = "-" if numeric else "none"
+        ax.errorbar(pos, med, yerr=err, marker="o", capsize=3, linestyle=style, label=name)
     ax.set_xticks(range(len(xs)), [str(v) for v in xs])
+    if not numeric and sum(len(str(v)) for v in xs) > 60:
+        ax.tick_params(axis="x", labelrotation=20)
     ax.set_xlabel(x_key)
     ax.set_ylabel(metric)
     ax.grid(alpha=0.3)
