@@ -52,6 +52,32 @@ CASES |= {
     for cc in ALGORITHMS
 }
 
+# `slowstart sweep` at scale: 12 runs of 30 s of the early-loss path (4 algorithms x 3 seeds),
+# 0.1-0.5 s each, in one process and then in two: the process pool's speed-up.
+SWEEP = {
+    "scenario": "scenarios/lfn-early-loss.toml",
+    "vary": {"flow.0.cc": ["reno", "cubic", "bbr", "hystart-pb"]},
+    "seeds": [1, 2, 3],
+    "duration": "30s",
+}
+SWEEP_CASES = {"sweep-12-runs-jobs1": 1, "sweep-12-runs-jobs2": 2}
+
+SWEEP_CHILD = r"""
+import json, resource, sys, time
+import slowstart
+spec, jobs = json.loads(sys.argv[1])
+t0 = time.perf_counter()
+rows = slowstart.sweep(
+    spec["scenario"], spec["vary"], seeds=spec["seeds"], duration=spec["duration"], jobs=jobs
+)
+wall = time.perf_counter() - t0
+print(json.dumps({
+    "runs": len(rows),
+    "wall_s": wall,
+    "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+}))
+"""
+
 CHILD = r"""
 import json, resource, sys, time
 import slowstart
@@ -84,17 +110,38 @@ def run_case(scenario: str, overrides: list[str], duration: str | None) -> dict:
     return m
 
 
+def run_sweep_case(jobs: int) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", SWEEP_CHILD, json.dumps([SWEEP, jobs])],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    m = json.loads(out.stdout)
+    m["runs_per_s"] = m["runs"] / m["wall_s"]
+    return m
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("cases", nargs="*", help=f"subset of: {', '.join(CASES)}")
+    every = [*CASES, *SWEEP_CASES]
+    ap.add_argument("cases", nargs="*", help=f"subset of: {', '.join(every)}")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results.json"))
     args = ap.parse_args()
-    names = args.cases or list(CASES)
-    unknown = [n for n in names if n not in CASES]
+    names = args.cases or every
+    unknown = [n for n in names if n not in every]
     if unknown:
-        sys.exit(f"error: unknown bench case {unknown[0]!r} (accepted: {', '.join(CASES)})")
+        sys.exit(f"error: unknown bench case {unknown[0]!r} (accepted: {', '.join(every)})")
     results = {}
     for name in names:
+        if name in SWEEP_CASES:
+            results[name] = m = run_sweep_case(SWEEP_CASES[name])
+            print(
+                f"{name:36s} {m['runs']:8d} runs   {m['wall_s']:7.2f} s wall "
+                f"{m['runs_per_s']:6.1f} runs/s {m['peak_rss_mb']:22.0f} MB"
+            )
+            continue
         results[name] = run_case(*CASES[name])
         m = results[name]
         print(

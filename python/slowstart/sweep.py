@@ -149,7 +149,8 @@ def sweep(
     else:
         workers = min(jobs or os.cpu_count() or 1, len(configs))
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            summaries = list(pool.map(_summary, configs))
+            chunk = max(1, len(configs) // (4 * workers))
+            summaries = list(pool.map(_summary, configs, chunksize=chunk))
     rows = []
     for point, summary in zip(grid, summaries, strict=True):
         run_fields = {k: summary[k] for k in RUN_FIELDS if k in summary}

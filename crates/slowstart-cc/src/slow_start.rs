@@ -53,9 +53,9 @@ pub const SLOW_START_PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "pb_cwnd_blocked",
         doc: "hystart-pb on long paths grows cwnd only on ACKs of packets sent before the \
-              sender last found cwnd full (picoquic picoquic_cc_was_cwin_blocked); false: \
-              Linux's cwnd-limited rule",
-        default: "true",
+              sender last found cwnd full (picoquic before April 2020, \
+              picoquic_cc_was_cwin_blocked); false: unless sent app-limited (picoquic after)",
+        default: "false",
         accepted: "true | false",
     },
     ParamInfo {
@@ -160,7 +160,7 @@ impl SlowStart {
 
     /// The rule wants every ACK, cwnd-limited or not: it decides growth itself.
     pub fn samples_every_ack(&self) -> bool {
-        matches!(self, SlowStart::HyStartPb(h) if h.long_delay() && h.cwnd_blocked_growth)
+        matches!(self, SlowStart::HyStartPb(h) if h.long_delay())
     }
 
     /// RFC 3742 §3 per ACK; with byte counting, once per segment the ACK covers.

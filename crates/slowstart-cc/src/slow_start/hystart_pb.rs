@@ -21,11 +21,16 @@ pub const MIN_INTERVAL: Nanos = 1_000_000;
 /// picoquic cc_common.h PICOQUIC_MIN_MAX_RTT_SCOPE: RTT samples in the exit filter, and
 /// consecutive excess samples that end slow start.
 pub const RTT_SCOPE: usize = 7;
+/// picoquic cc_common.c (2020) `picoquic_hystart_test`: on one-way delays the excess margin is
+/// at most PICOQUIC_TARGET_RENO_RTT / 2.
+pub const ONE_WAY_MARGIN_CAP: Nanos = RTT_THRESHOLD / 2;
 
-/// picoquic's HyStart delay test (cc_common.c `picoquic_hystart_test`): one RTT sample per
+/// picoquic's HyStart delay test (cc_common.c `picoquic_hystart_test`, 2020): one sample per
 /// millisecond into a ring of seven; leave slow start once the ring's minimum has stayed more
-/// than a quarter above the filtered minimum for seven samples running. On a 600 ms path that
-/// is 150 ms of queue, where Linux's HyStart threshold is clamped to 16 ms.
+/// than a quarter above the filtered minimum for seven samples running. On one-way delays the
+/// margin is capped at 50 ms (on a 600 ms path: 50 ms of queue, not the 75 ms a quarter of the
+/// 300 ms one-way delay would give); on RTTs it is 150 ms, where Linux's HyStart threshold is
+/// clamped to 16 ms.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RttExcessTest {
     samples: [Nanos; RTT_SCOPE],
@@ -37,8 +42,9 @@ pub struct RttExcessTest {
 }
 
 impl RttExcessTest {
-    /// Feed one RTT sample taken at `now`; true when slow start should end.
-    pub fn on_sample(&mut self, now: Nanos, rtt: Nanos) -> bool {
+    /// Feed one sample taken at `now`, a one-way delay or an RTT; true when slow start should
+    /// end.
+    pub fn on_sample(&mut self, now: Nanos, rtt: Nanos, one_way: bool) -> bool {
         if self.last_sample.is_some_and(|t| now <= t + MIN_INTERVAL) {
             return false;
         }
@@ -54,9 +60,13 @@ impl RttExcessTest {
         if self.filtered_min == 0 || self.filtered_min > max {
             self.filtered_min = max;
         }
+        let mut margin = self.filtered_min / 4;
+        if one_way {
+            margin = margin.min(ONE_WAY_MARGIN_CAP);
+        }
         if min <= self.filtered_min {
             self.excess = 0;
-        } else if min > self.filtered_min + self.filtered_min / 4 {
+        } else if min > self.filtered_min + margin {
             self.excess += 1;
         }
         self.excess >= RTT_SCOPE
@@ -83,8 +93,8 @@ pub struct HyStartPb {
     reference: Option<(u64, Nanos, Nanos)>,
     cwnd: u64,
     mss: u64,
-    /// Long paths grow only on ACKs with `sent_before_cwnd_block` (picoquic); otherwise on
-    /// the transport's `cwnd_limited`.
+    /// Long paths grow only on ACKs with `sent_before_cwnd_block` (picoquic before April
+    /// 2020); otherwise on every ACK of a packet not sent app-limited (picoquic after).
     pub cwnd_blocked_growth: bool,
 }
 
@@ -101,7 +111,7 @@ impl HyStartPb {
             reference: None,
             cwnd: 0,
             mss: 0,
-            cwnd_blocked_growth: true,
+            cwnd_blocked_growth: false,
         }
     }
 
@@ -164,12 +174,13 @@ impl HyStartPb {
             return step;
         }
         // Long paths: picoquic's slow start, its delay test, the peak-rate raise.
-        // picoquic grows only while the cwnd, not its pacer, holds the sender back: once the
-        // pacer (1.25 x cwnd / srtt) binds, cwnd waits for the flight to catch up.
+        // picoquic since April 2020 (PR 878, the blog's code) grows unless the acked packet
+        // was sent while the application had nothing to send (`last_sender_limited_time`);
+        // before, only on ACKs of packets sent before the cwnd last blocked the sender.
         let grows = if self.cwnd_blocked_growth {
             ack.sent_before_cwnd_block
         } else {
-            ack.cwnd_limited
+            !ack.rate.is_some_and(|r| r.is_app_limited)
         };
         let mut step = if grows {
             super::SlowStart::standard_step(cwnd, ssthresh, ack, growth)
@@ -182,9 +193,11 @@ impl HyStartPb {
             }
         };
         // picoquic feeds the test one-way delays when its timestamp extension is on (its
-        // satellite test enables it), else RTTs; the quarter margin is then of the OWD.
-        if let Some(delay) = ack.one_way_delay.or(ack.rtt) {
-            step.exit = self.rtt_excess.on_sample(ack.now, delay);
+        // satellite test enables it), else RTTs.
+        if let Some(owd) = ack.one_way_delay {
+            step.exit = self.rtt_excess.on_sample(ack.now, owd, true);
+        } else if let Some(rtt) = ack.rtt {
+            step.exit = self.rtt_excess.on_sample(ack.now, rtt, false);
         }
         if !step.exit {
             let cap = ssthresh.max(cwnd);
@@ -499,16 +512,16 @@ mod tests {
         let mut t = RttExcessTest::default();
         // Samples closer than 1 ms apart are ignored; a flat 300 ms never exits.
         for i in 0..200u64 {
-            assert!(!t.on_sample(i * MS / 2, 300 * MS));
+            assert!(!t.on_sample(i * MS / 2, 300 * MS, false));
         }
         // 360 ms is within a quarter of 300 ms: no exit.
         for i in 0..100u64 {
-            assert!(!t.on_sample(200 * MS + 2 * i * MS, 360 * MS));
+            assert!(!t.on_sample(200 * MS + 2 * i * MS, 360 * MS, false));
         }
         // 380 ms: the ring of 7 fills with it, then 7 samples in excess end slow start.
         let mut exited_at = None;
         for i in 0..20u64 {
-            if t.on_sample(500 * MS + 2 * i * MS, 380 * MS) {
+            if t.on_sample(500 * MS + 2 * i * MS, 380 * MS, false) {
                 exited_at = Some(i + 1);
                 break;
             }
@@ -517,15 +530,45 @@ mod tests {
         // A sample back at the minimum resets the count.
         let mut u = RttExcessTest::default();
         for i in 0..7u64 {
-            u.on_sample(i * 2 * MS, 300 * MS);
+            u.on_sample(i * 2 * MS, 300 * MS, false);
         }
         for i in 7..19u64 {
-            assert!(!u.on_sample(i * 2 * MS, 400 * MS));
+            assert!(!u.on_sample(i * 2 * MS, 400 * MS, false));
         }
-        assert!(!u.on_sample(40 * MS, 300 * MS));
+        assert!(!u.on_sample(40 * MS, 300 * MS, false));
         for i in 21..33u64 {
-            assert!(!u.on_sample(i * 2 * MS, 400 * MS), "{i}");
+            assert!(!u.on_sample(i * 2 * MS, 400 * MS, false), "{i}");
         }
+    }
+
+    /// One-way delays: the margin is a quarter of the base, at most 50 ms (picoquic 2020).
+    #[test]
+    fn one_way_delay_margin_is_capped_at_50_ms() {
+        let run = |one_way: bool, delay: Nanos| {
+            let mut t = RttExcessTest::default();
+            for i in 0..7u64 {
+                t.on_sample(i * 2 * MS, 300 * MS, one_way);
+            }
+            (7..40u64).any(|i| t.on_sample(i * 2 * MS, delay, one_way))
+        };
+        assert!(
+            run(true, 360 * MS),
+            "60 ms over a 300 ms one-way delay: out"
+        );
+        assert!(
+            !run(false, 360 * MS),
+            "as an RTT, 60 ms is within a quarter of 300"
+        );
+        assert!(!run(true, 349 * MS));
+        // A short base keeps the quarter: 20 ms over 60 ms is in excess, 14 ms is not.
+        let short = |delay: Nanos| {
+            let mut t = RttExcessTest::default();
+            for i in 0..7u64 {
+                t.on_sample(i * 2 * MS, 60 * MS, true);
+            }
+            (7..40u64).any(|i| t.on_sample(i * 2 * MS, delay, true))
+        };
+        assert!(short(80 * MS) && !short(74 * MS));
     }
 
     #[test]
@@ -606,37 +649,43 @@ mod tests {
         }
     }
 
-    /// picoquic grows cwnd only on ACKs of packets sent before the cwnd last blocked the
-    /// sender (cc_common.c `picoquic_cc_was_cwin_blocked`); every ACK still feeds the delay
-    /// test, and Linux's `cwnd_limited` does not matter.
+    /// On long paths picoquic decides growth itself, whatever Linux's `cwnd_limited` says:
+    /// since April 2020 on every ACK of a packet not sent app-limited; before, only on ACKs of
+    /// packets sent before the cwnd last blocked the sender (`pb_cwnd_blocked = true`,
+    /// cc_common.c `picoquic_cc_was_cwin_blocked`). Every ACK still feeds the delay test.
     #[test]
-    fn long_paths_grow_only_on_acks_of_packets_sent_before_a_cwnd_block() {
+    fn long_paths_grow_by_picoquic_rules_not_linux_cwnd_limited() {
         use crate::registry::{build_for_test, ParamValue};
         use crate::CongestionController;
-        let feed = |c: &mut crate::registry::Controller, before_block: bool, limited: bool| {
+        let feed = |c: &mut crate::registry::Controller, before_block: bool, app_limited: bool| {
             c.on_rtt_sample(0, 600 * MS);
             let start = c.cwnd();
             for i in 0..20 {
                 // Paced ACKs 10 ms apart: a peak of 100 kB/s raises nothing (30 kB < cwnd).
                 let mut a = ack(SECOND + i * 10 * MS, 600 * MS, 0);
-                a.rate.as_mut().unwrap().rtt = 600 * MS;
+                let rate = a.rate.as_mut().unwrap();
+                rate.rtt = 600 * MS;
+                rate.is_app_limited = app_limited;
                 a.delivered = (i + 1) * MSS;
                 a.sent_before_cwnd_block = before_block;
-                a.cwnd_limited = limited;
+                a.cwnd_limited = false;
                 c.on_ack(&a);
             }
             c.cwnd() - start
         };
         let mut c = build_for_test("hystart-pb", MSS, &[]).unwrap();
-        assert_eq!(feed(&mut c, false, true), 0, "pacer-limited: no growth");
+        assert_eq!(
+            feed(&mut c, false, false),
+            20 * MSS,
+            "one MSS per MSS acked"
+        );
         let mut c = build_for_test("hystart-pb", MSS, &[]).unwrap();
-        assert_eq!(feed(&mut c, true, false), 20 * MSS, "one MSS per MSS acked");
-        // Linux's rule instead, when asked for.
-        let linux = [("pb_cwnd_blocked", ParamValue::Bool(false))];
-        let mut c = build_for_test("hystart-pb", MSS, &linux).unwrap();
-        assert_eq!(feed(&mut c, false, true), 20 * MSS);
-        let mut c = build_for_test("hystart-pb", MSS, &linux).unwrap();
-        assert_eq!(feed(&mut c, true, false), 0);
+        assert_eq!(feed(&mut c, true, true), 0, "sent app-limited: no growth");
+        let blocked = [("pb_cwnd_blocked", ParamValue::Bool(true))];
+        let mut c = build_for_test("hystart-pb", MSS, &blocked).unwrap();
+        assert_eq!(feed(&mut c, false, false), 0, "pacer-limited: no growth");
+        let mut c = build_for_test("hystart-pb", MSS, &blocked).unwrap();
+        assert_eq!(feed(&mut c, true, false), 20 * MSS);
         // ACKs that do not grow cwnd still end slow start once delay builds: the ring's minimum
         // passes base + 25% at the 14th sample (i = 13); the 7th such minimum in a row exits.
         let mut p = pb();
@@ -647,7 +696,7 @@ mod tests {
             let rtt = if i < 7 { 600 * MS } else { 800 * MS };
             let mut a = ack(SECOND + i * 2 * MS, rtt, 0);
             a.one_way_delay = None;
-            a.sent_before_cwnd_block = false;
+            a.rate.as_mut().unwrap().is_app_limited = true;
             let step = p.on_ack(60 * MSS, u64::MAX, &a, &g);
             assert_eq!(step.cwnd, 60 * MSS);
             if step.exit && exited_at.is_none() {
