@@ -96,29 +96,27 @@ print(json.dumps({
 """
 
 
-def run_case(scenario: str, overrides: list[str], duration: str | None) -> dict:
+def child(script: str, argument: object) -> dict:
+    """Run `script` in a fresh interpreter with `argument` as JSON; its printed JSON."""
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, json.dumps([scenario, overrides, duration])],
+        [sys.executable, "-c", script, json.dumps(argument)],
         cwd=ROOT,
         check=True,
         capture_output=True,
         text=True,
     )
-    m = json.loads(out.stdout)
+    return json.loads(out.stdout)
+
+
+def run_case(scenario: str, overrides: list[str], duration: str | None) -> dict:
+    m = child(CHILD, [scenario, overrides, duration])
     m["events_per_s"] = m["events"] / m["wall_s"]
     m["sim_s_per_wall_s"] = m["sim_time_s"] / m["wall_s"]
     return m
 
 
 def run_sweep_case(jobs: int) -> dict:
-    out = subprocess.run(
-        [sys.executable, "-c", SWEEP_CHILD, json.dumps([SWEEP, jobs])],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    m = json.loads(out.stdout)
+    m = child(SWEEP_CHILD, [SWEEP, jobs])
     m["runs_per_s"] = m["runs"] / m["wall_s"]
     return m
 
