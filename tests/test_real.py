@@ -164,7 +164,8 @@ def test_real_20mbps_acceptance(emu_built, cc):
 @pytest.mark.parametrize("window", [10, 20])
 def test_web_page_first_to_last_byte_agrees(tmp_path, emu_built, window):
     """The initcwnd seed's page (scenarios/real-web.toml: 17 kB x 3 over 10 Mbps / 50 ms) with
-    initcwnd = initrwnd = 10 and 20: real and simulated first-to-last byte within 10%."""
+    initcwnd = initrwnd = 10 and 20: the median of 3 real runs and the simulated first-to-last
+    byte within 10% (one run alone once took 42% longer for a 13 ms page)."""
     sets = ["--set", f"flow.0.initcwnd={window}", "--set", f"flow.0.initrwnd={window}"]
     proc = cli(
         "compare",
@@ -172,7 +173,7 @@ def test_web_page_first_to_last_byte_agrees(tmp_path, emu_built, window):
         "--cc",
         "cubic",
         "--runs",
-        "1",
+        "3",
         "--json",
         "--out",
         str(tmp_path),
@@ -180,15 +181,14 @@ def test_web_page_first_to_last_byte_agrees(tmp_path, emu_built, window):
     )
     assert proc.returncode == 0, proc.stderr
     c = json.loads(proc.stdout)
-    run = c["real"][0]
-    assert run["tun_tx_dropped"] == {"sender": 0, "receiver": 0}
-    objects = run["apps"][0]["objects"]
-    assert [o["bytes"] for o in objects] == [17_000] * 3
+    for run in c["real"]:
+        assert run["tun_tx_dropped"] == {"sender": 0, "receiver": 0}
+        assert [o["bytes"] for o in run["apps"][0]["objects"]] == [17_000] * 3
     for k in range(3):
         assert abs(c["diff"][f"object{k}.first_to_last_s"]) < 0.10, c["diff"]
     # The routes took effect: with 20 segments the first page comes in one flight (12
     # segments, about 13 ms at 10 Mbps); with 10 the last two wait one round trip.
-    first = objects[0]["first_to_last_s"]
+    first = sorted(r["apps"][0]["objects"][0]["first_to_last_s"] for r in c["real"])[1]
     assert first < 0.025 if window == 20 else first > 0.050
     assert leftovers() == []
 
