@@ -187,7 +187,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         duration=args.duration,
         jobs=args.jobs,
     )
-    keys = [*(["scenario"] if len(files) > 1 else []), *axes]
+    keys = list(rows.columns[: rows.columns.get_loc("seed")])  # the grid's keys come first
     agg = aggregate(rows, keys, args.metric)
     if args.out:
         out = Path(args.out)

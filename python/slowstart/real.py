@@ -729,12 +729,10 @@ def compare(config: dict[str, Any], runs: int = 3) -> dict[str, Any]:
 def overlay_plot(sim: Result, reals: list[Result], title: str | None = None) -> Any:
     """cwnd and bytes in flight against time: the simulation and every real run, one line
     style per flow."""
-    import matplotlib
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
+    fig = Figure(figsize=(9, 6))
+    axes = fig.subplots(2, 1, sharex=True)
     styles = ["-", "--", ":", "-."]
     ids = sorted(int(i) for i in sim.flows["flow"].unique())
     for ax, col, label in (

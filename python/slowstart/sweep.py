@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from matplotlib.figure import Figure
 
 from slowstart.scenario import load
 from slowstart.units import ScenarioError, show
@@ -179,18 +180,14 @@ def _is_number(value: Any) -> bool:
     return True
 
 
-def plot(table: pd.DataFrame, keys: Sequence[str], metric: str):  # noqa: ANN201 - a Figure
+def plot(table: pd.DataFrame, keys: Sequence[str], metric: str) -> Figure:
     """`metric` (median over seeds, min-max bars) against the first varied key, one series per
     combination of the other keys and flow: lines when the key's values are numbers, else
     markers side by side at each value."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     x_key = keys[0]
     others = [*keys[1:], *(["flow"] if table["flow"].nunique() > 1 else [])]
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig = Figure(figsize=(7, 4))
+    ax = fig.subplots()
     xs = list(dict.fromkeys(table[x_key]))
     series = list(table.groupby(others, sort=False)) if others else [((), table)]
     numeric = all(_is_number(v) for v in xs)
