@@ -23,6 +23,7 @@ from slowstart.units import (
     parse_buffer,
     parse_loss,
     parse_rate,
+    parse_size,
     parse_size_or_inf,
     parse_time,
     parse_window,
@@ -30,7 +31,18 @@ from slowstart.units import (
     show,
 )
 
-TOP_KEYS = ("name", "description", "duration", "seed", "path", "nodes", "link", "flow", "trace")
+TOP_KEYS = (
+    "name",
+    "description",
+    "duration",
+    "seed",
+    "path",
+    "nodes",
+    "link",
+    "flow",
+    "trace",
+    "swarm",
+)
 PATH_KEYS = (
     "rate",
     "rtt",
@@ -90,6 +102,87 @@ LOSS_DETECTION = ("rack", "dupthresh")
 MAX_MSS = 65_000
 ACCESS_BUFFER = {"bytes": 100_000_000}
 PATH_NODES = ["sender", "router", "receiver"]
+
+# The BitTorrent swarm of Testa and Rossi, "The impact of uTP on BitTorrent completion time"
+# (ns-2: Eger et al.'s BitTorrent module, Rossi et al.'s LEDBAT module). `tcp` and `utp` hold
+# only where the paper's transports differ from FLOW_DEFAULTS; the README says what each rests on.
+SWARM_DEFAULTS: dict[str, Any] = {
+    "seeds": 1,
+    "leechers": 100,
+    "arrival_mean": "10s",
+    # Not given in the paper; its never-leave downloads take about 30 s at 8 Mbps.
+    "file": "25MB",
+    "piece": "256KiB",
+    "block": "16KiB",
+    "population": "50-50",
+    "seeding": "random-stay",
+    "stay_factor": 0.5,
+    # 50 completions discarded, 50 kept.
+    "stop_after": 100,
+    "queue_sample": "100ms",
+    "up": "1Mbps",
+    "down": "8Mbps",
+    "buffer": "200pkt",
+    "down_buffer": "200pkt",
+    "delay": ["1ms", "25ms"],
+    "bittorrent": {
+        "tracker_peers": 25,
+        "min_peers": 10,
+        "max_initiate": 20,
+        "max_connections": 40,
+        "reannounce": "300s",
+        "unchoke_slots": 4,
+        "rechoke": "10s",
+        "rate_window": "20s",
+        "optimistic": "30s",
+        "new_peer_weight": 3,
+        "pipeline": 5,
+        "end_game": False,
+        "anti_snubbing": False,
+        "snub": "60s",
+        "super_seeding": False,
+    },
+    # ns-2's one-way TCP: no SYN, window_ 20, windowInit_ 2, a TCPSink that ACKs every
+    # segment, dupack-threshold loss detection, per-ACK window growth.
+    "tcp": {
+        "cc": "reno",
+        "initcwnd": 2,
+        "initrwnd": 20,
+        "max_window": "20seg",
+        "handshake": False,
+        "delayed_ack": False,
+        "abc": False,
+        "recovery": "rfc6675",
+        "loss_detection": "dupthresh",
+    },
+    # The paper's LEDBAT module is an ns-2 TCP agent (TCP framing) with a 25 ms target and no
+    # slow start (ledbat's default): the same agent defaults as `tcp` otherwise.
+    "utp": {
+        "cc": "ledbat:target=0.025",
+        "initcwnd": 2,
+        "initrwnd": 20,
+        "max_window": "20seg",
+        "handshake": False,
+        "delayed_ack": False,
+        "abc": False,
+        "recovery": "rfc6675",
+        "loss_detection": "dupthresh",
+    },
+}
+SWARM_TABLES = ("bittorrent", "tcp", "utp")
+SWARM_KEYS = tuple(SWARM_DEFAULTS)
+SWARM_BITTORRENT_KEYS = tuple(SWARM_DEFAULTS["bittorrent"])
+# A swarm transport takes a [[flow]] table's keys but for what the swarm decides itself.
+SWARM_FLOW_KEYS = tuple(k for k in FLOW_DEFAULTS if k not in ("src", "dst", "size", "start", "app"))
+POPULATIONS = {"tcp": "tcp", "utp": "utp", "50-50": "mixed", "mixed": "mixed"}
+SEEDINGS = {
+    "never-leave": "never_leave",
+    "random-stay": "random_stay",
+    "never_leave": "never_leave",
+    "random_stay": "random_stay",
+}
+# Where the swarm builds its own topology and connections, these must not be given.
+NOT_WITH_SWARM = ("path", "nodes", "link", "flow")
 
 
 def _at(field: str, key: str | int) -> str:
@@ -238,7 +331,15 @@ def parse_set_value(text: str) -> Any:
         return text.strip()
 
 
-_CC = "cc"
+class _Cc:
+    """A `cc` value in the override schema: `KEY.cc.PARAM=VALUE` edits the algorithm's
+    parameters, starting from `default` where the table names no algorithm."""
+
+    def __init__(self, default: str) -> None:
+        self.default = default
+
+
+_CC = _Cc(FLOW_DEFAULTS["cc"])
 _DROPS = [dict.fromkeys(DROP_KEYS)]
 _SCHEMA: dict[str, Any] = {
     "name": None,
@@ -250,8 +351,16 @@ _SCHEMA: dict[str, Any] = {
     "link": [{**dict.fromkeys(LINK_KEYS), "drop": _DROPS}],
     "flow": [{**dict.fromkeys(FLOW_DEFAULTS), "cc": _CC, "app": dict.fromkeys(APP_KEYS)}],
     "trace": dict.fromkeys(TRACE_KEYS),
+    "swarm": {
+        **dict.fromkeys(SWARM_KEYS),
+        "bittorrent": dict.fromkeys(SWARM_BITTORRENT_KEYS),
+        **{
+            kind: {**dict.fromkeys(SWARM_FLOW_KEYS), "cc": _Cc(SWARM_DEFAULTS[kind]["cc"])}
+            for kind in ("tcp", "utp")
+        },
+    },
 }
-_CREATABLE = ("trace", "app")
+_CREATABLE = ("trace", "app", *SWARM_TABLES)
 
 
 def _set_in(node: Any, parts: list[str], value: Any, schema: Any, done: str, item: str) -> None:
@@ -289,8 +398,8 @@ def _set_in(node: Any, parts: list[str], value: Any, schema: Any, done: str, ite
     if not rest:
         node[head] = copy.deepcopy(value)
         return
-    if child is _CC:
-        spec = parse_cc(node.get(head, FLOW_DEFAULTS["cc"]), here)
+    if isinstance(child, _Cc):
+        spec = parse_cc(node.get(head, child.default), here)
         if len(rest) != 1:
             raise ScenarioError(f"--set {item}: expected {here}.PARAM=VALUE")
         node[head] = {"name": spec["name"], **spec["params"], rest[0]: copy.deepcopy(value)}
@@ -335,6 +444,10 @@ def apply_overrides(
     duration: str | int | float | None = None,
 ) -> dict[str, Any]:
     """Apply `cc` (every flow), then each `set` item, then `seed` and `duration`. In place."""
+    if cc is not None and "swarm" in raw:
+        raise ScenarioError(
+            "--cc: a swarm has no [[flow]] tables; set swarm.tcp.cc or swarm.utp.cc instead"
+        )
     if cc is not None:
         flows = raw.get("flow")
         if isinstance(flows, list):
@@ -522,13 +635,28 @@ def build_flow(
         ends.append(_node_ref(value, f"{at}.{end}", nodes))
     if ends[0] == ends[1]:
         raise ScenarioError(f"{at}.dst: src and dst must differ, both are {show(ends[0])}")
+    size = parse_size_or_inf(f["size"], f"{at}.size")
+    if size == 0:
+        raise ScenarioError(f'{at}.size: expected a positive size or "inf", got {show(f["size"])}')
+    return {
+        "src": ends[0],
+        "dst": ends[1],
+        "size_bytes": size,
+        "start_ns": parse_time(f["start"], f"{at}.start"),
+        **transport(f, at, algorithms),
+        "app": parse_app(f["app"], i),
+    }
+
+
+def transport(
+    f: dict[str, Any], at: str, algorithms: list[dict[str, Any]] | None
+) -> dict[str, Any]:
+    """A flow's transport settings (all of FlowConfig but its ends, size, start and app);
+    `f` holds every key of FLOW_DEFAULTS, errors are named `at.KEY`."""
     cc = parse_cc(f["cc"], f"{at}.cc")
     if algorithms is not None:
         check_cc(cc, f"{at}.cc", algorithms)
     mss = parse_int(f["mss"], f"{at}.mss", 1, MAX_MSS)
-    size = parse_size_or_inf(f["size"], f"{at}.size")
-    if size == 0:
-        raise ScenarioError(f'{at}.size: expected a positive size or "inf", got {show(f["size"])}')
     min_rto = parse_time(f["min_rto"], f"{at}.min_rto")
     max_rto = parse_time(f["max_rto"], f"{at}.max_rto")
     if min_rto == 0:
@@ -552,11 +680,7 @@ def build_flow(
             f"got {show(loss_detection)}"
         )
     return {
-        "src": ends[0],
-        "dst": ends[1],
         "cc": cc,
-        "size_bytes": size,
-        "start_ns": parse_time(f["start"], f"{at}.start"),
         "mss": mss,
         "header_bytes": parse_int(f["header_bytes"], f"{at}.header_bytes", 0, MAX_MSS),
         "initcwnd": parse_int(f["initcwnd"], f"{at}.initcwnd", 1),
@@ -574,7 +698,150 @@ def build_flow(
         "pacing": parse_bool(f["pacing"], f"{at}.pacing"),
         "recovery": recovery,
         "loss_detection": loss_detection,
-        "app": parse_app(f["app"], i),
+    }
+
+
+# --- the [swarm] table --------------------------------------------------------------------
+
+
+def _positive(value: int, field: str, raw: object) -> int:
+    if value == 0:
+        raise ScenarioError(f"{field}: must be positive, got {show(raw)}")
+    return value
+
+
+def _choice(value: object, field: str, accepted: dict[str, str], shown: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in accepted:
+        raise ScenarioError(f"{field}: expected one of {', '.join(shown)}, got {show(value)}")
+    return accepted[value]
+
+
+def _delay_range(value: object, field: str) -> tuple[int, int]:
+    """`["1ms", "25ms"]` (uniform between) or one time (every link the same)."""
+    if not isinstance(value, list):
+        one = parse_time(value, field)
+        return one, one
+    if len(value) != 2:
+        raise ScenarioError(
+            f'{field}: expected a time or a [min, max] pair such as ["1ms", "25ms"], '
+            f"got {len(value)} values"
+        )
+    low, high = (parse_time(v, f"{field}.{k}") for k, v in enumerate(value))
+    if low > high:
+        raise ScenarioError(
+            f"{field}: the minimum must not exceed the maximum, got {show(value[0])} > "
+            f"{show(value[1])}"
+        )
+    return low, high
+
+
+def _stop_after(value: object, field: str) -> int | None:
+    if isinstance(value, str) and value.strip() == "none":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ScenarioError(
+            f'{field}: expected a number of completions (a positive integer) or "none", '
+            f"got {show(value)}"
+        )
+    return value
+
+
+def _stay_factor(value: object, field: str) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not 0 <= value < float("inf")
+    ):
+        raise ScenarioError(f"{field}: expected a number >= 0, got {show(value)}")
+    return float(value)
+
+
+def _swarm_transport(
+    kind: str, value: object, algorithms: list[dict[str, Any]] | None
+) -> dict[str, Any]:
+    at = f"swarm.{kind}"
+    f = {**FLOW_DEFAULTS, **SWARM_DEFAULTS[kind], **check_table(value, at, SWARM_FLOW_KEYS)}
+    return {
+        "src": "uploader",
+        "dst": "downloader",
+        "size_bytes": None,
+        "start_ns": 0,
+        **transport(f, at, algorithms),
+        "app": {"kind": "bulk"},
+    }
+
+
+def _swarm_bittorrent(value: object) -> dict[str, Any]:
+    at = "swarm.bittorrent"
+    b = {**SWARM_DEFAULTS["bittorrent"], **check_table(value, at, SWARM_BITTORRENT_KEYS)}
+    out: dict[str, Any] = {}
+    for key, default in SWARM_DEFAULTS["bittorrent"].items():
+        field = f"{at}.{key}"
+        if isinstance(default, bool):
+            out[key] = parse_bool(b[key], field)
+        elif isinstance(default, int):
+            out[key] = parse_int(b[key], field, 1)
+        else:
+            out[f"{key}_ns"] = _positive(parse_time(b[key], field), field, b[key])
+    return out
+
+
+def build_swarm(value: object, algorithms: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """`[swarm]` → the canonical SwarmConfig (crates/slowstart-sim/src/config.rs)."""
+    w = {**SWARM_DEFAULTS, **check_table(value, "swarm", SWARM_KEYS)}
+    seeds = parse_int(w["seeds"], "swarm.seeds")
+    if seeds == 0:
+        raise ScenarioError("swarm.seeds: at least one seed is needed (it holds the file), got 0")
+    leechers = parse_int(w["leechers"], "swarm.leechers")
+    if leechers == 0:
+        raise ScenarioError("swarm.leechers: at least one leecher is needed, got 0")
+    file = _positive(parse_size(w["file"], "swarm.file"), "swarm.file", w["file"])
+    piece = _positive(parse_size(w["piece"], "swarm.piece"), "swarm.piece", w["piece"])
+    block = _positive(parse_size(w["block"], "swarm.block"), "swarm.block", w["block"])
+    if piece > file:
+        raise ScenarioError(
+            f"swarm.piece: must not exceed swarm.file ({file} bytes), got {show(w['piece'])}"
+        )
+    if block > piece:
+        raise ScenarioError(
+            f"swarm.block: must not exceed swarm.piece ({piece} bytes), got {show(w['block'])}"
+        )
+    up = parse_rate(w["up"], "swarm.up")
+    down = parse_rate(w["down"], "swarm.down")
+    delay_min, delay_max = _delay_range(w["delay"], "swarm.delay")
+    return {
+        "seeds": seeds,
+        "leechers": leechers,
+        "arrival_mean_ns": _positive(
+            parse_time(w["arrival_mean"], "swarm.arrival_mean"),
+            "swarm.arrival_mean",
+            w["arrival_mean"],
+        ),
+        "file_bytes": file,
+        "piece_bytes": piece,
+        "block_bytes": block,
+        "population": _choice(
+            w["population"], "swarm.population", POPULATIONS, ("tcp", "utp", "50-50")
+        ),
+        "seeding": _choice(w["seeding"], "swarm.seeding", SEEDINGS, ("never-leave", "random-stay")),
+        "stay_factor": _stay_factor(w["stay_factor"], "swarm.stay_factor"),
+        "stop_after_completions": _stop_after(w["stop_after"], "swarm.stop_after"),
+        "queue_sample_ns": _positive(
+            parse_time(w["queue_sample"], "swarm.queue_sample"),
+            "swarm.queue_sample",
+            w["queue_sample"],
+        ),
+        "access": {
+            "up_bps": up,
+            "down_bps": down,
+            "up_queue": _buffer(w["buffer"], "swarm.buffer", up, None),
+            "down_queue": _buffer(w["down_buffer"], "swarm.down_buffer", down, None),
+            "delay_min_ns": delay_min,
+            "delay_max_ns": delay_max,
+        },
+        "bittorrent": _swarm_bittorrent(w["bittorrent"]),
+        "tcp": _swarm_transport("tcp", w["tcp"], algorithms),
+        "utp": _swarm_transport("utp", w["utp"], algorithms),
     }
 
 
@@ -599,6 +866,23 @@ def build_config(
     if duration == 0:
         raise ScenarioError(f"duration: must be positive, got {show(raw['duration'])}")
     seed = parse_int(raw.get("seed", 0), "seed")
+    if "swarm" in raw:
+        for key in NOT_WITH_SWARM:
+            if key in raw:
+                raise ScenarioError(
+                    f"{key}: a scenario with [swarm] builds its own peers, links and "
+                    f"connections; remove {key}"
+                )
+        return {
+            "name": name,
+            "seed": seed,
+            "duration_ns": duration,
+            "nodes": [],
+            "links": [],
+            "flows": [],
+            "trace": build_trace(raw.get("trace", {})),
+            "swarm": build_swarm(raw["swarm"], algorithms),
+        }
     flows = raw.get("flow")
     if not isinstance(flows, list) or not flows:
         raise ScenarioError("flow: at least one [[flow]] table is needed")
