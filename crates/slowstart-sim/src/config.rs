@@ -21,6 +21,10 @@ pub struct SimConfig {
     pub flows: Vec<FlowConfig>,
     #[serde(default)]
     pub trace: TraceConfig,
+    /// A BitTorrent swarm over access links (utp seed); with it, `nodes`, `links` and `flows`
+    /// are empty: the swarm builds its own star and connections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swarm: Option<SwarmConfig>,
 }
 
 /// A duplex link between nodes `a` and `b`: `forward` carries a→b, `reverse` b→a.
@@ -281,6 +285,99 @@ impl Default for TraceConfig {
     }
 }
 
+/// Which transport each leecher uploads with (Testa and Rossi §III).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Population {
+    Tcp,
+    Utp,
+    /// Each leecher's transport drawn at random, half and half.
+    Mixed,
+}
+
+/// What a leecher does once it has the whole file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Seeding {
+    /// Stays until the run ends.
+    NeverLeave,
+    /// Stays an exponential time with mean `stay_factor` x its own download time, then leaves
+    /// and a new leecher arrives at once (constant swarm size).
+    RandomStay,
+}
+
+/// A swarm: seeds at t = 0, leechers arriving with exponential inter-arrival times, each peer
+/// behind its own access link, a core of infinite capacity and no delay.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwarmConfig {
+    /// Seeds present at t = 0 (they never leave).
+    pub seeds: u64,
+    /// Leechers that arrive (replacements of departed seeds come on top).
+    pub leechers: u64,
+    pub arrival_mean_ns: u64,
+    pub file_bytes: u64,
+    pub piece_bytes: u64,
+    pub block_bytes: u64,
+    pub population: Population,
+    pub seeding: Seeding,
+    /// Mean stay after completion as a fraction of the peer's download time (paper: 0.5).
+    pub stay_factor: f64,
+    /// End the run at this many completions (`None`: at `duration` or when all are done).
+    pub stop_after_completions: Option<u64>,
+    /// Uplink queues sampled every this often for the queue series (paper: 10 Hz).
+    pub queue_sample_ns: u64,
+    pub access: AccessConfig,
+    pub bittorrent: SwarmBittorrentConfig,
+    /// Data transport of TCP uploaders; also the control connections' settings.
+    pub tcp: FlowConfig,
+    /// Data transport of uTP uploaders.
+    pub utp: FlowConfig,
+}
+
+/// Every peer's access link: `up` to the core, `down` from it, delay drawn per link.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccessConfig {
+    pub up_bps: u64,
+    pub down_bps: u64,
+    pub up_queue: QueueLimit,
+    pub down_queue: QueueLimit,
+    /// One-way propagation delay of each access link, uniform in [min, max], both directions.
+    pub delay_min_ns: u64,
+    pub delay_max_ns: u64,
+}
+
+/// The BitTorrent module of Eger et al. (ns-2), as the utp seed ran it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwarmBittorrentConfig {
+    /// Peers the tracker returns per announce (`num_from_tracker`).
+    pub tracker_peers: u64,
+    /// Announce again while fewer connections than this (`min_peers`).
+    pub min_peers: u64,
+    /// Open no new connections at this many (`max_initiate`).
+    pub max_initiate: u64,
+    /// Accept no incoming connection at this many (`max_open_cons`).
+    pub max_connections: u64,
+    pub reannounce_ns: u64,
+    /// Upload slots, the optimistic one included (`unchokes`).
+    pub unchoke_slots: u64,
+    pub rechoke_ns: u64,
+    /// Rates for the choker are bytes over this window (ROLLING_AVERAGE x choking interval).
+    pub rate_window_ns: u64,
+    pub optimistic_ns: u64,
+    /// Weight of a new connection in the optimistic draw (`opt_unchoke_prob = 3`).
+    pub new_peer_weight: u64,
+    /// Requests kept outstanding per connection (`pipelined_requests`).
+    pub pipeline: u64,
+    pub end_game: bool,
+    pub anti_snubbing: bool,
+    /// A peer that sent no block for this long is snubbed (ANTI_SNUBBING x choking interval).
+    pub snub_ns: u64,
+    pub super_seeding: bool,
+}
+
 fn err(msg: String) -> SimError {
     SimError(msg)
 }
@@ -294,6 +391,15 @@ impl SimConfig {
     pub fn validate(&self) -> Result<(), SimError> {
         if self.duration_ns == 0 {
             return Err(err("duration: must be > 0".into()));
+        }
+        if let Some(swarm) = &self.swarm {
+            if !self.nodes.is_empty() || !self.links.is_empty() || !self.flows.is_empty() {
+                return Err(err(
+                    "swarm: a swarm builds its own peers and links; give no path, nodes, link or flow"
+                        .into(),
+                ));
+            }
+            return swarm.validate();
         }
         if self.nodes.is_empty() {
             return Err(err("nodes: at least two nodes are needed".into()));
@@ -357,34 +463,151 @@ impl SimConfig {
             if f.src == f.dst {
                 return Err(err(format!("{at}: src and dst must differ")));
             }
-            if f.mss == 0 || f.mss > 65_000 {
-                return Err(err(format!(
-                    "{at}.mss: must be in 1..=65000, got {}",
-                    f.mss
-                )));
-            }
-            if f.initcwnd == 0 {
-                return Err(err(format!("{at}.initcwnd: must be >= 1 segment")));
-            }
-            if f.initrwnd == 0 {
-                return Err(err(format!("{at}.initrwnd: must be >= 1 segment")));
-            }
+            f.validate_transport(&at)?;
             if f.size_bytes == Some(0) {
                 return Err(err(format!("{at}.size: must be > 0 bytes or \"inf\"")));
             }
-            if f.max_window_bytes.is_some_and(|w| w < f.mss) {
-                return Err(err(format!("{at}.max_window: must be at least one MSS")));
-            }
-            if f.max_rwnd_bytes.is_some_and(|w| w < f.mss) {
-                return Err(err(format!("{at}.max_rwnd: must be at least one MSS")));
-            }
-            if f.ack_every == 0 {
-                return Err(err(format!("{at}.ack_every: must be >= 1")));
-            }
-            if f.min_rto_ns == 0 || f.max_rto_ns < f.min_rto_ns {
-                return Err(err(format!("{at}.min_rto: must be > 0 and <= max_rto")));
-            }
             validate_app(i, f)?;
+        }
+        Ok(())
+    }
+}
+
+impl FlowConfig {
+    /// The transport's own settings (not its ends, size or application); `at` names the table.
+    pub fn validate_transport(&self, at: &str) -> Result<(), SimError> {
+        let f = self;
+        if f.mss == 0 || f.mss > 65_000 {
+            return Err(err(format!(
+                "{at}.mss: must be in 1..=65000, got {}",
+                f.mss
+            )));
+        }
+        if f.initcwnd == 0 {
+            return Err(err(format!("{at}.initcwnd: must be >= 1 segment")));
+        }
+        if f.initrwnd == 0 {
+            return Err(err(format!("{at}.initrwnd: must be >= 1 segment")));
+        }
+        if f.max_window_bytes.is_some_and(|w| w < f.mss) {
+            return Err(err(format!("{at}.max_window: must be at least one MSS")));
+        }
+        if f.max_rwnd_bytes.is_some_and(|w| w < f.mss) {
+            return Err(err(format!("{at}.max_rwnd: must be at least one MSS")));
+        }
+        if f.ack_every == 0 {
+            return Err(err(format!("{at}.ack_every: must be >= 1")));
+        }
+        if f.min_rto_ns == 0 || f.max_rto_ns < f.min_rto_ns {
+            return Err(err(format!("{at}.min_rto: must be > 0 and <= max_rto")));
+        }
+        Ok(())
+    }
+}
+
+/// Most peers one swarm may have at the start (seeds and scheduled leechers).
+pub const MAX_SWARM_PEERS: u64 = 100_000;
+/// Most pieces a swarm's file may have, and most blocks per piece.
+pub const MAX_PIECES: u64 = 1_000_000;
+pub const MAX_BLOCKS_PER_PIECE: u64 = 4096;
+
+impl SwarmConfig {
+    pub fn validate(&self) -> Result<(), SimError> {
+        let range = |field: &str, v: u64, lo: u64, hi: u64| {
+            if v < lo || v > hi {
+                Err(err(format!(
+                    "swarm.{field}: must be in {lo}..={hi}, got {v}"
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        range("seeds", self.seeds, 1, MAX_SWARM_PEERS)?;
+        range("leechers", self.leechers, 1, MAX_SWARM_PEERS - self.seeds)?;
+        range("file", self.file_bytes, 1, u64::MAX / 2)?;
+        range("piece", self.piece_bytes, 1, self.file_bytes)?;
+        range("block", self.block_bytes, 1, self.piece_bytes.min(1 << 24))?;
+        range(
+            "file",
+            self.file_bytes.div_ceil(self.piece_bytes),
+            1,
+            MAX_PIECES,
+        )
+        .map_err(|_| {
+            err(format!(
+                "swarm.piece: the file would have more than {MAX_PIECES} pieces"
+            ))
+        })?;
+        if self.piece_bytes.div_ceil(self.block_bytes) > MAX_BLOCKS_PER_PIECE {
+            return Err(err(format!(
+                "swarm.block: a piece may hold at most {MAX_BLOCKS_PER_PIECE} blocks"
+            )));
+        }
+        if !(self.stay_factor.is_finite() && self.stay_factor >= 0.0) {
+            return Err(err(format!(
+                "swarm.stay_factor: must be a finite number >= 0, got {}",
+                self.stay_factor
+            )));
+        }
+        if self.stop_after_completions == Some(0) {
+            return Err(err(
+                "swarm.stop_after: must be >= 1 completion or omitted".into()
+            ));
+        }
+        range("queue_sample", self.queue_sample_ns, 1, u64::MAX / 4)?;
+        let a = &self.access;
+        range("up", a.up_bps, 1, u64::MAX / 4)?;
+        range("down", a.down_bps, 1, u64::MAX / 4)?;
+        for (field, q) in [("buffer", a.up_queue), ("down_buffer", a.down_queue)] {
+            if matches!(q, QueueLimit::Packets(0) | QueueLimit::Bytes(0)) {
+                return Err(err(format!("swarm.{field}: must hold at least one packet")));
+            }
+        }
+        range("delay", a.delay_max_ns, a.delay_min_ns, 3_600_000_000_000)?;
+        let b = &self.bittorrent;
+        range(
+            "bittorrent.tracker_peers",
+            b.tracker_peers,
+            1,
+            MAX_SWARM_PEERS,
+        )?;
+        range("bittorrent.min_peers", b.min_peers, 0, MAX_SWARM_PEERS)?;
+        range(
+            "bittorrent.max_initiate",
+            b.max_initiate,
+            1,
+            MAX_SWARM_PEERS,
+        )?;
+        range(
+            "bittorrent.max_connections",
+            b.max_connections,
+            1,
+            MAX_SWARM_PEERS,
+        )?;
+        range("bittorrent.reannounce", b.reannounce_ns, 1, u64::MAX / 4)?;
+        range("bittorrent.unchoke_slots", b.unchoke_slots, 1, 10_000)?;
+        range("bittorrent.rechoke", b.rechoke_ns, 1, u64::MAX / 4)?;
+        range("bittorrent.rate_window", b.rate_window_ns, 1, u64::MAX / 4)?;
+        range("bittorrent.optimistic", b.optimistic_ns, 1, u64::MAX / 4)?;
+        range("bittorrent.new_peer_weight", b.new_peer_weight, 1, 1000)?;
+        range("bittorrent.pipeline", b.pipeline, 1, 10_000)?;
+        range("bittorrent.snub", b.snub_ns, 1, u64::MAX / 4)?;
+        if b.super_seeding {
+            return Err(err(
+                "swarm.bittorrent.super_seeding: not modelled; only false is accepted".into(),
+            ));
+        }
+        for (name, t) in [("tcp", &self.tcp), ("utp", &self.utp)] {
+            let at = format!("swarm.{name}");
+            t.validate_transport(&at)?;
+            let common = slowstart_cc::CommonParams {
+                mss: t.mss,
+                initcwnd: t.initcwnd,
+                abc: t.abc,
+                seed: 0,
+                paced: t.pacing,
+            };
+            slowstart_cc::Controller::new(&t.cc, &common).map_err(|e| err(format!("{at}.{e}")))?;
         }
         Ok(())
     }

@@ -32,45 +32,55 @@ pub enum TimerKind {
 
 /// A heap entry ordered by one integer: time in the high 64 bits, insertion counter below.
 #[derive(Clone, Copy, Debug)]
-struct Entry {
+struct Entry<E> {
     key: u128,
-    event: Event,
+    event: E,
 }
 
-impl PartialEq for Entry {
+impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
         self.key == other.key
     }
 }
 
-impl Eq for Entry {}
+impl<E> Eq for Entry<E> {}
 
-impl PartialOrd for Entry {
+impl<E> PartialOrd for Entry<E> {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl Ord for Entry {
+impl<E> Ord for Entry<E> {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.key.cmp(&other.key)
     }
 }
 
-#[derive(Default)]
-pub struct EventQueue {
-    heap: BinaryHeap<Reverse<Entry>>,
+/// The heap of pending events; `E` is the simulation's event type ([`Event`] for flows, the
+/// swarm's own for swarms).
+pub struct EventQueue<E = Event> {
+    heap: BinaryHeap<Reverse<Entry<E>>>,
     inserted: u64,
 }
 
-impl EventQueue {
-    pub fn push(&mut self, time: u64, event: Event) {
+impl<E> Default for EventQueue<E> {
+    fn default() -> Self {
+        Self {
+            heap: BinaryHeap::new(),
+            inserted: 0,
+        }
+    }
+}
+
+impl<E: Copy> EventQueue<E> {
+    pub fn push(&mut self, time: u64, event: E) {
         let key = (time as u128) << 64 | self.inserted as u128;
         self.heap.push(Reverse(Entry { key, event }));
         self.inserted += 1;
     }
 
-    pub fn pop(&mut self) -> Option<(u64, Event)> {
+    pub fn pop(&mut self) -> Option<(u64, E)> {
         self.heap
             .pop()
             .map(|Reverse(e)| ((e.key >> 64) as u64, e.event))

@@ -4,7 +4,8 @@
 //! directions with drop-tail queues, topology and static routes), [`transport`] (the TCP-like
 //! sender and receiver that drive a `slowstart_cc` controller, and the request stream back),
 //! [`app`] (bulk, web and BitTorrent applications on top), [`trace`] (sampled series) and
-//! [`sim`] (the run loop and metrics). Time is integer nanoseconds, sizes integer bytes; the same
+//! [`sim`] (the run loop and metrics), and [`swarm`] (a BitTorrent swarm of peers behind access
+//! links, with connections that open and close). Time is integer nanoseconds, sizes integer bytes; the same
 //! config and seed give byte-identical output.
 
 pub mod app;
@@ -16,6 +17,9 @@ pub mod network;
 pub mod sim;
 #[cfg(test)]
 mod sim_tests;
+pub mod swarm;
+#[cfg(test)]
+mod swarm_tests;
 #[cfg(test)]
 mod testing;
 pub mod trace;
@@ -38,6 +42,9 @@ impl std::error::Error for SimError {}
 
 /// Validate and run a config.
 pub fn run(config: &SimConfig) -> Result<RunOutput, SimError> {
+    if config.swarm.is_some() {
+        return Ok(swarm::SwarmSim::new(config)?.run());
+    }
     Ok(Simulation::new(config)?.run())
 }
 

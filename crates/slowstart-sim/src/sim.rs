@@ -8,8 +8,9 @@ use slowstart_cc::{CcSpec, CommonParams, Controller, Phase};
 use crate::app::{App, AppSummary, Ctx};
 use crate::config::{FlowConfig, SimConfig};
 use crate::engine::{Event, EventQueue, TimerKind};
-use crate::network::channel::Offer;
+use crate::network::channel::{Channel, Offer};
 use crate::network::topology::{substream_seed, Topology};
+use crate::swarm::{PeerSummary, SwarmSummary};
 use crate::trace::{AppTrace, FlowRow, FlowTrace, QueueTrace, Sampler};
 use crate::transport::packet::{Kind, Packet};
 use crate::transport::receiver::Receiver;
@@ -89,6 +90,11 @@ pub struct Summary {
     pub links: Vec<LinkSummary>,
     /// Per flow with a web or BitTorrent application.
     pub apps: Vec<AppSummary>,
+    /// Swarm runs: one row per peer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub peers: Vec<PeerSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swarm: Option<SwarmSummary>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -129,7 +135,25 @@ pub struct LinkSummary {
     pub mean_queue_delay_s: f64,
 }
 
-fn seconds(ns: u64) -> f64 {
+impl LinkSummary {
+    pub fn of(c: &Channel) -> Self {
+        LinkSummary {
+            name: c.name.clone(),
+            rate_bps: c.rate_bps,
+            forwarded: c.stats.forwarded,
+            drops: c.stats.drops,
+            max_queue_bytes: c.stats.max_queue_bytes,
+            max_queue_packets: c.stats.max_queue_packets,
+            mean_queue_delay_s: if c.stats.forwarded > 0 {
+                c.stats.total_wait_ns as f64 / c.stats.forwarded as f64 / 1e9
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
+pub(crate) fn seconds(ns: u64) -> f64 {
     ns as f64 / 1e9
 }
 
@@ -681,24 +705,7 @@ impl Simulation {
             .enumerate()
             .filter_map(|(i, f)| f.app.summary(i as u32, &f.requests))
             .collect();
-        let links = self
-            .topo
-            .channels
-            .iter()
-            .map(|c| LinkSummary {
-                name: c.name.clone(),
-                rate_bps: c.rate_bps,
-                forwarded: c.stats.forwarded,
-                drops: c.stats.drops,
-                max_queue_bytes: c.stats.max_queue_bytes,
-                max_queue_packets: c.stats.max_queue_packets,
-                mean_queue_delay_s: if c.stats.forwarded > 0 {
-                    c.stats.total_wait_ns as f64 / c.stats.forwarded as f64 / 1e9
-                } else {
-                    0.0
-                },
-            })
-            .collect();
+        let links = self.topo.channels.iter().map(LinkSummary::of).collect();
         RunOutput {
             summary: Summary {
                 scenario: self.name,
@@ -708,6 +715,8 @@ impl Simulation {
                 flows,
                 links,
                 apps,
+                peers: vec![],
+                swarm: None,
             },
             flows: self.flow_trace,
             queues: self.queue_trace,

@@ -73,5 +73,6 @@ pub fn path(
         ],
         flows,
         trace: TraceConfig::default(),
+        swarm: None,
     }
 }

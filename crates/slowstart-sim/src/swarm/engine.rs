@@ -1,0 +1,1269 @@
+//! The swarm's event loop: peers arrive, announce, connect, trade blocks and leave.
+//!
+//! What follows the ns-2 module of Eger et al. (SiangYun/BTcode `bittorrent_app.cc`,
+//! `bittorrent_params.h`) as the utp seed ran it, and what is our choice where it is silent:
+//! - A new peer announces at once and every `reannounce` after; the tracker answers with
+//!   `tracker_peers` active peers drawn at random; while it has fewer than `min_peers`
+//!   connections it asks again, and it opens connections to the peers it learnt of until it has
+//!   `max_initiate`. The remote accepts unless it has `max_connections` (the module decides this
+//!   at once, `connect_step_2`; the TCP three-way handshake is not modelled).
+//! - Messages: the initiator sends its handshake and bitfield, the acceptor answers with its
+//!   own; then `interested`/`not interested` as bitfields and `have`s change what a neighbour
+//!   can give; `choke`/`unchoke` from the choker; 17-byte requests, `pipeline` outstanding per
+//!   connection, topped up as each block arrives. Requests carry the number of the unchoke they
+//!   follow: requests sent before the latest unchoke are discarded, as the module's timestamp
+//!   check does; a choke discards the requests waiting at the uploader and the downloader asks
+//!   again for the blocks it had outstanding.
+//! - An uploader keeps one piece message in its transport's send buffer per connection (ns-2
+//!   agents send what the application handed them, as the window allows); the next is written
+//!   once the last byte of the previous one was sent.
+//! - Rechoke every `rechoke` from the peer's arrival (the periodic timer), and at once when an
+//!   unchoked neighbour leaves or loses interest or a choked one becomes interested while a
+//!   slot is free (BitTorrent 4's `Choker`); the optimistic unchoke moves every
+//!   `optimistic / rechoke` periodic rechokes. A connection weighs `new_peer_weight` in the
+//!   optimistic draw until it has been drawn once.
+//! - A peer that leaves closes its connections; the other end learns of it at once (no FIN is
+//!   modelled) and asks elsewhere for the blocks it had requested. Packets still in flight for a
+//!   closed connection are dropped on arrival (`stale_packets`).
+//! - Super-seeding is not modelled (the module's example scripts turn it on for the first seed;
+//!   we follow the module's default, off).
+
+use std::collections::VecDeque;
+
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use slowstart_cc::{CommonParams, Controller};
+
+use crate::config::{FlowConfig, Population, Seeding, SimConfig, SwarmConfig};
+use crate::engine::{EventQueue, TimerKind};
+use crate::network::channel::{Channel, Offer};
+use crate::network::topology::substream_seed;
+use crate::sim::{seconds, LinkSummary, RunOutput, Summary};
+use crate::swarm::choker::{self, Candidate};
+use crate::swarm::pieces::{Bitfield, BlockState, Layout, Pieces};
+use crate::swarm::{PeerSummary, SwarmSummary, TransportTotals};
+use crate::trace::{AppTrace, FlowTrace, QueueTrace, Sampler};
+use crate::transport::packet::{Kind, Packet};
+use crate::transport::receiver::Receiver;
+use crate::transport::request::{RequestReceiver, RequestSender};
+use crate::transport::sender::Sender;
+use crate::transport::Io;
+use crate::SimError;
+
+/// BEP 3 message sizes, length prefix included.
+const HANDSHAKE_BYTES: u64 = 68;
+const BARE_BYTES: u64 = 5;
+const HAVE_BYTES: u64 = 9;
+const REQUEST_BYTES: u64 = 17;
+const PIECE_HEADER_BYTES: u64 = 13;
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// The head packet of a channel reaches its far end.
+    Channel(u32),
+    /// A transport timer of half-connection `h`.
+    Timer(u32, TimerKind),
+    /// The next of the scheduled leechers arrives.
+    Arrival,
+    Rechoke(u32),
+    Announce(u32),
+    Leave(u32),
+    QueueSample,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Msg {
+    Handshake,
+    /// The sender's pieces when it wrote the message (kept in [`Side::bitfield_sent`]).
+    Bitfield,
+    Have(u32),
+    Interested,
+    NotInterested,
+    Choke,
+    /// The uploader's unchoke count for this neighbour.
+    Unchoke(u32),
+    /// Piece, block, and the unchoke it follows.
+    Request(u32, u32, u32),
+    Cancel(u32, u32),
+}
+
+impl Msg {
+    fn bytes(self, pieces: u32) -> u64 {
+        match self {
+            Msg::Handshake => HANDSHAKE_BYTES,
+            Msg::Bitfield => BARE_BYTES + (pieces as u64).div_ceil(8),
+            Msg::Have(_) => HAVE_BYTES,
+            Msg::Request(..) | Msg::Cancel(..) => REQUEST_BYTES,
+            _ => BARE_BYTES,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    Tcp,
+    Utp,
+}
+
+impl Transport {
+    fn name(self) -> &'static str {
+        match self {
+            Transport::Tcp => "tcp",
+            Transport::Utp => "utp",
+        }
+    }
+}
+
+/// One direction of a connection: the uploader's data sender and the downloader's receiver,
+/// and the downloader's control stream back to the uploader.
+struct Half {
+    sender: Sender,
+    receiver: Receiver,
+    ctrl_tx: RequestSender,
+    ctrl_rx: RequestReceiver,
+    data_written: u64,
+    /// Piece messages written: (end byte in the data stream, piece, block).
+    pieces_written: VecDeque<(u64, u32, u32)>,
+    ctrl_written: u64,
+    /// Control messages written: (end byte in the control stream, message).
+    msgs_written: VecDeque<(u64, Msg)>,
+    /// Control bytes written during this event, sent together when it ends.
+    ctrl_unflushed: u64,
+    dropped_data_bytes: u64,
+}
+
+/// One peer's state about the other end of a connection.
+#[derive(Clone, Debug)]
+struct Side {
+    handshaken: bool,
+    remote: Bitfield,
+    bitfield_known: bool,
+    bitfield_sent: Bitfield,
+    am_choking: bool,
+    am_interested: bool,
+    peer_choking: bool,
+    peer_interested: bool,
+    my_requests: Vec<(u32, u32)>,
+    peer_requests: VecDeque<(u32, u32)>,
+    unchokes_sent: u32,
+    unchoke_got: u32,
+    /// Block bytes delivered to the remote and from it.
+    sent_bytes: u64,
+    recv_bytes: u64,
+    /// (sent, received) totals at the last periodic rechokes, oldest first.
+    window: VecDeque<(u64, u64)>,
+    last_block_ns: u64,
+    drawn_optimistic: bool,
+}
+
+impl Side {
+    fn new(pieces: u32, now: u64) -> Self {
+        Side {
+            handshaken: false,
+            remote: Bitfield::empty(pieces),
+            bitfield_known: false,
+            bitfield_sent: Bitfield::empty(pieces),
+            am_choking: true,
+            am_interested: false,
+            peer_choking: true,
+            peer_interested: false,
+            my_requests: Vec::new(),
+            peer_requests: VecDeque::new(),
+            unchokes_sent: 0,
+            unchoke_got: 0,
+            sent_bytes: 0,
+            recv_bytes: 0,
+            window: VecDeque::new(),
+            last_block_ns: now,
+            drawn_optimistic: false,
+        }
+    }
+}
+
+struct Conn {
+    /// [initiator, acceptor].
+    peers: [u32; 2],
+    open: bool,
+    /// `halves[i]`: `peers[i]` uploads to `peers[1 - i]`; dropped when the connection closes.
+    halves: Option<Box<[Half; 2]>>,
+    /// `sides[i]`: what `peers[i]` knows of `peers[1 - i]`.
+    sides: [Side; 2],
+}
+
+struct Peer {
+    transport: Transport,
+    initial_seed: bool,
+    replacement: bool,
+    active: bool,
+    arrival_ns: u64,
+    done_ns: Option<u64>,
+    left_ns: Option<u64>,
+    rank: Option<u64>,
+    delay_ns: u64,
+    pieces: Pieces,
+    conns: Vec<u32>,
+    /// Peers the tracker named, not yet tried.
+    known: VecDeque<u32>,
+    optimistic: Option<u32>,
+    rechokes: u64,
+    bytes_up: u64,
+    bytes_down: u64,
+    connections: u64,
+    duplicate_bytes: u64,
+    rng: Xoshiro256PlusPlus,
+}
+
+/// What a test can check afterwards: every choke decision and block request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogEntry {
+    /// `peer` unchoked (`true`) or choked the remote on `conn`.
+    Choke {
+        t_ns: u64,
+        peer: u32,
+        conn: u32,
+        unchoked: bool,
+    },
+    /// `peer` requested `piece`, having `have` pieces. `started`: a partly requested piece
+    /// came first; otherwise `rarest` is the least availability among the pieces it could begin
+    /// from that remote and `availability` the chosen one's.
+    Request {
+        t_ns: u64,
+        peer: u32,
+        piece: u32,
+        have: u32,
+        started: bool,
+        availability: u32,
+        rarest: Option<u32>,
+    },
+    /// Connection `conn` closed (its unchokes end without a message).
+    Close { t_ns: u64, conn: u32 },
+}
+
+pub struct SwarmSim {
+    cfg: SwarmConfig,
+    name: String,
+    seed: u64,
+    duration_ns: u64,
+    now: u64,
+    events: u64,
+    queue: EventQueue<Ev>,
+    channels: Vec<Channel>,
+    peers: Vec<Peer>,
+    conns: Vec<Conn>,
+    io: Io,
+    tracker: Vec<u32>,
+    rng: Xoshiro256PlusPlus,
+    layout: Layout,
+    leechers_arrived: u64,
+    completions: u64,
+    stopped: bool,
+    dirty: Vec<u32>,
+    totals: [TransportTotals; 2],
+    stale_packets: u64,
+    queue_trace: QueueTrace,
+    queue_sampler: Sampler,
+    log: Option<Vec<LogEntry>>,
+}
+
+const fn up(peer: u32) -> u32 {
+    2 * peer
+}
+
+const fn down(peer: u32) -> u32 {
+    2 * peer + 1
+}
+
+/// An exponential draw with mean `mean_ns`.
+fn exponential(rng: &mut impl Rng, mean_ns: f64) -> u64 {
+    let u: f64 = 1.0 - rng.random::<f64>(); // (0, 1]
+    (-mean_ns * u.ln()).round().min(u64::MAX as f64 / 2.0) as u64
+}
+
+impl SwarmSim {
+    pub fn new(config: &SimConfig) -> Result<Self, SimError> {
+        config.validate()?;
+        let cfg = config
+            .swarm
+            .clone()
+            .ok_or_else(|| SimError("swarm: missing".into()))?;
+        let layout = Layout::new(cfg.file_bytes, cfg.piece_bytes, cfg.block_bytes);
+        Ok(SwarmSim {
+            name: config.name.clone(),
+            seed: config.seed,
+            duration_ns: config.duration_ns,
+            now: 0,
+            events: 0,
+            queue: EventQueue::default(),
+            channels: Vec::new(),
+            peers: Vec::new(),
+            conns: Vec::new(),
+            io: Io::default(),
+            tracker: Vec::new(),
+            rng: Xoshiro256PlusPlus::seed_from_u64(substream_seed(config.seed, 10, 0)),
+            layout,
+            leechers_arrived: 0,
+            completions: 0,
+            stopped: false,
+            dirty: Vec::new(),
+            totals: Default::default(),
+            stale_packets: 0,
+            queue_trace: QueueTrace::default(),
+            queue_sampler: Sampler::new(0, config.trace.max_rows, 1),
+            log: None,
+            cfg,
+        })
+    }
+
+    /// Record choke decisions and requests for [`SwarmSim::log`].
+    pub fn with_log(mut self) -> Self {
+        self.log = Some(Vec::new());
+        self
+    }
+
+    pub fn run(self) -> RunOutput {
+        self.run_logged().0
+    }
+
+    /// Run, and return the log (empty unless [`SwarmSim::with_log`]).
+    pub fn run_logged(mut self) -> (RunOutput, Vec<LogEntry>) {
+        let end = self.advance();
+        let log = self.log.take().unwrap_or_default();
+        (self.finish(end), log)
+    }
+
+    /// Half-connections so far (ids `0..halves()`; closed ones have no ledger).
+    pub fn halves(&self) -> u32 {
+        2 * self.conns.len() as u32
+    }
+
+    /// Run the event loop to the end (duration, or the completions asked for); the end time.
+    pub fn advance(&mut self) -> u64 {
+        for _ in 0..self.cfg.seeds {
+            self.add_peer(true, false);
+        }
+        self.schedule_arrival();
+        self.queue.push(0, Ev::QueueSample);
+        let mut end = self.duration_ns;
+        while let Some((t, ev)) = self.queue.pop() {
+            if t > self.duration_ns {
+                break;
+            }
+            self.now = t;
+            self.events += 1;
+            match ev {
+                Ev::Channel(c) => self.channel_head(c),
+                Ev::Timer(h, kind) => self.timer(h, kind),
+                Ev::Arrival => {
+                    self.add_peer(false, false);
+                    self.schedule_arrival();
+                }
+                Ev::Rechoke(p) => self.periodic_rechoke(p),
+                Ev::Announce(p) => self.announce(p),
+                Ev::Leave(p) => self.leave(p),
+                Ev::QueueSample => self.sample_queues(),
+            }
+            self.flush();
+            if self.stopped {
+                end = t;
+                break;
+            }
+        }
+        end
+    }
+
+    fn schedule_arrival(&mut self) {
+        if self.leechers_arrived >= self.cfg.leechers {
+            return;
+        }
+        self.leechers_arrived += 1;
+        let gap = exponential(&mut self.rng, self.cfg.arrival_mean_ns as f64);
+        self.queue.push(self.now.saturating_add(gap), Ev::Arrival);
+    }
+
+    fn add_peer(&mut self, seed: bool, replacement: bool) {
+        let id = self.peers.len() as u32;
+        let a = &self.cfg.access;
+        let delay_ns = self.rng.random_range(a.delay_min_ns..=a.delay_max_ns);
+        let transport = match self.cfg.population {
+            Population::Tcp => Transport::Tcp,
+            Population::Utp => Transport::Utp,
+            Population::Mixed => {
+                if self.rng.random_bool(0.5) {
+                    Transport::Utp
+                } else {
+                    Transport::Tcp
+                }
+            }
+        };
+        for (c, rate, queue) in [
+            (up(id), a.up_bps, a.up_queue),
+            (down(id), a.down_bps, a.down_queue),
+        ] {
+            let dir = crate::config::DirectionConfig::lossless(rate, delay_ns, queue);
+            let name = if c.is_multiple_of(2) { "up" } else { "down" };
+            let rng_seed = substream_seed(self.seed, 1, c as u64);
+            self.channels
+                .push(Channel::new(format!("peer{id}.{name}"), c, &dir, rng_seed));
+        }
+        self.peers.push(Peer {
+            transport,
+            initial_seed: seed,
+            replacement,
+            active: true,
+            arrival_ns: self.now,
+            done_ns: seed.then_some(self.now),
+            left_ns: None,
+            rank: None,
+            delay_ns,
+            pieces: Pieces::new(self.layout, seed),
+            conns: Vec::new(),
+            known: VecDeque::new(),
+            optimistic: None,
+            rechokes: 0,
+            bytes_up: 0,
+            bytes_down: 0,
+            connections: 0,
+            duplicate_bytes: 0,
+            rng: Xoshiro256PlusPlus::seed_from_u64(substream_seed(self.seed, 11, id as u64)),
+        });
+        self.tracker.push(id);
+        self.queue.push(self.now, Ev::Announce(id));
+        self.queue
+            .push(self.now + self.cfg.bittorrent.rechoke_ns, Ev::Rechoke(id));
+    }
+
+    // ---------------------------------------------------------------- tracker, connections
+
+    fn announce(&mut self, p: u32) {
+        if !self.peers[p as usize].active {
+            return;
+        }
+        let bt = &self.cfg.bittorrent;
+        if (self.peers[p as usize].conns.len() as u64) < bt.min_peers {
+            let others: Vec<u32> = self.tracker.iter().copied().filter(|&x| x != p).collect();
+            let k = (bt.tracker_peers as usize).min(others.len());
+            let mut pool = others;
+            // A partial Fisher-Yates shuffle: k distinct peers at random.
+            for i in 0..k {
+                let j = self.rng.random_range(i..pool.len());
+                pool.swap(i, j);
+            }
+            for &q in &pool[..k] {
+                let connected = self.connected(p, q);
+                let peer = &mut self.peers[p as usize];
+                if !connected && !peer.known.contains(&q) {
+                    peer.known.push_back(q);
+                }
+            }
+        }
+        self.check_connections(p);
+        let next = self.now.saturating_add(self.cfg.bittorrent.reannounce_ns);
+        self.queue.push(next, Ev::Announce(p));
+    }
+
+    fn connected(&self, p: u32, q: u32) -> bool {
+        self.peers[p as usize]
+            .conns
+            .iter()
+            .any(|&c| self.conns[c as usize].peers.contains(&q))
+    }
+
+    fn check_connections(&mut self, p: u32) {
+        let bt = &self.cfg.bittorrent;
+        let (max_initiate, max_connections) = (bt.max_initiate, bt.max_connections);
+        while (self.peers[p as usize].conns.len() as u64) < max_initiate {
+            let Some(q) = self.peers[p as usize].known.pop_front() else {
+                break;
+            };
+            let remote = &self.peers[q as usize];
+            if remote.active
+                && (remote.conns.len() as u64) < max_connections
+                && !self.connected(p, q)
+            {
+                self.connect(p, q);
+            }
+        }
+    }
+
+    fn new_half(&self, h: u32, uploader: u32) -> Half {
+        let template: &FlowConfig = match self.peers[uploader as usize].transport {
+            Transport::Tcp => &self.cfg.tcp,
+            Transport::Utp => &self.cfg.utp,
+        };
+        let common = CommonParams {
+            mss: template.mss,
+            initcwnd: template.initcwnd,
+            abc: template.abc,
+            seed: substream_seed(self.seed, 2, h as u64),
+            paced: template.pacing,
+        };
+        let cc = Controller::new(&template.cc, &common).expect("checked by validate");
+        Half {
+            sender: Sender::new(h, template, cc),
+            receiver: Receiver::new(h, template),
+            ctrl_tx: RequestSender::new(h, &self.cfg.tcp),
+            ctrl_rx: RequestReceiver::new(h, &self.cfg.tcp),
+            data_written: 0,
+            pieces_written: VecDeque::new(),
+            ctrl_written: 0,
+            msgs_written: VecDeque::new(),
+            ctrl_unflushed: 0,
+            dropped_data_bytes: 0,
+        }
+    }
+
+    fn connect(&mut self, a: u32, b: u32) {
+        let c = self.conns.len() as u32;
+        let n = self.layout.pieces;
+        let mut halves = Box::new([self.new_half(2 * c, a), self.new_half(2 * c + 1, b)]);
+        for half in halves.iter_mut() {
+            half.sender.start(self.now, false, &mut self.io);
+        }
+        self.conns.push(Conn {
+            peers: [a, b],
+            open: true,
+            halves: Some(halves),
+            sides: [Side::new(n, self.now), Side::new(n, self.now)],
+        });
+        for p in [a, b] {
+            let peer = &mut self.peers[p as usize];
+            peer.conns.push(c);
+            peer.connections += 1;
+        }
+        self.send(a, c, Msg::Handshake);
+        self.send_bitfield(a, c);
+    }
+
+    fn close(&mut self, c: u32) {
+        let conn = &mut self.conns[c as usize];
+        if !conn.open {
+            return;
+        }
+        conn.open = false;
+        if let Some(log) = self.log.as_mut() {
+            log.push(LogEntry::Close {
+                t_ns: self.now,
+                conn: c,
+            });
+        }
+        if let Some(halves) = conn.halves.take() {
+            for (i, half) in halves.iter().enumerate() {
+                let t = self.peers[conn.peers[i] as usize].transport;
+                self.totals[t as usize].add(&half.sender.stats);
+            }
+        }
+        let peers = conn.peers;
+        for (s, &p) in peers.iter().enumerate() {
+            let side =
+                std::mem::replace(&mut self.conns[c as usize].sides[s], Side::new(0, self.now));
+            let peer = &mut self.peers[p as usize];
+            peer.conns.retain(|&x| x != c);
+            if side.bitfield_known {
+                peer.pieces.count_remote(&side.remote, false);
+            }
+            for &(piece, block) in &side.my_requests {
+                peer.pieces.release(piece, block);
+            }
+            if peer.optimistic == Some(c) {
+                peer.optimistic = None;
+            }
+            if peer.active {
+                if !side.am_choking {
+                    self.rechoke(p, false);
+                }
+                if !side.my_requests.is_empty() {
+                    self.refill_all(p);
+                }
+            }
+        }
+    }
+
+    fn leave(&mut self, p: u32) {
+        let peer = &mut self.peers[p as usize];
+        if !peer.active {
+            return;
+        }
+        peer.active = false;
+        peer.left_ns = Some(self.now);
+        self.tracker.retain(|&x| x != p);
+        for c in self.peers[p as usize].conns.clone() {
+            self.close(c);
+        }
+        // Random stay keeps the swarm's size: a new leecher takes the place at once.
+        self.add_peer(false, true);
+    }
+
+    // ---------------------------------------------------------------- messages
+
+    /// Index of `p` in connection `c` (0: initiator).
+    fn side_of(&self, p: u32, c: u32) -> usize {
+        usize::from(self.conns[c as usize].peers[0] != p)
+    }
+
+    /// Peer `p` writes `msg` to the other end of `c`: on the half where that end uploads.
+    fn send(&mut self, p: u32, c: u32, msg: Msg) {
+        let s = self.side_of(p, c);
+        let bytes = msg.bytes(self.layout.pieces);
+        let h = 2 * c + (1 - s) as u32;
+        let Some(halves) = self.conns[c as usize].halves.as_mut() else {
+            return;
+        };
+        let half = &mut halves[1 - s];
+        half.ctrl_written += bytes;
+        half.msgs_written.push_back((half.ctrl_written, msg));
+        if half.ctrl_unflushed == 0 {
+            self.dirty.push(h);
+        }
+        half.ctrl_unflushed += bytes;
+    }
+
+    fn send_bitfield(&mut self, p: u32, c: u32) {
+        let s = self.side_of(p, c);
+        self.conns[c as usize].sides[s].bitfield_sent = self.peers[p as usize].pieces.have.clone();
+        self.send(p, c, Msg::Bitfield);
+    }
+
+    /// Peer `p` handles `msg` from the other end of `c`.
+    fn on_message(&mut self, p: u32, c: u32, msg: Msg) {
+        if !self.conns[c as usize].open {
+            return;
+        }
+        let s = self.side_of(p, c);
+        match msg {
+            Msg::Handshake => {
+                self.conns[c as usize].sides[s].handshaken = true;
+                if s == 1 {
+                    self.send(p, c, Msg::Handshake);
+                    self.send_bitfield(p, c);
+                }
+            }
+            Msg::Bitfield => {
+                let remote = self.conns[c as usize].sides[1 - s].bitfield_sent.clone();
+                self.peers[p as usize].pieces.count_remote(&remote, true);
+                let side = &mut self.conns[c as usize].sides[s];
+                side.remote = remote;
+                side.bitfield_known = true;
+                self.update_interest(p, c);
+            }
+            Msg::Have(piece) => {
+                let side = &mut self.conns[c as usize].sides[s];
+                if side.remote.set(piece) && side.bitfield_known {
+                    self.peers[p as usize].pieces.availability[piece as usize] += 1;
+                }
+                self.update_interest(p, c);
+                self.fill_requests(p, c);
+            }
+            Msg::Interested => {
+                self.conns[c as usize].sides[s].peer_interested = true;
+                let slots = self.cfg.bittorrent.unchoke_slots as usize;
+                if self.unchoked(p) < slots {
+                    self.rechoke(p, false);
+                }
+            }
+            Msg::NotInterested => {
+                let side = &mut self.conns[c as usize].sides[s];
+                side.peer_interested = false;
+                if !side.am_choking {
+                    self.rechoke(p, false);
+                }
+            }
+            Msg::Choke => {
+                let side = &mut self.conns[c as usize].sides[s];
+                side.peer_choking = true;
+                let withdrawn = std::mem::take(&mut side.my_requests);
+                if !withdrawn.is_empty() {
+                    for (piece, block) in withdrawn {
+                        self.peers[p as usize].pieces.release(piece, block);
+                    }
+                    self.refill_all(p);
+                }
+            }
+            Msg::Unchoke(n) => {
+                let side = &mut self.conns[c as usize].sides[s];
+                side.peer_choking = false;
+                side.unchoke_got = n;
+                side.last_block_ns = self.now;
+                self.fill_requests(p, c);
+            }
+            Msg::Request(piece, block, n) => {
+                let side = &mut self.conns[c as usize].sides[s];
+                if !side.am_choking && n == side.unchokes_sent {
+                    side.peer_requests.push_back((piece, block));
+                    self.pump(2 * c + s as u32);
+                }
+            }
+            Msg::Cancel(piece, block) => {
+                let side = &mut self.conns[c as usize].sides[s];
+                side.peer_requests.retain(|&r| r != (piece, block));
+            }
+        }
+    }
+
+    fn update_interest(&mut self, p: u32, c: u32) {
+        let s = self.side_of(p, c);
+        let side = &self.conns[c as usize].sides[s];
+        let want = self.peers[p as usize].pieces.interested_in(&side.remote);
+        if want != side.am_interested {
+            self.conns[c as usize].sides[s].am_interested = want;
+            let msg = if want {
+                Msg::Interested
+            } else {
+                Msg::NotInterested
+            };
+            self.send(p, c, msg);
+        }
+    }
+
+    /// Keep `pipeline` requests outstanding to the other end of `c`, if it unchoked us.
+    fn fill_requests(&mut self, p: u32, c: u32) {
+        let s = self.side_of(p, c);
+        let pipeline = self.cfg.bittorrent.pipeline as usize;
+        let end_game = self.cfg.bittorrent.end_game;
+        loop {
+            let conn = &mut self.conns[c as usize];
+            let side = &mut conn.sides[s];
+            if !conn.open
+                || side.peer_choking
+                || !side.am_interested
+                || side.my_requests.len() >= pipeline
+            {
+                return;
+            }
+            let peer = &mut self.peers[p as usize];
+            let mut picked = None;
+            if let Some(log) = self.log.as_mut() {
+                let (started, rarest) = peer.pieces.choice_floor(&side.remote);
+                if let Some((piece, block)) = peer.pieces.pick(&side.remote, &mut peer.rng) {
+                    log.push(LogEntry::Request {
+                        t_ns: self.now,
+                        peer: p,
+                        piece,
+                        have: peer.pieces.have.count(),
+                        started,
+                        availability: peer.pieces.availability[piece as usize],
+                        rarest,
+                    });
+                    picked = Some((piece, block));
+                }
+            } else {
+                picked = peer.pieces.pick(&side.remote, &mut peer.rng);
+            }
+            if picked.is_none() && end_game && peer.pieces.all_requested() {
+                // End game: ask this peer too for a block requested elsewhere.
+                picked = peer
+                    .pieces
+                    .requested_not_received(&side.remote)
+                    .find(|r| !side.my_requests.contains(r));
+            }
+            let Some((piece, block)) = picked else {
+                return;
+            };
+            side.my_requests.push((piece, block));
+            let n = side.unchoke_got;
+            self.send(p, c, Msg::Request(piece, block, n));
+        }
+    }
+
+    fn refill_all(&mut self, p: u32) {
+        for c in self.peers[p as usize].conns.clone() {
+            self.fill_requests(p, c);
+        }
+    }
+
+    /// A whole block from the other end of `c` reached peer `p`.
+    fn on_block(&mut self, p: u32, c: u32, piece: u32, block: u32) {
+        let s = self.side_of(p, c);
+        let len = self.layout.block_len(piece, block);
+        let now = self.now;
+        let conn = &mut self.conns[c as usize];
+        let remote = conn.peers[1 - s];
+        conn.sides[s].my_requests.retain(|&r| r != (piece, block));
+        conn.sides[s].recv_bytes += len;
+        conn.sides[s].last_block_ns = now;
+        conn.sides[1 - s].sent_bytes += len;
+        self.peers[remote as usize].bytes_up += len;
+        let peer = &mut self.peers[p as usize];
+        peer.bytes_down += len;
+        let before = peer.pieces.have.count();
+        let had = peer.pieces.block(piece, block) == BlockState::Have;
+        let completed = peer.pieces.receive(piece, block);
+        if had {
+            peer.duplicate_bytes += len;
+        }
+        debug_assert!(completed || peer.pieces.have.count() == before);
+        if self.cfg.bittorrent.end_game {
+            for other in self.peers[p as usize].conns.clone() {
+                let so = self.side_of(p, other);
+                let side = &mut self.conns[other as usize].sides[so];
+                if other != c && side.my_requests.contains(&(piece, block)) {
+                    side.my_requests.retain(|&r| r != (piece, block));
+                    self.send(p, other, Msg::Cancel(piece, block));
+                }
+            }
+        }
+        if completed {
+            for other in self.peers[p as usize].conns.clone() {
+                let so = self.side_of(p, other);
+                if self.conns[other as usize].sides[so].handshaken {
+                    self.send(p, other, Msg::Have(piece));
+                }
+                self.update_interest(p, other);
+            }
+            if self.peers[p as usize].pieces.complete() {
+                self.on_complete(p);
+            }
+        }
+        self.fill_requests(p, c);
+    }
+
+    fn on_complete(&mut self, p: u32) {
+        self.completions += 1;
+        let now = self.now;
+        let stay_factor = self.cfg.stay_factor;
+        let random_stay = self.cfg.seeding == Seeding::RandomStay;
+        let peer = &mut self.peers[p as usize];
+        peer.done_ns = Some(now);
+        peer.rank = Some(self.completions);
+        if random_stay {
+            let download = (now - peer.arrival_ns) as f64;
+            let stay = exponential(&mut self.rng, stay_factor * download);
+            self.queue.push(now.saturating_add(stay), Ev::Leave(p));
+        }
+        if self
+            .cfg
+            .stop_after_completions
+            .is_some_and(|n| self.completions >= n)
+        {
+            self.stopped = true;
+        }
+    }
+
+    // ---------------------------------------------------------------- choking
+
+    fn unchoked(&self, p: u32) -> usize {
+        self.peers[p as usize]
+            .conns
+            .iter()
+            .filter(|&&c| !self.conns[c as usize].sides[self.side_of(p, c)].am_choking)
+            .count()
+    }
+
+    fn periodic_rechoke(&mut self, p: u32) {
+        if !self.peers[p as usize].active {
+            return;
+        }
+        let bt = &self.cfg.bittorrent;
+        let keep = (bt.rate_window_ns / bt.rechoke_ns.max(1)).max(1) as usize;
+        let next = self.now.saturating_add(bt.rechoke_ns);
+        for c in self.peers[p as usize].conns.clone() {
+            let s = self.side_of(p, c);
+            let side = &mut self.conns[c as usize].sides[s];
+            side.window.push_back((side.sent_bytes, side.recv_bytes));
+            while side.window.len() > keep + 1 {
+                side.window.pop_front();
+            }
+        }
+        self.peers[p as usize].rechokes += 1;
+        self.rechoke(p, true);
+        self.queue.push(next, Ev::Rechoke(p));
+    }
+
+    fn rechoke(&mut self, p: u32, periodic: bool) {
+        let bt = &self.cfg.bittorrent;
+        let seed = self.peers[p as usize].pieces.complete();
+        let now = self.now;
+        let cands: Vec<Candidate> = self.peers[p as usize]
+            .conns
+            .iter()
+            .filter_map(|&c| {
+                let side = &self.conns[c as usize].sides[self.side_of(p, c)];
+                if !side.handshaken {
+                    return None;
+                }
+                let (sent0, recv0) = side.window.front().copied().unwrap_or((0, 0));
+                Some(Candidate {
+                    conn: c,
+                    interested: side.peer_interested,
+                    rate: if seed {
+                        side.sent_bytes - sent0
+                    } else {
+                        side.recv_bytes - recv0
+                    },
+                    snubbed: bt.anti_snubbing
+                        && !side.peer_choking
+                        && now.saturating_sub(side.last_block_ns) >= bt.snub_ns,
+                    weight: if side.drawn_optimistic {
+                        1
+                    } else {
+                        bt.new_peer_weight
+                    },
+                })
+            })
+            .collect();
+        let every = (bt.optimistic_ns / bt.rechoke_ns.max(1)).max(1);
+        let peer = &mut self.peers[p as usize];
+        let redraw = periodic && peer.rechokes.is_multiple_of(every);
+        let choice = choker::rechoke(
+            &cands,
+            bt.unchoke_slots as usize,
+            peer.optimistic,
+            redraw,
+            &mut peer.rng,
+        );
+        if let Some(o) = choice.optimistic {
+            if peer.optimistic != Some(o) {
+                let so = self.side_of(p, o);
+                self.conns[o as usize].sides[so].drawn_optimistic = true;
+            }
+        }
+        self.peers[p as usize].optimistic = choice.optimistic;
+        // Chokes first, so that no more than the slots are ever unchoked.
+        let conns = self.peers[p as usize].conns.clone();
+        let (stay, open): (Vec<u32>, Vec<u32>) =
+            conns.into_iter().partition(|c| !choice.unchoke.contains(c));
+        for c in stay.into_iter().chain(open) {
+            let s = self.side_of(p, c);
+            let side = &mut self.conns[c as usize].sides[s];
+            let unchoke = choice.unchoke.contains(&c);
+            if unchoke != side.am_choking {
+                continue;
+            }
+            side.am_choking = !unchoke;
+            // Requests that came before this (un)choke are void.
+            side.peer_requests.clear();
+            let msg = if unchoke {
+                side.unchokes_sent += 1;
+                Msg::Unchoke(side.unchokes_sent)
+            } else {
+                Msg::Choke
+            };
+            if let Some(log) = self.log.as_mut() {
+                log.push(LogEntry::Choke {
+                    t_ns: now,
+                    peer: p,
+                    conn: c,
+                    unchoked: unchoke,
+                });
+            }
+            self.send(p, c, msg);
+        }
+    }
+
+    // ---------------------------------------------------------------- transport and network
+
+    /// The uploader of half `h` sends what its window allows, writing the next requested piece
+    /// message whenever the previous one has left.
+    fn pump(&mut self, h: u32) {
+        let (c, i) = ((h / 2) as usize, (h % 2) as usize);
+        let layout = self.layout;
+        let conn = &mut self.conns[c];
+        let Some(halves) = conn.halves.as_mut() else {
+            return;
+        };
+        let half = &mut halves[i];
+        let side = &mut conn.sides[i];
+        loop {
+            half.sender.try_send(self.now, &mut self.io);
+            if half.sender.unsent_bytes() > 0 || side.am_choking {
+                return;
+            }
+            let Some((piece, block)) = side.peer_requests.pop_front() else {
+                return;
+            };
+            let bytes = PIECE_HEADER_BYTES + layout.block_len(piece, block);
+            half.sender.write(bytes);
+            half.data_written += bytes;
+            half.pieces_written
+                .push_back((half.data_written, piece, block));
+        }
+    }
+
+    fn timer(&mut self, h: u32, kind: TimerKind) {
+        let now = self.now;
+        let c = (h / 2) as usize;
+        let Some(halves) = self.conns[c].halves.as_mut() else {
+            return;
+        };
+        let half = &mut halves[(h % 2) as usize];
+        let timer = match kind {
+            TimerKind::Retransmission => &mut half.sender.rto_timer,
+            TimerKind::LossProbe => &mut half.sender.probe_timer,
+            TimerKind::Pacing => &mut half.sender.pacing_timer,
+            TimerKind::DelayedAck => &mut half.receiver.delack_timer,
+            TimerKind::Request => &mut half.ctrl_tx.timer,
+            TimerKind::App => return,
+        };
+        if !timer.fire(now) {
+            if let Some(t) = timer.rearm() {
+                self.queue.push(t, Ev::Timer(h, kind));
+            }
+            return;
+        }
+        match kind {
+            TimerKind::Retransmission => {
+                half.sender.on_rto(now, &mut self.io);
+                self.pump(h);
+            }
+            TimerKind::LossProbe => half.sender.on_loss_probe(now, &mut self.io),
+            TimerKind::Pacing => {
+                half.sender.on_pacing_timer(now, &mut self.io);
+                self.pump(h);
+            }
+            TimerKind::DelayedAck => half.receiver.on_delack_timer(now, &mut self.io),
+            TimerKind::Request => half.ctrl_tx.on_timer(now, &mut self.io),
+            TimerKind::App => {}
+        }
+    }
+
+    /// Uploader and downloader of half `h`.
+    fn ends(&self, h: u32) -> (u32, u32) {
+        let peers = self.conns[(h / 2) as usize].peers;
+        let i = (h % 2) as usize;
+        (peers[i], peers[1 - i])
+    }
+
+    fn channel_head(&mut self, c: u32) {
+        let channel = &mut self.channels[c as usize];
+        let Some(packet) = channel.pop_head() else {
+            return;
+        };
+        if let Some(t) = channel.head_time() {
+            self.queue.push(t, Ev::Channel(c));
+        }
+        if c.is_multiple_of(2) {
+            // Through the core to the far peer's downlink.
+            let (uploader, downloader) = self.ends(packet.flow);
+            let to = if packet.to_receiver() {
+                downloader
+            } else {
+                uploader
+            };
+            self.offer(down(to), packet);
+        } else {
+            self.deliver(packet);
+        }
+    }
+
+    fn offer(&mut self, c: u32, packet: Packet) {
+        let now = self.now;
+        let channel = &mut self.channels[c as usize];
+        match channel.offer(now, packet, self.cfg.tcp.mss) {
+            Offer::Queued { was_idle } => {
+                if was_idle {
+                    let t = channel.head_time().expect("just queued");
+                    self.queue.push(t, Ev::Channel(c));
+                }
+            }
+            _ => {
+                if packet.kind == Kind::Data {
+                    let (uploader, _) = self.ends(packet.flow);
+                    let t = self.peers[uploader as usize].transport;
+                    self.totals[t as usize].drops += 1;
+                    let h = packet.flow;
+                    if let Some(halves) = self.conns[(h / 2) as usize].halves.as_mut() {
+                        halves[(h % 2) as usize].dropped_data_bytes += packet.len as u64;
+                    }
+                }
+            }
+        }
+    }
+
+    fn deliver(&mut self, packet: Packet) {
+        let h = packet.flow;
+        let (c, i) = (h / 2, (h % 2) as usize);
+        let now = self.now;
+        let (uploader, downloader) = self.ends(h);
+        let Some(halves) = self.conns[c as usize].halves.as_mut() else {
+            self.stale_packets += 1;
+            return;
+        };
+        let half = &mut halves[i];
+        match packet.kind {
+            Kind::Data => {
+                let before = half.receiver.rcv_nxt;
+                half.receiver.on_data(now, &packet, &mut self.io);
+                half.ctrl_tx.on_ack(now, packet.rwnd, &mut self.io);
+                let upto = half.receiver.rcv_nxt;
+                if upto > before {
+                    let mut blocks = Vec::new();
+                    while let Some(&(end, piece, block)) = half.pieces_written.front() {
+                        if end > upto {
+                            break;
+                        }
+                        half.pieces_written.pop_front();
+                        blocks.push((piece, block));
+                    }
+                    for (piece, block) in blocks {
+                        self.on_block(downloader, c, piece, block);
+                    }
+                }
+            }
+            Kind::Ack => {
+                half.sender.on_ack(now, &packet, &mut self.io);
+                self.pump(h);
+            }
+            Kind::Request => {
+                let mut msgs = Vec::new();
+                if half.ctrl_rx.on_request(&packet) {
+                    let upto = half.ctrl_rx.rcv_nxt;
+                    while let Some(&(end, msg)) = half.msgs_written.front() {
+                        if end > upto {
+                            break;
+                        }
+                        half.msgs_written.pop_front();
+                        msgs.push(msg);
+                    }
+                }
+                for msg in msgs {
+                    self.on_message(uploader, c, msg);
+                }
+                // The control stream's ACK rides on data leaving now, or goes alone.
+                let Some(halves) = self.conns[c as usize].halves.as_mut() else {
+                    return;
+                };
+                let half = &mut halves[i];
+                half.sender.piggyback_ack = half.ctrl_rx.rcv_nxt;
+                let sent_before = half.sender.stats.data_packets_sent;
+                self.pump(h);
+                let half = &mut self.conns[c as usize].halves.as_mut().expect("open")[i];
+                if half.sender.stats.data_packets_sent == sent_before {
+                    half.ctrl_rx.send_ack(now, &mut self.io);
+                }
+            }
+            Kind::RequestAck => half.ctrl_tx.on_ack(now, packet.seq, &mut self.io),
+            Kind::Syn | Kind::SynAck => {}
+        }
+    }
+
+    /// Send the control bytes written during the event, then every packet and timer produced.
+    fn flush(&mut self) {
+        let now = self.now;
+        for h in std::mem::take(&mut self.dirty) {
+            let Some(halves) = self.conns[(h / 2) as usize].halves.as_mut() else {
+                continue;
+            };
+            let half = &mut halves[(h % 2) as usize];
+            let bytes = std::mem::take(&mut half.ctrl_unflushed);
+            half.receiver.flush_ack(now, &mut self.io);
+            half.ctrl_tx.write(now, bytes, &mut self.io);
+        }
+        for (t, h, kind) in self.io.wakeups.drain(..) {
+            self.queue.push(t, Ev::Timer(h, kind));
+        }
+        let mut packets = std::mem::take(&mut self.io.packets);
+        for p in packets.drain(..) {
+            let (uploader, downloader) = self.ends(p.flow);
+            let from = if p.to_receiver() {
+                uploader
+            } else {
+                downloader
+            };
+            self.offer(up(from), p);
+        }
+        self.io.packets = packets;
+    }
+
+    fn sample_queues(&mut self) {
+        let now = self.now;
+        for (p, peer) in self.peers.iter().enumerate() {
+            if !peer.active {
+                continue;
+            }
+            let c = up(p as u32);
+            let (bytes, packets) = self.channels[c as usize].occupancy(now);
+            self.queue_trace
+                .push(now, c, bytes, packets, &mut self.queue_sampler);
+        }
+        let next = now.saturating_add(self.cfg.queue_sample_ns);
+        self.queue.push(next, Ev::QueueSample);
+    }
+
+    // ---------------------------------------------------------------- results
+
+    /// Data payload bytes of half `h`: (sent, received, dropped, held in channels), while the
+    /// connection is open. Every byte sent is received, dropped or still in a channel.
+    pub fn byte_ledger(&self, h: u32) -> Option<(u64, u64, u64, u64)> {
+        let half = &self.conns[(h / 2) as usize].halves.as_ref()?[(h % 2) as usize];
+        let held = self.channels.iter().map(|c| c.held_data_bytes(h)).sum();
+        Some((
+            half.sender.stats.data_bytes_sent,
+            half.receiver.data_bytes_received,
+            half.dropped_data_bytes,
+            held,
+        ))
+    }
+
+    fn finish(mut self, end_ns: u64) -> RunOutput {
+        for conn in &self.conns {
+            if let Some(halves) = &conn.halves {
+                for (i, half) in halves.iter().enumerate() {
+                    let t = self.peers[conn.peers[i] as usize].transport;
+                    self.totals[t as usize].add(&half.sender.stats);
+                }
+            }
+        }
+        let peers = self
+            .peers
+            .iter()
+            .enumerate()
+            .map(|(id, p)| PeerSummary {
+                id: id as u32,
+                transport: p.transport.name(),
+                initial_seed: p.initial_seed,
+                replacement: p.replacement,
+                arrival_s: seconds(p.arrival_ns),
+                done_s: p.done_ns.filter(|_| !p.initial_seed).map(seconds),
+                completion_s: p
+                    .done_ns
+                    .filter(|_| !p.initial_seed)
+                    .map(|d| seconds(d - p.arrival_ns)),
+                completion_rank: p.rank,
+                left_s: p.left_ns.map(seconds),
+                bytes_up: p.bytes_up,
+                bytes_down: p.bytes_down,
+                access_delay_s: seconds(p.delay_ns),
+                connections: p.connections,
+                duplicate_bytes: p.duplicate_bytes,
+            })
+            .collect();
+        let [tcp, utp] = std::mem::take(&mut self.totals);
+        let swarm = SwarmSummary {
+            population: self.cfg.population,
+            seeding: self.cfg.seeding,
+            file_bytes: self.cfg.file_bytes,
+            pieces: self.layout.pieces,
+            blocks_per_piece: self.layout.blocks_per_piece(),
+            peers_joined: self.peers.len() as u64,
+            completions: self.completions,
+            connections_opened: self.conns.len() as u64,
+            stopped_at_completions: self.stopped,
+            stale_packets: self.stale_packets,
+            tcp,
+            utp,
+        };
+        RunOutput {
+            summary: Summary {
+                scenario: self.name,
+                seed: self.seed,
+                sim_time_s: seconds(end_ns),
+                events: self.events,
+                flows: vec![],
+                links: self.channels.iter().map(LinkSummary::of).collect(),
+                apps: vec![],
+                peers,
+                swarm: Some(swarm),
+            },
+            flows: FlowTrace::default(),
+            queues: self.queue_trace,
+            apps: AppTrace::default(),
+        }
+    }
+}
+
+impl TransportTotals {
+    fn add(&mut self, s: &crate::transport::sender::SenderStats) {
+        self.data_packets_sent += s.data_packets_sent;
+        self.retransmits += s.retransmits;
+        self.rto_count += s.rto_count;
+    }
+}

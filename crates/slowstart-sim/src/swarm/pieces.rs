@@ -1,0 +1,404 @@
+//! What a peer has and what it asks for next: the file in pieces and blocks, and the piece
+//! selection of Eger et al.'s ns-2 module (`bittorrent_app.cc` `select_chunk`): finish a piece
+//! already partly requested, a random piece until the first one completes, then rarest first
+//! among the neighbours' bitfields with random ties. Sans-IO: the caller passes the remote's
+//! pieces and a random generator.
+
+use rand::Rng;
+
+/// The file's shape: `pieces` pieces of `blocks_per_piece` blocks; the last piece and its last
+/// block may be shorter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub file_bytes: u64,
+    pub piece_bytes: u64,
+    pub block_bytes: u64,
+    pub pieces: u32,
+}
+
+impl Layout {
+    pub fn new(file_bytes: u64, piece_bytes: u64, block_bytes: u64) -> Self {
+        Layout {
+            file_bytes,
+            piece_bytes,
+            block_bytes,
+            pieces: file_bytes.div_ceil(piece_bytes) as u32,
+        }
+    }
+
+    pub fn piece_len(&self, piece: u32) -> u64 {
+        let start = piece as u64 * self.piece_bytes;
+        self.piece_bytes.min(self.file_bytes - start)
+    }
+
+    pub fn blocks_in(&self, piece: u32) -> u32 {
+        self.piece_len(piece).div_ceil(self.block_bytes) as u32
+    }
+
+    pub fn block_len(&self, piece: u32, block: u32) -> u64 {
+        let start = block as u64 * self.block_bytes;
+        self.block_bytes.min(self.piece_len(piece) - start)
+    }
+
+    /// Index of `(piece, block)` in a whole-file block array.
+    pub fn block_index(&self, piece: u32, block: u32) -> usize {
+        (piece as u64 * self.piece_bytes.div_ceil(self.block_bytes)) as usize + block as usize
+    }
+
+    pub fn blocks_per_piece(&self) -> u32 {
+        self.piece_bytes.div_ceil(self.block_bytes) as u32
+    }
+}
+
+/// A set of pieces (a BitTorrent bitfield).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bitfield {
+    words: Vec<u64>,
+    count: u32,
+}
+
+impl Bitfield {
+    pub fn empty(pieces: u32) -> Self {
+        Bitfield {
+            words: vec![0; (pieces as usize).div_ceil(64)],
+            count: 0,
+        }
+    }
+
+    pub fn full(pieces: u32) -> Self {
+        let mut b = Self::empty(pieces);
+        for p in 0..pieces {
+            b.set(p);
+        }
+        b
+    }
+
+    pub fn has(&self, p: u32) -> bool {
+        self.words[p as usize / 64] >> (p % 64) & 1 == 1
+    }
+
+    /// Add piece `p`; true if it was new.
+    pub fn set(&mut self, p: u32) -> bool {
+        let w = &mut self.words[p as usize / 64];
+        let bit = 1u64 << (p % 64);
+        if *w & bit != 0 {
+            return false;
+        }
+        *w |= bit;
+        self.count += 1;
+        true
+    }
+
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// Pieces set, in order.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros();
+                w &= w - 1;
+                Some(i as u32 * 64 + b)
+            })
+        })
+    }
+
+    /// Whether `self` has a piece `other` lacks.
+    pub fn has_any_missing_from(&self, other: &Bitfield) -> bool {
+        self.words
+            .iter()
+            .zip(&other.words)
+            .any(|(&a, &b)| a & !b != 0)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum BlockState {
+    Needed,
+    Requested,
+    Have,
+}
+
+/// A downloader's view of its own file: which blocks it has, which are requested, how many
+/// neighbours have each piece.
+#[derive(Clone, Debug)]
+pub struct Pieces {
+    pub layout: Layout,
+    pub have: Bitfield,
+    blocks: Vec<BlockState>,
+    /// Blocks requested or received, per piece (the module's `requested[]`, in blocks).
+    taken: Vec<u32>,
+    /// Blocks received, per piece.
+    got: Vec<u32>,
+    /// Neighbours whose bitfield has the piece (the module's `occurrence`).
+    pub availability: Vec<u32>,
+}
+
+impl Pieces {
+    pub fn new(layout: Layout, complete: bool) -> Self {
+        let n = layout.pieces;
+        let total = layout.block_index(n - 1, layout.blocks_in(n - 1));
+        let state = if complete {
+            BlockState::Have
+        } else {
+            BlockState::Needed
+        };
+        let taken: Vec<u32> = (0..n)
+            .map(|p| if complete { layout.blocks_in(p) } else { 0 })
+            .collect();
+        Pieces {
+            layout,
+            have: if complete {
+                Bitfield::full(n)
+            } else {
+                Bitfield::empty(n)
+            },
+            blocks: vec![state; total],
+            got: taken.clone(),
+            taken,
+            availability: vec![0; n as usize],
+        }
+    }
+
+    pub fn complete(&self) -> bool {
+        self.have.count() == self.layout.pieces
+    }
+
+    pub fn block(&self, piece: u32, block: u32) -> BlockState {
+        self.blocks[self.layout.block_index(piece, block)]
+    }
+
+    /// Whether `remote` has a piece we still need.
+    pub fn interested_in(&self, remote: &Bitfield) -> bool {
+        remote.has_any_missing_from(&self.have)
+    }
+
+    /// Piece `p` still has blocks nobody was asked for.
+    fn open(&self, p: u32) -> bool {
+        self.taken[p as usize] < self.layout.blocks_in(p)
+    }
+
+    fn candidate(&self, remote: &Bitfield, p: u32) -> bool {
+        remote.has(p) && !self.have.has(p) && self.open(p)
+    }
+
+    /// The lowest-numbered piece partly requested that `remote` can complete.
+    fn started(&self, remote: &Bitfield) -> Option<u32> {
+        (0..self.layout.pieces).find(|&p| self.taken[p as usize] > 0 && self.candidate(remote, p))
+    }
+
+    /// What [`Pieces::pick`] would weigh for `remote`: whether a started piece comes first, and
+    /// the least availability among the pieces it could begin afresh.
+    pub fn choice_floor(&self, remote: &Bitfield) -> (bool, Option<u32>) {
+        let rarest = remote
+            .iter()
+            .filter(|&p| self.taken[p as usize] == 0 && self.candidate(remote, p))
+            .map(|p| self.availability[p as usize])
+            .min();
+        (self.started(remote).is_some(), rarest)
+    }
+
+    /// The next block to request from a peer holding `remote`, marked requested; `None` when
+    /// that peer has nothing we need that is not already asked for.
+    pub fn pick(&mut self, remote: &Bitfield, rng: &mut impl Rng) -> Option<(u32, u32)> {
+        let candidate = |s: &Self, p: u32| s.candidate(remote, p);
+        // 1. Finish what was started: the lowest-numbered piece partly requested.
+        let started = self.started(remote);
+        let piece = match started {
+            Some(p) => p,
+            None => {
+                let fresh: Vec<u32> = remote.iter().filter(|&p| candidate(self, p)).collect();
+                if fresh.is_empty() {
+                    return None;
+                }
+                if self.have.count() == 0 {
+                    // 2. Random first piece: any piece complete soonest is worth trading.
+                    fresh[rng.random_range(0..fresh.len())]
+                } else {
+                    // 3. Rarest first among the neighbours, random among the rarest.
+                    let rarest = fresh
+                        .iter()
+                        .map(|&p| self.availability[p as usize])
+                        .min()
+                        .expect("not empty");
+                    let ties: Vec<u32> = fresh
+                        .into_iter()
+                        .filter(|&p| self.availability[p as usize] == rarest)
+                        .collect();
+                    ties[rng.random_range(0..ties.len())]
+                }
+            }
+        };
+        let block = (0..self.layout.blocks_in(piece))
+            .find(|&b| self.block(piece, b) == BlockState::Needed)
+            .expect("an open piece has a needed block");
+        let i = self.layout.block_index(piece, block);
+        self.blocks[i] = BlockState::Requested;
+        self.taken[piece as usize] += 1;
+        Some((piece, block))
+    }
+
+    /// A request was withdrawn (choke, closed connection): the block is needed again.
+    pub fn release(&mut self, piece: u32, block: u32) {
+        let i = self.layout.block_index(piece, block);
+        if self.blocks[i] == BlockState::Requested {
+            self.blocks[i] = BlockState::Needed;
+            self.taken[piece as usize] -= 1;
+        }
+    }
+
+    /// A block arrived; returns true when it completed its piece. A block already held (end
+    /// game) changes nothing.
+    pub fn receive(&mut self, piece: u32, block: u32) -> bool {
+        let i = self.layout.block_index(piece, block);
+        match self.blocks[i] {
+            BlockState::Have => return false,
+            BlockState::Needed => self.taken[piece as usize] += 1,
+            BlockState::Requested => {}
+        }
+        self.blocks[i] = BlockState::Have;
+        self.got[piece as usize] += 1;
+        if self.got[piece as usize] == self.layout.blocks_in(piece) {
+            self.have.set(piece);
+            return true;
+        }
+        false
+    }
+
+    /// Every block still missing is requested somewhere (end game may begin).
+    pub fn all_requested(&self) -> bool {
+        (0..self.layout.pieces).all(|p| !self.open(p))
+    }
+
+    /// Blocks requested but not received that `remote` has (end-game candidates).
+    pub fn requested_not_received<'a>(
+        &'a self,
+        remote: &'a Bitfield,
+    ) -> impl Iterator<Item = (u32, u32)> + 'a {
+        (0..self.layout.pieces)
+            .filter(move |&p| remote.has(p) && !self.have.has(p))
+            .flat_map(move |p| {
+                (0..self.layout.blocks_in(p))
+                    .filter(move |&b| self.block(p, b) == BlockState::Requested)
+                    .map(move |b| (p, b))
+            })
+    }
+
+    /// A neighbour's bitfield joins (`+1`) or leaves (`-1`) the availability counts.
+    pub fn count_remote(&mut self, remote: &Bitfield, joins: bool) {
+        for p in remote.iter() {
+            let a = &mut self.availability[p as usize];
+            if joins {
+                *a += 1;
+            } else {
+                *a -= 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    fn layout() -> Layout {
+        // 4 pieces of 4 blocks; the last piece has 2 blocks, its last block 10 bytes.
+        Layout::new(3 * 64 + 16 + 10, 64, 16)
+    }
+
+    #[test]
+    fn layout_counts_short_last_piece_and_block() {
+        let l = layout();
+        assert_eq!(l.pieces, 4);
+        assert_eq!(l.blocks_in(0), 4);
+        assert_eq!(l.blocks_in(3), 2);
+        assert_eq!(l.piece_len(3), 26);
+        assert_eq!(l.block_len(3, 1), 10);
+        let total: u64 = (0..4)
+            .flat_map(|p| (0..l.blocks_in(p)).map(move |b| (p, b)))
+            .map(|(p, b)| l.block_len(p, b))
+            .sum();
+        assert_eq!(total, l.file_bytes);
+    }
+
+    #[test]
+    fn bitfield_iterates_and_counts() {
+        let mut b = Bitfield::empty(130);
+        assert!(b.set(3));
+        assert!(b.set(129));
+        assert!(!b.set(3));
+        assert_eq!(b.count(), 2);
+        assert_eq!(b.iter().collect::<Vec<_>>(), vec![3, 129]);
+        assert!(b.has_any_missing_from(&Bitfield::empty(130)));
+        assert!(!b.has_any_missing_from(&Bitfield::full(130)));
+    }
+
+    #[test]
+    fn a_started_piece_is_finished_before_another_is_begun() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+        let mut me = Pieces::new(layout(), false);
+        let seed = Bitfield::full(4);
+        let (p, b) = me.pick(&seed, &mut rng).unwrap();
+        assert_eq!(b, 0);
+        for k in 1..me.layout.blocks_in(p) {
+            assert_eq!(
+                me.pick(&seed, &mut rng),
+                Some((p, k)),
+                "same piece, next block"
+            );
+        }
+        let (q, _) = me.pick(&seed, &mut rng).unwrap();
+        assert_ne!(
+            q, p,
+            "the first piece is all requested, so a new one starts"
+        );
+    }
+
+    #[test]
+    fn rarest_first_after_the_first_piece() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+        let mut me = Pieces::new(layout(), false);
+        // Complete piece 0 (the random first piece, whatever it was, is now done).
+        for b in 0..4 {
+            me.receive(0, b);
+        }
+        assert!(me.have.has(0));
+        me.availability = vec![5, 3, 1, 3];
+        let seed = Bitfield::full(4);
+        assert_eq!(
+            me.pick(&seed, &mut rng),
+            Some((2, 0)),
+            "piece 2 is the rarest"
+        );
+        // Piece 2 is now started: it is finished first whatever the counts say.
+        me.availability = vec![5, 0, 9, 0];
+        assert_eq!(me.pick(&seed, &mut rng), Some((2, 1)));
+    }
+
+    #[test]
+    fn released_blocks_are_asked_for_again_and_duplicates_change_nothing() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        let mut me = Pieces::new(layout(), false);
+        let mut only3 = Bitfield::empty(4);
+        only3.set(3);
+        assert_eq!(me.pick(&only3, &mut rng), Some((3, 0)));
+        assert_eq!(me.pick(&only3, &mut rng), Some((3, 1)));
+        assert_eq!(me.pick(&only3, &mut rng), None, "piece 3 is all requested");
+        assert!(me.requested_not_received(&only3).eq([(3, 0), (3, 1)]));
+        me.release(3, 1);
+        assert_eq!(me.pick(&only3, &mut rng), Some((3, 1)));
+        assert!(!me.receive(3, 0));
+        assert!(!me.receive(3, 0), "a duplicate block");
+        assert!(me.receive(3, 1), "completes piece 3");
+        assert!(me.have.has(3));
+        assert_eq!(me.pick(&only3, &mut rng), None);
+    }
+}

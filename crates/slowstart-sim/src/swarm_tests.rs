@@ -1,0 +1,288 @@
+//! Swarm runs small enough for a unit test: determinism, byte and block accounting, choking and
+//! piece-selection rules checked on the run's log.
+
+use slowstart_cc::CcSpec;
+
+use crate::config::{
+    AccessConfig, LossDetection, Population, QueueLimit, Recovery, Seeding, SimConfig,
+    SwarmBittorrentConfig, SwarmConfig, TraceConfig,
+};
+use crate::swarm::engine::LogEntry;
+use crate::swarm::SwarmSim;
+use crate::testing::{flow, MS, SEC};
+
+fn template(cc: &str) -> crate::config::FlowConfig {
+    let mut f = flow(cc, None);
+    f.src = "uploader".into();
+    f.dst = "downloader".into();
+    f.initcwnd = 2;
+    f.max_window_bytes = Some(20 * 1460);
+    f.delayed_ack = false;
+    f.handshake = false;
+    f.recovery = Recovery::Rfc6675;
+    f.loss_detection = LossDetection::Dupthresh;
+    f
+}
+
+/// `leechers` peers, a `file_kb` kB file in 64 KiB pieces, the paper's access links.
+pub fn small_swarm(leechers: u64, file_kb: u64, population: Population) -> SimConfig {
+    let mut utp = template("ledbat");
+    utp.cc = CcSpec {
+        name: "ledbat".into(),
+        params: [(
+            "target".to_string(),
+            slowstart_cc::registry::ParamValue::Number(0.025),
+        )]
+        .into(),
+    };
+    utp.max_window_bytes = None;
+    SimConfig {
+        name: "swarm-test".into(),
+        seed: 1,
+        duration_ns: 2000 * SEC,
+        nodes: vec![],
+        links: vec![],
+        flows: vec![],
+        trace: TraceConfig::default(),
+        swarm: Some(SwarmConfig {
+            seeds: 1,
+            leechers,
+            arrival_mean_ns: 2 * SEC,
+            file_bytes: file_kb * 1000,
+            piece_bytes: 64 * 1024,
+            block_bytes: 16 * 1024,
+            population,
+            seeding: Seeding::NeverLeave,
+            stay_factor: 0.5,
+            stop_after_completions: Some(leechers),
+            queue_sample_ns: 100 * MS,
+            access: AccessConfig {
+                up_bps: 1_000_000,
+                down_bps: 8_000_000,
+                up_queue: QueueLimit::Packets(200),
+                down_queue: QueueLimit::Packets(200),
+                delay_min_ns: MS,
+                delay_max_ns: 25 * MS,
+            },
+            bittorrent: SwarmBittorrentConfig {
+                tracker_peers: 25,
+                min_peers: 10,
+                max_initiate: 20,
+                max_connections: 40,
+                reannounce_ns: 300 * SEC,
+                unchoke_slots: 4,
+                rechoke_ns: 10 * SEC,
+                rate_window_ns: 20 * SEC,
+                optimistic_ns: 30 * SEC,
+                new_peer_weight: 3,
+                pipeline: 5,
+                end_game: false,
+                anti_snubbing: false,
+                snub_ns: 60 * SEC,
+                super_seeding: false,
+            },
+            tcp: template("reno"),
+            utp,
+        }),
+    }
+}
+
+fn swarm_mut(cfg: &mut SimConfig) -> &mut SwarmConfig {
+    cfg.swarm.as_mut().unwrap()
+}
+
+#[test]
+fn every_leecher_gets_the_whole_file_once() {
+    let cfg = small_swarm(8, 1000, Population::Mixed);
+    let out = crate::run(&cfg).unwrap();
+    let s = &out.summary;
+    let swarm = s.swarm.as_ref().unwrap();
+    assert_eq!(swarm.completions, 8);
+    assert!(swarm.stopped_at_completions);
+    let file = 1_000_000;
+    let mut ranks = vec![];
+    for p in s.peers.iter().filter(|p| !p.initial_seed) {
+        assert_eq!(
+            p.bytes_down - p.duplicate_bytes,
+            file,
+            "peer {} got every block",
+            p.id
+        );
+        assert!(p.duplicate_bytes * 20 < file, "{}", p.duplicate_bytes);
+        let c = p.completion_s.unwrap();
+        assert!((p.done_s.unwrap() - p.arrival_s - c).abs() < 1e-9);
+        // 8 Mbps down: the file cannot arrive faster than 1 s.
+        assert!(c > 1.0, "{c}");
+        ranks.push(p.completion_rank.unwrap());
+    }
+    ranks.sort();
+    assert_eq!(ranks, (1..=8).collect::<Vec<_>>());
+    // What was downloaded was uploaded: bytes conserved across the swarm.
+    let up: u64 = s.peers.iter().map(|p| p.bytes_up).sum();
+    let down: u64 = s.peers.iter().map(|p| p.bytes_down).sum();
+    assert_eq!(up, down);
+    assert!(s.peers.iter().any(|p| p.transport == "utp"));
+    assert!(s.peers.iter().any(|p| p.transport == "tcp"));
+}
+
+#[test]
+fn same_seed_same_bytes_other_seed_other_run() {
+    let cfg = small_swarm(6, 600, Population::Mixed);
+    let a = serde_json::to_string(&crate::run(&cfg).unwrap().summary).unwrap();
+    let b = serde_json::to_string(&crate::run(&cfg).unwrap().summary).unwrap();
+    assert_eq!(a, b);
+    let mut other = cfg.clone();
+    other.seed = 2;
+    let c = serde_json::to_string(&crate::run(&other).unwrap().summary).unwrap();
+    assert_ne!(a, c);
+}
+
+#[test]
+fn data_bytes_are_conserved_per_connection() {
+    let mut cfg = small_swarm(6, 800, Population::Tcp);
+    // A small uplink buffer, so that drops happen; stop before the end so bytes are in flight.
+    swarm_mut(&mut cfg).access.up_queue = QueueLimit::Packets(5);
+    swarm_mut(&mut cfg).stop_after_completions = None;
+    cfg.duration_ns = 12 * SEC;
+    let mut sim = SwarmSim::new(&cfg).unwrap();
+    sim.advance();
+    let mut checked = 0;
+    let mut dropped = 0;
+    for h in 0..sim.halves() {
+        if let Some((sent, received, drop, held)) = sim.byte_ledger(h) {
+            assert_eq!(sent, received + drop + held, "half {h}");
+            checked += 1;
+            dropped += drop;
+        }
+    }
+    assert!(checked > 4, "{checked}");
+    assert!(dropped > 0, "the 5-packet buffers drop");
+}
+
+#[test]
+fn choking_keeps_to_the_slots_and_rechokes_on_time() {
+    let mut cfg = small_swarm(12, 2000, Population::Mixed);
+    swarm_mut(&mut cfg).seeding = Seeding::RandomStay;
+    swarm_mut(&mut cfg).stop_after_completions = Some(16);
+    let (out, log) = SwarmSim::new(&cfg).unwrap().with_log().run_logged();
+    assert!(out.summary.swarm.as_ref().unwrap().completions >= 16);
+    let mut unchoked: std::collections::HashMap<u32, std::collections::BTreeSet<u32>> =
+        Default::default();
+    let mut decisions = 0;
+    for e in &log {
+        match *e {
+            LogEntry::Choke {
+                peer,
+                conn,
+                unchoked: u,
+                ..
+            } => {
+                let set = unchoked.entry(peer).or_default();
+                if u {
+                    assert!(set.insert(conn), "unchoked twice");
+                } else {
+                    assert!(set.remove(&conn), "choked a peer that was not unchoked");
+                }
+                assert!(set.len() <= 4, "peer {peer} has {} unchoked", set.len());
+                decisions += 1;
+            }
+            LogEntry::Close { conn, .. } => {
+                for set in unchoked.values_mut() {
+                    set.remove(&conn);
+                }
+            }
+            LogEntry::Request { .. } => {}
+        }
+    }
+    assert!(decisions > 20, "{decisions}");
+}
+
+#[test]
+fn pieces_are_chosen_random_first_then_rarest() {
+    let cfg = small_swarm(10, 2000, Population::Tcp);
+    let (_, log) = SwarmSim::new(&cfg).unwrap().with_log().run_logged();
+    let mut fresh_after_first = 0;
+    for e in &log {
+        if let LogEntry::Request {
+            have,
+            started,
+            availability,
+            rarest,
+            ..
+        } = *e
+        {
+            if !started && have > 0 {
+                // A piece begun afresh once one is complete is among the rarest the remote has.
+                assert_eq!(Some(availability), rarest);
+                fresh_after_first += 1;
+            }
+        }
+    }
+    assert!(fresh_after_first > 20, "{fresh_after_first}");
+}
+
+#[test]
+fn random_stay_replaces_those_who_leave() {
+    let mut cfg = small_swarm(6, 600, Population::Utp);
+    swarm_mut(&mut cfg).seeding = Seeding::RandomStay;
+    swarm_mut(&mut cfg).stop_after_completions = Some(12);
+    let out = crate::run(&cfg).unwrap();
+    let s = &out.summary;
+    let left = s.peers.iter().filter(|p| p.left_s.is_some()).count();
+    let replacements = s.peers.iter().filter(|p| p.replacement).count();
+    assert!(left > 0);
+    assert_eq!(left, replacements, "each departure brings a new leecher");
+    for p in s.peers.iter().filter(|p| p.left_s.is_some()) {
+        assert!(p.left_s.unwrap() >= p.done_s.unwrap());
+    }
+    assert!(s.peers.iter().all(|p| p.transport == "utp"));
+    // The queue series samples uplinks only (even link numbers), at 10 Hz.
+    assert!(!out.queues.is_empty());
+    assert!(out.queues.link.iter().all(|l| l % 2 == 0));
+}
+
+#[test]
+fn bad_swarm_settings_name_the_field() {
+    type Change = Box<dyn Fn(&mut SwarmConfig)>;
+    let cases: Vec<(Change, &str)> = vec![
+        (Box::new(|s| s.leechers = 0), "swarm.leechers"),
+        (Box::new(|s| s.seeds = 0), "swarm.seeds"),
+        (
+            Box::new(|s| s.piece_bytes = s.file_bytes + 1),
+            "swarm.piece",
+        ),
+        (
+            Box::new(|s| s.block_bytes = s.piece_bytes + 1),
+            "swarm.block",
+        ),
+        (Box::new(|s| s.access.up_bps = 0), "swarm.up"),
+        (
+            Box::new(|s| s.access.up_queue = QueueLimit::Packets(0)),
+            "swarm.buffer",
+        ),
+        (
+            Box::new(|s| s.access.delay_min_ns = s.access.delay_max_ns + 1),
+            "swarm.delay",
+        ),
+        (Box::new(|s| s.stay_factor = f64::NAN), "swarm.stay_factor"),
+        (
+            Box::new(|s| s.bittorrent.pipeline = 0),
+            "swarm.bittorrent.pipeline",
+        ),
+        (
+            Box::new(|s| s.bittorrent.super_seeding = true),
+            "swarm.bittorrent.super_seeding",
+        ),
+        (Box::new(|s| s.tcp.mss = 0), "swarm.tcp.mss"),
+        (
+            Box::new(|s| s.utp.cc = CcSpec::named("nope")),
+            "swarm.utp.cc",
+        ),
+    ];
+    for (change, field) in cases {
+        let mut cfg = small_swarm(2, 100, Population::Tcp);
+        change(swarm_mut(&mut cfg));
+        let e = crate::run(&cfg).err().expect(field);
+        assert!(e.0.starts_with(field), "{field}: {}", e.0);
+    }
+}
