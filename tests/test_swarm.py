@@ -178,3 +178,132 @@ def test_bad_swarm_input_from_the_command_line():
     assert proc.stderr.strip() == (
         'error: swarm.piece: must not exceed swarm.file (25000000 bytes), got "26MB"'
     )
+
+
+# --- statistics on hand-computable inputs -----------------------------------------------------
+
+
+def peer(i, transport="tcp", arrival=0.0, completion=None, rank=None, seed=False):
+    done = None if completion is None else arrival + completion
+    return {
+        "id": i,
+        "transport": transport,
+        "initial_seed": seed,
+        "replacement": False,
+        "arrival_s": arrival,
+        "done_s": done,
+        "completion_s": completion,
+        "completion_rank": rank,
+        "left_s": None,
+        "bytes_up": 0,
+        "bytes_down": 0,
+        "access_delay_s": 0.01,
+        "connections": 1,
+    }
+
+
+def test_kept_downloads_and_the_measurement_window():
+    from slowstart.swarm import kept, peers_frame, window_start
+
+    # Ranks by completion: peer 3 first (done 5), then 1 (6), 4 (9), 2 (12), 5 (20).
+    summary = {
+        "peers": [
+            peer(0, seed=True),
+            peer(1, arrival=1, completion=5, rank=2),
+            peer(2, arrival=2, completion=10, rank=4),
+            peer(3, arrival=3, completion=2, rank=1),
+            peer(4, arrival=4, completion=5, rank=3),
+            peer(5, arrival=5, completion=15, rank=5),
+            peer(6, arrival=6),
+        ]
+    }
+    peers = peers_frame(summary)
+    assert list(kept(peers, 1, 3)["id"]) == [1, 4, 2]
+    assert list(kept(peers, 3, 10)["id"]) == [2, 5]
+    assert window_start(peers, 2) == 6.0 and window_start(peers, 0) == 0.0
+    assert window_start(peers, 6) is None
+
+
+def test_queue_histogram_ccdf_mean_and_share():
+    import pandas as pd
+
+    from slowstart.swarm import add_counts, ccdf, counts, mean_of, share_above, uplink_samples
+
+    queues = pd.DataFrame(
+        {
+            "t_s": [0.0, 0.1, 0.1, 0.2, 0.2, 0.3],
+            "link": pd.Categorical(
+                ["peer0.up", "peer0.up", "peer1.down", "peer1.up", "peer0.up", "peer1.up"]
+            ),
+            "queue_bytes": [0, 0, 9000, 1500, 3000, 0],
+            "queue_packets": [7, 0, 6, 1, 2, 0],
+        }
+    )
+    samples = uplink_samples(queues, 0.1)  # from 0.1 s on, uplinks only: 0, 1, 2, 0
+    assert sorted(samples.tolist()) == [0, 0, 1, 2]
+    hist = counts(samples)
+    assert hist.tolist() == [2, 1, 1]
+    x, p = ccdf(hist)
+    assert x.tolist() == [0, 1, 2] and p.tolist() == [0.5, 0.25, 0.0]
+    assert mean_of(hist) == 0.75
+    assert share_above(hist, 0) == 0.5 and share_above(hist, 2) == 0.0
+    assert add_counts([[1, 2], [0, 0, 5]]).tolist() == [1, 2, 5]
+    assert uplink_samples(queues, None).size == 0 and mean_of(counts(samples[:0])) is None
+
+
+def test_ecdf_quartiles_and_mann_whitney():
+    from slowstart.swarm import ecdf, gap, mann_whitney_less, quartiles
+
+    x, y = ecdf([3.0, 1.0, 2.0])
+    assert x.tolist() == [1.0, 2.0, 3.0] and y.tolist() == pytest.approx([1 / 3, 2 / 3, 1])
+    assert quartiles([1, 2, 3, 4, 5]) == (2.0, 3.0, 4.0) and quartiles([]) is None
+    # U = 0, mean 4.5, variance 9 / 12 x 7: z = (0 - 4.5 + 0.5) / sqrt(5.25) = -1.7457.
+    assert mann_whitney_less([1, 2, 3], [4, 5, 6]) == pytest.approx(0.04043, abs=1e-4)
+    assert mann_whitney_less([4, 5, 6], [1, 2, 3]) == pytest.approx(0.9854, abs=1e-4)
+    assert mann_whitney_less([], [1]) is None
+    assert gap(90.0, 110.0) == pytest.approx(0.2) and gap(None, 1.0) is None
+
+
+def _study(times: dict[tuple[str, str], list[tuple[str, float]]], discard: int = 1):
+    """A Study whose runs (one seed) complete `times` in order; queue histograms empty."""
+    import numpy as np
+
+    from slowstart.swarm import Setting, Study, SwarmRun
+
+    runs = []
+    for (population, seeding), items in times.items():
+        peers = [peer(0, seed=True)] + [
+            peer(i + 1, t, arrival=float(i), completion=c, rank=i + 1)
+            for i, (t, c) in enumerate(items)
+        ]
+        summary = {"peers": peers, "swarm": {}, "links": []}
+        runs.append(SwarmRun(Setting(population, seeding, 200), 1, summary, np.zeros(1)))
+    return Study(runs, discard, 100, 200, (), 12.0)
+
+
+def test_findings_verdicts_follow_the_stated_tolerances():
+    from slowstart.swarm import findings
+
+    fast = [("tcp", 999.0)] + [("tcp", 30.0)] * 3  # the first completion is discarded
+    mixed_rs = [("tcp", 999.0)] + [("utp", 100.0), ("tcp", 200.0)] * 20
+    study = _study(
+        {
+            ("tcp", "never_leave"): fast,
+            ("utp", "never_leave"): [("utp", 999.0)] + [("utp", 36.0)] * 3,
+            ("mixed", "never_leave"): [("tcp", 999.0), ("tcp", 31.0), ("utp", 31.0)],
+            ("tcp", "random_stay"): [("tcp", 0.0), ("tcp", 150.0)],
+            ("utp", "random_stay"): [("utp", 0.0), ("utp", 160.0)],
+            ("mixed", "random_stay"): mixed_rs,
+        }
+    )
+    rows = {r.label: r for r in findings(study)}
+    assert rows["never leave, TCP swarm: median completion time"].verdict == "ok"
+    # 30, 36 and 31 s: (36 - 30) / 32.3 = 18.6% apart, more than the 10% that "alike" allows.
+    alike = rows["never leave: populations complete alike"]
+    assert alike.verdict == "off" and alike.ours == "medians differ by 18.6%"
+    assert rows["random stay: TCP and uTP swarms complete alike"].verdict == "ok"
+    sooner = rows["50-50 random stay: uTP vs TCP peers"]
+    assert sooner.verdict == "ok" and sooner.ours.startswith("uTP 100.0 s, TCP 200.0 s (-50.0%)")
+    assert rows["50-50 never leave: uTP vs TCP peers"].verdict == "ok"
+    # No queue samples: reported, not judged.
+    assert rows["random stay, TCP: mean uplink queue"].verdict == "-"

@@ -160,11 +160,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     from slowstart.api import run_config  # pandas loads only once the scenario is valid
 
     result = run_config(config)
+    swarm = "swarm" in config  # peers and uplink queues instead of flows (slowstart.swarm)
     if args.out:
-        for path in result.save(args.out):
+        if swarm:
+            from slowstart.swarm import save_run
+
+            written = save_run(result, args.out)
+        else:
+            written = result.save(args.out)
+        for path in written:
             print(f"wrote {path}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.summary))
+    elif swarm:
+        from slowstart.swarm import format_swarm
+
+        print(format_swarm(result.summary, result.queues))
     else:
         print(format_summary(result.summary))
     return 0
@@ -247,8 +258,20 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from slowstart.reproduce import EXPERIMENTS, format_table, run_experiment, unknown_experiment
+    from slowstart.reproduce import (
+        EXPERIMENTS,
+        STUDIES,
+        format_table,
+        run_experiment,
+        unknown_experiment,
+    )
 
+    if args.list:
+        titles = {**{name: exp.title for name, exp in EXPERIMENTS.items()}, **STUDIES}
+        width = max(map(len, titles))
+        for name, title in titles.items():
+            print(f"{name:<{width}}  {title}")
+        return 0
     names = args.names or list(EXPERIMENTS)
     problem = unknown_experiment(names)
     if problem:
@@ -256,6 +279,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     report: dict[str, Any] = {}
     all_ok = True
     for name in names:
+        if name == "swarm":
+            from slowstart.swarm import reproduce_swarm
+
+            ok, report[name] = reproduce_swarm(args)
+            all_ok = all_ok and ok
+            continue
         exp = EXPERIMENTS[name]
         rows, written = run_experiment(
             exp, args.out, lambda label, name=name: print(f"{name}: {label}", file=sys.stderr)
@@ -327,10 +356,30 @@ def build_parser() -> Parser:
     p.set_defaults(handler=cmd_list)
 
     p = sub.add_parser("reproduce", help="rerun published experiments beside their numbers")
-    p.add_argument("names", nargs="*", help="experiments (default: all)")
+    p.add_argument(
+        "names", nargs="*", help="experiments (default: all but the many-run studies: swarm)"
+    )
     p.add_argument("--out", default="out/reproduce", help="folder for plots (default %(default)s)")
     p.add_argument("--json", action="store_true", help="print the results as one JSON object")
     p.add_argument("--strict", action="store_true", help="exit 1 if any value is off")
+    p.add_argument("--list", action="store_true", help="list the experiments and exit")
+    p.add_argument("--seeds", type=int, help="swarm: repetitions per setting, seeds 1..N (10)")
+    p.add_argument("--jobs", type=int, help="swarm: processes (default: one per CPU)")
+    p.add_argument(
+        "--leechers",
+        type=int,
+        help="swarm: smaller swarms for a quick look (stop at N completions, keep the last half)",
+    )
+    p.add_argument(
+        "--buffers",
+        help='swarm: uplink buffers of the sweep in packets, e.g. "10,50,200", or "none"',
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="swarm: override in every run, e.g. swarm.file=5MB (repeatable)",
+    )
     p.set_defaults(handler=cmd_reproduce)
 
     p = sub.add_parser(

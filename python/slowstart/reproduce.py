@@ -430,10 +430,18 @@ class Row:
         }
 
 
+# Studies of many runs with statistics and figures of their own, run only when named (they
+# take minutes): name -> title. `slowstart.swarm` runs `swarm`.
+STUDIES = {
+    "swarm": "BitTorrent swarms over ADSL: uTP vs TCP completion time (Testa & Rossi 2011)",
+}
+
+
 def unknown_experiment(names: list[str]) -> str | None:
     for name in names:
-        if name not in EXPERIMENTS:
-            return f"reproduce: unknown experiment {name!r} (accepted: {', '.join(EXPERIMENTS)})"
+        if name not in EXPERIMENTS and name not in STUDIES:
+            accepted = ", ".join([*EXPERIMENTS, *STUDIES])
+            return f"reproduce: unknown experiment {name!r} (accepted: {accepted})"
     return None
 
 

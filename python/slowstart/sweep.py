@@ -12,16 +12,19 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 from matplotlib.figure import Figure
 
 from slowstart.scenario import load
 from slowstart.units import ScenarioError, show
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 # Run-level summary fields kept beside each flow's.
 RUN_FIELDS = ("sim_time_s", "events")
@@ -145,13 +148,7 @@ def sweep(
             where = ", ".join(f"{k}={point[k]}" for k in point if k != "seed")
             raise ScenarioError(f"sweep point {where}: {e}") from None
         configs.append(json.dumps(config))
-    if jobs == 1 or len(configs) == 1:
-        summaries = [_summary(c) for c in configs]
-    else:
-        workers = min(jobs or os.cpu_count() or 1, len(configs))
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            chunk = max(1, len(configs) // (4 * workers))
-            summaries = list(pool.map(_summary, configs, chunksize=chunk))
+    summaries = run_parallel(_summary, configs, jobs=jobs)
     rows = []
     for point, summary in zip(grid, summaries, strict=True):
         run_fields = {k: summary[k] for k in RUN_FIELDS if k in summary}
@@ -160,6 +157,35 @@ def sweep(
             flow_fields = {("flow" if k == "id" else k): v for k, v in fields.items()}
             rows.append({**point, "seed": summary["seed"], **flow_fields, **run_fields})
     return pd.DataFrame(rows)
+
+
+def run_parallel(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    *,
+    jobs: int | None = None,
+    chunksize: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[R]:
+    """`fn` over `items` in `jobs` processes (default: one per CPU), results in item order;
+    `progress(done)` after each result. `fn` must be a module-level function. Chunks default
+    to a quarter of each process's share, for many short runs; long runs of unequal length
+    balance better with `chunksize=1`."""
+    out: list[R] = []
+    if jobs == 1 or len(items) <= 1:
+        for item in items:
+            out.append(fn(item))
+            if progress:
+                progress(len(out))
+        return out
+    workers = min(jobs or os.cpu_count() or 1, len(items))
+    chunk = chunksize or max(1, len(items) // (4 * workers))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for result in pool.map(fn, items, chunksize=chunk):
+            out.append(result)
+            if progress:
+                progress(len(out))
+    return out
 
 
 def aggregate(rows: pd.DataFrame, keys: Sequence[str], metric: str) -> pd.DataFrame:
