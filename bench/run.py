@@ -2,16 +2,20 @@
 
 Each case runs in its own process so its peak memory (ru_maxrss) is its own. Wall time is the
 core's run alone (the summary's `wall_s`), so events per second measure the engine, not Python.
-Compare ratios within one run: these 2-core machines are noisy.
+The `startup-*` cases are the exception: they time the whole `slowstart` process, as a user
+waits for it. Compare ratios within one run: these 2-core machines are noisy.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -62,6 +66,13 @@ SWEEP = {
 }
 SWEEP_CASES = {"sweep-12-runs-jobs1": 1, "sweep-12-runs-jobs2": 2}
 
+# Start-up (issue #14): the whole `slowstart` process, from fork to exit, median of `--runs`
+# after one unrecorded run. name -> (arguments, target in seconds).
+STARTUP_CASES: dict[str, tuple[list[str], float]] = {
+    "startup-list": (["list"], 0.150),
+    "startup-run-satellite-json": (["run", "satellite", "--json"], 0.250),
+}
+
 SWEEP_CHILD = r"""
 import json, resource, sys, time
 import slowstart
@@ -84,6 +95,7 @@ import slowstart
 scenario, overrides, duration = json.loads(sys.argv[1])
 t0 = time.perf_counter()
 r = slowstart.run(scenario, set=overrides, duration=duration)
+frames = r.flows, r.queues, r.apps  # built on first use; built here as before, same RSS
 total = time.perf_counter() - t0
 s = r.summary
 print(json.dumps({
@@ -121,11 +133,54 @@ def run_sweep_case(jobs: int) -> dict:
     return m
 
 
+def slowstart_command() -> list[str]:
+    """The `slowstart` script beside this interpreter (the venv's), else `python -m slowstart`."""
+    script = Path(sys.executable).with_name("slowstart")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "slowstart"]
+
+
+def run_startup_case(args: list[str], target_s: float, runs: int) -> dict:
+    """Whole-process wall time of `slowstart ARGS`: median, min and max of `runs`, and the
+    largest peak RSS. Bytecode caching is on, as on a user's machine: this workplace sets
+    PYTHONDONTWRITEBYTECODE, which would make every run compile the package again."""
+    command = [*slowstart_command(), *args]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    walls, rss = [], []
+    for i in range(runs + 1):
+        with tempfile.TemporaryFile() as err:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(
+                command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err
+            )
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - t0
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            if proc.returncode != 0:
+                err.seek(0)
+                message = err.read().decode(errors="replace").strip()
+                sys.exit(f"error: {' '.join(command)} exited {proc.returncode}: {message}")
+        if i:  # the first run warms the page cache and writes the bytecode
+            walls.append(wall)
+            rss.append(usage.ru_maxrss / 1024)
+    return {
+        "command": " ".join(["slowstart", *args]),
+        "runs": runs,
+        "wall_median_s": statistics.median(walls),
+        "wall_min_s": min(walls),
+        "wall_max_s": max(walls),
+        "target_s": target_s,
+        "peak_rss_mb": max(rss),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    every = [*CASES, *SWEEP_CASES]
+    every = [*CASES, *SWEEP_CASES, *STARTUP_CASES]
     ap.add_argument("cases", nargs="*", help=f"subset of: {', '.join(every)}")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results.json"))
+    ap.add_argument(
+        "--runs", type=int, default=10, help="runs of each startup-* case (default %(default)s)"
+    )
     args = ap.parse_args()
     names = args.cases or every
     unknown = [n for n in names if n not in every]
@@ -133,6 +188,14 @@ def main() -> None:
         sys.exit(f"error: unknown bench case {unknown[0]!r} (accepted: {', '.join(every)})")
     results = {}
     for name in names:
+        if name in STARTUP_CASES:
+            results[name] = m = run_startup_case(*STARTUP_CASES[name], max(args.runs, 1))
+            print(
+                f"{name:36s} {m['wall_median_s'] * 1e3:8.0f} ms median of {m['runs']} "
+                f"({m['wall_min_s'] * 1e3:.0f}-{m['wall_max_s'] * 1e3:.0f} ms, target "
+                f"{m['target_s'] * 1e3:.0f} ms) {m['peak_rss_mb']:6.0f} MB"
+            )
+            continue
         if name in SWEEP_CASES:
             results[name] = m = run_sweep_case(SWEEP_CASES[name])
             print(

@@ -1,27 +1,32 @@
-"""Run a scenario through the core and return its summary and traces as DataFrames."""
+"""Run a scenario through the core and return its summary and traces as DataFrames.
+
+numpy and pandas are imported when a DataFrame is first asked for, not before: a caller that
+reads only the summary (`slowstart run --json`) never loads them.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
-import pandas as pd
 
 from slowstart.scenario import load
 
 if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
     from matplotlib.figure import Figure
 
-UNSET = np.iinfo(np.uint64).max
+UNSET = 2**64 - 1  # the core's "no value" in a u64 column (np.iinfo(np.uint64).max)
 
 
 def _columns(table: dict[str, tuple[bytes, str]]) -> dict[str, np.ndarray]:
     """The core's (little-endian bytes, dtype) columns as native numpy arrays."""
+    import numpy as np
+
     out = {}
     for name, (data, dtype) in table.items():
         dt = np.dtype(dtype)
@@ -30,6 +35,9 @@ def _columns(table: dict[str, tuple[bytes, str]]) -> dict[str, np.ndarray]:
 
 
 def flows_frame(table: dict[str, tuple[bytes, str]], phase_names: list[str]) -> pd.DataFrame:
+    import numpy as np
+    import pandas as pd
+
     c = _columns(table)
     ssthresh = c["ssthresh_bytes"].astype(np.float64)
     ssthresh[c["ssthresh_bytes"] == UNSET] = np.nan
@@ -50,6 +58,9 @@ def flows_frame(table: dict[str, tuple[bytes, str]], phase_names: list[str]) -> 
 
 
 def queues_frame(table: dict[str, tuple[bytes, str]], link_names: list[str]) -> pd.DataFrame:
+    import numpy as np
+    import pandas as pd
+
     c = _columns(table)
     return pd.DataFrame(
         {
@@ -63,6 +74,8 @@ def queues_frame(table: dict[str, tuple[bytes, str]], link_names: list[str]) -> 
 
 def apps_frame(table: dict[str, tuple[bytes, str]]) -> pd.DataFrame:
     """Application series (BitTorrent flows): the downloader's request queue."""
+    import pandas as pd
+
     c = _columns(table)
     return pd.DataFrame(
         {
@@ -75,16 +88,89 @@ def apps_frame(table: dict[str, tuple[bytes, str]]) -> pd.DataFrame:
     )
 
 
-@dataclass
-class Result:
-    """One run: `summary` (dict), `flows`, `queues` and `apps` (DataFrames), and the config."""
+class _Pending:
+    """A DataFrame not built yet: `build(*args)`, called on first use (picklable)."""
 
-    config: dict[str, Any]
-    summary: dict[str, Any]
-    flows: pd.DataFrame
-    queues: pd.DataFrame
-    phase_names: list[str] = field(default_factory=list)
-    apps: pd.DataFrame = field(default_factory=pd.DataFrame)
+    def __init__(self, build: Callable[..., pd.DataFrame], *args: Any) -> None:
+        self.build, self.args = build, args
+
+
+def _empty_frame() -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame()
+
+
+class Result:
+    """One run: `summary` (dict), `flows`, `queues` and `apps` (DataFrames), and the config.
+
+    Constructed as `Result(config, summary, flows, queues, phase_names=[], apps=DataFrame())`.
+    A run's DataFrames are built from the core's columns when first read, so reading only
+    `summary` imports neither numpy nor pandas.
+    """
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value, as a dataclass
+
+    def __init__(
+        self,
+        config: dict[str, Any],
+        summary: dict[str, Any],
+        flows: pd.DataFrame | _Pending,
+        queues: pd.DataFrame | _Pending,
+        phase_names: list[str] | None = None,
+        apps: pd.DataFrame | _Pending | None = None,
+    ) -> None:
+        self.config = config
+        self.summary = summary
+        self.phase_names = [] if phase_names is None else phase_names
+        self._frames: dict[str, Any] = {
+            "flows": flows,
+            "queues": queues,
+            "apps": _Pending(_empty_frame) if apps is None else apps,
+        }
+
+    def _frame(self, name: str) -> pd.DataFrame:
+        frame = self._frames[name]
+        if isinstance(frame, _Pending):
+            frame = self._frames[name] = frame.build(*frame.args)
+        return frame
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        return self._frame("flows")
+
+    @flows.setter
+    def flows(self, value: pd.DataFrame) -> None:
+        self._frames["flows"] = value
+
+    @property
+    def queues(self) -> pd.DataFrame:
+        return self._frame("queues")
+
+    @queues.setter
+    def queues(self, value: pd.DataFrame) -> None:
+        self._frames["queues"] = value
+
+    @property
+    def apps(self) -> pd.DataFrame:
+        return self._frame("apps")
+
+    @apps.setter
+    def apps(self, value: pd.DataFrame) -> None:
+        self._frames["apps"] = value
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.config, self.summary, self.flows, self.queues, self.phase_names, self.apps)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        names = ("config", "summary", "flows", "queues", "phase_names", "apps")
+        values = ", ".join(f"{n}={v!r}" for n, v in zip(names, self._fields(), strict=True))
+        return f"Result({values})"
 
     def plot(self, title: str | None = None) -> Figure:
         """cwnd and bytes in flight against time, one panel per flow, phases shaded."""
@@ -121,10 +207,10 @@ def run_config(config: dict[str, Any]) -> Result:
     return Result(
         config=config,
         summary=summary,
-        flows=flows_frame(out["flows"], out["phase_names"]),
-        queues=queues_frame(out["queues"], links),
+        flows=_Pending(flows_frame, out["flows"], out["phase_names"]),
+        queues=_Pending(queues_frame, out["queues"], links),
         phase_names=list(out["phase_names"]),
-        apps=apps_frame(out["apps"]),
+        apps=_Pending(apps_frame, out["apps"]),
     )
 
 

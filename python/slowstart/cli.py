@@ -28,6 +28,23 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
+class Version(argparse.Action):
+    """`--version`: the installed package's version, looked up only when asked for."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> NoReturn:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("slowstart")
+        except PackageNotFoundError:  # a source tree that was never installed
+            from slowstart import __version__ as number
+        print(f"{parser.prog} {number}")
+        parser.exit()
+
+
 # --- human-readable numbers ---------------------------------------------------------------
 
 
@@ -335,6 +352,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def build_parser() -> Parser:
     parser = Parser(prog="slowstart", description="Deterministic simulator of connection ramp-up.")
+    parser.add_argument("--version", action=Version, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     p = sub.add_parser("run", help="run one scenario")

@@ -39,12 +39,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:  # numpy and pandas load when a run makes a frame: `slowstart list` needs neither
+    import numpy as np
+    import pandas as pd
 
-from slowstart.api import Result
+    from slowstart.api import Result
 
 MSS = 1448  # MTU 1500 minus 20 (IP), 20 (TCP) and 12 (timestamp option)
 HEADER_BYTES = 52
@@ -319,6 +320,9 @@ atexit.register(_close_all)
 def _flows_frame(trace: dict[str, Any], t0: int, flow_id: int, start_s: float) -> pd.DataFrame:
     """TCP_INFO samples → the simulator's flow schema; `t0` (the flow's actual start) is put
     at the flow's scenario `start_s`."""
+    import numpy as np
+    import pandas as pd
+
     df = pd.DataFrame(trace["rows"], columns=trace["keys"])
     mss = df["snd_mss"].replace(0, MSS)
     ssthresh = df["snd_ssthresh"].astype(float)
@@ -362,6 +366,8 @@ BBR_HIGH_GAIN = 256 * 2885 // 1000 + 1
 def _bbr_modes(pacing: pd.Series, cwnd: pd.Series) -> np.ndarray:
     """BBR's mode from its gains (TCP_CC_INFO), named as the simulator's BBR phases. Before
     the first ACK the gains read 1 and 1; BBR is in STARTUP then (bbr_init)."""
+    import numpy as np
+
     modes = np.select(
         [
             pacing == BBR_HIGH_GAIN,
@@ -377,6 +383,9 @@ def _bbr_modes(pacing: pd.Series, cwnd: pd.Series) -> np.ndarray:
 
 
 def _queues_frame(log: Path, t0: int) -> pd.DataFrame:
+    import numpy as np
+    import pandas as pd
+
     q = pd.read_csv(log)
     q = q[q["event"] != "deliver"] if len(q) else q
     return pd.DataFrame(
@@ -454,6 +463,10 @@ def _start_flows(session: _Session, work: Path, interval: int) -> tuple[int, lis
 
 def run_real(config: dict[str, Any], timeout_s: float | None = None) -> Result:
     """Run a canonical config's flows for real (Linux TCP through the emulated path)."""
+    import pandas as pd
+
+    from slowstart.api import Result
+
     reason = unavailable_reason()
     if reason:
         raise RealUnavailable(reason)
@@ -698,6 +711,8 @@ def _rel(sim: float | None, real: float | None) -> float | None:
 
 def compare(config: dict[str, Any], runs: int = 3) -> dict[str, Any]:
     """Simulate the config as Linux sends (MSS 1448) and run it `runs` times for real."""
+    import numpy as np
+
     from slowstart.api import run_config
 
     sim = run_config(kernel_like(config))

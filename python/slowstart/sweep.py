@@ -15,13 +15,15 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from slowstart.scenario import load
 from slowstart.units import ScenarioError, show
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -210,6 +212,8 @@ def plot(table: pd.DataFrame, keys: Sequence[str], metric: str) -> Figure:
     """`metric` (median over seeds, min-max bars) against the first varied key, one series per
     combination of the other keys and flow: lines when the key's values are numbers, else
     markers side by side at each value."""
+    from matplotlib.figure import Figure  # only when a figure is asked for
+
     x_key = keys[0]
     others = [*keys[1:], *(["flow"] if table["flow"].nunique() > 1 else [])]
     fig = Figure(figsize=(7, 4))
