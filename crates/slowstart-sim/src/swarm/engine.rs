@@ -180,13 +180,11 @@ impl Side {
     }
 }
 
+/// A connection's BitTorrent state; its ends are in `SwarmSim::ends` and its transport in
+/// `SwarmSim::halves`, apart, so that routing a packet touches only a small array.
 struct Conn {
-    /// [initiator, acceptor].
-    peers: [u32; 2],
     open: bool,
-    /// `halves[i]`: `peers[i]` uploads to `peers[1 - i]`; dropped when the connection closes.
-    halves: Option<Box<[Half; 2]>>,
-    /// `sides[i]`: what `peers[i]` knows of `peers[1 - i]`.
+    /// `sides[i]`: what `ends[i]` knows of `ends[1 - i]`.
     sides: [Side; 2],
 }
 
@@ -250,6 +248,11 @@ pub struct SwarmSim {
     channels: Vec<Channel>,
     peers: Vec<Peer>,
     conns: Vec<Conn>,
+    /// Per connection: [initiator, acceptor].
+    ends: Vec<[u32; 2]>,
+    /// Per connection: `halves[c][i]`, `ends[c][i]` uploads to `ends[c][1 - i]`; `None` once
+    /// the connection closed.
+    halves: Vec<Option<Box<[Half; 2]>>>,
     io: Io,
     tracker: Vec<u32>,
     rng: Xoshiro256PlusPlus,
@@ -297,6 +300,8 @@ impl SwarmSim {
             channels: Vec::new(),
             peers: Vec::new(),
             conns: Vec::new(),
+            ends: Vec::new(),
+            halves: Vec::new(),
             io: Io::default(),
             tracker: Vec::new(),
             rng: Xoshiro256PlusPlus::seed_from_u64(substream_seed(config.seed, 10, 0)),
@@ -465,7 +470,7 @@ impl SwarmSim {
         self.peers[p as usize]
             .conns
             .iter()
-            .any(|&c| self.conns[c as usize].peers.contains(&q))
+            .any(|&c| self.ends[c as usize].contains(&q))
     }
 
     fn check_connections(&mut self, p: u32) {
@@ -520,11 +525,11 @@ impl SwarmSim {
             half.sender.start(self.now, false, &mut self.io);
         }
         self.conns.push(Conn {
-            peers: [a, b],
             open: true,
-            halves: Some(halves),
             sides: [Side::new(n, self.now), Side::new(n, self.now)],
         });
+        self.ends.push([a, b]);
+        self.halves.push(Some(halves));
         for p in [a, b] {
             let peer = &mut self.peers[p as usize];
             peer.conns.push(c);
@@ -546,13 +551,13 @@ impl SwarmSim {
                 conn: c,
             });
         }
-        if let Some(halves) = conn.halves.take() {
+        let peers = self.ends[c as usize];
+        if let Some(halves) = self.halves[c as usize].take() {
             for (i, half) in halves.iter().enumerate() {
-                let t = self.peers[conn.peers[i] as usize].transport;
+                let t = self.peers[peers[i] as usize].transport;
                 self.totals[t as usize].add(&half.sender.stats);
             }
         }
-        let peers = conn.peers;
         for (s, &p) in peers.iter().enumerate() {
             let side =
                 std::mem::replace(&mut self.conns[c as usize].sides[s], Side::new(0, self.now));
@@ -597,7 +602,7 @@ impl SwarmSim {
 
     /// Index of `p` in connection `c` (0: initiator).
     fn side_of(&self, p: u32, c: u32) -> usize {
-        usize::from(self.conns[c as usize].peers[0] != p)
+        usize::from(self.ends[c as usize][0] != p)
     }
 
     /// Peer `p` writes `msg` to the other end of `c`: on the half where that end uploads.
@@ -605,7 +610,7 @@ impl SwarmSim {
         let s = self.side_of(p, c);
         let bytes = msg.bytes(self.layout.pieces);
         let h = 2 * c + (1 - s) as u32;
-        let Some(halves) = self.conns[c as usize].halves.as_mut() else {
+        let Some(halves) = self.halves[c as usize].as_mut() else {
             return;
         };
         let half = &mut halves[1 - s];
@@ -775,8 +780,8 @@ impl SwarmSim {
         let s = self.side_of(p, c);
         let len = self.layout.block_len(piece, block);
         let now = self.now;
+        let remote = self.ends[c as usize][1 - s];
         let conn = &mut self.conns[c as usize];
-        let remote = conn.peers[1 - s];
         conn.sides[s].my_requests.retain(|&r| r != (piece, block));
         conn.sides[s].recv_bytes += len;
         conn.sides[s].last_block_ns = now;
@@ -956,12 +961,11 @@ impl SwarmSim {
     fn pump(&mut self, h: u32) {
         let (c, i) = ((h / 2) as usize, (h % 2) as usize);
         let layout = self.layout;
-        let conn = &mut self.conns[c];
-        let Some(halves) = conn.halves.as_mut() else {
+        let Some(halves) = self.halves[c].as_mut() else {
             return;
         };
         let half = &mut halves[i];
-        let side = &mut conn.sides[i];
+        let side = &mut self.conns[c].sides[i];
         loop {
             half.sender.try_send(self.now, &mut self.io);
             if half.sender.unsent_bytes() > 0 || side.am_choking {
@@ -981,7 +985,7 @@ impl SwarmSim {
     fn timer(&mut self, h: u32, kind: TimerKind) {
         let now = self.now;
         let c = (h / 2) as usize;
-        let Some(halves) = self.conns[c].halves.as_mut() else {
+        let Some(halves) = self.halves[c].as_mut() else {
             return;
         };
         let half = &mut halves[(h % 2) as usize];
@@ -1017,7 +1021,7 @@ impl SwarmSim {
 
     /// Uploader and downloader of half `h`.
     fn ends(&self, h: u32) -> (u32, u32) {
-        let peers = self.conns[(h / 2) as usize].peers;
+        let peers = self.ends[(h / 2) as usize];
         let i = (h % 2) as usize;
         (peers[i], peers[1 - i])
     }
@@ -1060,7 +1064,7 @@ impl SwarmSim {
                     let t = self.peers[uploader as usize].transport;
                     self.totals[t as usize].drops += 1;
                     let h = packet.flow;
-                    if let Some(halves) = self.conns[(h / 2) as usize].halves.as_mut() {
+                    if let Some(halves) = self.halves[(h / 2) as usize].as_mut() {
                         halves[(h % 2) as usize].dropped_data_bytes += packet.len as u64;
                     }
                 }
@@ -1073,7 +1077,7 @@ impl SwarmSim {
         let (c, i) = (h / 2, (h % 2) as usize);
         let now = self.now;
         let (uploader, downloader) = self.ends(h);
-        let Some(halves) = self.conns[c as usize].halves.as_mut() else {
+        let Some(halves) = self.halves[c as usize].as_mut() else {
             self.stale_packets += 1;
             return;
         };
@@ -1118,14 +1122,14 @@ impl SwarmSim {
                     self.on_message(uploader, c, msg);
                 }
                 // The control stream's ACK rides on data leaving now, or goes alone.
-                let Some(halves) = self.conns[c as usize].halves.as_mut() else {
+                let Some(halves) = self.halves[c as usize].as_mut() else {
                     return;
                 };
                 let half = &mut halves[i];
                 half.sender.piggyback_ack = half.ctrl_rx.rcv_nxt;
                 let sent_before = half.sender.stats.data_packets_sent;
                 self.pump(h);
-                let half = &mut self.conns[c as usize].halves.as_mut().expect("open")[i];
+                let half = &mut self.halves[c as usize].as_mut().expect("open")[i];
                 if half.sender.stats.data_packets_sent == sent_before {
                     half.ctrl_rx.send_ack(now, &mut self.io);
                 }
@@ -1139,7 +1143,7 @@ impl SwarmSim {
     fn flush(&mut self) {
         let now = self.now;
         for h in std::mem::take(&mut self.dirty) {
-            let Some(halves) = self.conns[(h / 2) as usize].halves.as_mut() else {
+            let Some(halves) = self.halves[(h / 2) as usize].as_mut() else {
                 continue;
             };
             let half = &mut halves[(h % 2) as usize];
@@ -1183,7 +1187,7 @@ impl SwarmSim {
     /// Data payload bytes of half `h`: (sent, received, dropped, held in channels), while the
     /// connection is open. Every byte sent is received, dropped or still in a channel.
     pub fn byte_ledger(&self, h: u32) -> Option<(u64, u64, u64, u64)> {
-        let half = &self.conns[(h / 2) as usize].halves.as_ref()?[(h % 2) as usize];
+        let half = &self.halves[(h / 2) as usize].as_ref()?[(h % 2) as usize];
         let held = self.channels.iter().map(|c| c.held_data_bytes(h)).sum();
         Some((
             half.sender.stats.data_bytes_sent,
@@ -1194,10 +1198,10 @@ impl SwarmSim {
     }
 
     fn finish(mut self, end_ns: u64) -> RunOutput {
-        for conn in &self.conns {
-            if let Some(halves) = &conn.halves {
+        for (halves, ends) in self.halves.iter().zip(&self.ends) {
+            if let Some(halves) = halves {
                 for (i, half) in halves.iter().enumerate() {
-                    let t = self.peers[conn.peers[i] as usize].transport;
+                    let t = self.peers[ends[i] as usize].transport;
                     self.totals[t as usize].add(&half.sender.stats);
                 }
             }
