@@ -307,3 +307,107 @@ def test_findings_verdicts_follow_the_stated_tolerances():
     assert rows["50-50 never leave: uTP vs TCP peers"].verdict == "ok"
     # No queue samples: reported, not judged.
     assert rows["random stay, TCP: mean uplink queue"].verdict == "-"
+
+
+# --- small swarms end to end ------------------------------------------------------------------
+
+# Six leechers fetching 2 MB: a few hundredths of a second of wall time per run.
+SMALL = [
+    "swarm.leechers=6",
+    "swarm.file=2MB",
+    "swarm.stop_after=6",
+    "swarm.arrival_mean=2s",
+    "duration=600s",
+]
+
+
+def small_run(*more: str, seed: int = 3):
+    from slowstart.api import run
+
+    return run(SWARM_ADSL, set=[*SMALL, *more], seed=seed)
+
+
+def test_same_seed_same_swarm_and_another_seed_differs():
+    a, b = small_run(), small_run()
+    sa, sb = dict(a.summary), dict(b.summary)
+    sa.pop("wall_s"), sb.pop("wall_s")
+    assert sa == sb
+    assert a.queues.equals(b.queues)
+    other = dict(small_run(seed=4).summary)
+    other.pop("wall_s")
+    assert other["peers"] != sa["peers"]
+
+
+@pytest.mark.parametrize("seeding", ["never-leave", "random-stay"])
+def test_peer_table(seeding):
+    from slowstart.swarm import peers_frame
+
+    r = small_run(f"swarm.seeding={seeding}", "swarm.population=utp")
+    s, peers = r.summary, peers_frame(r.summary)
+    assert s["flows"] == [] and s["swarm"]["population"] == "utp"
+    assert len(peers) == s["swarm"]["peers_joined"] and list(peers["id"]) == sorted(peers["id"])
+    assert peers["initial_seed"].sum() == 1 and set(peers["transport"]) == {"utp"}
+    done = peers[peers["completion_rank"].notna()]
+    assert len(done) == s["swarm"]["completions"] == 6
+    assert sorted(done["completion_rank"]) == list(range(1, 7))
+    assert (done["completion_s"] - (done["done_s"] - done["arrival_s"])).abs().max() < 1e-6
+    # Ranks follow completion instants.
+    assert list(done.sort_values("done_s")["completion_rank"]) == list(range(1, 7))
+    assert (done["bytes_down"] >= 2_000_000).all()
+    # Two channels per peer: uplink 2i, downlink 2i + 1.
+    names = [link["name"] for link in s["links"]]
+    assert names[:4] == ["peer0.up", "peer0.down", "peer1.up", "peer1.down"]
+    assert set(r.queues["link"].astype(str)) <= {n for n in names if n.endswith(".up")}
+    if seeding == "never-leave":
+        assert peers["left_s"].isna().all()
+
+
+def test_run_prints_peers_and_writes_the_swarm_files(tmp_path):
+    proc = cli(
+        "run", "swarm-adsl", *(a for s in SMALL for a in ("--set", s)), "--out", str(tmp_path)
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "7 peers joined, 6 completed" in out and "flow  cc" not in out
+    assert out.count(" leecher ") == 6 and "uplinks (7):" in out
+    names = {"summary.json", "queues.parquet", "peers.parquet", "swarm.png"}
+    assert {p.name for p in tmp_path.iterdir()} == names
+    import pandas as pd
+
+    peers = pd.read_parquet(tmp_path / "peers.parquet")
+    assert len(peers) == 7 and "completion_s" in peers.columns
+    assert (tmp_path / "swarm.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_reproduce_swarm_small_and_listed(tmp_path):
+    import json
+
+    proc = cli(
+        "reproduce",
+        "swarm",
+        "--leechers",
+        "6",
+        "--seeds",
+        "2",
+        "--buffers",
+        "10",
+        "--set",
+        "swarm.file=2MB",
+        "--json",
+        "--out",
+        str(tmp_path),
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)["swarm"]
+    # 6 settings at 200 packets and 50-50 random stay at 10 packets, 2 seeds each.
+    assert report["runs"] == 14 and (report["discard"], report["keep"]) == (3, 3)
+    labels = [r["label"] for r in report["rows"]]
+    assert "50-50 random stay: uTP vs TCP peers" in labels
+    assert "50-50 random stay, B = 10 packets: uTP and TCP peers" in labels
+    assert all(r["verdict"] in ("ok", "off", "-") for r in report["rows"])
+    pngs = {p.name for p in tmp_path.glob("*.png")}
+    assert pngs == {f"swarm-{n}.png" for n in ("rank", "cdf", "queues", "breakdown", "buffer")}
+    listed = cli("reproduce", "--list")
+    assert listed.returncode == 0 and "swarm " in listed.stdout and "floyd " in listed.stdout
+    bad = cli("reproduce", "swarms")
+    assert bad.returncode == 2 and "accepted: floyd" in bad.stderr and "swarm" in bad.stderr

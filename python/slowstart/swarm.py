@@ -289,7 +289,8 @@ def save_run(result: Result, out_dir: str | os.PathLike[str]) -> list[Path]:
     paths[0].write_text(json.dumps(result.summary, indent=2) + "\n", encoding="utf-8")
     result.queues.to_parquet(paths[1], index=False)
     peers_frame(result.summary).to_parquet(paths[2], index=False)
-    plot_run(result.summary, result.queues).savefig(paths[3], dpi=120)
+    ms = packet_ms(result.config["swarm"]) if "swarm" in result.config else None
+    plot_run(result.summary, result.queues, ms_per_packet=ms).savefig(paths[3], dpi=120)
     return paths
 
 
@@ -336,8 +337,15 @@ def _rank_panel(ax: Axes, discard: int, series: list[tuple[str, pd.DataFrame]]) 
     ax.grid(alpha=0.3)
 
 
-def plot_run(summary: dict[str, Any], queues: pd.DataFrame, discard: int = DISCARD) -> Figure:
-    """One run: completion time against rank, per transport, and the CCDF of uplink occupancy."""
+def plot_run(
+    summary: dict[str, Any],
+    queues: pd.DataFrame,
+    discard: int = DISCARD,
+    ms_per_packet: float | None = None,
+) -> Figure:
+    """One run: completion time against rank, per transport, and the CCDF of uplink occupancy
+    from the `discard`-th completion on (at most half the completions are discarded);
+    `ms_per_packet` adds the queue in ms at the uplink rate on a second axis."""
     peers = peers_frame(summary)
     done = peers[peers["completion_rank"].notna()].sort_values("completion_rank")
     discard = min(discard, len(done) // 2)
@@ -356,7 +364,9 @@ def plot_run(summary: dict[str, Any], queues: pd.DataFrame, discard: int = DISCA
     right.set_ylim(0, 1)
     right.set_xlim(left=0)
     right.grid(alpha=0.3)
-    right.set_title(f"uplink queues from the {discard}th completion on ({hist.sum():,} samples)")
+    right.set_title(f"uplink queues after completion {discard}: {hist.sum():,} samples")
+    if ms_per_packet:
+        _ms_axis(right, ms_per_packet)
     fig.suptitle(
         f"{summary['scenario']}: {SPELLING.get(summary['swarm']['population'], '')} "
         f"{SPELLING.get(summary['swarm']['seeding'], '')}, seed {summary['seed']}"
