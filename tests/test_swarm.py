@@ -390,7 +390,7 @@ def test_reproduce_swarm_small_and_listed(tmp_path):
         "--seeds",
         "2",
         "--buffers",
-        "10",
+        "2,10",
         "--set",
         "swarm.file=2MB",
         "--json",
@@ -399,11 +399,14 @@ def test_reproduce_swarm_small_and_listed(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)["swarm"]
-    # 6 settings at 200 packets and 50-50 random stay at 10 packets, 2 seeds each.
-    assert report["runs"] == 14 and (report["discard"], report["keep"]) == (3, 3)
+    # 6 settings at 200 packets and 50-50 random stay at 2 and 10 packets, 2 seeds each.
+    assert report["runs"] == 16 and (report["discard"], report["keep"]) == (3, 3)
     labels = [r["label"] for r in report["rows"]]
     assert "50-50 random stay: uTP vs TCP peers" in labels
-    assert "50-50 random stay, B = 10 packets: uTP and TCP peers" in labels
+    # 1500-byte packets at 1 Mbps: 12 ms each; LEDBAT's target is 25 ms.
+    for b, where in ((2, "24 ms, below"), (10, "120 ms, above")):
+        label = f"50-50 random stay, B = {b} packets ({where} the 25 ms target): uTP and TCP peers"
+        assert label in labels
     assert all(r["verdict"] in ("ok", "off", "-") for r in report["rows"])
     pngs = {p.name for p in tmp_path.glob("*.png")}
     assert pngs == {f"swarm-{n}.png" for n in ("rank", "cdf", "queues", "breakdown", "buffer")}
