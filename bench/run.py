@@ -28,6 +28,14 @@ CASES: dict[str, tuple[str, list[str], str | None]] = {
     "early-loss-600s": ("scenarios/lfn-early-loss.toml", [], None),
     "web-1000-objects-keepalive": ("scenarios/web-initcwnd.toml", ["app.0.objects=1000"], "600s"),
     "bittorrent-60s": ("scenarios/bittorrent-request-slowstart.toml", [], "60s"),
+    # Issue #10: the paper's swarm (100 leechers, 50-50, random stay, to the 100th completion)
+    # and one ten times its size (1000 leechers arriving ten times as often).
+    "swarm-100-random-stay": ("scenarios/swarm-adsl.toml", [], None),
+    "swarm-1000-random-stay": (
+        "scenarios/swarm-adsl.toml",
+        ["swarm.leechers=1000", "swarm.stop_after=1000", 'swarm.arrival_mean="1s"'],
+        None,
+    ),
 }
 
 # One case per algorithm on the same path: 60 s of the early-loss run (500 Mbps, 80 ms, one

@@ -194,17 +194,28 @@ class Result:
         return paths
 
 
-def run_config(config: dict[str, Any]) -> Result:
-    """Run an already canonical config."""
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run; `result` holds what it had simulated (summary `interrupted`)."""
+
+    def __init__(self, result: Result) -> None:
+        super().__init__(f"interrupted at {result.summary['sim_time_s']:.3f} s of simulated time")
+        self.result = result
+
+
+def run_config(
+    config: dict[str, Any], progress: Callable[[float, float], None] | None = None
+) -> Result:
+    """Run an already canonical config. `progress(now_s, end_s)` is called about every 100 ms
+    of wall time; Ctrl-C raises Interrupted, which carries the partial result."""
     from slowstart import _core
 
     start = time.perf_counter()
-    out = _core.run(json.dumps(config))
+    out = _core.run(json.dumps(config), progress)
     wall_s = time.perf_counter() - start
     summary = json.loads(out["summary"])
     summary.setdefault("wall_s", wall_s)
     links = [link["name"] for link in summary["links"]]
-    return Result(
+    result = Result(
         config=config,
         summary=summary,
         flows=_Pending(flows_frame, out["flows"], out["phase_names"]),
@@ -212,6 +223,9 @@ def run_config(config: dict[str, Any]) -> Result:
         phase_names=list(out["phase_names"]),
         apps=_Pending(apps_frame, out["apps"]),
     )
+    if summary.get("interrupted"):
+        raise Interrupted(result)
+    return result
 
 
 def run(

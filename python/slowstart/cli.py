@@ -174,9 +174,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         seed=args.seed,
         duration=args.duration,
     )
-    from slowstart.api import run_config  # pandas loads only once the scenario is valid
+    from slowstart.api import Interrupted, run_config
+    from slowstart.progress import bar
 
-    result = run_config(config)
+    interrupted = None
+    with bar("simulating", quiet=args.quiet) as progress:
+        try:
+            result = run_config(config, progress)
+        except Interrupted as e:
+            result, interrupted = e.result, e
     swarm = "swarm" in config  # peers and uplink queues instead of flows (slowstart.swarm)
     if args.out:
         if swarm:
@@ -195,6 +201,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(format_swarm(result.summary, result.queues))
     else:
         print(format_summary(result.summary))
+    if interrupted is not None:
+        return _error(f"{interrupted} (the results above stop there)", 130)
     return 0
 
 
@@ -368,6 +376,7 @@ def build_parser() -> Parser:
     p.add_argument("--duration", help='simulated time, e.g. "10s"')
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--out", help="write summary.json, flows/queues.parquet, cwnd.png here")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=cmd_run)
 
     p = sub.add_parser("list", help="list scenarios and algorithms")

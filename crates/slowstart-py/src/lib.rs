@@ -1,11 +1,12 @@
 //! `slowstart._core`: the Python binding. No logic: JSON config in, summary JSON and trace
 //! columns (little-endian bytes for `numpy.frombuffer`) out.
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyAny, PyBytes, PyDict};
 use slowstart_cc::registry::ALGORITHMS;
 use slowstart_cc::Phase;
+use std::time::{Duration, Instant};
 
 fn le_bytes<T: Copy, const N: usize>(values: &[T], to_le: fn(T) -> [u8; N]) -> Vec<u8> {
     let mut out = Vec::with_capacity(values.len() * N);
@@ -25,10 +26,48 @@ fn column<'py>(
     table.set_item(name, (PyBytes::new(py, &bytes), dtype))
 }
 
-/// Run a canonical JSON config; raises ValueError naming the bad field.
+/// Wall time between two looks at Ctrl-C and the caller's progress callback.
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Run a canonical JSON config; raises ValueError naming the bad field. `progress(now_s,
+/// end_s)` is called about every 100 ms of wall time. Ctrl-C (or an exception from `progress`)
+/// stops the run: it returns what it has, its summary saying `interrupted`.
 #[pyfunction]
-fn run<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
-    let out = slowstart_sim::run_json(config_json).map_err(|e| PyValueError::new_err(e.0))?;
+#[pyo3(signature = (config_json, progress=None))]
+fn run<'py>(
+    py: Python<'py>,
+    config_json: &str,
+    progress: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut last = Instant::now();
+    let mut failure: Option<PyErr> = None;
+    let mut tick = |now_ns: u64, end_ns: u64| {
+        if last.elapsed() < PROGRESS_INTERVAL {
+            return true;
+        }
+        last = Instant::now();
+        let told = py.check_signals().and_then(|()| match &progress {
+            Some(p) => p
+                .call1((now_ns as f64 / 1e9, end_ns as f64 / 1e9))
+                .map(drop),
+            None => Ok(()),
+        });
+        match told {
+            Ok(()) => true,
+            Err(e) => {
+                failure = Some(e);
+                false
+            }
+        }
+    };
+    let out = slowstart_sim::run_json_with(config_json, &mut tick)
+        .map_err(|e| PyValueError::new_err(e.0))?;
+    // Ctrl-C returns what was run so far (`interrupted`); any other exception is raised.
+    if let Some(e) = failure {
+        if !e.is_instance_of::<PyKeyboardInterrupt>(py) {
+            return Err(e);
+        }
+    }
     let result = PyDict::new(py);
     let summary =
         serde_json::to_string(&out.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;

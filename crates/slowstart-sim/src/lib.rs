@@ -40,15 +40,36 @@ impl std::fmt::Display for SimError {
 
 impl std::error::Error for SimError {}
 
+/// Told now and then (every [`PROGRESS_EVERY`] events) the simulated time and the run's
+/// duration, both in ns; returning false stops the run there, with `interrupted` in its summary.
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64) -> bool;
+
+/// Events between two calls of a [`Progress`] (a power of two: the check is one mask).
+pub const PROGRESS_EVERY: u64 = 1 << 16;
+
 /// Validate and run a config.
 pub fn run(config: &SimConfig) -> Result<RunOutput, SimError> {
+    run_with(config, &mut |_, _| true)
+}
+
+/// Validate and run a config, reporting progress (and stopping when `progress` says so).
+pub fn run_with(config: &SimConfig, progress: Progress) -> Result<RunOutput, SimError> {
     if config.swarm.is_some() {
-        return Ok(swarm::SwarmSim::new(config)?.run());
+        let mut sim = swarm::SwarmSim::new(config)?;
+        let end = sim.advance_with(progress);
+        return Ok(sim.finish(end));
     }
-    Ok(Simulation::new(config)?.run())
+    let mut sim = Simulation::new(config)?;
+    let end = sim.advance_with(progress);
+    Ok(sim.finish(end))
 }
 
 /// Parse a canonical JSON config, validate it and run it.
 pub fn run_json(config_json: &str) -> Result<RunOutput, SimError> {
     run(&SimConfig::from_json(config_json)?)
+}
+
+/// [`run_json`] with a [`Progress`].
+pub fn run_json_with(config_json: &str, progress: Progress) -> Result<RunOutput, SimError> {
+    run_with(&SimConfig::from_json(config_json)?, progress)
 }

@@ -95,6 +95,9 @@ pub struct Summary {
     pub peers: Vec<PeerSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub swarm: Option<SwarmSummary>,
+    /// The run was stopped before its end (Ctrl-C); what it holds is up to `sim_time_s`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -187,6 +190,7 @@ pub struct Simulation {
     queue_sampler: Sampler,
     app_trace: AppTrace,
     app_sampler: Sampler,
+    interrupted: bool,
 }
 
 impl Simulation {
@@ -287,6 +291,7 @@ impl Simulation {
             ),
             app_trace: AppTrace::default(),
             app_sampler: Sampler::new(cfg.trace.flow_interval_ns, cfg.trace.max_rows, n_flows),
+            interrupted: false,
         })
     }
 
@@ -297,6 +302,12 @@ impl Simulation {
 
     /// Run the event loop to the end (duration reached or every flow done); returns the end time.
     pub fn advance(&mut self) -> u64 {
+        self.advance_with(&mut |_, _| true)
+    }
+
+    /// [`Simulation::advance`], telling `progress` how far it got now and then; it stops early
+    /// (and the summary says `interrupted`) when `progress` returns false.
+    pub fn advance_with(&mut self, progress: crate::Progress) -> u64 {
         for (i, f) in self.flows.iter().enumerate() {
             self.queue.push(f.start_ns, Event::FlowStart(i as u32));
         }
@@ -314,6 +325,11 @@ impl Simulation {
             }
             self.flush_io();
             if self.unfinished_flows == 0 {
+                end = t;
+                break;
+            }
+            if self.events & (crate::PROGRESS_EVERY - 1) == 0 && !progress(t, self.duration_ns) {
+                self.interrupted = true;
                 end = t;
                 break;
             }
@@ -717,6 +733,7 @@ impl Simulation {
                 apps,
                 peers: vec![],
                 swarm: None,
+                interrupted: self.interrupted,
             },
             flows: self.flow_trace,
             queues: self.queue_trace,

@@ -498,3 +498,33 @@ fn hystart_pb_cwnd_blocked_rule_grows_less_before_the_same_exit() {
     );
     assert_eq!(blocked.slow_start_exit_s, later.slow_start_exit_s);
 }
+
+#[test]
+fn progress_is_told_the_time_and_can_stop_the_run() {
+    let cfg = path(
+        100_000_000,
+        40 * MS,
+        QueueLimit::Packets(100),
+        vec![flow("reno", None)],
+        vec![],
+    );
+    let mut calls = vec![];
+    let out = crate::run_with(&cfg, &mut |now, end| {
+        calls.push((now, end));
+        calls.len() < 3
+    })
+    .unwrap();
+    assert_eq!(calls.len(), 3, "called until it said stop");
+    assert!(calls.windows(2).all(|w| w[0].0 <= w[1].0));
+    assert!(calls.iter().all(|&(_, end)| end == cfg.duration_ns));
+    let s = &out.summary;
+    assert!(s.interrupted);
+    assert_eq!((s.sim_time_s * 1e9).round() as u64, calls[2].0);
+    assert_eq!(s.events, 3 * crate::PROGRESS_EVERY);
+    // A run that is not stopped does not say so, and its summary has no such field.
+    let whole = crate::run(&cfg).unwrap();
+    assert!(!whole.summary.interrupted);
+    assert!(!serde_json::to_string(&whole.summary)
+        .unwrap()
+        .contains("interrupted"));
+}

@@ -260,6 +260,7 @@ pub struct SwarmSim {
     leechers_arrived: u64,
     completions: u64,
     stopped: bool,
+    interrupted: bool,
     dirty: Vec<u32>,
     totals: [TransportTotals; 2],
     stale_packets: u64,
@@ -309,6 +310,7 @@ impl SwarmSim {
             leechers_arrived: 0,
             completions: 0,
             stopped: false,
+            interrupted: false,
             dirty: Vec::new(),
             totals: Default::default(),
             stale_packets: 0,
@@ -343,6 +345,12 @@ impl SwarmSim {
 
     /// Run the event loop to the end (duration, or the completions asked for); the end time.
     pub fn advance(&mut self) -> u64 {
+        self.advance_with(&mut |_, _| true)
+    }
+
+    /// [`SwarmSim::advance`], telling `progress` how far it got now and then; it stops early
+    /// (and the summary says `interrupted`) when `progress` returns false.
+    pub fn advance_with(&mut self, progress: crate::Progress) -> u64 {
         for _ in 0..self.cfg.seeds {
             self.add_peer(true, false);
         }
@@ -369,6 +377,11 @@ impl SwarmSim {
             }
             self.flush();
             if self.stopped {
+                end = t;
+                break;
+            }
+            if self.events & (crate::PROGRESS_EVERY - 1) == 0 && !progress(t, self.duration_ns) {
+                self.interrupted = true;
                 end = t;
                 break;
             }
@@ -1197,7 +1210,7 @@ impl SwarmSim {
         ))
     }
 
-    fn finish(mut self, end_ns: u64) -> RunOutput {
+    pub fn finish(mut self, end_ns: u64) -> RunOutput {
         for (halves, ends) in self.halves.iter().zip(&self.ends) {
             if let Some(halves) = halves {
                 for (i, half) in halves.iter().enumerate() {
@@ -1256,6 +1269,7 @@ impl SwarmSim {
                 apps: vec![],
                 peers,
                 swarm: Some(swarm),
+                interrupted: self.interrupted,
             },
             flows: FlowTrace::default(),
             queues: self.queue_trace,
