@@ -9,6 +9,7 @@ from a seed at `src`, with libtorrent's request-queue policy). Errors name the f
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 from slowstart.units import ScenarioError, parse_size, parse_time, show
@@ -40,9 +41,9 @@ APP_HELP = 'an application such as {kind = "web", response = "17kB"} or "bulk"'
 
 
 def _int(value: object, field: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ScenarioError(f"{field}: expected an integer >= {minimum}, got {show(value)}")
-    return value
+    return int(value)
 
 
 def _bool(value: object, field: str) -> bool:

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+import numbers
 import os
 import tomllib
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 from slowstart.apps import ALL_KEYS as APP_KEYS
 from slowstart.apps import parse_app
+from slowstart.paths import scenario_path
 from slowstart.units import (
     U64_MAX,
     ScenarioError,
@@ -206,8 +208,9 @@ def require(table: dict[str, Any], field: str, key: str, what: str) -> Any:
 
 def parse_int(value: object, field: str, minimum: int = 0, maximum: int = U64_MAX) -> int:
     what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ScenarioError(f"{field}: expected {what}, got {show(value)}")
+    value = int(value)  # numpy integers too
     if value < minimum:
         raise ScenarioError(f"{field}: expected {what}, got {show(value)}")
     if value > maximum:
@@ -233,22 +236,34 @@ CC_HELP = 'an algorithm such as "reno", "lss:max_ssthresh=100" or {name = "lss",
 
 
 def _param_word(text: str) -> bool | int | float | str:
-    """A `key=value` value: true/false, a number, else a word."""
+    """A `key=value` value: true/false, a number (ASCII digits), else a word."""
     if text in ("true", "false"):
         return text == "true"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
+    if text.isascii():
+        for kind in (int, float):
+            try:
+                return kind(text)
+            except ValueError:
+                pass
     return text
+
+
+def _check_param(field: str, key: str, value: object) -> None:
+    """A parameter value the core can read: finite numbers (JSON has no NaN or infinity)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ScenarioError(f"{field}: parameter {key} must be a finite number, got {value}")
 
 
 def parse_cc(value: object, field: str) -> dict[str, Any]:
     """`"name:key=value,..."` or `{name = ..., key = value}` → {"name": ..., "params": {...}}."""
     if isinstance(value, str):
-        name, _, rest = value.strip().partition(":")
+        name, colon, rest = value.strip().partition(":")
         params: dict[str, Any] = {}
+        if colon and not rest.strip():
+            raise ScenarioError(
+                f'{field}: nothing after ":" (expected "name" or "name:key=value,..."), '
+                f"got {show(value)}"
+            )
         for item in rest.split(",") if rest.strip() else []:
             key, eq, word = item.partition("=")
             if not eq or not key.strip() or not word.strip():
@@ -270,6 +285,8 @@ def parse_cc(value: object, field: str) -> dict[str, Any]:
         raise ScenarioError(f"{field}: expected {CC_HELP}, got {show(value)}")
     if not isinstance(name, str) or not name.strip():
         raise ScenarioError(f"{field}: expected {CC_HELP}, got {show(value)}")
+    for key, v in params.items():
+        _check_param(field, key, v)
     return {"name": name.strip(), "params": params}
 
 
@@ -306,7 +323,11 @@ def read_scenario(source: str | os.PathLike[str] | dict[str, Any]) -> dict[str, 
     """The raw scenario: a TOML file (named after its stem unless it says) or a copy of a dict."""
     if isinstance(source, dict):
         return copy.deepcopy(source)
-    path = Path(source)
+    if not isinstance(source, str | os.PathLike):
+        raise ScenarioError(
+            f"scenario: expected a .toml path, a scenario name or a dict, got {show(source)}"
+        )
+    path = scenario_path(os.fspath(source))  # "satellite" finds scenarios/satellite.toml
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -319,6 +340,8 @@ def read_scenario(source: str | os.PathLike[str] | dict[str, Any]) -> dict[str, 
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{path}: invalid TOML: {e}") from None
+    except RecursionError:
+        raise ScenarioError(f"{path}: invalid TOML: nested too deeply") from None
     raw.setdefault("name", path.stem)
     return raw
 
@@ -454,7 +477,13 @@ def apply_overrides(
             for flow in flows:
                 if isinstance(flow, dict):
                     flow["cc"] = copy.deepcopy(cc)
-    for item in [set] if isinstance(set, str) else set:
+    items = [set] if isinstance(set, str) else set
+    if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
+        raise ScenarioError(
+            f'set: expected a list of "key=value" strings such as ["flow.0.initcwnd=20"], '
+            f"got {show(set)}"
+        )
+    for item in items:
         apply_set(raw, item)
     if seed is not None:
         raw["seed"] = seed
@@ -662,7 +691,10 @@ def transport(
     if min_rto == 0:
         raise ScenarioError(f"{at}.min_rto: must be positive, got {show(f['min_rto'])}")
     if max_rto < min_rto:
-        raise ScenarioError(f"{at}.max_rto: must be at least min_rto, got {show(f['max_rto'])}")
+        raise ScenarioError(
+            f"{at}.min_rto: must not exceed {at}.max_rto ({show(f['max_rto'])}), "
+            f"got {show(f['min_rto'])}"
+        )
     windows = {}
     for key in ("max_rwnd", "max_window"):
         windows[key] = parse_window(f[key], f"{at}.{key}", mss)

@@ -125,7 +125,23 @@ def sweep(
     processes run the points (default: one per CPU). Rows come in grid order whatever the
     order the runs finish in, so the table is the same for any `jobs`.
     """
-    axes = dict(vary) if isinstance(vary, dict) else parse_vary(vary)
+    if isinstance(vary, dict):
+        axes = {}
+        for key, values in vary.items():
+            # One value given alone is one value, not a string's letters.
+            values = [values] if isinstance(values, str | int | float) else values
+            if not isinstance(values, list | tuple):
+                raise ScenarioError(
+                    f"vary.{key}: expected a list of values such as ['reno', 'cubic'], "
+                    f"got {show(values)}"
+                )
+            axes[key] = [str(v) for v in values]
+    elif isinstance(vary, list | tuple) and all(isinstance(v, str) for v in vary):
+        axes = parse_vary(vary)
+    else:
+        raise ScenarioError(
+            f"vary: expected {{key: [values]}} or a list of 'KEY=V1,V2' strings, got {show(vary)}"
+        )
     if not axes:
         raise ScenarioError("vary: give at least one key and its values")
     if jobs is not None and jobs < 1:

@@ -7,6 +7,8 @@ Numbers are parsed as exact decimals, so "1.5Mbps" is 1_500_000 and "0.08" secon
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -47,7 +49,10 @@ RATE_HELP = 'a rate such as "250Mbps" (bps, kbps, Mbps, Gbps, Tbps; a bare numbe
 TIME_HELP = 'a time such as "600ms" (ns, us, ms, s, min, h; a bare number is seconds)'
 SIZE_HELP = 'a size such as "100MB" (B, kB, MB, GB, KiB, MiB, GiB; a bare integer is bytes)'
 
-_QUANTITY = re.compile(r"^\s*([+-]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(\S*?)\s*$")
+# ASCII digits only: Python reads "５" (fullwidth) as 5, a user would not mean it.
+_QUANTITY = re.compile(
+    r"^\s*([+-]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(\S*?)\s*$", re.ASCII
+)
 
 
 class ScenarioError(ValueError):
@@ -75,10 +80,11 @@ def split_quantity(value: object, field: str, expected: str) -> tuple[Fraction, 
     """A number (exact) and its unit suffix ("" for a bare number)."""
     if isinstance(value, bool):
         raise fail(field, expected, value)
-    if isinstance(value, int):
-        return Fraction(value), ""
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
+    if isinstance(value, numbers.Integral):  # numpy integers too
+        return Fraction(int(value)), ""
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        if not math.isfinite(value):
             raise fail(field, expected, value)
         return Fraction(repr(value)), ""
     if not isinstance(value, str):
@@ -222,6 +228,8 @@ def resolve_buffer(
         limit = {"bytes": _round(buf.bdp * bdp_bytes)}
     if next(iter(limit.values())) < 1:
         raise ScenarioError(f"{field}: must hold at least one packet, got {show(value)}")
+    if next(iter(limit.values())) > U64_MAX:
+        raise ScenarioError(f"{field}: {show(value)} is too large")
     return limit
 
 

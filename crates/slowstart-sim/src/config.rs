@@ -382,6 +382,40 @@ fn err(msg: String) -> SimError {
     SimError(msg)
 }
 
+/// `at: must be in lo..=hi, got v`: the one form every integer bound takes.
+fn in_range(at: &str, v: u64, lo: u64, hi: u64) -> Result<(), SimError> {
+    if v < lo || v > hi {
+        Err(err(format!("{at}: must be in {lo}..={hi}, got {v}")))
+    } else {
+        Ok(())
+    }
+}
+
+// Every integer setting's maximum. With these, sums of times (now + a delay, an RTO, a
+// duration) stay far below u64::MAX, so the engine's arithmetic on them cannot wrap.
+/// Longest run: 10^9 s (about 32 years).
+pub const MAX_DURATION_NS: u64 = 1_000_000_000 * 1_000_000_000;
+/// Longest propagation delay, jitter, RTO, timer or sampling interval: one hour.
+pub const MAX_DELAY_NS: u64 = 3_600 * 1_000_000_000;
+/// Longest delayed-ACK timer: RFC 1122 §4.2.3.2 asks for less than 0.5 s; 60 s is allowed.
+pub const MAX_DELACK_NS: u64 = 60 * 1_000_000_000;
+/// Fastest link: 10 Tbps.
+pub const MAX_RATE_BPS: u64 = 10_000_000_000_000;
+/// Largest queue limit: 10^9 packets or 10^12 bytes.
+pub const MAX_QUEUE_PACKETS: u64 = 1_000_000_000;
+pub const MAX_QUEUE_BYTES: u64 = 1_000_000_000_000;
+/// Largest initial windows, in segments (the sender keeps a record per segment in flight).
+pub const MAX_INITIAL_WINDOW: u64 = 100_000;
+/// Largest header per packet (IPv6 with extension headers and TCP options fit well within).
+pub const MAX_HEADER_BYTES: u64 = 1_024;
+/// Largest ACK frequency, in segments.
+pub const MAX_ACK_EVERY: u64 = 10_000;
+/// Most rows a trace table keeps, and fewest (decimation keeps every other row).
+pub const MAX_TRACE_ROWS: u64 = 1_000_000_000;
+pub const MIN_TRACE_ROWS: u64 = 2;
+/// Largest web request: it leaves as request packets at once.
+pub const MAX_REQUEST_BYTES: u64 = 1_000_000;
+
 impl SimConfig {
     pub fn from_json(text: &str) -> Result<Self, SimError> {
         serde_json::from_str(text).map_err(|e| err(format!("config: {e}")))
@@ -389,9 +423,11 @@ impl SimConfig {
 
     /// Check every value the engine relies on; the message names the field.
     pub fn validate(&self) -> Result<(), SimError> {
-        if self.duration_ns == 0 {
-            return Err(err("duration: must be > 0".into()));
-        }
+        in_range("duration", self.duration_ns, 1, MAX_DURATION_NS)?;
+        let t = &self.trace;
+        in_range("trace.flow_interval", t.flow_interval_ns, 0, MAX_DELAY_NS)?;
+        in_range("trace.queue_interval", t.queue_interval_ns, 0, MAX_DELAY_NS)?;
+        in_range("trace.max_rows", t.max_rows, MIN_TRACE_ROWS, MAX_TRACE_ROWS)?;
         if let Some(swarm) = &self.swarm {
             if !self.nodes.is_empty() || !self.links.is_empty() || !self.flows.is_empty() {
                 return Err(err(
@@ -424,17 +460,32 @@ impl SimConfig {
             }
             for (dir, d) in [("forward", &l.forward), ("reverse", &l.reverse)] {
                 let at = format!("links.{i}.{dir}");
-                if d.rate_bps == 0 {
-                    return Err(err(format!("{at}.rate: must be > 0 bits per second")));
-                }
+                in_range(&format!("{at}.rate"), d.rate_bps, 1, MAX_RATE_BPS)?;
+                in_range(&format!("{at}.delay"), d.delay_ns, 0, MAX_DELAY_NS)?;
+                in_range(&format!("{at}.jitter"), d.jitter_ns, 0, MAX_DELAY_NS)?;
                 if !(0.0..1.0).contains(&d.loss) {
                     return Err(err(format!("{at}.loss: must be in [0, 1), got {}", d.loss)));
                 }
+                // A queue must take the largest packet a flow sends, or nothing ever passes.
+                let largest = self
+                    .flows
+                    .iter()
+                    .map(|f| f.mss.saturating_add(f.header_bytes))
+                    .max()
+                    .unwrap_or(1);
                 match d.queue {
-                    QueueLimit::Packets(0) | QueueLimit::Bytes(0) => {
-                        return Err(err(format!("{at}.buffer: must hold at least one packet")));
+                    QueueLimit::Packets(n) => {
+                        in_range(&format!("{at}.buffer"), n, 1, MAX_QUEUE_PACKETS)?
                     }
-                    _ => {}
+                    QueueLimit::Bytes(b) => {
+                        if b < largest {
+                            return Err(err(format!(
+                                "{at}.buffer: {b} bytes hold no full-size packet \
+                                 ({largest} bytes with headers)"
+                            )));
+                        }
+                        in_range(&format!("{at}.buffer"), b, largest, MAX_QUEUE_BYTES)?
+                    }
                 }
                 for (j, dspec) in d.drops.iter().enumerate() {
                     if dspec.flow as usize >= self.flows.len() {
@@ -467,6 +518,13 @@ impl SimConfig {
             if f.size_bytes == Some(0) {
                 return Err(err(format!("{at}.size: must be > 0 bytes or \"inf\"")));
             }
+            if f.start_ns >= self.duration_ns {
+                return Err(err(format!(
+                    "{at}.start: {} s is not before the run ends (duration {} s)",
+                    f.start_ns as f64 / 1e9,
+                    self.duration_ns as f64 / 1e9
+                )));
+            }
             validate_app(i, f)?;
         }
         Ok(())
@@ -477,34 +535,38 @@ impl FlowConfig {
     /// The transport's own settings (not its ends, size or application); `at` names the table.
     pub fn validate_transport(&self, at: &str) -> Result<(), SimError> {
         let f = self;
-        if f.mss == 0 || f.mss > 65_000 {
-            return Err(err(format!(
-                "{at}.mss: must be in 1..=65000, got {}",
-                f.mss
-            )));
-        }
-        if f.initcwnd == 0 {
-            return Err(err(format!("{at}.initcwnd: must be >= 1 segment")));
-        }
-        if f.initrwnd == 0 {
-            return Err(err(format!("{at}.initrwnd: must be >= 1 segment")));
-        }
+        in_range(&format!("{at}.mss"), f.mss, 1, 65_000)?;
+        in_range(
+            &format!("{at}.header_bytes"),
+            f.header_bytes,
+            0,
+            MAX_HEADER_BYTES,
+        )?;
+        in_range(&format!("{at}.initcwnd"), f.initcwnd, 1, MAX_INITIAL_WINDOW)?;
+        in_range(&format!("{at}.initrwnd"), f.initrwnd, 1, MAX_INITIAL_WINDOW)?;
         if f.max_window_bytes.is_some_and(|w| w < f.mss) {
             return Err(err(format!("{at}.max_window: must be at least one MSS")));
         }
         if f.max_rwnd_bytes.is_some_and(|w| w < f.mss) {
             return Err(err(format!("{at}.max_rwnd: must be at least one MSS")));
         }
-        if f.ack_every == 0 {
-            return Err(err(format!("{at}.ack_every: must be >= 1")));
-        }
+        in_range(&format!("{at}.ack_every"), f.ack_every, 1, MAX_ACK_EVERY)?;
+        in_range(
+            &format!("{at}.delack_timeout"),
+            f.delack_timeout_ns,
+            0,
+            MAX_DELACK_NS,
+        )?;
         if f.min_rto_ns == 0 || f.max_rto_ns < f.min_rto_ns {
             return Err(err(format!("{at}.min_rto: must be > 0 and <= max_rto")));
         }
+        in_range(&format!("{at}.max_rto"), f.max_rto_ns, 1, MAX_DELAY_NS)?;
         Ok(())
     }
 }
 
+/// Largest file a swarm shares: 1 PB.
+pub const MAX_FILE_BYTES: u64 = 1_000_000_000_000_000;
 /// Most peers one swarm may have at the start (seeds and scheduled leechers).
 pub const MAX_SWARM_PEERS: u64 = 100_000;
 /// Most pieces a swarm's file may have, and most blocks per piece.
@@ -513,18 +575,11 @@ pub const MAX_BLOCKS_PER_PIECE: u64 = 4096;
 
 impl SwarmConfig {
     pub fn validate(&self) -> Result<(), SimError> {
-        let range = |field: &str, v: u64, lo: u64, hi: u64| {
-            if v < lo || v > hi {
-                Err(err(format!(
-                    "swarm.{field}: must be in {lo}..={hi}, got {v}"
-                )))
-            } else {
-                Ok(())
-            }
-        };
+        let range =
+            |field: &str, v: u64, lo: u64, hi: u64| in_range(&format!("swarm.{field}"), v, lo, hi);
         range("seeds", self.seeds, 1, MAX_SWARM_PEERS)?;
         range("leechers", self.leechers, 1, MAX_SWARM_PEERS - self.seeds)?;
-        range("file", self.file_bytes, 1, u64::MAX / 2)?;
+        range("file", self.file_bytes, 1, MAX_FILE_BYTES)?;
         range("piece", self.piece_bytes, 1, self.file_bytes)?;
         range("block", self.block_bytes, 1, self.piece_bytes.min(1 << 24))?;
         range(
@@ -554,16 +609,24 @@ impl SwarmConfig {
                 "swarm.stop_after: must be >= 1 completion or omitted".into()
             ));
         }
-        range("queue_sample", self.queue_sample_ns, 1, u64::MAX / 4)?;
+        range("queue_sample", self.queue_sample_ns, 1, MAX_DELAY_NS)?;
         let a = &self.access;
-        range("up", a.up_bps, 1, u64::MAX / 4)?;
-        range("down", a.down_bps, 1, u64::MAX / 4)?;
+        range("up", a.up_bps, 1, MAX_RATE_BPS)?;
+        range("down", a.down_bps, 1, MAX_RATE_BPS)?;
         for (field, q) in [("buffer", a.up_queue), ("down_buffer", a.down_queue)] {
-            if matches!(q, QueueLimit::Packets(0) | QueueLimit::Bytes(0)) {
-                return Err(err(format!("swarm.{field}: must hold at least one packet")));
+            match q {
+                QueueLimit::Packets(n) => range(field, n, 1, MAX_QUEUE_PACKETS)?,
+                QueueLimit::Bytes(b) => {
+                    let largest = [&self.tcp, &self.utp]
+                        .iter()
+                        .map(|t| t.mss.saturating_add(t.header_bytes))
+                        .max()
+                        .unwrap_or(1);
+                    range(field, b, largest, MAX_QUEUE_BYTES)?
+                }
             }
         }
-        range("delay", a.delay_max_ns, a.delay_min_ns, 3_600_000_000_000)?;
+        range("delay", a.delay_max_ns, a.delay_min_ns, MAX_DELAY_NS)?;
         let b = &self.bittorrent;
         range(
             "bittorrent.tracker_peers",
@@ -584,14 +647,14 @@ impl SwarmConfig {
             1,
             MAX_SWARM_PEERS,
         )?;
-        range("bittorrent.reannounce", b.reannounce_ns, 1, u64::MAX / 4)?;
+        range("bittorrent.reannounce", b.reannounce_ns, 1, MAX_DELAY_NS)?;
         range("bittorrent.unchoke_slots", b.unchoke_slots, 1, 10_000)?;
-        range("bittorrent.rechoke", b.rechoke_ns, 1, u64::MAX / 4)?;
-        range("bittorrent.rate_window", b.rate_window_ns, 1, u64::MAX / 4)?;
-        range("bittorrent.optimistic", b.optimistic_ns, 1, u64::MAX / 4)?;
+        range("bittorrent.rechoke", b.rechoke_ns, 1, MAX_DELAY_NS)?;
+        range("bittorrent.rate_window", b.rate_window_ns, 1, MAX_DELAY_NS)?;
+        range("bittorrent.optimistic", b.optimistic_ns, 1, MAX_DELAY_NS)?;
         range("bittorrent.new_peer_weight", b.new_peer_weight, 1, 1000)?;
         range("bittorrent.pipeline", b.pipeline, 1, 10_000)?;
-        range("bittorrent.snub", b.snub_ns, 1, u64::MAX / 4)?;
+        range("bittorrent.snub", b.snub_ns, 1, MAX_DELAY_NS)?;
         if b.super_seeding {
             return Err(err(
                 "swarm.bittorrent.super_seeding: not modelled; only false is accepted".into(),
@@ -627,9 +690,12 @@ fn validate_app(i: usize, f: &FlowConfig) -> Result<(), SimError> {
     match &f.app {
         AppConfig::Bulk => {}
         AppConfig::Web(w) => {
-            if w.request_bytes == 0 {
-                return Err(err(format!("{at}.request: must be > 0 bytes")));
-            }
+            in_range(
+                &format!("{at}.request"),
+                w.request_bytes,
+                1,
+                MAX_REQUEST_BYTES,
+            )?;
             if w.response_bytes.is_empty() {
                 return Err(err(format!(
                     "{at}.response: at least one object size is needed"

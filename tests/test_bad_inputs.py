@@ -1,0 +1,160 @@
+"""The bad-input catalogue (issue #15): every case exits 2 with one line on stderr that names
+the field, no traceback and no panic, and nothing runs for long."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from slowstart.cli import main
+
+U = "18446744073709551615"  # u64::MAX
+
+# (scenario, overrides, the field the one line must name)
+CASES: list[tuple[str, list[str], str]] = []
+
+
+def case(scenario: str, field: str, *sets: str) -> None:
+    CASES.append((scenario, list(sets), field))
+
+
+# Flow integers.
+for key, bad in {
+    "mss": ["0", "-1", '"abc"', "1.5", "true", U, "70000"],
+    "initcwnd": ["0", "-3", '"ten"', "2.5", U, "1000000000"],
+    "initrwnd": ["0", '"x"', U],
+    "ack_every": ["0", "false", U],
+    "header_bytes": ["-1", "65000", '"forty"'],
+}.items():
+    for v in bad:
+        case("satellite", f"flow.0.{key}", f"flow.0.{key}={v}")
+# Flow times.
+for key in ("min_rto", "max_rto", "delack_timeout"):
+    for v in ['"abc"', '"-1s"', '"1parsec"', f'"{U}ns"', '"nan"', '"inf"']:
+        case("satellite", f"flow.0.{key}", f"flow.0.{key}={v}")
+case("satellite", "flow.0.start", 'flow.0.start="1000000s"')
+case("satellite", "flow.0.start", 'flow.0.start="abc"')
+# Windows, booleans and choices.
+for key in ("max_window", "max_rwnd"):
+    for v in ['"0"', '"abc"', '"-5seg"', '"100"']:
+        case("satellite", f"flow.0.{key}", f"flow.0.{key}={v}")
+for key in ("handshake", "delayed_ack", "abc", "pacing", "quickack"):
+    for v in ['"yes"', "1"]:
+        case("satellite", f"flow.0.{key}", f"flow.0.{key}={v}")
+for key in ("recovery", "loss_detection"):
+    for v in ['"fast"', "3"]:
+        case("satellite", f"flow.0.{key}", f"flow.0.{key}={v}")
+# Algorithms and their parameters.
+for v in [
+    '"nope"',
+    '"reno:"',
+    '"cubic:beta=nan"',
+    '"cubic:beta=inf"',
+    '"aimd:a=inf"',
+    '"cubic:beta=5"',
+    '"cubic:zzz=1"',
+    '":"',
+    '""',
+    "7",
+]:
+    case("satellite", "flow.0.cc", f"flow.0.cc={v}")
+# The path.
+for key, bad in {
+    "rate": ['"0Mbps"', '"-1Mbps"', '"fast"', '"５Mbps"', '"1e30bps"'],
+    "rtt": ['"0ms"', '"abc"', '"-5ms"'],
+    "buffer": ['"0"', '"1e18bdp"', '"abc"', '"10bytes"', '"-1pkt"'],
+    "loss": ["1", "-0.1", '"abc"', "2"],
+    "jitter": ['"abc"', '"-1ms"'],
+}.items():
+    for v in bad:
+        case("satellite", f"path.{key}", f"path.{key}={v}")
+# Run-wide settings.
+for v in ['"0s"', '"abc"', '"-1s"', f'"{U}ns"']:
+    case("satellite", "duration", f"duration={v}")
+for v in ["-1", '"abc"', "1.5"]:
+    case("satellite", "seed", f"seed={v}")
+case("satellite", "trace.max_rows", "trace.max_rows=0")
+case("satellite", "trace.flow_interval", f'trace.flow_interval="{U}ns"')
+case("satellite", "trace.queue_interval", 'trace.queue_interval="-1s"')
+# Unknown keys.
+case("satellite", "flow.0.foo", "flow.0.foo=1")
+case("satellite", "path.foo", "path.foo=1")
+case("satellite", "foo", "foo=1")
+case("satellite", "flow.9", "flow.9.mss=1000")
+# Applications.
+case("web-initcwnd", "app.0.request", f"app.0.request={U}")
+case("web-initcwnd", "app.0.objects", "app.0.objects=0")
+case("web-initcwnd", "app.0.response", 'app.0.response="0B"')
+case("bittorrent-request-slowstart", "app.0.max_queue", "app.0.max_queue=0")
+# The swarm (issue #10).
+for key, v in [
+    ("leechers", "0"),
+    ("seeds", "0"),
+    ("piece", '"30MB"'),
+    ("block", '"1MB"'),
+    ("up", '"-1Mbps"'),
+    ("down", '"0bps"'),
+    ("population", '"martians"'),
+    ("seeding", '"forever"'),
+    ("buffer", '"0pkt"'),
+    ("delay", '["25ms", "1ms"]'),
+    ("stay_factor", '"nan"'),
+    ("file", '"0MB"'),
+    ("arrival_mean", '"-1s"'),
+    ("stop_after", "0"),
+    ("bittorrent.pipeline", "0"),
+    ("bittorrent.super_seeding", "true"),
+    ("bittorrent.unchoke_slots", "0"),
+    ("tcp.cc", '"nope"'),
+    ("utp.mss", "0"),
+    ("foo", "1"),
+]:
+    case("swarm-adsl", f"swarm.{key}", f"swarm.{key}={v}")
+case("swarm-adsl", "--cc", "--cc")
+
+
+@pytest.mark.parametrize(("scenario", "sets", "field"), CASES)
+def test_bad_input_exits_2_naming_the_field(
+    scenario: str, sets: list[str], field: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["run", scenario, "--json"]
+    for s in sets:
+        argv += ["--cc", "reno"] if s == "--cc" else ["--set", s]
+    start = time.monotonic()
+    status = main(argv)
+    err = capsys.readouterr().err
+    assert status == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    # The field first, or the override that named it ("--set flow.0.foo=1: unknown key").
+    assert lines[0].startswith((f"error: {field}", f"error: --set {field}")), lines[0]
+    assert "Traceback" not in err and "panicked" not in err
+    assert time.monotonic() - start < 10
+
+
+def test_catalogue_is_large() -> None:
+    assert len(CASES) >= 100, len(CASES)
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("duration = \n", "invalid TOML"),
+        ("x = " + "[" * 20_000 + "]" * 20_000 + "\n", "nested too deeply"),
+        ("duration = 1\n[[flow]]\n", "path"),
+        ('name = 3\nduration = "1s"\n', "name"),
+    ],
+)
+def test_bad_files(tmp_path: Path, text: str, where: str, capsys: pytest.CaptureFixture[str]):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and where in err[0], err
+
+
+def test_missing_scenario(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "no-such-scenario"]) == 2
+    assert capsys.readouterr().err.startswith("error: no-such-scenario: no such file")
