@@ -298,7 +298,10 @@ def test_general_form():
         ({"flow.0.max_window": 100}, "flow.0.max_window: must be at least one MSS (1460 bytes)"),
         ({"flow.0.max_rwnd": "many"}, 'flow.0.max_rwnd: expected a window such as "3500seg"'),
         ({"flow.0.min_rto": "0ms"}, 'flow.0.min_rto: must be positive, got "0ms"'),
-        ({"flow.0.max_rto": "1ms"}, 'flow.0.max_rto: must be at least min_rto, got "1ms"'),
+        (
+            {"flow.0.max_rto": "1ms"},
+            'flow.0.min_rto: must not exceed flow.0.max_rto ("1ms"), got "200ms"',
+        ),
         ({"flow.0.start": "-1s"}, 'flow.0.start: must not be negative, got "-1s"'),
         ({"flow.0.delack_timeout": "soon"}, "flow.0.delack_timeout: expected a time such as"),
         (
