@@ -325,11 +325,17 @@ def delay_target(cc: dict[str, Any]) -> float:
     return float("nan")
 
 
-def _ms_axis(ax: Axes, ms_per_packet: float, where: str = "top") -> None:
+def _ms_axis(ax: Axes, ms_per_packet: float, packets: Sequence[int] = ()) -> None:
+    """A second x axis on top: packets as ms at the uplink rate (ticks at `packets` if given)."""
     axis = ax.secondary_xaxis(
-        where, functions=(lambda p: p * ms_per_packet, lambda m: m / ms_per_packet)
+        "top", functions=(lambda p: p * ms_per_packet, lambda m: m / ms_per_packet)
     )
     axis.set_xlabel("ms at the uplink rate")
+    if packets:
+        axis.set_xticks(
+            [b * ms_per_packet for b in packets], [f"{b * ms_per_packet:.0f}" for b in packets]
+        )
+        axis.minorticks_off()
 
 
 def _rank_panel(ax: Axes, discard: int, series: list[tuple[str, pd.DataFrame]]) -> None:
@@ -470,43 +476,6 @@ def _run_one(task: tuple[str, int]) -> dict[str, Any]:
         "queue_counts": hist.tolist(),
         "wall_s": time.perf_counter() - start,
     }
-
-
-class Progress:
-    """Called with (0, total) first: one line saying what will run; then with (done, total)
-    after each run: a bar on one line of stderr, redrawn in place, only if stderr is a
-    terminal."""
-
-    def __init__(self, label: str, jobs: int, stream: Any = None) -> None:
-        self.label, self.jobs, self.start = label, jobs, time.monotonic()
-        self.stream = stream if stream is not None else sys.stderr
-        self.live = hasattr(self.stream, "isatty") and self.stream.isatty()
-
-    def __call__(self, done: int, total: int) -> None:
-        if done == 0:
-            self.start = time.monotonic()
-            jobs = min(self.jobs, total)
-            procs = "process" if jobs == 1 else "processes"
-            print(f"{self.label}: {total} runs on {jobs} {procs}", file=self.stream)
-        if not self.live or total == 0:
-            return
-        elapsed = time.monotonic() - self.start
-        left = elapsed / done * (total - done) if done else 0.0
-        width = 30
-        bar = "#" * (width * done // total) + "." * (width - width * done // total)
-        self.stream.write(
-            f"\r{self.label} [{bar}] {done}/{total} runs, {_clock(elapsed)} elapsed"
-            + (f", ~{_clock(left)} left" if 0 < done < total else "")
-            + "   "
-        )
-        if done == total:
-            self.stream.write("\n")
-        self.stream.flush()
-
-
-def _clock(seconds: float) -> str:
-    m, s = divmod(int(round(seconds)), 60)
-    return f"{m}:{s:02d}"
 
 
 def plan(
@@ -901,33 +870,30 @@ def plot_buffers(study: Study) -> Figure:
     peers of the 50-50 random-stay swarm apart."""
     fig = _figure(7, 4.4)
     ax = fig.subplots()
-    shift = 0.012 * max(study.buffers)
     for k, t in enumerate(("utp", "tcp")):
-        xs, mean, low, high = [], [], [], []
+        xs, mean, q1, q3 = [], [], [], []
         for b in study.buffers:
             c = study.downloads("mixed", "random_stay", b, t)["completion_s"]
             q = quartiles(c)
             if q is None:
                 continue
-            xs.append(b + (k - 0.5) * shift)
+            xs.append(b * (1 + 0.03 * (k - 0.5)))  # side by side on the log axis
             mean.append(float(c.mean()))
-            low.append(mean[-1] - q[0])
-            high.append(q[2] - mean[-1])
-        ax.errorbar(
-            xs,
-            mean,
-            yerr=[low, high],
-            marker="o",
-            capsize=3,
-            color=COLOURS[t],
-            label=f"{LABELS[t]} peers",
-        )
+            q1.append(q[0])
+            q3.append(q[2])
+        # The quartiles as bars of their own: a skewed sample's mean may lie outside them.
+        colour = COLOURS[t]
+        ax.vlines(xs, q1, q3, color=colour, lw=1.2)
+        ax.plot(xs, q1, "_", xs, q3, "_", color=colour, markersize=8)
+        ax.plot(xs, mean, marker="o", color=colour, label=f"{LABELS[t]} peers")
+    ax.set_xscale("log")
     ax.set_xlabel("uplink buffer B (packets)")
     ax.set_ylabel("completion time (s): mean, 1st-3rd quartile")
     ax.set_ylim(bottom=0)
-    ax.set_xticks(list(study.buffers))
+    ax.set_xticks(list(study.buffers), [str(b) for b in study.buffers])
+    ax.minorticks_off()
     ax.grid(alpha=0.3)
-    _ms_axis(ax, study.ms_per_packet)
+    _ms_axis(ax, study.ms_per_packet, study.buffers)
     _legend(ax, fontsize="small")
     ax.set_title("50-50 random stay: completion time against the uplink buffer")
     return fig
@@ -1003,15 +969,25 @@ def reproduce_swarm(args: Any) -> tuple[bool, dict[str, Any]]:
         raise ScenarioError(f"--jobs {args.jobs}: expected at least 1")
     seeds = list(range(1, n_seeds + 1))
     jobs = args.jobs or os.cpu_count() or 1
-    study = run_study(
-        SCENARIO,
-        seeds=seeds,
-        buffers=parse_buffers(args.buffers),
-        set=args.set or [],
-        leechers=args.leechers,
-        jobs=jobs,
-        progress=Progress("swarm", jobs),
-    )
+    from slowstart.progress import bar
+
+    with bar("swarm", unit="runs") as update:
+
+        def progress(done: int, total: int) -> None:
+            if done == 0:
+                n = min(jobs, total)
+                print(f"swarm: {total} runs on {n} process{'es' if n > 1 else ''}", file=sys.stderr)
+            update(done, total)
+
+        study = run_study(
+            SCENARIO,
+            seeds=seeds,
+            buffers=parse_buffers(args.buffers),
+            set=args.set or [],
+            leechers=args.leechers,
+            jobs=jobs,
+            progress=progress,
+        )
     rows = findings(study)
     written = write_outputs(study, rows, args.out) if args.out else []
     if not args.json:
