@@ -13,6 +13,8 @@ pub mod app;
 mod app_tests;
 pub mod config;
 pub mod engine;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod network;
 pub mod sim;
 #[cfg(test)]
