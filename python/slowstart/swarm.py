@@ -332,8 +332,13 @@ def _ms_axis(ax: Axes, ms_per_packet: float, packets: Sequence[int] = ()) -> Non
     )
     axis.set_xlabel("ms at the uplink rate")
     if packets:
+        # On a log axis, only ticks far enough apart for their labels not to overlap.
+        shown: list[int] = []
+        for b in sorted(packets, reverse=True):
+            if not shown or shown[-1] / b >= 1.45:
+                shown.append(b)
         axis.set_xticks(
-            [b * ms_per_packet for b in packets], [f"{b * ms_per_packet:.0f}" for b in packets]
+            [b * ms_per_packet for b in shown], [f"{b * ms_per_packet:.0f}" for b in shown]
         )
         axis.minorticks_off()
 
@@ -887,9 +892,12 @@ def plot_buffers(study: Study) -> Figure:
         ax.plot(xs, q1, "_", xs, q3, "_", color=colour, markersize=8)
         ax.plot(xs, mean, marker="o", color=colour, label=f"{LABELS[t]} peers")
     ax.set_xscale("log")
+    ax.set_yscale("log")  # a buffer below uTP's target costs several times the others
+    low, high = ax.get_ylim()
+    ticks = [v for v in (10, 20, 50, 100, 200, 500, 1000, 2000, 5000) if low <= v <= high]
+    ax.set_yticks(ticks, [str(v) for v in ticks])
     ax.set_xlabel("uplink buffer B (packets)")
     ax.set_ylabel("completion time (s): mean, 1st-3rd quartile")
-    ax.set_ylim(bottom=0)
     ax.set_xticks(list(study.buffers), [str(b) for b in study.buffers])
     ax.minorticks_off()
     ax.grid(alpha=0.3)
