@@ -1,15 +1,19 @@
 """Types of the Rust extension (crates/slowstart-py)."""
 
+from collections.abc import Callable
 from typing import Any
 
 __version__: str
 
-def run(config_json: str) -> dict[str, Any]:
-    """Run a canonical JSON config.
+def run(
+    config_json: str, progress: Callable[[float, float], object] | None = None
+) -> dict[str, Any]:
+    """Run a canonical JSON config; `progress(now_s, end_s)` about every 100 ms of wall time.
 
-    Returns {"summary": JSON str, "flows": {column: (bytes, dtype)}, "queues": {...},
-    "apps": {...}, "phase_names": [str]}. Raises ValueError("<field>: <message>") for a bad
-    config.
+    Returns {"summary": JSON str, "flows": {column: (bytes, dtype, unset, codes)}, "queues":
+    {...}, "apps": {...}, "phase_names": [str], "link_names": [str]} (see api.frame). Ctrl-C
+    stops the run and returns what it has, its summary saying "interrupted". Raises
+    ValueError("<field>: <message>") for a bad config.
     """
 
 def algorithms() -> str:

@@ -16,76 +16,40 @@ from typing import TYPE_CHECKING, Any
 from slowstart.scenario import load
 
 if TYPE_CHECKING:
-    import numpy as np
     import pandas as pd
     from matplotlib.figure import Figure
 
 UNSET = 2**64 - 1  # the core's "no value" in a u64 column (np.iinfo(np.uint64).max)
 
+# A table as the core returns it: column name -> (little-endian bytes, numpy dtype, whether
+# u64::MAX means "no value", the name list its codes index or None). The core declares the
+# columns (crates/slowstart-sim/src/trace.rs); this turns any of them into a DataFrame.
+Table = dict[str, tuple[bytes, str, bool, str | None]]
 
-def _columns(table: dict[str, tuple[bytes, str]]) -> dict[str, np.ndarray]:
-    """The core's (little-endian bytes, dtype) columns as native numpy arrays."""
+
+def frame(table: Table, names: dict[str, list[str]]) -> pd.DataFrame:
+    """A trace table as a DataFrame: `*_ns` columns as `*_s` seconds, "no value" as NaN, codes
+    as categories from `names` ("phases", "links")."""
     import numpy as np
+    import pandas as pd
 
-    out = {}
-    for name, (data, dtype) in table.items():
+    columns = {}
+    for name, (data, dtype, unset, codes) in table.items():
         dt = np.dtype(dtype)
-        out[name] = np.frombuffer(data, dtype=dt).astype(dt.newbyteorder("="))
-    return out
-
-
-def flows_frame(table: dict[str, tuple[bytes, str]], phase_names: list[str]) -> pd.DataFrame:
-    import numpy as np
-    import pandas as pd
-
-    c = _columns(table)
-    ssthresh = c["ssthresh_bytes"].astype(np.float64)
-    ssthresh[c["ssthresh_bytes"] == UNSET] = np.nan
-    return pd.DataFrame(
-        {
-            "t_s": c["t_ns"] / 1e9,
-            "flow": c["flow"],
-            "cwnd_bytes": c["cwnd_bytes"],
-            "ssthresh_bytes": ssthresh,
-            "inflight_bytes": c["inflight_bytes"],
-            "srtt_s": c["srtt_ns"] / 1e9,
-            "delivered_bytes": c["delivered_bytes"],
-            "phase": pd.Categorical.from_codes(
-                c["phase"].astype(np.int16), categories=list(phase_names)
-            ),
-        }
-    )
-
-
-def queues_frame(table: dict[str, tuple[bytes, str]], link_names: list[str]) -> pd.DataFrame:
-    import numpy as np
-    import pandas as pd
-
-    c = _columns(table)
-    return pd.DataFrame(
-        {
-            "t_s": c["t_ns"] / 1e9,
-            "link": pd.Categorical.from_codes(c["link"].astype(np.int64), categories=link_names),
-            "queue_bytes": c["queue_bytes"],
-            "queue_packets": c["queue_packets"],
-        }
-    )
-
-
-def apps_frame(table: dict[str, tuple[bytes, str]]) -> pd.DataFrame:
-    """Application series (BitTorrent flows): the downloader's request queue."""
-    import pandas as pd
-
-    c = _columns(table)
-    return pd.DataFrame(
-        {
-            "t_s": c["t_ns"] / 1e9,
-            "flow": c["flow"],
-            "outstanding_requests": c["outstanding_requests"],
-            "target_queue": c["target_queue"],
-            "download_rate_bps": c["download_rate_bps"],
-        }
-    )
+        values = np.frombuffer(data, dtype=dt).astype(dt.newbyteorder("="))
+        if unset:
+            column = values.astype(np.float64)
+            column[values == UNSET] = np.nan
+            columns[name] = column
+        elif codes is not None:
+            columns[name] = pd.Categorical.from_codes(
+                values.astype(np.int64), categories=list(names[codes])
+            )
+        elif name.endswith("_ns"):
+            columns[name[: -len("_ns")] + "_s"] = values / 1e9
+        else:
+            columns[name] = values
+    return pd.DataFrame(columns)
 
 
 class _Pending:
@@ -214,14 +178,14 @@ def run_config(
     wall_s = time.perf_counter() - start
     summary = json.loads(out["summary"])
     summary.setdefault("wall_s", wall_s)
-    links = [link["name"] for link in summary["links"]]
+    names = {"phases": list(out["phase_names"]), "links": list(out["link_names"])}
     result = Result(
         config=config,
         summary=summary,
-        flows=_Pending(flows_frame, out["flows"], out["phase_names"]),
-        queues=_Pending(queues_frame, out["queues"], links),
-        phase_names=list(out["phase_names"]),
-        apps=_Pending(apps_frame, out["apps"]),
+        flows=_Pending(frame, out["flows"], names),
+        queues=_Pending(frame, out["queues"], names),
+        phase_names=names["phases"],
+        apps=_Pending(frame, out["apps"], names),
     )
     if summary.get("interrupted"):
         raise Interrupted(result)

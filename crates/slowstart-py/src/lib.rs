@@ -8,24 +8,6 @@ use slowstart_cc::registry::ALGORITHMS;
 use slowstart_cc::Phase;
 use std::time::{Duration, Instant};
 
-fn le_bytes<T: Copy, const N: usize>(values: &[T], to_le: fn(T) -> [u8; N]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(values.len() * N);
-    for &v in values {
-        out.extend_from_slice(&to_le(v));
-    }
-    out
-}
-
-fn column<'py>(
-    py: Python<'py>,
-    table: &Bound<'py, PyDict>,
-    name: &str,
-    bytes: Vec<u8>,
-    dtype: &str,
-) -> PyResult<()> {
-    table.set_item(name, (PyBytes::new(py, &bytes), dtype))
-}
-
 /// Wall time between two looks at Ctrl-C and the caller's progress callback.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 
@@ -73,133 +55,23 @@ fn run<'py>(
         serde_json::to_string(&out.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
     result.set_item("summary", summary)?;
 
-    let flows = PyDict::new(py);
-    let f = &out.flows;
-    column(
-        py,
-        &flows,
-        "t_ns",
-        le_bytes(&f.t_ns, u64::to_le_bytes),
-        "<u8",
-    )?;
-    column(
-        py,
-        &flows,
-        "flow",
-        le_bytes(&f.flow, u32::to_le_bytes),
-        "<u4",
-    )?;
-    column(
-        py,
-        &flows,
-        "cwnd_bytes",
-        le_bytes(&f.cwnd_bytes, u64::to_le_bytes),
-        "<u8",
-    )?;
-    column(
-        py,
-        &flows,
-        "ssthresh_bytes",
-        le_bytes(&f.ssthresh_bytes, u64::to_le_bytes),
-        "<u8",
-    )?;
-    column(
-        py,
-        &flows,
-        "inflight_bytes",
-        le_bytes(&f.inflight_bytes, u64::to_le_bytes),
-        "<u8",
-    )?;
-    column(
-        py,
-        &flows,
-        "srtt_ns",
-        le_bytes(&f.srtt_ns, u64::to_le_bytes),
-        "<u8",
-    )?;
-    column(
-        py,
-        &flows,
-        "delivered_bytes",
-        le_bytes(&f.delivered_bytes, u64::to_le_bytes),
-        "<u8",
-    )?;
-    column(py, &flows, "phase", f.phase.clone(), "|u1")?;
-    result.set_item("flows", flows)?;
-
-    let queues = PyDict::new(py);
-    let q = &out.queues;
-    column(
-        py,
-        &queues,
-        "t_ns",
-        le_bytes(&q.t_ns, u64::to_le_bytes),
-        "<u8",
-    )?;
-    column(
-        py,
-        &queues,
-        "link",
-        le_bytes(&q.link, u32::to_le_bytes),
-        "<u4",
-    )?;
-    column(
-        py,
-        &queues,
-        "queue_bytes",
-        le_bytes(&q.queue_bytes, u64::to_le_bytes),
-        "<u8",
-    )?;
-    column(
-        py,
-        &queues,
-        "queue_packets",
-        le_bytes(&q.queue_packets, u64::to_le_bytes),
-        "<u8",
-    )?;
-    result.set_item("queues", queues)?;
-
-    let apps = PyDict::new(py);
-    let a = &out.apps;
-    column(
-        py,
-        &apps,
-        "t_ns",
-        le_bytes(&a.t_ns, u64::to_le_bytes),
-        "<u8",
-    )?;
-    column(
-        py,
-        &apps,
-        "flow",
-        le_bytes(&a.flow, u32::to_le_bytes),
-        "<u4",
-    )?;
-    column(
-        py,
-        &apps,
-        "outstanding_requests",
-        le_bytes(&a.outstanding_requests, u64::to_le_bytes),
-        "<u8",
-    )?;
-    column(
-        py,
-        &apps,
-        "target_queue",
-        le_bytes(&a.target_queue, u64::to_le_bytes),
-        "<u8",
-    )?;
-    column(
-        py,
-        &apps,
-        "download_rate_bps",
-        le_bytes(&a.download_rate_bps, u64::to_le_bytes),
-        "<u8",
-    )?;
-    result.set_item("apps", apps)?;
+    for (name, columns) in [
+        ("flows", out.flows.columns()),
+        ("queues", out.queues.columns()),
+        ("apps", out.apps.columns()),
+    ] {
+        let table = PyDict::new(py);
+        for c in columns {
+            let bytes = PyBytes::new(py, &c.bytes);
+            table.set_item(c.name, (bytes, c.dtype, c.unset, c.codes))?;
+        }
+        result.set_item(name, table)?;
+    }
 
     let phases: Vec<&str> = Phase::ALL.iter().map(|p| p.name()).collect();
     result.set_item("phase_names", phases)?;
+    let links: Vec<&str> = out.summary.links.iter().map(|l| l.name.as_str()).collect();
+    result.set_item("link_names", links)?;
     Ok(result)
 }
 

@@ -91,7 +91,11 @@ pub fn controllers(data: &[u8]) {
         while !input.is_empty() {
             // Time moves on by anything from 0 to about 4 s, now and then by up to 70 minutes.
             let jump = input.u32() as u64;
-            now += if jump.is_multiple_of(16) { jump << 10 } else { jump };
+            now += if jump.is_multiple_of(16) {
+                jump << 10
+            } else {
+                jump
+            };
             match input.u8() % 6 {
                 0 => {
                     let bytes = 1 + input.u8() as u64 * 64;
