@@ -137,14 +137,25 @@ class Result:
         return f"Result({values})"
 
     def plot(self, title: str | None = None) -> Figure:
-        """cwnd and bytes in flight against time, one panel per flow, phases shaded."""
+        """cwnd and bytes in flight against time, one panel per flow, phases shaded; for a
+        swarm, completion time against rank and the uplink queues (slowstart.swarm)."""
+        if "swarm" in self.config:
+            from slowstart.swarm import packet_ms, plot_run
+
+            ms = packet_ms(self.config["swarm"])
+            return plot_run(self.summary, self.queues, ms_per_packet=ms)
         from slowstart.plot import plot_cwnd
 
         return plot_cwnd(self.flows, title=title or self.summary.get("scenario"))
 
     def save(self, out_dir: str | os.PathLike[str]) -> list[Path]:
         """Write summary.json, flows.parquet, queues.parquet, cwnd.png (and apps.parquet when
-        a flow has a BitTorrent application) into `out_dir`."""
+        a flow has a BitTorrent application) into `out_dir`; a swarm's files are
+        summary.json, queues.parquet, peers.parquet and swarm.png."""
+        if "swarm" in self.config:
+            from slowstart.swarm import save_run
+
+            return save_run(self, out_dir)
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / n for n in ("summary.json", "flows.parquet", "queues.parquet", "cwnd.png")]

@@ -185,12 +185,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             result, interrupted = e.result, e
     swarm = "swarm" in config  # peers and uplink queues instead of flows (slowstart.swarm)
     if args.out:
-        if swarm:
-            from slowstart.swarm import save_run
-
-            written = save_run(result, args.out)
-        else:
-            written = result.save(args.out)
+        written = result.save(args.out)
         for path in written:
             print(f"wrote {path}", file=sys.stderr)
     if args.json:

@@ -138,9 +138,16 @@ def parse_size(value: object, field: str) -> int:
     return _whole(x, field, value, "bytes")
 
 
+def _is_inf(value: object) -> bool:
+    """ "inf", or TOML's own `inf` (a bare `--set size=inf` reads as the float infinity)."""
+    if isinstance(value, str):
+        return value.strip() == "inf"
+    return isinstance(value, float) and value == math.inf
+
+
 def parse_size_or_inf(value: object, field: str) -> int | None:
     """Bytes, or None for "inf"."""
-    if isinstance(value, str) and value.strip() == "inf":
+    if _is_inf(value):
         return None
     return parse_size(value, field)
 
@@ -150,7 +157,7 @@ WINDOW_HELP = 'a window such as "3500seg" (segments of the flow\'s MSS) or a siz
 
 def parse_window(value: object, field: str, mss: int) -> int | None:
     """Bytes, or None for "inf"; "Nseg" is N × mss."""
-    if isinstance(value, str) and value.strip() == "inf":
+    if _is_inf(value):
         return None
     if isinstance(value, str) and value.strip().endswith("seg"):
         number, unit = split_quantity(value, field, WINDOW_HELP)

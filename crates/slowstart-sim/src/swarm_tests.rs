@@ -102,13 +102,9 @@ fn every_leecher_gets_the_whole_file_once() {
     let file = 1_000_000;
     let mut ranks = vec![];
     for p in s.peers.iter().filter(|p| !p.initial_seed) {
-        assert_eq!(
-            p.bytes_down - p.duplicate_bytes,
-            file,
-            "peer {} got every block",
-            p.id
-        );
-        assert!(p.duplicate_bytes * 20 < file, "{}", p.duplicate_bytes);
+        // Without end game no block is asked for twice, chokes included.
+        assert_eq!(p.bytes_down, file, "peer {} got every block once", p.id);
+        assert_eq!(p.duplicate_bytes, 0);
         let c = p.completion_s.unwrap();
         assert!((p.done_s.unwrap() - p.arrival_s - c).abs() < 1e-9);
         // 8 Mbps down: the file cannot arrive faster than 1 s.
@@ -166,6 +162,8 @@ fn choking_keeps_to_the_slots_and_rechokes_on_time() {
     swarm_mut(&mut cfg).stop_after_completions = Some(16);
     let (out, log) = SwarmSim::new(&cfg).unwrap().with_log().run_logged();
     assert!(out.summary.swarm.as_ref().unwrap().completions >= 16);
+    // Peers come and go and chokes move, yet no block is sent twice.
+    assert!(out.summary.peers.iter().all(|p| p.duplicate_bytes == 0));
     let mut unchoked: std::collections::HashMap<u32, std::collections::BTreeSet<u32>> =
         Default::default();
     let mut decisions = 0;

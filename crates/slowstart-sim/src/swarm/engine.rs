@@ -13,7 +13,8 @@
 //!   connection, topped up as each block arrives. Requests carry the number of the unchoke they
 //!   follow: requests sent before the latest unchoke are discarded, as the module's timestamp
 //!   check does; a choke discards the requests waiting at the uploader and the downloader asks
-//!   again for the blocks it had outstanding.
+//!   elsewhere for the blocks it had outstanding, but for those whose piece message is already
+//!   on its way (the module keeps the request being served, `delete_peer_from_list`).
 //! - An uploader keeps one piece message in its transport's send buffer per connection (ns-2
 //!   agents send what the application handed them, as the window allows); the next is written
 //!   once the last byte of the previous one was sent.
@@ -686,9 +687,24 @@ impl SwarmSim {
                 }
             }
             Msg::Choke => {
+                // Blocks whose piece message the uploader already wrote still arrive; the
+                // module likewise keeps the request being served (`delete_peer_from_list`).
+                let in_transit: Vec<(u32, u32)> = self.halves[c as usize]
+                    .as_ref()
+                    .map(|h| {
+                        let written = &h[1 - s].pieces_written;
+                        written
+                            .iter()
+                            .map(|&(_, piece, block)| (piece, block))
+                            .collect()
+                    })
+                    .unwrap_or_default();
                 let side = &mut self.conns[c as usize].sides[s];
                 side.peer_choking = true;
-                let withdrawn = std::mem::take(&mut side.my_requests);
+                let (coming, withdrawn): (Vec<_>, Vec<_>) = std::mem::take(&mut side.my_requests)
+                    .into_iter()
+                    .partition(|r| in_transit.contains(r));
+                side.my_requests = coming;
                 if !withdrawn.is_empty() {
                     for (piece, block) in withdrawn {
                         self.peers[p as usize].pieces.release(piece, block);
