@@ -16,5 +16,8 @@ def run(
     ValueError("<field>: <message>") for a bad config.
     """
 
+def validate(config_json: str) -> None:
+    """Parse and check a canonical JSON config; ValueError("<field>: <message>") if bad."""
+
 def algorithms() -> str:
     """JSON list of {name, summary, source, params: [{name, doc, default, accepted}]}."""

@@ -75,6 +75,15 @@ fn run<'py>(
     Ok(result)
 }
 
+/// Parse and validate a canonical JSON config without running it; raises ValueError naming the
+/// bad field.
+#[pyfunction]
+fn validate(config_json: &str) -> PyResult<()> {
+    slowstart_sim::SimConfig::from_json(config_json)
+        .and_then(|c| c.validate())
+        .map_err(|e| PyValueError::new_err(e.0))
+}
+
 /// Every algorithm with its parameters, as a JSON list.
 #[pyfunction]
 fn algorithms() -> String {
@@ -101,6 +110,7 @@ fn algorithms() -> String {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
