@@ -23,7 +23,7 @@ use std::io::Write;
 
 use slowstart_sim::config::DirectionConfig;
 use slowstart_sim::network::channel::{Channel, Offer};
-use slowstart_sim::transport::packet::{Kind, Packet};
+use slowstart_transport::packet::{Kind, Packet};
 
 /// Forward is sender side → receiver side; reverse carries the ACKs back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

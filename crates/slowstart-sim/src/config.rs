@@ -5,6 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 use slowstart_cc::CcSpec;
+pub use slowstart_transport::settings::{
+    LossDetection, Recovery, MAX_ACK_EVERY, MAX_DELACK_NS, MAX_HEADER_BYTES, MAX_INITIAL_WINDOW,
+};
+use slowstart_transport::Settings;
 
 use crate::SimError;
 
@@ -86,30 +90,6 @@ pub struct DropSpec {
     pub seq: u64,
 }
 
-/// Loss recovery after fast retransmit.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Recovery {
-    /// RFC 6937 Proportional Rate Reduction (Linux's default).
-    #[default]
-    Prr,
-    /// RFC 6675 §5: send while pipe < cwnd, with cwnd = ssthresh for the whole episode.
-    Rfc6675,
-}
-
-/// How the sender decides a segment is lost (besides the retransmission timer).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LossDetection {
-    /// RFC 8985 RACK-TLP as Linux does it: a segment is lost once one sent a reordering window
-    /// (min RTT / 4) later is delivered, or DupThresh segments above it are SACKed; a tail loss
-    /// probe after 2 SRTT without ACKs elicits the SACK that reveals tail losses.
-    #[default]
-    Rack,
-    /// RFC 6675 only: DupThresh SACKed segments above; tail losses wait for the timer (ns-2).
-    Dupthresh,
-}
-
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
@@ -153,7 +133,7 @@ pub struct FlowConfig {
 }
 
 /// The application on a flow. Requests of `web` and `bittorrent` travel from `dst` back to
-/// `src` on the connection's request stream (see `transport::request`).
+/// `src` on the connection's request stream (see `slowstart_transport::request`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AppConfig {
@@ -395,21 +375,14 @@ fn in_range(at: &str, v: u64, lo: u64, hi: u64) -> Result<(), SimError> {
 // duration) stay far below u64::MAX, so the engine's arithmetic on them cannot wrap.
 /// Longest run: 10^9 s (about 32 years).
 pub const MAX_DURATION_NS: u64 = 1_000_000_000 * 1_000_000_000;
-/// Longest propagation delay, jitter, RTO, timer or sampling interval: one hour.
+/// Longest propagation delay, jitter, timer or sampling interval: one hour (as long as the
+/// longest RTO, `slowstart_transport::settings::MAX_RTO_NS`).
 pub const MAX_DELAY_NS: u64 = 3_600 * 1_000_000_000;
-/// Longest delayed-ACK timer: RFC 1122 §4.2.3.2 asks for less than 0.5 s; 60 s is allowed.
-pub const MAX_DELACK_NS: u64 = 60 * 1_000_000_000;
 /// Fastest link: 10 Tbps.
 pub const MAX_RATE_BPS: u64 = 10_000_000_000_000;
 /// Largest queue limit: 10^9 packets or 10^12 bytes.
 pub const MAX_QUEUE_PACKETS: u64 = 1_000_000_000;
 pub const MAX_QUEUE_BYTES: u64 = 1_000_000_000_000;
-/// Largest initial windows, in segments (the sender keeps a record per segment in flight).
-pub const MAX_INITIAL_WINDOW: u64 = 100_000;
-/// Largest header per packet (IPv6 with extension headers and TCP options fit well within).
-pub const MAX_HEADER_BYTES: u64 = 1_024;
-/// Largest ACK frequency, in segments.
-pub const MAX_ACK_EVERY: u64 = 10_000;
 /// Most rows a trace table keeps, and fewest (decimation keeps every other row).
 pub const MAX_TRACE_ROWS: u64 = 1_000_000_000;
 pub const MIN_TRACE_ROWS: u64 = 2;
@@ -532,35 +505,37 @@ impl SimConfig {
 }
 
 impl FlowConfig {
+    /// The transport's settings, as the sender and receiver take them.
+    pub fn transport(&self) -> Settings {
+        Settings {
+            mss: self.mss,
+            header_bytes: self.header_bytes,
+            initrwnd: self.initrwnd,
+            max_rwnd_bytes: self.max_rwnd_bytes,
+            max_window_bytes: self.max_window_bytes,
+            delayed_ack: self.delayed_ack,
+            delack_timeout_ns: self.delack_timeout_ns,
+            ack_every: self.ack_every,
+            quickack: self.quickack,
+            min_rto_ns: self.min_rto_ns,
+            max_rto_ns: self.max_rto_ns,
+            pacing: self.pacing,
+            recovery: self.recovery,
+            loss_detection: self.loss_detection,
+        }
+    }
+
     /// The transport's own settings (not its ends, size or application); `at` names the table.
     pub fn validate_transport(&self, at: &str) -> Result<(), SimError> {
-        let f = self;
-        in_range(&format!("{at}.mss"), f.mss, 1, 65_000)?;
+        self.transport()
+            .validate()
+            .map_err(|e| err(format!("{at}.{e}")))?;
         in_range(
-            &format!("{at}.header_bytes"),
-            f.header_bytes,
-            0,
-            MAX_HEADER_BYTES,
+            &format!("{at}.initcwnd"),
+            self.initcwnd,
+            1,
+            MAX_INITIAL_WINDOW,
         )?;
-        in_range(&format!("{at}.initcwnd"), f.initcwnd, 1, MAX_INITIAL_WINDOW)?;
-        in_range(&format!("{at}.initrwnd"), f.initrwnd, 1, MAX_INITIAL_WINDOW)?;
-        if f.max_window_bytes.is_some_and(|w| w < f.mss) {
-            return Err(err(format!("{at}.max_window: must be at least one MSS")));
-        }
-        if f.max_rwnd_bytes.is_some_and(|w| w < f.mss) {
-            return Err(err(format!("{at}.max_rwnd: must be at least one MSS")));
-        }
-        in_range(&format!("{at}.ack_every"), f.ack_every, 1, MAX_ACK_EVERY)?;
-        in_range(
-            &format!("{at}.delack_timeout"),
-            f.delack_timeout_ns,
-            0,
-            MAX_DELACK_NS,
-        )?;
-        if f.min_rto_ns == 0 || f.max_rto_ns < f.min_rto_ns {
-            return Err(err(format!("{at}.min_rto: must be > 0 and <= max_rto")));
-        }
-        in_range(&format!("{at}.max_rto"), f.max_rto_ns, 1, MAX_DELAY_NS)?;
         Ok(())
     }
 }

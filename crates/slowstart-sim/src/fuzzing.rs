@@ -14,12 +14,12 @@ use slowstart_cc::registry::ALGORITHMS;
 use slowstart_cc::{
     AckEvent, CcSpec, CommonParams, CongestionController, CongestionEvent, Controller, SentEvent,
 };
+use slowstart_transport::packet::{Kind, Packet};
+use slowstart_transport::receiver::Receiver;
+use slowstart_transport::sender::{Sender, State};
+use slowstart_transport::{Io, TimerKind};
 
 use crate::config::{AppConfig, FlowConfig, LossDetection, Recovery, SimConfig};
-use crate::transport::packet::{Kind, Packet};
-use crate::transport::receiver::Receiver;
-use crate::transport::sender::{Sender, State};
-use crate::transport::Io;
 
 /// Largest simulated time a fuzzed config runs for, and limits that keep one input cheap.
 const FUZZ_RUN_NS: u64 = 10_000_000;
@@ -233,34 +233,37 @@ impl Wire {
 
 /// Fire every endpoint timer due by `now`.
 fn fire_timers(now: u64, tx: &mut Sender, rx: &mut Receiver, io: &mut Io) {
-    if tx.rto_timer.deadline().is_some_and(|d| d <= now) {
-        let _ = tx.rto_timer.fire(now);
-        tx.on_rto(now, io);
+    for kind in SENDER_TIMERS {
+        let timer = tx.timer_mut(kind).expect("a sender timer");
+        if timer.deadline().is_some_and(|d| d <= now) {
+            let _ = timer.fire(now);
+            match kind {
+                TimerKind::Retransmission => tx.on_rto(now, io),
+                TimerKind::LossProbe => tx.on_loss_probe(now, io),
+                _ => tx.on_pacing_timer(now, io),
+            }
+        }
     }
-    if tx.probe_timer.deadline().is_some_and(|d| d <= now) {
-        let _ = tx.probe_timer.fire(now);
-        tx.on_loss_probe(now, io);
-    }
-    if tx.pacing_timer.deadline().is_some_and(|d| d <= now) {
-        let _ = tx.pacing_timer.fire(now);
-        tx.on_pacing_timer(now, io);
-    }
-    if rx.delack_timer.deadline().is_some_and(|d| d <= now) {
-        let _ = rx.delack_timer.fire(now);
+    let delack = rx.delack_timer_mut();
+    if delack.deadline().is_some_and(|d| d <= now) {
+        let _ = delack.fire(now);
         rx.on_delack_timer(now, io);
     }
 }
 
+const SENDER_TIMERS: [TimerKind; 3] = [
+    TimerKind::Retransmission,
+    TimerKind::LossProbe,
+    TimerKind::Pacing,
+];
+
 fn next_deadline(tx: &Sender, rx: &Receiver) -> Option<u64> {
-    [
-        tx.rto_timer.deadline(),
-        tx.probe_timer.deadline(),
-        tx.pacing_timer.deadline(),
-        rx.delack_timer.deadline(),
-    ]
-    .into_iter()
-    .flatten()
-    .min()
+    SENDER_TIMERS
+        .iter()
+        .map(|&k| tx.timer(k).and_then(|t| t.deadline()))
+        .chain([rx.delack_timer().deadline()])
+        .flatten()
+        .min()
 }
 
 /// A transfer through a channel that loses, duplicates and reorders as `data` says, then a
@@ -276,8 +279,13 @@ pub fn transport(data: &[u8]) {
         seed: 1,
         paced: false,
     };
-    let mut tx = Sender::new(0, &cfg, Controller::new(&cfg.cc, &common).expect("reno"));
-    let mut rx = Receiver::new(0, &cfg);
+    let settings = cfg.transport();
+    let mut tx = Sender::new(
+        0,
+        &settings,
+        Controller::new(&cfg.cc, &common).expect("reno"),
+    );
+    let mut rx = Receiver::new(0, &settings, cfg.size_bytes);
     let mut io = Io::default();
     let mut wire = Wire {
         to_receiver: vec![],
@@ -332,15 +340,15 @@ pub fn transport(data: &[u8]) {
             _ => {}
         }
         wire.take(now, &mut io);
-        assert!(rx.rcv_nxt <= size, "received past the end");
+        assert!(rx.rcv_nxt() <= size, "received past the end");
         assert!(
-            tx.acked_bytes() <= rx.rcv_nxt,
+            tx.acked_bytes() <= rx.rcv_nxt(),
             "acked what was not received"
         );
     }
     // The clean drain: everything arrives in order of its arrival time, timers fire.
     for _ in 0..100_000 {
-        if tx.state == State::Done {
+        if tx.state() == State::Done {
             break;
         }
         let mut all: Vec<(u64, Packet)> = std::mem::take(&mut wire.to_receiver);
@@ -365,10 +373,10 @@ pub fn transport(data: &[u8]) {
         }
         wire.take(now, &mut io);
     }
-    assert_eq!(tx.state, State::Done, "the transfer did not end");
-    assert_eq!(rx.rcv_nxt, size, "every byte, in order");
+    assert_eq!(tx.state(), State::Done, "the transfer did not end");
+    assert_eq!(rx.rcv_nxt(), size, "every byte, in order");
     // Bytes conserved: what was sent arrived, was dropped, or arrived twice by duplication.
-    let sent = tx.stats.data_bytes_sent;
+    let sent = tx.stats().data_bytes_sent;
     let in_wire: u64 = wire
         .to_receiver
         .iter()
@@ -377,7 +385,7 @@ pub fn transport(data: &[u8]) {
         .sum();
     assert_eq!(
         sent + duplicated,
-        rx.data_bytes_received + dropped + in_wire,
+        rx.data_bytes_received() + dropped + in_wire,
         "bytes conserved"
     );
 }

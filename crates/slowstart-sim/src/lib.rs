@@ -1,12 +1,12 @@
 //! Deterministic packet-level simulator of transfers over a network path.
 //!
-//! Layers, bottom up: [`engine`] (the event queue and lazy timers), [`network`] (link
-//! directions with drop-tail queues, topology and static routes), [`transport`] (the TCP-like
-//! sender and receiver that drive a `slowstart_cc` controller, and the request stream back),
-//! [`app`] (bulk, web and BitTorrent applications on top), [`trace`] (sampled series) and
-//! [`sim`] (the run loop and metrics), and [`swarm`] (a BitTorrent swarm of peers behind access
-//! links, with connections that open and close). Time is integer nanoseconds, sizes integer bytes; the same
-//! config and seed give byte-identical output.
+//! Layers, bottom up: [`engine`] (the event queue), [`network`] (link directions with drop-tail
+//! queues, topology and static routes), the transport (the sans-IO crate `slowstart_transport`:
+//! the TCP-like sender and receiver that drive a `slowstart_cc` controller, and the request
+//! stream back), [`app`] (bulk, web and BitTorrent applications on top), [`trace`] (sampled
+//! series) and [`sim`] (the run loop and metrics), and [`swarm`] (a BitTorrent swarm of peers
+//! behind access links, with connections that open and close). Time is integer nanoseconds,
+//! sizes integer bytes; the same config and seed give byte-identical output.
 
 pub mod app;
 #[cfg(test)]
@@ -25,7 +25,6 @@ mod swarm_tests;
 #[cfg(test)]
 mod testing;
 pub mod trace;
-pub mod transport;
 
 pub use config::SimConfig;
 pub use sim::{RunOutput, Simulation, Summary};

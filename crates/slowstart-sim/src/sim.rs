@@ -4,19 +4,19 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 use slowstart_cc::{CcSpec, CommonParams, Controller, Phase};
+use slowstart_transport::packet::{Kind, Packet};
+use slowstart_transport::receiver::Receiver;
+use slowstart_transport::request::{RequestReceiver, RequestSender};
+use slowstart_transport::sender::{Sender, SenderStats, State};
+use slowstart_transport::{Io, Settings, TimerKind};
 
 use crate::app::{App, AppSummary, Ctx};
-use crate::config::{FlowConfig, SimConfig};
-use crate::engine::{Event, EventQueue, TimerKind};
+use crate::config::SimConfig;
+use crate::engine::{Event, EventQueue};
 use crate::network::channel::{Channel, Offer};
 use crate::network::topology::{substream_seed, Topology};
 use crate::swarm::{PeerSummary, SwarmSummary};
 use crate::trace::{AppTrace, FlowRow, FlowTrace, QueueTrace, Sampler};
-use crate::transport::packet::{Kind, Packet};
-use crate::transport::receiver::Receiver;
-use crate::transport::request::{RequestReceiver, RequestSender};
-use crate::transport::sender::{Sender, SenderStats, State};
-use crate::transport::Io;
 use crate::SimError;
 
 /// Per-flow measurements taken while the run goes on.
@@ -36,7 +36,7 @@ struct FlowMetrics {
 struct Flow {
     spec: CcSpec,
     /// To open a new connection (a web flow without keep-alive).
-    cfg: FlowConfig,
+    settings: Settings,
     common: CommonParams,
     stall_threshold: u64,
     /// The current connection; packets of earlier ones are dropped on arrival.
@@ -231,7 +231,8 @@ impl Simulation {
             if let (Some(cap), true) = (window_cap, base_rtt_ns > 0) {
                 target = target.min(cap as u128 * 8 * 1_000_000_000 / base_rtt_ns as u128);
             }
-            let mut sender = Sender::new(i as u32, f, cc);
+            let settings = f.transport();
+            let mut sender = Sender::new(i as u32, &settings, cc);
             // Payload bytes a path BDP holds: below it, waiting on a window idles the link.
             let bdp = bottleneck_bps as u128 * base_rtt_ns as u128 / 8_000_000_000;
             let stall_threshold = (bdp * f.mss as u128 / (f.mss + f.header_bytes) as u128)
@@ -240,7 +241,6 @@ impl Simulation {
             let last_phase = sender.phase();
             flows.push(Flow {
                 spec: f.cc.clone(),
-                cfg: f.clone(),
                 common,
                 stall_threshold,
                 conn: 0,
@@ -254,10 +254,11 @@ impl Simulation {
                 mss: f.mss,
                 size_bytes: f.size_bytes,
                 sender,
-                receiver: Receiver::new(i as u32, f),
+                receiver: Receiver::new(i as u32, &settings, f.size_bytes),
                 app: App::new(f),
-                requests: RequestSender::new(i as u32, f),
-                request_rx: RequestReceiver::new(i as u32, f),
+                requests: RequestSender::new(i as u32, &settings),
+                request_rx: RequestReceiver::new(i as u32, &settings),
+                settings,
                 done: false,
                 app_done_ns: None,
                 window_cap,
@@ -348,8 +349,8 @@ impl Simulation {
             .map(|c| c.held_data_bytes(f as u32))
             .sum();
         (
-            flow.sender.stats.data_bytes_sent,
-            flow.receiver.data_bytes_received,
+            flow.sender.stats().data_bytes_sent,
+            flow.receiver.data_bytes_received(),
             flow.metrics.drop_bytes,
             held,
         )
@@ -433,22 +434,21 @@ impl Simulation {
         let now = self.now;
         let flow = &mut self.flows[f];
         let cc = Controller::new(&flow.spec, &flow.common).expect("built at the start");
-        flow.prior_stats.add(&flow.sender.stats);
-        flow.prior_delivered += flow.receiver.rcv_nxt;
+        flow.prior_stats.add(flow.sender.stats());
+        flow.prior_delivered += flow.receiver.rcv_nxt();
         flow.prior_acked += flow.sender.delivered();
         flow.conn = flow.conn.wrapping_add(1);
-        let mut sender = Sender::new(f as u32, &flow.cfg, cc);
+        let mut sender = Sender::new(f as u32, &flow.settings, cc);
         sender.set_stall_threshold(flow.stall_threshold);
         flow.sender = sender;
-        flow.receiver = Receiver::new(f as u32, &flow.cfg);
-        let mut requests = RequestSender::new(f as u32, &flow.cfg);
-        requests.packets_sent = flow.requests.packets_sent;
-        requests.timeouts = flow.requests.timeouts;
+        flow.receiver = Receiver::new(f as u32, &flow.settings, flow.size_bytes);
+        let mut requests = RequestSender::new(f as u32, &flow.settings);
+        requests.continue_counts(&flow.requests);
         flow.requests = requests;
-        flow.request_rx = RequestReceiver::new(f as u32, &flow.cfg);
+        flow.request_rx = RequestReceiver::new(f as u32, &flow.settings);
         flow.last_phase = flow.sender.phase();
         flow.sender.start(now, flow.handshake, &mut self.io);
-        if flow.sender.state == State::Established {
+        if flow.sender.state() == State::Established {
             self.with_app(f, |app, ctx| app.on_established(ctx));
             self.flows[f].sender.try_send(now, &mut self.io);
         }
@@ -460,7 +460,7 @@ impl Simulation {
         self.with_app(f, |app, ctx| app.on_start(ctx));
         let flow = &mut self.flows[f];
         flow.sender.start(now, flow.handshake, &mut self.io);
-        if flow.sender.state == State::Established {
+        if flow.sender.state() == State::Established {
             self.with_app(f, |app, ctx| app.on_established(ctx));
             self.flows[f].sender.try_send(now, &mut self.io);
         }
@@ -478,9 +478,9 @@ impl Simulation {
         match packet.kind {
             Kind::Syn => flow.receiver.on_syn(now, &packet, &mut self.io),
             Kind::Data => {
-                let before = flow.receiver.rcv_nxt;
+                let before = flow.receiver.rcv_nxt();
                 flow.receiver.on_data(now, &packet, &mut self.io);
-                let upto = flow.receiver.rcv_nxt;
+                let upto = flow.receiver.rcv_nxt();
                 if flow.app.uses_requests() {
                     flow.requests.on_ack(now, packet.rwnd, &mut self.io);
                     if upto > before {
@@ -492,9 +492,9 @@ impl Simulation {
                 }
             }
             Kind::SynAck => {
-                let was_established = flow.sender.state == State::Established;
+                let was_established = flow.sender.state() == State::Established;
                 flow.sender.on_syn_ack(now, &packet, &mut self.io);
-                if !was_established && flow.sender.state == State::Established {
+                if !was_established && flow.sender.state() == State::Established {
                     self.with_app(f, |app, ctx| app.on_established(ctx));
                     self.flows[f].sender.try_send(now, &mut self.io);
                 }
@@ -512,15 +512,15 @@ impl Simulation {
             }
             Kind::Request => {
                 if flow.request_rx.on_request(&packet) {
-                    let upto = flow.request_rx.rcv_nxt;
+                    let upto = flow.request_rx.rcv_nxt();
                     self.with_app(f, |app, ctx| app.on_requests(upto, ctx));
                 }
                 // The request stream's ACK rides on data leaving now, or goes alone.
                 let flow = &mut self.flows[f];
-                flow.sender.piggyback_ack = flow.request_rx.rcv_nxt;
-                let sent_before = flow.sender.stats.data_packets_sent;
+                flow.sender.set_piggyback_ack(flow.request_rx.rcv_nxt());
+                let sent_before = flow.sender.stats().data_packets_sent;
                 flow.sender.try_send(now, &mut self.io);
-                if flow.sender.stats.data_packets_sent == sent_before {
+                if flow.sender.stats().data_packets_sent == sent_before {
                     flow.request_rx.send_ack(now, &mut self.io);
                 }
                 self.after_sender_event(f);
@@ -549,7 +549,7 @@ impl Simulation {
         }
         let finished = match flow.app.finished() {
             Some(done) => done,
-            None => flow.sender.state == State::Done,
+            None => flow.sender.state() == State::Done,
         };
         if finished {
             flow.done = true;
@@ -564,11 +564,11 @@ impl Simulation {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
         let timer = match kind {
-            TimerKind::Retransmission => &mut flow.sender.rto_timer,
-            TimerKind::LossProbe => &mut flow.sender.probe_timer,
-            TimerKind::Pacing => &mut flow.sender.pacing_timer,
-            TimerKind::DelayedAck => &mut flow.receiver.delack_timer,
-            TimerKind::Request => &mut flow.requests.timer,
+            TimerKind::Retransmission | TimerKind::LossProbe | TimerKind::Pacing => {
+                flow.sender.timer_mut(kind).expect("a sender timer")
+            }
+            TimerKind::DelayedAck => flow.receiver.delack_timer_mut(),
+            TimerKind::Request => flow.requests.timer_mut(),
             TimerKind::App => match flow.app.timer() {
                 Some(t) => t,
                 None => return,
@@ -662,9 +662,9 @@ impl Simulation {
                 t_ns: now,
                 flow: f as u32,
                 cwnd_bytes: cwnd,
-                ssthresh_bytes: s.cc_ssthresh(),
+                ssthresh_bytes: s.ssthresh(),
                 inflight_bytes: s.pipe(),
-                srtt_ns: s.rtt.srtt(),
+                srtt_ns: s.rtt().srtt(),
                 delivered_bytes: flow.prior_acked + s.delivered(),
                 phase: phase as u8,
             };
@@ -679,12 +679,12 @@ impl Simulation {
             .enumerate()
             .map(|(i, f)| {
                 let since_start = |t: Option<u64>| t.map(|t| seconds(t.saturating_sub(f.start_ns)));
-                let delivered = f.prior_delivered + f.receiver.rcv_nxt;
-                let completed_ns = f.receiver.completed_ns.or(f.app_done_ns);
+                let delivered = f.prior_delivered + f.receiver.rcv_nxt();
+                let completed_ns = f.receiver.completed_ns().or(f.app_done_ns);
                 let active_end = completed_ns.unwrap_or(end_ns);
                 let active = active_end.saturating_sub(f.start_ns);
                 let mut st = f.prior_stats.clone();
-                st.add(&f.sender.stats);
+                st.add(f.sender.stats());
                 FlowSummary {
                     id: i as u32,
                     cc: cc_label(&f.spec),

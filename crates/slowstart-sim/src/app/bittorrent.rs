@@ -25,12 +25,12 @@
 //! off the socket.
 
 use serde::Serialize;
+use slowstart_transport::request::RequestSender;
+use slowstart_transport::{Timer, TimerKind};
 
 use crate::app::{seconds, Ctx};
 use crate::config::BittorrentConfig;
-use crate::engine::{Timer, TimerKind};
 use crate::trace::AppRow;
-use crate::transport::request::RequestSender;
 
 /// BEP 3 handshake: pstrlen, "BitTorrent protocol", 8 reserved bytes, info hash, peer id.
 pub const HANDSHAKE_BYTES: u64 = 1 + 19 + 8 + 20 + 20;
@@ -359,8 +359,8 @@ impl BittorrentApp {
             download_rate_final_bps: self.queue.rate() * 8,
             app_slow_start: self.app_slow_start,
             app_slow_start_exit_s: self.slow_start_exit_ns.map(|t| seconds(t - self.start_ns)),
-            request_packets: requests.packets_sent,
-            request_timeouts: requests.timeouts,
+            request_packets: requests.packets_sent(),
+            request_timeouts: requests.timeouts(),
             completion_s: self.done_ns.map(|t| seconds(t - self.start_ns)),
         }
     }

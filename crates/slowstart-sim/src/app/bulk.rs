@@ -1,7 +1,7 @@
 //! Bulk transfer: `src` writes the whole transfer (or an endless stream) when the flow starts,
 //! so the transport, never the application, limits sending.
 
-use crate::transport::sender::Sender;
+use slowstart_transport::sender::Sender;
 
 pub struct BulkApp {
     size_bytes: Option<u64>,

@@ -18,11 +18,12 @@ pub mod web;
 use serde::Serialize;
 
 use crate::config::{AppConfig, FlowConfig};
+use slowstart_transport::receiver::Receiver;
+use slowstart_transport::request::RequestSender;
+use slowstart_transport::sender::Sender;
+use slowstart_transport::{Io, Timer};
+
 use crate::trace::AppRow;
-use crate::transport::receiver::Receiver;
-use crate::transport::request::RequestSender;
-use crate::transport::sender::Sender;
-use crate::transport::Io;
 
 /// What an application reaches while it handles one event.
 pub struct Ctx<'a> {
@@ -129,7 +130,7 @@ impl App {
     }
 
     /// The application's timer, if it has one.
-    pub fn timer(&mut self) -> Option<&mut crate::engine::Timer> {
+    pub fn timer(&mut self) -> Option<&mut Timer> {
         match self {
             App::Bittorrent(a) => Some(&mut a.tick),
             _ => None,

@@ -15,10 +15,10 @@
 //! and less than a path BDP in flight (see `Sender::set_stall_threshold`).
 
 use serde::Serialize;
+use slowstart_transport::request::RequestSender;
 
 use crate::app::{seconds, Ctx};
 use crate::config::WebConfig;
-use crate::transport::request::RequestSender;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct ObjectResult {
@@ -118,7 +118,7 @@ impl WebApp {
         {
             let size = self.size(self.answered);
             ctx.sender.write(size);
-            self.stalls_at_answer = ctx.sender.stats.stalls;
+            self.stalls_at_answer = ctx.sender.stats().stalls;
             self.answered += 1;
         }
     }
@@ -139,7 +139,7 @@ impl WebApp {
             wanted_ns: self.wanted_ns,
             first_ns: self.first_ns.unwrap_or(ctx.now),
             last_ns: ctx.now,
-            stalls: ctx.sender.stats.stalls - self.stalls_at_answer,
+            stalls: ctx.sender.stats().stalls - self.stalls_at_answer,
         });
         if self.requested < self.objects {
             self.wanted_ns = ctx.now;
@@ -164,8 +164,8 @@ impl WebApp {
             request_bytes: self.request_bytes,
             objects_requested: self.requested,
             objects_completed: self.results.len() as u64,
-            request_packets: requests.packets_sent,
-            request_timeouts: requests.timeouts,
+            request_packets: requests.packets_sent(),
+            request_timeouts: requests.timeouts(),
             objects: self
                 .results
                 .iter()

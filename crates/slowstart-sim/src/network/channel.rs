@@ -10,9 +10,9 @@ use std::collections::VecDeque;
 
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use slowstart_transport::packet::{Kind, Packet};
 
 use crate::config::{DirectionConfig, QueueLimit};
-use crate::transport::packet::{Kind, Packet};
 
 #[derive(Clone, Copy, Debug)]
 struct InTransit {

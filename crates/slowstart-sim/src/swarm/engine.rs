@@ -34,9 +34,14 @@ use std::collections::VecDeque;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use slowstart_cc::{CommonParams, Controller};
+use slowstart_transport::packet::{Kind, Packet};
+use slowstart_transport::receiver::Receiver;
+use slowstart_transport::request::{RequestReceiver, RequestSender};
+use slowstart_transport::sender::{Sender, SenderStats};
+use slowstart_transport::{Io, TimerKind};
 
 use crate::config::{FlowConfig, Population, Seeding, SimConfig, SwarmConfig};
-use crate::engine::{EventQueue, TimerKind};
+use crate::engine::EventQueue;
 use crate::network::channel::{Channel, Offer};
 use crate::network::topology::substream_seed;
 use crate::sim::{seconds, LinkSummary, RunOutput, Summary};
@@ -44,11 +49,6 @@ use crate::swarm::choker::{self, Candidate};
 use crate::swarm::pieces::{Bitfield, BlockState, Layout, Pieces};
 use crate::swarm::{PeerSummary, SwarmSummary, TransportTotals};
 use crate::trace::{AppTrace, FlowTrace, QueueTrace, Sampler};
-use crate::transport::packet::{Kind, Packet};
-use crate::transport::receiver::Receiver;
-use crate::transport::request::{RequestReceiver, RequestSender};
-use crate::transport::sender::Sender;
-use crate::transport::Io;
 use crate::SimError;
 
 /// BEP 3 message sizes, length prefix included.
@@ -517,11 +517,13 @@ impl SwarmSim {
             paced: template.pacing,
         };
         let cc = Controller::new(&template.cc, &common).expect("checked by validate");
+        let data = template.transport();
+        let control = self.cfg.tcp.transport();
         Half {
-            sender: Sender::new(h, template, cc),
-            receiver: Receiver::new(h, template),
-            ctrl_tx: RequestSender::new(h, &self.cfg.tcp),
-            ctrl_rx: RequestReceiver::new(h, &self.cfg.tcp),
+            sender: Sender::new(h, &data, cc),
+            receiver: Receiver::new(h, &data, template.size_bytes),
+            ctrl_tx: RequestSender::new(h, &control),
+            ctrl_rx: RequestReceiver::new(h, &control),
             data_written: 0,
             pieces_written: VecDeque::new(),
             ctrl_written: 0,
@@ -569,7 +571,7 @@ impl SwarmSim {
         if let Some(halves) = self.halves[c as usize].take() {
             for (i, half) in halves.iter().enumerate() {
                 let t = self.peers[peers[i] as usize].transport;
-                self.totals[t as usize].add(&half.sender.stats);
+                self.totals[t as usize].add(half.sender.stats());
             }
         }
         for (s, &p) in peers.iter().enumerate() {
@@ -1019,11 +1021,11 @@ impl SwarmSim {
         };
         let half = &mut halves[(h % 2) as usize];
         let timer = match kind {
-            TimerKind::Retransmission => &mut half.sender.rto_timer,
-            TimerKind::LossProbe => &mut half.sender.probe_timer,
-            TimerKind::Pacing => &mut half.sender.pacing_timer,
-            TimerKind::DelayedAck => &mut half.receiver.delack_timer,
-            TimerKind::Request => &mut half.ctrl_tx.timer,
+            TimerKind::Retransmission | TimerKind::LossProbe | TimerKind::Pacing => {
+                half.sender.timer_mut(kind).expect("a sender timer")
+            }
+            TimerKind::DelayedAck => half.receiver.delack_timer_mut(),
+            TimerKind::Request => half.ctrl_tx.timer_mut(),
             TimerKind::App => return,
         };
         if !timer.fire(now) {
@@ -1113,10 +1115,10 @@ impl SwarmSim {
         let half = &mut halves[i];
         match packet.kind {
             Kind::Data => {
-                let before = half.receiver.rcv_nxt;
+                let before = half.receiver.rcv_nxt();
                 half.receiver.on_data(now, &packet, &mut self.io);
                 half.ctrl_tx.on_ack(now, packet.rwnd, &mut self.io);
-                let upto = half.receiver.rcv_nxt;
+                let upto = half.receiver.rcv_nxt();
                 if upto > before {
                     let mut blocks = Vec::new();
                     while let Some(&(end, piece, block)) = half.pieces_written.front() {
@@ -1138,7 +1140,7 @@ impl SwarmSim {
             Kind::Request => {
                 let mut msgs = Vec::new();
                 if half.ctrl_rx.on_request(&packet) {
-                    let upto = half.ctrl_rx.rcv_nxt;
+                    let upto = half.ctrl_rx.rcv_nxt();
                     while let Some(&(end, msg)) = half.msgs_written.front() {
                         if end > upto {
                             break;
@@ -1155,11 +1157,11 @@ impl SwarmSim {
                     return;
                 };
                 let half = &mut halves[i];
-                half.sender.piggyback_ack = half.ctrl_rx.rcv_nxt;
-                let sent_before = half.sender.stats.data_packets_sent;
+                half.sender.set_piggyback_ack(half.ctrl_rx.rcv_nxt());
+                let sent_before = half.sender.stats().data_packets_sent;
                 self.pump(h);
                 let half = &mut self.halves[c as usize].as_mut().expect("open")[i];
-                if half.sender.stats.data_packets_sent == sent_before {
+                if half.sender.stats().data_packets_sent == sent_before {
                     half.ctrl_rx.send_ack(now, &mut self.io);
                 }
             }
@@ -1219,8 +1221,8 @@ impl SwarmSim {
         let half = &self.halves[(h / 2) as usize].as_ref()?[(h % 2) as usize];
         let held = self.channels.iter().map(|c| c.held_data_bytes(h)).sum();
         Some((
-            half.sender.stats.data_bytes_sent,
-            half.receiver.data_bytes_received,
+            half.sender.stats().data_bytes_sent,
+            half.receiver.data_bytes_received(),
             half.dropped_data_bytes,
             held,
         ))
@@ -1231,7 +1233,7 @@ impl SwarmSim {
             if let Some(halves) = halves {
                 for (i, half) in halves.iter().enumerate() {
                     let t = self.peers[ends[i] as usize].transport;
-                    self.totals[t as usize].add(&half.sender.stats);
+                    self.totals[t as usize].add(half.sender.stats());
                 }
             }
         }
@@ -1295,7 +1297,7 @@ impl SwarmSim {
 }
 
 impl TransportTotals {
-    fn add(&mut self, s: &crate::transport::sender::SenderStats) {
+    fn add(&mut self, s: &SenderStats) {
         self.data_packets_sent += s.data_packets_sent;
         self.retransmits += s.retransmits;
         self.rto_count += s.rto_count;

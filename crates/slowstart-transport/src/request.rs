@@ -15,10 +15,11 @@ use std::collections::VecDeque;
 
 use slowstart_cc::RttEstimator;
 
-use crate::config::FlowConfig;
-use crate::engine::{Timer, TimerKind};
-use crate::transport::packet::{Kind, Packet};
-use crate::transport::Io;
+use crate::packet::{Kind, Packet};
+use crate::rto::RetransmissionTimer;
+use crate::settings::Settings;
+use crate::timer::{Timer, TimerKind};
+use crate::Io;
 
 /// The `dst` side: writes requests and resends them until acknowledged.
 pub struct RequestSender {
@@ -33,15 +34,13 @@ pub struct RequestSender {
     /// Bytes below this were resent: their ACKs give no RTT sample (Karn).
     resent_upto: u64,
     rtt: RttEstimator,
-    backoff: u32,
-    max_rto_ns: u64,
-    pub timer: Timer,
-    pub packets_sent: u64,
-    pub timeouts: u64,
+    rto: RetransmissionTimer,
+    packets_sent: u64,
+    timeouts: u64,
 }
 
 impl RequestSender {
-    pub fn new(flow: u32, cfg: &FlowConfig) -> Self {
+    pub fn new(flow: u32, cfg: &Settings) -> Self {
         RequestSender {
             flow,
             mss: cfg.mss,
@@ -52,9 +51,7 @@ impl RequestSender {
             in_flight: VecDeque::new(),
             resent_upto: 0,
             rtt: RttEstimator::new(cfg.min_rto_ns, cfg.max_rto_ns, 1_000_000),
-            backoff: 0,
-            max_rto_ns: cfg.max_rto_ns,
-            timer: Timer::default(),
+            rto: RetransmissionTimer::new(cfg.max_rto_ns, TimerKind::Request),
             packets_sent: 0,
             timeouts: 0,
         }
@@ -70,6 +67,27 @@ impl RequestSender {
         self.una
     }
 
+    /// Request packets sent, resent ones included.
+    pub fn packets_sent(&self) -> u64 {
+        self.packets_sent
+    }
+
+    /// Expiries of the retransmission timer.
+    pub fn timeouts(&self) -> u64 {
+        self.timeouts
+    }
+
+    /// Keep counting from an earlier connection's stream (a flow that opened a new one).
+    pub fn continue_counts(&mut self, earlier: &RequestSender) {
+        self.packets_sent = earlier.packets_sent;
+        self.timeouts = earlier.timeouts;
+    }
+
+    /// The retransmission timer, for the driver's wake-ups.
+    pub fn timer_mut(&mut self) -> &mut Timer {
+        self.rto.timer_mut()
+    }
+
     fn emit(&mut self, now: u64, seq: u64, len: u64, io: &mut Io) {
         let mut p = Packet::control(
             self.flow,
@@ -81,17 +99,6 @@ impl RequestSender {
         p.len = len as u32;
         self.packets_sent += 1;
         io.send(p);
-    }
-
-    fn arm(&mut self, now: u64, io: &mut Io) {
-        let rto = self
-            .rtt
-            .rto()
-            .saturating_mul(1 << self.backoff.min(32))
-            .min(self.max_rto_ns);
-        if let Some(t) = self.timer.set(Some(now + rto)) {
-            io.wake(t, self.flow, TimerKind::Request);
-        }
     }
 
     /// The application writes `bytes` more; they leave at once.
@@ -106,8 +113,8 @@ impl RequestSender {
             self.nxt += len;
             self.in_flight.push_back((self.nxt, now));
         }
-        if self.timer.deadline().is_none() {
-            self.arm(now, io);
+        if !self.rto.is_armed() {
+            self.rto.arm(now, &self.rtt, self.flow, io);
         }
     }
 
@@ -131,13 +138,11 @@ impl RequestSender {
             self.rtt.on_sample(rtt);
         }
         self.una = ack;
-        self.backoff = 0;
-        if self.una == self.nxt {
-            let _ = self.timer.set(None);
-        } else {
+        self.rto.reset_backoff();
+        self.rto.stop();
+        if self.una < self.nxt {
             // RFC 6298 §5.3: restart the timer when new data is acknowledged.
-            let _ = self.timer.set(None);
-            self.arm(now, io);
+            self.rto.arm(now, &self.rtt, self.flow, io);
         }
     }
 
@@ -147,7 +152,7 @@ impl RequestSender {
             return;
         }
         self.timeouts += 1;
-        self.backoff += 1;
+        self.rto.back_off();
         let mut seq = self.una;
         while seq < self.nxt {
             let len = (self.nxt - seq).min(self.mss);
@@ -155,7 +160,7 @@ impl RequestSender {
             seq += len;
         }
         self.resent_upto = self.nxt;
-        self.arm(now, io);
+        self.rto.arm(now, &self.rtt, self.flow, io);
     }
 }
 
@@ -164,18 +169,27 @@ pub struct RequestReceiver {
     flow: u32,
     header_bytes: u64,
     /// Next request byte expected; everything below went to the application.
-    pub rcv_nxt: u64,
-    pub acks_sent: u64,
+    rcv_nxt: u64,
+    acks_sent: u64,
 }
 
 impl RequestReceiver {
-    pub fn new(flow: u32, cfg: &FlowConfig) -> Self {
+    pub fn new(flow: u32, cfg: &Settings) -> Self {
         RequestReceiver {
             flow,
             header_bytes: cfg.header_bytes,
             rcv_nxt: 0,
             acks_sent: 0,
         }
+    }
+
+    /// Next request byte expected: every byte below went to the application.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    pub fn acks_sent(&self) -> u64 {
+        self.acks_sent
     }
 
     /// Take a request packet; true if it advanced the in-order point. Bytes beyond a gap are
@@ -202,11 +216,11 @@ impl RequestReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{flow, MS};
+    use crate::testing::{settings, MS};
 
     #[test]
     fn writes_leave_at_once_in_mss_packets_and_resend_after_a_timeout() {
-        let cfg = flow("reno", None);
+        let cfg = settings();
         let mut tx = RequestSender::new(0, &cfg);
         let mut rx = RequestReceiver::new(0, &cfg);
         let mut io = Io::default();
@@ -217,12 +231,12 @@ mod tests {
         assert_eq!(io.packets[0].wire_bytes, 40 + 34);
         // The first packet is lost; the others arrive beyond the gap and are dropped.
         assert!(!rx.on_request(&io.packets[1]));
-        assert_eq!(rx.rcv_nxt, 0);
+        assert_eq!(rx.rcv_nxt(), 0);
         // Timer fires (initial RTO 1 s): everything from the gap is resent.
-        let deadline = tx.timer.deadline().unwrap();
+        let deadline = tx.timer_mut().deadline().unwrap();
         assert_eq!(deadline, 1_000 * MS);
         io.packets.clear();
-        assert!(tx.timer.fire(deadline));
+        assert!(tx.timer_mut().fire(deadline));
         tx.on_timer(deadline, &mut io);
         let sizes: Vec<u32> = io.packets.iter().map(|p| p.len).collect();
         assert_eq!(sizes, vec![1460, 574], "resent from the gap, packed anew");
@@ -230,9 +244,9 @@ mod tests {
         for p in &io.packets {
             assert!(rx.on_request(p));
         }
-        assert_eq!(rx.rcv_nxt, 2034);
-        tx.on_ack(deadline + 50 * MS, rx.rcv_nxt, &mut io);
+        assert_eq!(rx.rcv_nxt(), 2034);
+        tx.on_ack(deadline + 50 * MS, rx.rcv_nxt(), &mut io);
         assert_eq!(tx.acked(), 2034);
-        assert_eq!(tx.timer.deadline(), None);
+        assert_eq!(tx.timer_mut().deadline(), None);
     }
 }

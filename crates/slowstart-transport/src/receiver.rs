@@ -1,11 +1,11 @@
 //! The data receiver: in-order reassembly, SACK blocks (RFC 2018), delayed ACKs (RFC 5681 §4.2,
 //! RFC 1122 §4.2.3.2) and a receive window that grows as Linux's does.
 
-use crate::config::FlowConfig;
-use crate::engine::{Timer, TimerKind};
-use crate::transport::packet::{Kind, Packet, MAX_SACK_BLOCKS};
-use crate::transport::ranges::RangeSet;
-use crate::transport::Io;
+use crate::packet::{Kind, Packet, MAX_SACK_BLOCKS};
+use crate::ranges::RangeSet;
+use crate::settings::Settings;
+use crate::timer::{Timer, TimerKind};
+use crate::Io;
 
 pub struct Receiver {
     flow: u32,
@@ -13,7 +13,7 @@ pub struct Receiver {
     header_bytes: u64,
     size_bytes: Option<u64>,
     /// Next byte expected in order; everything below was delivered to the application.
-    pub rcv_nxt: u64,
+    rcv_nxt: u64,
     out_of_order: RangeSet,
     /// A byte inside each of the most recently changed out-of-order blocks, newest first.
     recent_blocks: [u64; MAX_SACK_BLOCKS],
@@ -31,21 +31,22 @@ pub struct Receiver {
     unacked_segments: u64,
     last_owd_ns: u64,
     last_sent_ns: u64,
-    pub delack_timer: Timer,
-    pub completed_ns: Option<u64>,
-    pub acks_sent: u64,
+    delack_timer: Timer,
+    completed_ns: Option<u64>,
+    acks_sent: u64,
     /// Payload bytes that arrived, duplicates included.
-    pub data_bytes_received: u64,
+    data_bytes_received: u64,
 }
 
 impl Receiver {
-    pub fn new(flow: u32, cfg: &FlowConfig) -> Self {
+    /// A receiver for flow `flow`; with `size_bytes`, it notes when that many bytes are in.
+    pub fn new(flow: u32, cfg: &Settings, size_bytes: Option<u64>) -> Self {
         let max_rwnd = cfg.max_rwnd_bytes.unwrap_or(u64::MAX);
         Receiver {
             flow,
             mss: cfg.mss,
             header_bytes: cfg.header_bytes,
-            size_bytes: cfg.size_bytes,
+            size_bytes,
             rcv_nxt: 0,
             out_of_order: RangeSet::new(),
             recent_blocks: [0; MAX_SACK_BLOCKS],
@@ -65,6 +66,34 @@ impl Receiver {
             acks_sent: 0,
             data_bytes_received: 0,
         }
+    }
+
+    /// Next byte expected in order: every byte below it is in.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// When the expected size was all in, if it was.
+    pub fn completed_ns(&self) -> Option<u64> {
+        self.completed_ns
+    }
+
+    pub fn acks_sent(&self) -> u64 {
+        self.acks_sent
+    }
+
+    /// Payload bytes that arrived, duplicates included.
+    pub fn data_bytes_received(&self) -> u64 {
+        self.data_bytes_received
+    }
+
+    pub fn delack_timer(&self) -> &Timer {
+        &self.delack_timer
+    }
+
+    /// The delayed-ACK timer, for the driver's wake-ups.
+    pub fn delack_timer_mut(&mut self) -> &mut Timer {
+        &mut self.delack_timer
     }
 
     pub fn on_syn(&mut self, now: u64, syn: &Packet, io: &mut Io) {

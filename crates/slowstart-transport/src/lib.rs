@@ -1,0 +1,74 @@
+//! The TCP-like transport the simulator runs, sans-IO: no clock, no sockets, no randomness.
+//! Every entry point takes the time (`now`, integer nanoseconds) and an [`Io`]; what an endpoint
+//! wants done goes into it: packets to send and timer deadlines to be woken at. The simulator's
+//! event loop drives it, and so can a loop over real sockets.
+//!
+//! - [`packet`]: the one packet record, with its SACK blocks;
+//! - [`ranges`]: a set of disjoint byte or segment ranges (SACK scoreboard, reassembly);
+//! - [`timer`]: a deadline that can move often without a new wake-up each time;
+//! - [`settings`]: the transport's settings, checked in one place;
+//! - [`rto`]: the RFC 6298 retransmission timer, shared by the sender and the request stream;
+//! - [`sender`]: handshake, SACK scoreboard and loss detection (RFC 6675, RACK-TLP), recovery
+//!   (PRR), pacing and the send loop, driving a `slowstart_cc` controller;
+//! - [`receiver`]: reassembly, SACK blocks, delayed ACKs and the receive window;
+//! - [`request`]: the application's requests back from receiver to sender (go-back-N).
+
+pub mod packet;
+pub mod ranges;
+pub mod receiver;
+pub mod request;
+pub mod rto;
+pub mod sender;
+pub mod settings;
+pub mod timer;
+
+pub use packet::{Kind, Packet};
+pub use settings::{LossDetection, Recovery, Settings};
+pub use timer::{Timer, TimerKind};
+
+/// What an endpoint produced while handling one event: packets to send and timers to arm.
+#[derive(Default)]
+pub struct Io {
+    pub packets: Vec<Packet>,
+    /// (deadline, flow, timer): wake the endpoint's timer at the deadline.
+    pub wakeups: Vec<(u64, u32, TimerKind)>,
+}
+
+impl Io {
+    pub fn send(&mut self, p: Packet) {
+        self.packets.push(p);
+    }
+
+    pub fn wake(&mut self, at: u64, flow: u32, kind: TimerKind) {
+        self.wakeups.push((at, flow, kind));
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::settings::{LossDetection, Recovery, Settings};
+
+    pub const MS: u64 = 1_000_000;
+    pub const SEC: u64 = 1_000_000_000;
+
+    /// The scenario defaults: MSS 1460, 40-byte headers, initrwnd 10, delayed ACKs every 2
+    /// segments after 40 ms, RTO 200 ms to 120 s, no pacing, PRR, RACK-TLP.
+    pub fn settings() -> Settings {
+        Settings {
+            mss: 1460,
+            header_bytes: 40,
+            initrwnd: 10,
+            max_rwnd_bytes: None,
+            max_window_bytes: None,
+            delayed_ack: true,
+            delack_timeout_ns: 40 * MS,
+            ack_every: 2,
+            quickack: false,
+            min_rto_ns: 200 * MS,
+            max_rto_ns: 120 * SEC,
+            pacing: false,
+            recovery: Recovery::Prr,
+            loss_detection: LossDetection::Rack,
+        }
+    }
+}

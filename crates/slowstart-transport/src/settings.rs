@@ -1,0 +1,139 @@
+//! The transport's settings: what a sender and receiver need to know beyond the controller.
+//! Scenario defaults live with the scenario loader; the bounds the transport relies on live
+//! here, in [`Settings::validate`].
+
+use serde::{Deserialize, Serialize};
+
+/// Loss recovery after fast retransmit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Recovery {
+    /// RFC 6937 Proportional Rate Reduction (Linux's default).
+    #[default]
+    Prr,
+    /// RFC 6675 §5: send while pipe < cwnd, with cwnd = ssthresh for the whole episode.
+    Rfc6675,
+}
+
+/// How the sender decides a segment is lost (besides the retransmission timer).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossDetection {
+    /// RFC 8985 RACK-TLP as Linux does it: a segment is lost once one sent a reordering window
+    /// (min RTT / 4) later is delivered, or DupThresh segments above it are SACKed; a tail loss
+    /// probe after 2 SRTT without ACKs elicits the SACK that reveals tail losses.
+    #[default]
+    Rack,
+    /// RFC 6675 only: DupThresh SACKed segments above; tail losses wait for the timer (ns-2).
+    Dupthresh,
+}
+
+// Every bound of the transport's settings. With these, sums of times (now + an RTO, a
+// delayed-ACK timeout) stay far below u64::MAX, and no setting allocates without bound.
+/// Largest MSS accepted, bytes (a segment's length and offsets fit in 32 bits with room).
+pub const MAX_MSS: u64 = 65_000;
+/// Largest header per packet (IPv6 with extension headers and TCP options fit well within).
+pub const MAX_HEADER_BYTES: u64 = 1_024;
+/// Largest initial windows, in segments (the sender keeps a record per segment in flight).
+pub const MAX_INITIAL_WINDOW: u64 = 100_000;
+/// Largest ACK frequency, in segments.
+pub const MAX_ACK_EVERY: u64 = 10_000;
+/// Longest delayed-ACK timer: RFC 1122 §4.2.3.2 asks for less than 0.5 s; 60 s is allowed.
+pub const MAX_DELACK_NS: u64 = 60 * 1_000_000_000;
+/// Longest RTO: one hour.
+pub const MAX_RTO_NS: u64 = 3_600 * 1_000_000_000;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// Largest payload per data packet, bytes.
+    pub mss: u64,
+    /// TCP/IP header bytes on the wire per packet (MSS excludes them).
+    pub header_bytes: u64,
+    /// Receive window before the first data arrives, segments (also the sender's assumption
+    /// of the peer's window until the handshake tells it).
+    pub initrwnd: u64,
+    /// Receive window ceiling (socket buffer), bytes; `None` for unlimited.
+    pub max_rwnd_bytes: Option<u64>,
+    /// Send window ceiling (send buffer), bytes; `None` for unlimited.
+    pub max_window_bytes: Option<u64>,
+    pub delayed_ack: bool,
+    pub delack_timeout_ns: u64,
+    /// With delayed ACKs, ACK every `ack_every` full-sized segments (2 in RFC 1122 / RFC 5681).
+    pub ack_every: u64,
+    /// Linux's quick ACKs: from the first data segment, ACK each segment at once for
+    /// min(16, max(2, receive window / (2 x 536))) ACKs (tcp_input.c `tcp_incr_quickack`),
+    /// and whenever the segment grew the receive window (`tcp_grow_window`).
+    pub quickack: bool,
+    pub min_rto_ns: u64,
+    pub max_rto_ns: u64,
+    /// Pace at Linux's rate (2 or 1.2 x cwnd / srtt) when the controller sets none.
+    pub pacing: bool,
+    pub recovery: Recovery,
+    pub loss_detection: LossDetection,
+}
+
+/// A setting out of bounds: the field (as scenarios name it) and what it accepts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingsError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
+impl Settings {
+    /// Check every bound the transport relies on.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        let fail = |field, message: String| Err(SettingsError { field, message });
+        let range = |field, v: u64, lo: u64, hi: u64| {
+            if v < lo || v > hi {
+                fail(field, format!("must be in {lo}..={hi}, got {v}"))
+            } else {
+                Ok(())
+            }
+        };
+        range("mss", self.mss, 1, MAX_MSS)?;
+        range("header_bytes", self.header_bytes, 0, MAX_HEADER_BYTES)?;
+        range("initrwnd", self.initrwnd, 1, MAX_INITIAL_WINDOW)?;
+        if self.max_window_bytes.is_some_and(|w| w < self.mss) {
+            return fail("max_window", "must be at least one MSS".into());
+        }
+        if self.max_rwnd_bytes.is_some_and(|w| w < self.mss) {
+            return fail("max_rwnd", "must be at least one MSS".into());
+        }
+        range("ack_every", self.ack_every, 1, MAX_ACK_EVERY)?;
+        range("delack_timeout", self.delack_timeout_ns, 0, MAX_DELACK_NS)?;
+        if self.min_rto_ns == 0 || self.max_rto_ns < self.min_rto_ns {
+            return fail("min_rto", "must be > 0 and <= max_rto".into());
+        }
+        range("max_rto", self.max_rto_ns, 1, MAX_RTO_NS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::settings;
+
+    #[test]
+    fn defaults_pass_and_each_bound_names_its_field() {
+        assert_eq!(settings().validate(), Ok(()));
+        let mut s = settings();
+        s.mss = 65_001;
+        assert_eq!(
+            s.validate().unwrap_err().to_string(),
+            "mss: must be in 1..=65000, got 65001"
+        );
+        let mut s = settings();
+        s.max_window_bytes = Some(1000);
+        assert_eq!(s.validate().unwrap_err().field, "max_window");
+        let mut s = settings();
+        s.max_rto_ns = s.min_rto_ns - 1;
+        assert_eq!(s.validate().unwrap_err().field, "min_rto");
+    }
+}
