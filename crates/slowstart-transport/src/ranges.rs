@@ -99,6 +99,7 @@ impl RangeSet {
     }
 
     /// The `n`-th highest covered unit, counting from 1 (units are the integers in the ranges).
+    #[inline]
     pub fn nth_highest(&self, n: u64) -> Option<u64> {
         let mut left = n;
         for (&s, &e) in self.ranges.iter().rev() {
