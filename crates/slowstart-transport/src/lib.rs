@@ -11,7 +11,8 @@
 //! - [`sender`]: handshake, SACK scoreboard and loss detection (RFC 6675, RACK-TLP), recovery
 //!   (PRR), pacing and the send loop, driving a `slowstart_cc` controller;
 //! - [`receiver`]: reassembly, SACK blocks, delayed ACKs and the receive window;
-//! - [`request`]: the application's requests back from receiver to sender (go-back-N).
+//! - [`request`]: the application's requests back from receiver to sender (go-back-N);
+//! - [`wire`]: the packets as UDP datagrams, versioned and bounds-checked.
 
 pub mod packet;
 pub mod ranges;
@@ -21,6 +22,7 @@ pub mod rto;
 pub mod sender;
 pub mod settings;
 pub mod timer;
+pub mod wire;
 
 pub use packet::{Kind, Packet};
 pub use settings::{LossDetection, Recovery, Settings};
