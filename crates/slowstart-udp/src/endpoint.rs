@@ -1,0 +1,427 @@
+//! The two endpoints of one flow over a UDP socket: a sender that writes the flow's bytes and
+//! runs the controller, and a receiver that checks and acknowledges them. Each is a loop: wait
+//! for a datagram or the earliest timer deadline, hand what arrived to the transport, fire the
+//! timers that are due, send what the transport produced.
+
+use std::io::ErrorKind;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+
+use serde::Serialize;
+use slowstart_cc::{CommonParams, Controller};
+use slowstart_sim::config::{AppConfig, FlowConfig};
+use slowstart_transport::packet::{Kind, Packet};
+use slowstart_transport::receiver::Receiver;
+use slowstart_transport::sender::{Sender, State};
+use slowstart_transport::wire::{self, MAX_DATAGRAM};
+use slowstart_transport::{Io, TimerKind};
+
+use crate::clock::{now_ns, wait_readable};
+use crate::pattern;
+
+/// How long a run may go on.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// End the run after this long, ns (an unbounded transfer ends here).
+    pub duration_ns: u64,
+    /// End with an error after this long without progress, ns.
+    pub stall_ns: u64,
+    /// Receiver: once the transfer is complete, keep answering until this long has passed
+    /// without a datagram (the sender may not have the last ACK yet), ns.
+    pub linger_ns: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            duration_ns: 600_000_000_000,
+            stall_ns: 30_000_000_000,
+            linger_ns: 1_000_000_000,
+        }
+    }
+}
+
+/// Largest one-way delay an ACK may report, ns; beyond it the ACK is forged or broken.
+const MAX_OWD_NS: u64 = 600_000_000_000;
+
+/// Datagrams dropped before the transport saw them, by reason.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Dropped {
+    /// From an address other than the peer's.
+    pub stranger: u64,
+    /// Did not parse (see `slowstart_transport::wire::WireError`).
+    pub unparsed: u64,
+    /// Another flow's, or a kind this end does not take.
+    pub unexpected: u64,
+    /// An ACK of bytes never sent, SACK blocks past them, or a one-way delay out of bounds.
+    pub bad_ack: u64,
+    /// Data whose payload is not the stream's bytes, or past the transfer's size.
+    pub bad_data: u64,
+}
+
+impl Dropped {
+    pub fn total(&self) -> u64 {
+        self.stranger + self.unparsed + self.unexpected + self.bad_ack + self.bad_data
+    }
+}
+
+/// One sample of the sender's state, as the simulator's flow trace has it.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct TraceRow {
+    /// Since the sender started, ns.
+    pub t_ns: u64,
+    pub cwnd_bytes: u64,
+    pub ssthresh_bytes: u64,
+    pub inflight_bytes: u64,
+    pub srtt_ns: u64,
+    pub delivered_bytes: u64,
+    pub phase: u8,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SenderReport {
+    /// CLOCK_MONOTONIC at the start, ns.
+    pub start_ns: u64,
+    pub bytes_acked: u64,
+    /// Every byte acknowledged, seconds after the start.
+    pub completion_s: Option<f64>,
+    pub slow_start_exit_s: Option<f64>,
+    pub retransmits: u64,
+    pub loss_events: u64,
+    pub rto_count: u64,
+    pub loss_probes: u64,
+    pub data_packets_sent: u64,
+    pub max_cwnd_bytes: u64,
+    /// Paced departures: how late each left after its departure time, µs.
+    pub pacing_samples: u64,
+    pub pacing_late_p50_us: Option<f64>,
+    pub pacing_late_p99_us: Option<f64>,
+    pub dropped: Dropped,
+    #[serde(skip)]
+    pub trace: Vec<TraceRow>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ReceiverReport {
+    /// In-order bytes received, every one checked against the stream's pattern.
+    pub bytes: u64,
+    /// CLOCK_MONOTONIC when the last byte arrived (transfers of known size), ns.
+    pub completed_ns: Option<u64>,
+    pub acks_sent: u64,
+    pub dropped: Dropped,
+}
+
+fn send_all(
+    sock: &UdpSocket,
+    peer: SocketAddr,
+    io: &mut Io,
+    out: &mut Vec<u8>,
+    payload: &mut Vec<u8>,
+) -> Result<(), String> {
+    io.wakeups.clear(); // deadlines are read from the timers themselves
+    for p in io.packets.drain(..) {
+        payload.resize(p.len as usize, 0);
+        if matches!(p.kind, Kind::Data) {
+            pattern::fill(p.seq, payload);
+        }
+        out.clear();
+        wire::encode(&p, payload, out).map_err(|e| format!("encode: {e}"))?;
+        match sock.send_to(out, peer) {
+            Ok(_) => {}
+            // A full socket buffer or an unreachable peer loses the datagram, as a link would.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::ConnectionRefused
+                ) => {}
+            Err(e) => return Err(format!("send to {peer}: {e}")),
+        }
+    }
+    Ok(())
+}
+
+fn percentile_us(sorted: &[u64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
+    Some(sorted[i] as f64 / 1e3)
+}
+
+/// Check an ACK against what was sent before the sender sees it.
+fn ack_acceptable(p: &Packet, highest_sent: u64, now: u64) -> bool {
+    p.seq <= highest_sent
+        && (0..p.sack_count as usize).all(|i| p.sack_block(i).1 <= highest_sent)
+        && p.owd_ns <= MAX_OWD_NS
+        && p.sent_ns <= now
+}
+
+const SENDER_TIMERS: [TimerKind; 3] = [
+    TimerKind::Retransmission,
+    TimerKind::LossProbe,
+    TimerKind::Pacing,
+];
+
+/// Send flow `flow` (its bulk application: `size_bytes`, or unbounded until the duration) to
+/// `peer` from `sock`, with the controller seeded by `seed`.
+pub fn run_sender(
+    sock: &UdpSocket,
+    peer: SocketAddr,
+    cfg: &FlowConfig,
+    flow: u32,
+    seed: u64,
+    limits: &Limits,
+) -> Result<SenderReport, String> {
+    let settings = cfg.transport();
+    settings.validate().map_err(|e| format!("flow.{e}"))?;
+    if !matches!(cfg.app, AppConfig::Bulk) {
+        return Err(format!(
+            "app: only bulk transfers run over UDP so far, not {}",
+            cfg.app.kind()
+        ));
+    }
+    let common = CommonParams {
+        mss: cfg.mss,
+        initcwnd: cfg.initcwnd,
+        abc: cfg.abc,
+        seed,
+        paced: cfg.pacing,
+    };
+    let cc = Controller::new(&cfg.cc, &common).map_err(|e| format!("cc: {e}"))?;
+    let mut s = Sender::new(flow, &settings, cc);
+    match cfg.size_bytes {
+        Some(n) => {
+            s.write(n);
+            s.close();
+        }
+        None => s.write(u64::MAX),
+    }
+    sock.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let fd = sock.as_raw_fd();
+    let mut io = Io::default();
+    let (mut out, mut payload) = (Vec::new(), Vec::new());
+    let mut buf = vec![0u8; MAX_DATAGRAM + 1];
+    let mut report = SenderReport::default();
+    let mut late = Vec::new();
+    let start = now_ns();
+    report.start_ns = start;
+    s.start(start, cfg.handshake, &mut io);
+    send_all(sock, peer, &mut io, &mut out, &mut payload)?;
+    let mut last_progress = (start, 0u64);
+    let seconds = |t: u64| (t - start) as f64 / 1e9;
+    loop {
+        let now = now_ns();
+        if s.state() == State::Done {
+            report.completion_s = Some(seconds(now));
+            break;
+        }
+        if now - start >= limits.duration_ns {
+            break;
+        }
+        if now - last_progress.0 >= limits.stall_ns {
+            return Err(format!(
+                "no progress for {:.1} s: {} bytes acknowledged",
+                limits.stall_ns as f64 / 1e9,
+                s.acked_bytes()
+            ));
+        }
+        let deadline = SENDER_TIMERS
+            .iter()
+            .filter_map(|&k| s.timer_mut(k).and_then(|t| t.deadline()))
+            .chain([
+                start + limits.duration_ns,
+                last_progress.0 + limits.stall_ns,
+            ])
+            .min()
+            .expect("two bounds");
+        if wait_readable(fd, deadline) {
+            loop {
+                let (n, from) = match sock.recv_from(&mut buf) {
+                    Ok(x) => x,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == ErrorKind::ConnectionRefused => continue,
+                    Err(e) => return Err(format!("receive: {e}")),
+                };
+                let now = now_ns();
+                let d = &mut report.dropped;
+                if from != peer {
+                    d.stranger += 1;
+                    continue;
+                }
+                let Ok((p, _)) = wire::decode(&buf[..n]) else {
+                    d.unparsed += 1;
+                    continue;
+                };
+                if p.flow != flow {
+                    d.unexpected += 1;
+                    continue;
+                }
+                match p.kind {
+                    Kind::SynAck => s.on_syn_ack(now, &p, &mut io),
+                    Kind::Ack if ack_acceptable(&p, s.highest_sent_bytes(), now) => {
+                        s.on_ack(now, &p, &mut io);
+                        report.trace.push(TraceRow {
+                            t_ns: now - start,
+                            cwnd_bytes: s.cwnd(),
+                            ssthresh_bytes: s.ssthresh(),
+                            inflight_bytes: s.pipe(),
+                            srtt_ns: s.rtt().srtt(),
+                            delivered_bytes: s.delivered(),
+                            phase: s.phase() as u8,
+                        });
+                    }
+                    Kind::Ack => d.bad_ack += 1,
+                    _ => d.unexpected += 1,
+                }
+                send_all(sock, peer, &mut io, &mut out, &mut payload)?;
+            }
+        }
+        let now = now_ns();
+        for kind in SENDER_TIMERS {
+            let timer = s.timer_mut(kind).expect("a sender timer");
+            let Some(due) = timer.deadline().filter(|&d| d <= now) else {
+                continue;
+            };
+            if !timer.fire(now) {
+                continue;
+            }
+            match kind {
+                TimerKind::Retransmission => s.on_rto(now, &mut io),
+                TimerKind::LossProbe => s.on_loss_probe(now, &mut io),
+                _ => {
+                    late.push(now - due);
+                    s.on_pacing_timer(now, &mut io);
+                }
+            }
+        }
+        send_all(sock, peer, &mut io, &mut out, &mut payload)?;
+        report.max_cwnd_bytes = report.max_cwnd_bytes.max(s.cwnd());
+        if report.slow_start_exit_s.is_none() && !s.phase().is_initial_slow_start() {
+            report.slow_start_exit_s = Some(seconds(now));
+        }
+        if s.acked_bytes() > last_progress.1 {
+            last_progress = (now, s.acked_bytes());
+        }
+    }
+    let st = s.stats();
+    report.bytes_acked = s.acked_bytes();
+    report.retransmits = st.retransmits;
+    report.loss_events = st.loss_events;
+    report.rto_count = st.rto_count;
+    report.loss_probes = st.loss_probes;
+    report.data_packets_sent = st.data_packets_sent;
+    late.sort_unstable();
+    report.pacing_samples = late.len() as u64;
+    report.pacing_late_p50_us = percentile_us(&late, 0.5);
+    report.pacing_late_p99_us = percentile_us(&late, 0.99);
+    Ok(report)
+}
+
+/// Receive flow `flow` on `sock` from the first address that opens it (a SYN, or data when
+/// the flow has no handshake), checking every byte against the stream's pattern.
+pub fn run_receiver(
+    sock: &UdpSocket,
+    cfg: &FlowConfig,
+    flow: u32,
+    limits: &Limits,
+) -> Result<ReceiverReport, String> {
+    let settings = cfg.transport();
+    settings.validate().map_err(|e| format!("flow.{e}"))?;
+    let mut r = Receiver::new(flow, &settings, cfg.size_bytes);
+    sock.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let fd = sock.as_raw_fd();
+    let mut io = Io::default();
+    let (mut out, mut payload) = (Vec::new(), Vec::new());
+    let mut buf = vec![0u8; MAX_DATAGRAM + 1];
+    let mut report = ReceiverReport::default();
+    let mut peer: Option<SocketAddr> = None;
+    let start = now_ns();
+    let mut last_datagram = start;
+    let mut last_progress = (start, 0u64);
+    loop {
+        let now = now_ns();
+        if r.completed_ns().is_some() && now - last_datagram >= limits.linger_ns {
+            break;
+        }
+        if now - start >= limits.duration_ns {
+            break;
+        }
+        if now - last_progress.0 >= limits.stall_ns {
+            return Err(format!(
+                "no progress for {:.1} s: {} bytes received",
+                limits.stall_ns as f64 / 1e9,
+                r.rcv_nxt()
+            ));
+        }
+        let mut deadline = (start + limits.duration_ns).min(last_progress.0 + limits.stall_ns);
+        if let Some(d) = r.delack_timer_mut().deadline() {
+            deadline = deadline.min(d);
+        }
+        if r.completed_ns().is_some() {
+            deadline = deadline.min(last_datagram + limits.linger_ns);
+        }
+        if wait_readable(fd, deadline) {
+            loop {
+                let (n, from) = match sock.recv_from(&mut buf) {
+                    Ok(x) => x,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == ErrorKind::ConnectionRefused => continue,
+                    Err(e) => return Err(format!("receive: {e}")),
+                };
+                let now = now_ns();
+                let d = &mut report.dropped;
+                if peer.is_some_and(|a| a != from) {
+                    d.stranger += 1;
+                    continue;
+                }
+                let Ok((p, body)) = wire::decode(&buf[..n]) else {
+                    d.unparsed += 1;
+                    continue;
+                };
+                if p.flow != flow {
+                    d.unexpected += 1;
+                    continue;
+                }
+                let opens = p.kind == Kind::Syn || (p.kind == Kind::Data && !cfg.handshake);
+                if peer.is_none() && !opens {
+                    d.unexpected += 1;
+                    continue;
+                }
+                match p.kind {
+                    Kind::Syn => r.on_syn(now, &p, &mut io),
+                    Kind::Data => {
+                        let end = p.seq + p.len as u64; // no overflow: checked by decode
+                        let past_size = cfg.size_bytes.is_some_and(|size| end > size);
+                        if past_size || pattern::first_mismatch(p.seq, body).is_some() {
+                            d.bad_data += 1;
+                            continue;
+                        }
+                        r.on_data(now, &p, &mut io);
+                    }
+                    _ => {
+                        d.unexpected += 1;
+                        continue;
+                    }
+                }
+                peer = Some(from);
+                last_datagram = now;
+                send_all(sock, from, &mut io, &mut out, &mut payload)?;
+            }
+        }
+        let now = now_ns();
+        let timer = r.delack_timer_mut();
+        if timer.deadline().is_some_and(|d| d <= now) && timer.fire(now) {
+            r.on_delack_timer(now, &mut io);
+        }
+        if let Some(to) = peer {
+            send_all(sock, to, &mut io, &mut out, &mut payload)?;
+        }
+        if r.rcv_nxt() > last_progress.1 {
+            last_progress = (now, r.rcv_nxt());
+        }
+    }
+    report.bytes = r.rcv_nxt();
+    report.completed_ns = r.completed_ns();
+    report.acks_sent = r.acks_sent();
+    Ok(report)
+}

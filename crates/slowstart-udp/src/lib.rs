@@ -1,0 +1,15 @@
+//! The simulator's transport (`slowstart_transport`) and controllers (`slowstart_cc`) over real
+//! UDP sockets: the same sans-IO sender and receiver, driven by the host's monotonic clock
+//! instead of the event queue. One packet per datagram ([`slowstart_transport::wire`]).
+//!
+//! Each endpoint talks to one peer address and drops datagrams from any other. What arrives
+//! from the peer is decoded and checked before the transport sees it: a datagram that does not
+//! parse, an ACK of bytes never sent, SACK blocks past what was sent, and data whose payload is
+//! not the known pattern are dropped and counted, so no forged or corrupted byte is delivered.
+//! A transfer that stops making progress ends with one error line.
+
+pub mod clock;
+pub mod endpoint;
+pub mod pattern;
+
+pub use endpoint::{run_receiver, run_sender, Limits, ReceiverReport, SenderReport};

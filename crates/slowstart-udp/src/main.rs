@@ -1,0 +1,126 @@
+//! `slowstart-udp send --bind ADDR --peer ADDR --flow FLOW.json [--id N] [--seed N]
+//!  [--duration-ms N] [--trace TRACE.csv]`
+//! `slowstart-udp recv --bind ADDR --flow FLOW.json [--id N] [--duration-ms N]`
+//!
+//! One endpoint of one flow over UDP, on the simulator's own transport and controller. FLOW.json
+//! is one `[[flow]]` of the canonical config (what `slowstart.load` produces). On success the
+//! endpoint prints its report as one JSON line on stdout and exits 0; on failure one `error: `
+//! line on stderr and exit 1 (2 for bad arguments). The sender's `--trace` writes its state at
+//! every ACK as CSV (t_ns, cwnd, ssthresh, inflight, srtt_ns, delivered, phase).
+
+use std::io::Write;
+use std::net::{SocketAddr, UdpSocket};
+use std::process::ExitCode;
+
+use slowstart_sim::config::FlowConfig;
+use slowstart_udp::{run_receiver, run_sender, Limits};
+
+struct Args {
+    role: String,
+    bind: SocketAddr,
+    peer: Option<SocketAddr>,
+    flow: FlowConfig,
+    id: u32,
+    seed: u64,
+    duration_ms: Option<u64>,
+    trace: Option<String>,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut it = std::env::args().skip(1);
+    let role = it.next().ok_or("expected a role: send or recv")?;
+    if role != "send" && role != "recv" {
+        return Err(format!("role: expected send or recv, got {role:?}"));
+    }
+    let (mut bind, mut peer, mut flow, mut id, mut seed, mut duration_ms, mut trace) =
+        (None, None, None, 0, 0, None, None);
+    while let Some(flag) = it.next() {
+        let value = it.next().ok_or(format!("{flag}: expected a value"))?;
+        let addr = |v: &str| v.parse::<SocketAddr>().map_err(|e| format!("{flag}: {e}"));
+        let int = |v: &str| v.parse::<u64>().map_err(|e| format!("{flag}: {e}"));
+        match flag.as_str() {
+            "--bind" => bind = Some(addr(&value)?),
+            "--peer" => peer = Some(addr(&value)?),
+            "--flow" => {
+                let text = std::fs::read_to_string(&value).map_err(|e| format!("{value}: {e}"))?;
+                flow = Some(serde_json::from_str(&text).map_err(|e| format!("{value}: {e}"))?);
+            }
+            "--id" => id = int(&value)? as u32,
+            "--seed" => seed = int(&value)?,
+            "--duration-ms" => duration_ms = Some(int(&value)?),
+            "--trace" => trace = Some(value),
+            _ => return Err(format!("unknown option {flag}")),
+        }
+    }
+    if role == "send" && peer.is_none() {
+        return Err("send: --peer is needed".into());
+    }
+    Ok(Args {
+        role,
+        bind: bind.ok_or("--bind is needed")?,
+        peer,
+        flow: flow.ok_or("--flow is needed")?,
+        id,
+        seed,
+        duration_ms,
+        trace,
+    })
+}
+
+fn run(a: &Args) -> Result<String, String> {
+    let sock = UdpSocket::bind(a.bind).map_err(|e| format!("bind {}: {e}", a.bind))?;
+    let mut limits = Limits::default();
+    if let Some(ms) = a.duration_ms {
+        limits.duration_ns = ms.saturating_mul(1_000_000);
+    }
+    if a.role == "recv" {
+        let r = run_receiver(&sock, &a.flow, a.id, &limits)?;
+        return serde_json::to_string(&r).map_err(|e| e.to_string());
+    }
+    let peer = a.peer.expect("checked");
+    let r = run_sender(&sock, peer, &a.flow, a.id, a.seed, &limits)?;
+    if let Some(path) = &a.trace {
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(path).map_err(|e| format!("{path}: {e}"))?,
+        );
+        let mut write = || -> std::io::Result<()> {
+            writeln!(f, "t_ns,cwnd,ssthresh,inflight,srtt_ns,delivered,phase")?;
+            for t in &r.trace {
+                writeln!(
+                    f,
+                    "{},{},{},{},{},{},{}",
+                    t.t_ns,
+                    t.cwnd_bytes,
+                    t.ssthresh_bytes,
+                    t.inflight_bytes,
+                    t.srtt_ns,
+                    t.delivered_bytes,
+                    t.phase
+                )?;
+            }
+            f.flush()
+        };
+        write().map_err(|e| format!("{path}: {e}"))?;
+    }
+    serde_json::to_string(&r).map_err(|e| e.to_string())
+}
+
+fn main() -> ExitCode {
+    let args = match parse() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&args) {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

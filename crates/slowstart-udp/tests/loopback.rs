@@ -1,0 +1,222 @@
+//! Transfers over the loopback interface: no root, no emulator. Every algorithm completes one,
+//! and one completes through a relay that mangles, duplicates, reorders, replays and forges
+//! datagrams both ways without a panic or a corrupted byte delivered.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use slowstart_cc::CcSpec;
+use slowstart_sim::config::{AppConfig, FlowConfig, LossDetection, Recovery};
+use slowstart_transport::packet::Kind;
+use slowstart_transport::wire;
+use slowstart_udp::{run_receiver, run_sender, Limits, ReceiverReport, SenderReport};
+
+const MS: u64 = 1_000_000;
+
+fn flow(cc: &str, size: u64) -> FlowConfig {
+    FlowConfig {
+        src: "sender".into(),
+        dst: "receiver".into(),
+        cc: CcSpec::named(cc),
+        size_bytes: Some(size),
+        start_ns: 0,
+        mss: 1460,
+        header_bytes: 40,
+        initcwnd: 10,
+        initrwnd: 10,
+        // A window the loopback socket buffers hold, so losses come from the relay's drops.
+        max_rwnd_bytes: Some(100 * 1460),
+        max_window_bytes: None,
+        handshake: true,
+        delayed_ack: true,
+        delack_timeout_ns: 40 * MS,
+        ack_every: 2,
+        quickack: false,
+        abc: true,
+        min_rto_ns: 200 * MS,
+        max_rto_ns: 10_000 * MS,
+        pacing: false,
+        recovery: Recovery::Prr,
+        loss_detection: LossDetection::Rack,
+        app: AppConfig::Bulk,
+    }
+}
+
+fn limits() -> Limits {
+    Limits {
+        duration_ns: 60_000 * MS,
+        stall_ns: 15_000 * MS,
+        linger_ns: 500 * MS,
+    }
+}
+
+fn local() -> UdpSocket {
+    UdpSocket::bind("127.0.0.1:0").unwrap()
+}
+
+/// Run a receiver on its own thread and a sender towards `peer` (the receiver, or a relay).
+fn transfer(
+    cfg: &FlowConfig,
+    sender: UdpSocket,
+    receiver: UdpSocket,
+    peer: SocketAddr,
+) -> (Result<SenderReport, String>, Result<ReceiverReport, String>) {
+    let rcfg = cfg.clone();
+    let rx = thread::spawn(move || run_receiver(&receiver, &rcfg, 0, &limits()));
+    let tx = run_sender(&sender, peer, cfg, 0, 1, &limits());
+    (tx, rx.join().expect("receiver thread"))
+}
+
+#[test]
+fn every_algorithm_completes_a_transfer_over_loopback() {
+    for algo in slowstart_cc::registry::ALGORITHMS {
+        let size = 400_000;
+        let cfg = flow(algo.name, size);
+        let (s, r) = (local(), local());
+        let peer = r.local_addr().unwrap();
+        let (tx, rx) = transfer(&cfg, s, r, peer);
+        let (tx, rx) = (tx.unwrap(), rx.unwrap());
+        assert_eq!(rx.bytes, size, "{}", algo.name);
+        assert!(rx.completed_ns.is_some(), "{}", algo.name);
+        assert_eq!(tx.bytes_acked, size, "{}", algo.name);
+        assert!(tx.completion_s.is_some(), "{}", algo.name);
+        assert_eq!(tx.dropped.total() + rx.dropped.total(), 0, "{}", algo.name);
+        assert!(!tx.trace.is_empty());
+    }
+}
+
+/// What the relay does to a datagram on its way.
+fn mangle(
+    rng: &mut Xoshiro256PlusPlus,
+    d: &[u8],
+    history: &mut Vec<Vec<u8>>,
+    held: &mut Option<Vec<u8>>,
+) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let roll: f64 = rng.random();
+    if let Ok((p, body)) = wire::decode(d) {
+        let mut forged = p;
+        let mut buf = Vec::new();
+        match p.kind {
+            // Data whose payload is not the stream's bytes, sent before the original.
+            Kind::Data if roll < 0.03 => {
+                let mut bad = body.to_vec();
+                let i = rng.random_range(0..bad.len());
+                bad[i] ^= 0x55;
+                wire::encode(&p, &bad, &mut buf).unwrap();
+                out.push(buf);
+            }
+            // An ACK of data never sent, and SACK blocks past the end.
+            Kind::Ack if roll < 0.03 => {
+                forged.seq = p.seq + 1_000_000_000;
+                wire::encode(&forged, &[], &mut buf).unwrap();
+                out.push(buf);
+            }
+            Kind::Ack if roll < 0.06 => {
+                forged.sack_count = 0;
+                let mut f = forged;
+                f.push_sack(p.seq + 3_000_000, p.seq + 4_000_000);
+                wire::encode(&f, &[], &mut buf).unwrap();
+                out.push(buf);
+            }
+            _ => {}
+        }
+    }
+    let roll: f64 = rng.random();
+    if roll < 0.02 {
+        let cut = rng.random_range(0..d.len());
+        out.push(d[..cut].to_vec()); // truncated
+    } else if roll < 0.03 {
+        let n = rng.random_range(0..2000);
+        out.push((0..n).map(|_| rng.random()).collect()); // random bytes
+    } else if roll < 0.035 {
+        out.push(vec![0x53; 60_000]); // oversized
+    } else if roll < 0.045 {
+        let mut v = d.to_vec();
+        v[2] = 9; // wrong version
+        out.push(v);
+    } else if roll < 0.06 && history.len() > 50 {
+        out.push(history[rng.random_range(0..history.len() - 50)].clone()); // replayed
+    }
+    history.push(d.to_vec());
+    let roll: f64 = rng.random();
+    if roll < 0.02 {
+        return out; // lost
+    }
+    if roll < 0.05 {
+        out.push(d.to_vec()); // duplicated
+    }
+    if roll < 0.08 && held.is_none() {
+        *held = Some(d.to_vec()); // reordered: leaves after the next one
+        return out;
+    }
+    out.push(d.to_vec());
+    if let Some(h) = held.take() {
+        out.push(h);
+    }
+    out
+}
+
+/// Forward datagrams arriving on `from` to `dest` through `via`, mangled, until `stop`.
+fn relay(from: UdpSocket, via: UdpSocket, dest: SocketAddr, seed: u64, stop: Arc<AtomicBool>) {
+    from.set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let (mut history, mut held) = (Vec::new(), None);
+    let mut buf = vec![0u8; 65_536];
+    while !stop.load(Ordering::SeqCst) {
+        let Ok(n) = from.recv(&mut buf) else {
+            continue;
+        };
+        for d in mangle(&mut rng, &buf[..n], &mut history, &mut held) {
+            let _ = via.send_to(&d, dest);
+        }
+    }
+}
+
+#[test]
+fn a_transfer_completes_through_a_hostile_relay_and_delivers_no_corrupted_byte() {
+    let size = 1_500_000;
+    let cfg = flow("reno", size);
+    let (s, r) = (local(), local());
+    let (s_addr, r_addr) = (s.local_addr().unwrap(), r.local_addr().unwrap());
+    // The sender talks to `a`, the receiver hears from `b`.
+    let (a, b) = (local(), local());
+    let a_addr = a.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let forward = {
+        let (a, b, stop) = (a.try_clone().unwrap(), b.try_clone().unwrap(), stop.clone());
+        thread::spawn(move || relay(a, b, r_addr, 1, stop))
+    };
+    let back = {
+        let stop = stop.clone();
+        thread::spawn(move || relay(b, a, s_addr, 2, stop))
+    };
+    let (tx, rx) = transfer(&cfg, s, r, a_addr);
+    stop.store(true, Ordering::SeqCst);
+    forward.join().unwrap();
+    back.join().unwrap();
+    let (tx, rx) = (tx.unwrap(), rx.unwrap());
+    assert_eq!(rx.bytes, size);
+    assert_eq!(tx.bytes_acked, size);
+    assert!(rx.dropped.bad_data > 0, "{:?}", rx.dropped);
+    assert!(rx.dropped.unparsed > 0, "{:?}", rx.dropped);
+    assert!(tx.dropped.bad_ack > 0, "{:?}", tx.dropped);
+    assert!(tx.dropped.unparsed > 0, "{:?}", tx.dropped);
+    assert!(tx.retransmits > 0);
+}
+
+#[test]
+fn a_transfer_with_no_answer_ends_with_one_error() {
+    let cfg = flow("reno", 100_000);
+    let (s, silent) = (local(), local());
+    let mut l = limits();
+    l.stall_ns = 1_500 * MS;
+    let err = run_sender(&s, silent.local_addr().unwrap(), &cfg, 0, 1, &l).unwrap_err();
+    assert_eq!(err, "no progress for 1.5 s: 0 bytes acknowledged");
+}
