@@ -189,7 +189,7 @@ def _check_flows(config: dict[str, Any]) -> None:
 class _Session:
     """Namespaces, emulator and agents of one real run; `close()` undoes everything."""
 
-    def __init__(self, config: dict[str, Any], workdir: Path) -> None:
+    def __init__(self, config: dict[str, Any], workdir: Path, mss: int = MSS) -> None:
         self.pid = os.getpid()
         self.ns_snd, self.ns_rcv = f"ss-snd-{self.pid}", f"ss-rcv-{self.pid}"
         self.tun_snd, self.tun_rcv = f"sst{self.pid}s", f"sst{self.pid}r"
@@ -203,7 +203,7 @@ class _Session:
             "forward": link["forward"],
             "reverse": link["reverse"],
             "seed": config.get("seed", 0),
-            "mss": MSS,
+            "mss": mss,
             # Flow i listens on PORT + i, so the emulator numbers flows as the scenario does.
             "ports": [PORT + i for i in range(len(self.flows))],
         }
@@ -258,6 +258,18 @@ class _Session:
         p = subprocess.Popen(
             ["ip", "netns", "exec", ns, sys.executable, str(_AGENTS), *args],
             stdout=subprocess.PIPE,
+            text=True,
+            env=_child_env(),
+        )
+        self.procs.append(p)
+        return p
+
+    def process(self, ns: str, argv: list[str]) -> subprocess.Popen[str]:
+        """A program in namespace `ns` that dies with this process ($SLOWSTART_PARENT)."""
+        p = subprocess.Popen(
+            ["ip", "netns", "exec", ns, *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
             env=_child_env(),
         )
@@ -531,8 +543,6 @@ def _summary(
     stats: dict[str, Any],
     t_base: int,
 ) -> dict[str, Any]:
-    link = _bottleneck(config)
-    fwd, rev = stats.get("forward", {}), stats.get("reverse", {})
     rows, apps, warnings = [], [], []
     for i, r in enumerate(runs):
         flow, rep, t0 = r["flow"], r["report"], r["t0"]
@@ -598,31 +608,39 @@ def _summary(
                 "(losses outside the emulated link)"
             )
 
-    def link_row(name: str, rate: int, s: dict[str, Any]) -> dict[str, Any]:
-        fwd_n = s.get("forwarded", 0)
-        return {
-            "name": name,
-            "rate_bps": rate,
-            "forwarded": fwd_n,
-            "drops": s.get("drops", 0),
-            "max_queue_bytes": s.get("max_queue_bytes", 0),
-            "max_queue_packets": s.get("max_queue_packets", 0),
-            "mean_queue_delay_s": s.get("total_wait_ns", 0) / 1e9 / fwd_n if fwd_n else 0.0,
-        }
-
     return {
         "scenario": config.get("name"),
         "mode": "real",
         "seed": config.get("seed", 0),
         "flows": rows,
-        "links": [
-            link_row("bottleneck", link["forward"]["rate_bps"], fwd),
-            link_row("bottleneck:reverse", link["reverse"]["rate_bps"], rev),
-        ],
+        "links": _link_rows(config, stats),
         "apps": apps,
         "tun_tx_dropped": tun,
         "warnings": warnings,
     }
+
+
+def _link_rows(config: dict[str, Any], stats: dict[str, Any]) -> list[dict[str, Any]]:
+    """The bottleneck's two directions as the simulator's link summaries, from the
+    emulator's statistics."""
+    link = _bottleneck(config)
+
+    def row(name: str, rate: int, s: dict[str, Any]) -> dict[str, Any]:
+        n = s.get("forwarded", 0)
+        return {
+            "name": name,
+            "rate_bps": rate,
+            "forwarded": n,
+            "drops": s.get("drops", 0),
+            "max_queue_bytes": s.get("max_queue_bytes", 0),
+            "max_queue_packets": s.get("max_queue_packets", 0),
+            "mean_queue_delay_s": s.get("total_wait_ns", 0) / 1e9 / n if n else 0.0,
+        }
+
+    return [
+        row("bottleneck", link["forward"]["rate_bps"], stats.get("forward", {})),
+        row("bottleneck:reverse", link["reverse"]["rate_bps"], stats.get("reverse", {})),
+    ]
 
 
 def _cwnd_at(flows: pd.DataFrame, t: float | None) -> int | None:
@@ -677,7 +695,9 @@ def _metrics(
     return m
 
 
-def slow_start_rounds(flows: pd.DataFrame, summary: dict[str, Any], flow: int = 0) -> list[int]:
+def slow_start_rounds(
+    flows: pd.DataFrame, summary: dict[str, Any], flow: int = 0, mss: int = MSS
+) -> list[int]:
     """cwnd per round trip in slow start, in segments, until slow start ends (the first loss
     for Reno): the values cwnd holds for at least a fifth of the base RTT, in order. While
     cwnd is below the BDP each round's ACKs come as a train followed by a quiet gap, so every
@@ -693,7 +713,7 @@ def slow_start_rounds(flows: pd.DataFrame, summary: dict[str, Any], flow: int = 
     rounds: list[int] = []
     value, since = None, 0.0
     for t, cwnd in zip(f["t_s"], f["cwnd_bytes"], strict=True):
-        seg = round(cwnd / MSS)
+        seg = round(cwnd / mss)
         if seg != value:
             if value is not None and t - since >= hold and (not rounds or rounds[-1] != value):
                 rounds.append(value)
@@ -709,14 +729,23 @@ def _rel(sim: float | None, real: float | None) -> float | None:
     return (sim - real) / real
 
 
-def compare(config: dict[str, Any], runs: int = 3) -> dict[str, Any]:
-    """Simulate the config as Linux sends (MSS 1448) and run it `runs` times for real."""
+def compare(config: dict[str, Any], runs: int = 3, stack: str = "kernel") -> dict[str, Any]:
+    """Simulate the config as the stack sends it and run it `runs` times for real: Linux TCP
+    (`kernel`, MSS 1448) or the simulator's own transport over UDP (`udp`, MSS 1424)."""
     import numpy as np
 
     from slowstart.api import run_config
 
-    sim = run_config(kernel_like(config))
-    reals = [run_real(config) for _ in range(runs)]
+    if stack == "udp":
+        from slowstart.real_udp import UDP_FLOW, UDP_MSS, run_real_udp, udp_like
+
+        sim = run_config(udp_like(config))
+        reals = [run_real_udp(config) for _ in range(runs)]
+        settings, mss = UDP_FLOW, UDP_MSS
+    else:
+        sim = run_config(kernel_like(config))
+        reals = [run_real(config) for _ in range(runs)]
+        settings, mss = KERNEL_FLOW, MSS
     sim_m = _metrics(sim.summary, sim.flows, config)
     real_m = [_metrics(r.summary, r.flows, config) for r in reals]
     keys = list(dict.fromkeys([*sim_m, *(k for m in real_m for k in m)]))
@@ -727,12 +756,13 @@ def compare(config: dict[str, Any], runs: int = 3) -> dict[str, Any]:
         median[k] = float(np.median(vals)) if vals else None
         spread[k] = [min(vals), max(vals)] if vals else None
     rounds = {
-        "sim": slow_start_rounds(sim.flows, sim.summary),
-        "real": [slow_start_rounds(r.flows, r.summary) for r in reals],
+        "sim": slow_start_rounds(sim.flows, sim.summary, mss=mss),
+        "real": [slow_start_rounds(r.flows, r.summary, mss=mss) for r in reals],
     }
     return {
+        "stack": stack,
         "sim": sim.summary,
-        "sim_flow_settings": KERNEL_FLOW,
+        "sim_flow_settings": settings,
         "slow_start_rounds": rounds,
         "real": [r.summary for r in reals],
         "metrics": {"sim": sim_m, "real": real_m, "real_median": median, "real_range": spread},
@@ -823,8 +853,9 @@ def format_real(s: dict[str, Any]) -> str:
     from slowstart.cli import fmt_bytes, fmt_rate, fmt_s, table
 
     tun = s.get("tun_tx_dropped") or {}
+    stack = "the simulator's transport over UDP" if s.get("stack") == "udp" else "Linux TCP"
     head = (
-        f"{s['scenario']}: real (Linux TCP through the emulated link), seed {s['seed']}; "
+        f"{s['scenario']}: real ({stack} through the emulated link), seed {s['seed']}; "
         "TUN tx_dropped " + ", ".join(f"{k} {v}" for k, v in tun.items())
     )
     flows = table(
@@ -864,15 +895,33 @@ def _load(args: Any) -> dict[str, Any]:
     return load(scenario_path(args.file), cc=args.cc, set=args.set or [], seed=args.seed)
 
 
+def _check_cc(args: Any) -> str | None:
+    """The kernel stack runs Linux's algorithms only; the UDP stack any of the library's."""
+    if args.stack == "kernel" and args.cc.split(":")[0] not in LINUX_CC:
+        return (
+            f"--cc: the kernel stack runs {', '.join(LINUX_CC)}, got {args.cc!r} "
+            "(--stack udp runs every algorithm)"
+        )
+    return None
+
+
 def cmd_real(args: Any) -> int:
     from slowstart.cli import _error
 
     reason = unavailable_reason()
     if reason:
         return _error(reason, 2)
+    bad = _check_cc(args)
+    if bad:
+        return _error(bad, 2)
     config = _load(args)
     try:
-        result = run_real(config)
+        if args.stack == "udp":
+            from slowstart.real_udp import run_real_udp
+
+            result = run_real_udp(config)
+        else:
+            result = run_real(config)
     except RealUnavailable as e:
         return _error(e, 2)
     if args.out:
@@ -890,9 +939,12 @@ def cmd_compare(args: Any) -> int:
         return _error(reason, 2)
     if args.runs < 1:
         return _error("--runs: expected a positive integer", 2)
+    bad = _check_cc(args)
+    if bad:
+        return _error(bad, 2)
     config = _load(args)
     try:
-        c = compare(config, runs=args.runs)
+        c = compare(config, runs=args.runs, stack=args.stack)
     except RealUnavailable as e:
         return _error(e, 2)
     sim, reals = c.pop("_results")
@@ -914,7 +966,12 @@ def cmd_compare(args: Any) -> int:
 def add_parsers(sub: Any) -> None:
     """`slowstart real` and `slowstart compare`, added to the CLI's subparsers."""
     for name, helptext, handler in (
-        ("real", "run a scenario for real: Linux TCP through an emulated link (root)", cmd_real),
+        (
+            "real",
+            "run a scenario for real: Linux TCP (or the simulator's transport over UDP) "
+            "through an emulated link (root)",
+            cmd_real,
+        ),
         ("compare", "simulate and run for real, side by side (root)", cmd_compare),
     ):
         p = sub.add_parser(name, help=helptext)
@@ -922,9 +979,16 @@ def add_parsers(sub: Any) -> None:
         p.add_argument(
             "--cc",
             default="cubic",
-            choices=list(LINUX_CC),
-            help="congestion control; bbr1 simulates Linux's bbr, bbr the IETF draft "
+            help=f"congestion control: {', '.join(LINUX_CC)} on the kernel stack (bbr1 "
+            "simulates Linux's bbr, bbr the IETF draft), any algorithm on the UDP stack "
             "(default %(default)s)",
+        )
+        p.add_argument(
+            "--stack",
+            default="kernel",
+            choices=["kernel", "udp"],
+            help="kernel: Linux TCP; udp: the simulator's own transport and controller over "
+            "UDP sockets (default %(default)s)",
         )
         p.add_argument(
             "--set",

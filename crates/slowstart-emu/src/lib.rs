@@ -16,7 +16,9 @@
 //! retransmission (it ends at or below the highest byte already seen), so that
 //! `drop = [{flow, seq}]` hits the same first transmission as in the simulation. Both ends of a
 //! connection are tracked (the SYN's sender and the SYN-ACK's), so data from the side that
-//! accepted the connection (a web server) is numbered too.
+//! accepted the connection (a web server) is numbered too. UDP datagrams of the simulator's own
+//! transport (`slowstart-udp`, `slowstart_transport::wire`) carry their flow's offset and
+//! retransmission flag in the clear: a data datagram is its port's flow, as is.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
@@ -24,6 +26,7 @@ use std::io::Write;
 use slowstart_sim::config::DirectionConfig;
 use slowstart_sim::network::channel::{Channel, Offer};
 use slowstart_transport::packet::{Kind, Packet};
+use slowstart_transport::wire;
 
 /// Forward is sender side → receiver side; reverse carries the ACKs back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,16 +126,45 @@ impl TcpTracker {
 }
 
 impl TcpTracker {
+    /// A UDP datagram (header and payload): a `slowstart-udp` data packet becomes the data
+    /// segment it carries, of the flow whose port it is sent from or to.
+    fn classify_udp(&mut self, p: &mut Packet, udp: &[u8]) {
+        let ports = [
+            u16::from_be_bytes([udp[0], udp[1]]),
+            u16::from_be_bytes([udp[2], udp[3]]),
+        ];
+        let Ok((d, _)) = wire::decode(&udp[8..]) else {
+            return;
+        };
+        let Some(flow) = self.ports.iter().position(|x| ports.contains(x)) else {
+            return;
+        };
+        if d.kind == Kind::Data {
+            p.kind = Kind::Data;
+            p.flow = flow as u32;
+            p.seq = d.seq;
+            p.len = d.len;
+            p.retransmission = d.retransmission;
+        }
+    }
+
     /// Describe an IPv4 packet as the simulator's `Packet`.
     fn classify(&mut self, id: u64, pkt: &[u8]) -> Packet {
         let wire = pkt.len() as u32;
         let mut p = Packet::control(u32::MAX, Kind::Ack, wire, 0);
         p.sent_ns = id;
-        if pkt.len() < 20 || pkt[0] >> 4 != 4 || pkt[9] != 6 {
+        if pkt.len() < 20 || pkt[0] >> 4 != 4 {
             return p;
         }
         let ihl = ((pkt[0] & 0x0f) as usize) * 4;
         let total = (u16::from_be_bytes([pkt[2], pkt[3]]) as usize).min(pkt.len());
+        if pkt[9] == 17 && total >= ihl + 8 {
+            self.classify_udp(&mut p, &pkt[ihl..total]);
+            return p;
+        }
+        if pkt[9] != 6 {
+            return p;
+        }
         if total < ihl + 20 {
             return p;
         }
@@ -418,6 +450,52 @@ mod tests {
         // The retransmission passes.
         assert!(matches!(
             e.ingress(Dir::Forward, 0, seg(2)),
+            Offer::Queued { .. }
+        ));
+    }
+
+    #[test]
+    fn udp_data_of_the_simulators_transport_is_numbered_by_port() {
+        let mut d = DirectionConfig::lossless(1_000_000_000, 0, QueueLimit::Packets(100));
+        d.drops = vec![DropSpec { flow: 1, seq: 2 }];
+        let mut c = cfg(d);
+        c.mss = 1424;
+        c.ports = vec![5001, 5002];
+        let mut e = Emulator::new(&c);
+        let datagram = |seq: u64, retransmission: bool| {
+            let mut q = Packet::control(1, Kind::Data, 0, 0);
+            q.seq = seq;
+            q.len = 1424;
+            q.retransmission = retransmission;
+            let mut body = Vec::new();
+            wire::encode(&q, &[7; 1424], &mut body).unwrap();
+            let total = 28 + body.len();
+            let mut p = vec![0u8; total];
+            p[0] = 0x45;
+            p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+            p[9] = 17;
+            p[20..22].copy_from_slice(&5002u16.to_be_bytes());
+            p[22..24].copy_from_slice(&5002u16.to_be_bytes());
+            p[28..].copy_from_slice(&body);
+            p
+        };
+        assert!(matches!(
+            e.ingress(Dir::Forward, 0, datagram(0, false)),
+            Offer::Queued { .. }
+        ));
+        assert_eq!(
+            e.ingress(Dir::Forward, 0, datagram(1424, false)),
+            Offer::DroppedScheduled
+        );
+        assert!(matches!(
+            e.ingress(Dir::Forward, 0, datagram(1424, true)),
+            Offer::Queued { .. }
+        ));
+        // Anything else over UDP is passed as a packet of no flow.
+        let mut junk = datagram(0, false);
+        junk[30] = 0;
+        assert!(matches!(
+            e.ingress(Dir::Forward, 0, junk),
             Offer::Queued { .. }
         ));
     }

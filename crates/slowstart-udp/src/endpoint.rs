@@ -78,6 +78,20 @@ pub struct TraceRow {
     pub phase: u8,
 }
 
+impl TraceRow {
+    fn of(s: &Sender, t_ns: u64) -> Self {
+        TraceRow {
+            t_ns,
+            cwnd_bytes: s.cwnd(),
+            ssthresh_bytes: s.ssthresh(),
+            inflight_bytes: s.pipe(),
+            srtt_ns: s.rtt().srtt(),
+            delivered_bytes: s.delivered(),
+            phase: s.phase() as u8,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SenderReport {
     /// CLOCK_MONOTONIC at the start, ns.
@@ -140,6 +154,34 @@ fn send_all(
     Ok(())
 }
 
+/// Socket buffers of this size hold a window at the rates the emulator carries; without them
+/// the kernel's 208 kB default drops datagrams outside the emulated link.
+const SOCKET_BUFFER_BYTES: libc::c_int = 16 << 20;
+
+/// Grow the socket's buffers: past `net.core.rmem_max` as root (SO_RCVBUFFORCE), else as far
+/// as the limit lets.
+fn grow_buffers(sock: &UdpSocket) {
+    let fd = sock.as_raw_fd();
+    let size = SOCKET_BUFFER_BYTES;
+    for (force, plain) in [
+        (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
+        (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
+    ] {
+        let set = |opt| unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                opt,
+                &size as *const libc::c_int as *const libc::c_void,
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if set(force) != 0 {
+            set(plain);
+        }
+    }
+}
+
 fn percentile_us(sorted: &[u64], q: f64) -> Option<f64> {
     if sorted.is_empty() {
         return None;
@@ -197,6 +239,7 @@ pub fn run_sender(
         None => s.write(u64::MAX),
     }
     sock.set_nonblocking(true).map_err(|e| e.to_string())?;
+    grow_buffers(sock);
     let fd = sock.as_raw_fd();
     let mut io = Io::default();
     let (mut out, mut payload) = (Vec::new(), Vec::new());
@@ -206,6 +249,10 @@ pub fn run_sender(
     let start = now_ns();
     report.start_ns = start;
     s.start(start, cfg.handshake, &mut io);
+    report.trace.push(TraceRow::of(&s, 0));
+    if !s.phase().is_initial_slow_start() {
+        report.slow_start_exit_s = Some(0.0); // a controller without slow start (ledbat)
+    }
     send_all(sock, peer, &mut io, &mut out, &mut payload)?;
     let mut last_progress = (start, 0u64);
     let seconds = |t: u64| (t - start) as f64 / 1e9;
@@ -260,15 +307,7 @@ pub fn run_sender(
                     Kind::SynAck => s.on_syn_ack(now, &p, &mut io),
                     Kind::Ack if ack_acceptable(&p, s.highest_sent_bytes(), now) => {
                         s.on_ack(now, &p, &mut io);
-                        report.trace.push(TraceRow {
-                            t_ns: now - start,
-                            cwnd_bytes: s.cwnd(),
-                            ssthresh_bytes: s.ssthresh(),
-                            inflight_bytes: s.pipe(),
-                            srtt_ns: s.rtt().srtt(),
-                            delivered_bytes: s.delivered(),
-                            phase: s.phase() as u8,
-                        });
+                        report.trace.push(TraceRow::of(&s, now - start));
                     }
                     Kind::Ack => d.bad_ack += 1,
                     _ => d.unexpected += 1,
@@ -329,6 +368,7 @@ pub fn run_receiver(
     settings.validate().map_err(|e| format!("flow.{e}"))?;
     let mut r = Receiver::new(flow, &settings, cfg.size_bytes);
     sock.set_nonblocking(true).map_err(|e| e.to_string())?;
+    grow_buffers(sock);
     let fd = sock.as_raw_fd();
     let mut io = Io::default();
     let (mut out, mut payload) = (Vec::new(), Vec::new());

@@ -1,18 +1,25 @@
 //! `slowstart-udp send --bind ADDR --peer ADDR --flow FLOW.json [--id N] [--seed N]
-//!  [--duration-ms N] [--trace TRACE.csv]`
+//!  [--duration-ms N] [--start-at NS] [--trace TRACE.csv]`
 //! `slowstart-udp recv --bind ADDR --flow FLOW.json [--id N] [--duration-ms N]`
 //!
 //! One endpoint of one flow over UDP, on the simulator's own transport and controller. FLOW.json
-//! is one `[[flow]]` of the canonical config (what `slowstart.load` produces). On success the
-//! endpoint prints its report as one JSON line on stdout and exits 0; on failure one `error: `
-//! line on stderr and exit 1 (2 for bad arguments). The sender's `--trace` writes its state at
-//! every ACK as CSV (t_ns, cwnd, ssthresh, inflight, srtt_ns, delivered, phase).
+//! is one `[[flow]]` of the canonical config (what `slowstart.load` produces). The receiver
+//! prints `listening` once bound; the sender starts at CLOCK_MONOTONIC `--start-at` (ns) if
+//! given; `--seed` is the scenario's seed (the controller's derives from it as the simulator's
+//! does). On success the endpoint prints its report as one JSON line on stdout and exits 0; on
+//! failure one `error: ` line on stderr and exit 1 (2 for bad arguments). The sender's
+//! `--trace` writes its state at every ACK as CSV (t_ns since the start, cwnd, ssthresh,
+//! inflight, srtt_ns, delivered, phase name). With $SLOWSTART_PARENT set, the endpoint dies
+//! with that process (PR_SET_PDEATHSIG), so a killed caller leaves none behind.
 
 use std::io::Write;
 use std::net::{SocketAddr, UdpSocket};
 use std::process::ExitCode;
 
+use slowstart_cc::Phase;
 use slowstart_sim::config::FlowConfig;
+use slowstart_sim::network::topology::substream_seed;
+use slowstart_udp::clock::now_ns;
 use slowstart_udp::{run_receiver, run_sender, Limits};
 
 struct Args {
@@ -23,6 +30,7 @@ struct Args {
     id: u32,
     seed: u64,
     duration_ms: Option<u64>,
+    start_at: Option<u64>,
     trace: Option<String>,
 }
 
@@ -32,8 +40,8 @@ fn parse() -> Result<Args, String> {
     if role != "send" && role != "recv" {
         return Err(format!("role: expected send or recv, got {role:?}"));
     }
-    let (mut bind, mut peer, mut flow, mut id, mut seed, mut duration_ms, mut trace) =
-        (None, None, None, 0, 0, None, None);
+    let (mut bind, mut peer, mut flow, mut id, mut seed) = (None, None, None, 0, 0);
+    let (mut duration_ms, mut start_at, mut trace) = (None, None, None);
     while let Some(flag) = it.next() {
         let value = it.next().ok_or(format!("{flag}: expected a value"))?;
         let addr = |v: &str| v.parse::<SocketAddr>().map_err(|e| format!("{flag}: {e}"));
@@ -48,6 +56,7 @@ fn parse() -> Result<Args, String> {
             "--id" => id = int(&value)? as u32,
             "--seed" => seed = int(&value)?,
             "--duration-ms" => duration_ms = Some(int(&value)?),
+            "--start-at" => start_at = Some(int(&value)?),
             "--trace" => trace = Some(value),
             _ => return Err(format!("unknown option {flag}")),
         }
@@ -63,6 +72,7 @@ fn parse() -> Result<Args, String> {
         id,
         seed,
         duration_ms,
+        start_at,
         trace,
     })
 }
@@ -74,11 +84,22 @@ fn run(a: &Args) -> Result<String, String> {
         limits.duration_ns = ms.saturating_mul(1_000_000);
     }
     if a.role == "recv" {
+        println!("listening");
+        std::io::stdout().flush().map_err(|e| e.to_string())?;
         let r = run_receiver(&sock, &a.flow, a.id, &limits)?;
         return serde_json::to_string(&r).map_err(|e| e.to_string());
     }
     let peer = a.peer.expect("checked");
-    let r = run_sender(&sock, peer, &a.flow, a.id, a.seed, &limits)?;
+    if let Some(at) = a.start_at {
+        while now_ns() < at {
+            std::thread::sleep(std::time::Duration::from_nanos(
+                (at - now_ns()).min(1_000_000),
+            ));
+        }
+    }
+    // The controller's seed derives from the scenario's as in the simulation.
+    let seed = substream_seed(a.seed, 2, a.id as u64);
+    let r = run_sender(&sock, peer, &a.flow, a.id, seed, &limits)?;
     if let Some(path) = &a.trace {
         let mut f = std::io::BufWriter::new(
             std::fs::File::create(path).map_err(|e| format!("{path}: {e}"))?,
@@ -95,7 +116,9 @@ fn run(a: &Args) -> Result<String, String> {
                     t.inflight_bytes,
                     t.srtt_ns,
                     t.delivered_bytes,
-                    t.phase
+                    Phase::ALL
+                        .get(t.phase as usize)
+                        .map_or("unknown", |p| p.name())
                 )?;
             }
             f.flush()
@@ -105,7 +128,19 @@ fn run(a: &Args) -> Result<String, String> {
     serde_json::to_string(&r).map_err(|e| e.to_string())
 }
 
+/// Die with the parent named by $SLOWSTART_PARENT (a parent gone before the signal was armed
+/// shows as a different parent pid).
+fn follow_parent() {
+    if let Ok(parent) = std::env::var("SLOWSTART_PARENT") {
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+        if parent.parse::<libc::pid_t>().ok() != Some(unsafe { libc::getppid() }) {
+            std::process::exit(1);
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    follow_parent();
     let args = match parse() {
         Ok(a) => a,
         Err(e) => {
