@@ -19,6 +19,7 @@ from typing import Any
 from slowstart.apps import ALL_KEYS as APP_KEYS
 from slowstart.apps import parse_app
 from slowstart.paths import scenario_path
+from slowstart.queues import parse_queue
 from slowstart.units import (
     U64_MAX,
     ScenarioError,
@@ -55,6 +56,9 @@ PATH_KEYS = (
     "reverse_buffer",
     "jitter",
     "drop",
+    "queue",
+    "reverse_queue",
+    "ecn",
 )
 LINK_KEYS = (
     "name",
@@ -69,6 +73,9 @@ LINK_KEYS = (
     "reverse_buffer",
     "jitter",
     "drop",
+    "queue",
+    "reverse_queue",
+    "ecn",
 )
 DROP_KEYS = ("flow", "seq")
 TRACE_KEYS = ("flow_interval", "queue_interval", "max_rows")
@@ -502,8 +509,10 @@ def _direction(
     loss: float = 0.0,
     jitter_ns: int = 0,
     drops: list[dict[str, int]] | None = None,
+    discipline: dict[str, Any] | None = None,
+    ecn: bool = False,
 ) -> dict[str, Any]:
-    return {
+    d = {
         "rate_bps": rate_bps,
         "delay_ns": delay_ns,
         "queue": queue,
@@ -511,6 +520,27 @@ def _direction(
         "jitter_ns": jitter_ns,
         "drops": drops or [],
     }
+    # Written only when used, so drop-tail scenarios keep their canonical form.
+    if discipline is not None:
+        d["discipline"] = discipline
+    if ecn:
+        d["ecn"] = True
+    return d
+
+
+def _queues(
+    table: dict[str, Any], at: str
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, bool]:
+    """(forward discipline, reverse discipline, ecn) of a `[path]` or `[[link]]` table; the
+    reverse direction runs the forward's discipline unless `reverse_queue` says otherwise."""
+    forward = parse_queue(table.get("queue", "droptail"), f"{at}.queue")
+    reverse = (
+        parse_queue(table["reverse_queue"], f"{at}.reverse_queue")
+        if "reverse_queue" in table
+        else forward
+    )
+    ecn = parse_bool(table.get("ecn", False), f"{at}.ecn")
+    return forward, reverse, ecn
 
 
 def _drops(value: object, field: str, n_flows: int) -> list[dict[str, int]]:
@@ -547,6 +577,7 @@ def expand_path(path: object, n_flows: int) -> tuple[list[str], list[dict[str, A
     reverse_field = "path.reverse_buffer" if "reverse_buffer" in p else "path.buffer"
     reverse_queue = _buffer(p.get("reverse_buffer", p["buffer"]), reverse_field, reverse_rate, bdp)
     access_rate = parse_rate(p["access_rate"], "path.access_rate")
+    discipline, reverse_discipline, ecn = _queues(p, "path")
     forward = _direction(
         rate,
         rtt // 2,
@@ -554,6 +585,8 @@ def expand_path(path: object, n_flows: int) -> tuple[list[str], list[dict[str, A
         loss=parse_loss(p["loss"], "path.loss"),
         jitter_ns=parse_time(p["jitter"], "path.jitter"),
         drops=_drops(p.get("drop", []), "path.drop", n_flows),
+        discipline=discipline,
+        ecn=ecn,
     )
     links = [
         {
@@ -568,7 +601,9 @@ def expand_path(path: object, n_flows: int) -> tuple[list[str], list[dict[str, A
             "a": "router",
             "b": "receiver",
             "forward": forward,
-            "reverse": _direction(reverse_rate, rtt - rtt // 2, reverse_queue),
+            "reverse": _direction(
+                reverse_rate, rtt - rtt // 2, reverse_queue, discipline=reverse_discipline, ecn=ecn
+            ),
         },
     ]
     return list(PATH_NODES), links
@@ -621,6 +656,7 @@ def expand_links(raw: dict[str, Any], n_flows: int) -> tuple[list[str], list[dic
         reverse_rate = parse_rate(item.get("reverse_rate", item["rate"]), f"{at}.reverse_rate")
         reverse_delay = parse_time(item.get("reverse_delay", item["delay"]), f"{at}.reverse_delay")
         reverse_field = f"{at}.reverse_buffer" if "reverse_buffer" in item else f"{at}.buffer"
+        discipline, reverse_discipline, ecn = _queues(item, at)
         links.append(
             {
                 "name": name,
@@ -633,11 +669,15 @@ def expand_links(raw: dict[str, Any], n_flows: int) -> tuple[list[str], list[dic
                     loss=parse_loss(item.get("loss", 0), f"{at}.loss"),
                     jitter_ns=parse_time(item.get("jitter", 0), f"{at}.jitter"),
                     drops=_drops(item.get("drop", []), f"{at}.drop", n_flows),
+                    discipline=discipline,
+                    ecn=ecn,
                 ),
                 "reverse": _direction(
                     reverse_rate,
                     reverse_delay,
                     _buffer(item.get("reverse_buffer", buffer), reverse_field, reverse_rate, None),
+                    discipline=reverse_discipline,
+                    ecn=ecn,
                 ),
             }
         )

@@ -38,13 +38,22 @@ pub struct LinkConfig {
     pub reverse: DirectionConfig,
 }
 
-/// One direction of a link: a drop-tail queue served at `rate_bps`, then `delay_ns` of propagation.
+/// One direction of a link: a queue (drop-tail unless `discipline` says otherwise) served at
+/// `rate_bps`, then `delay_ns` of propagation.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DirectionConfig {
     pub rate_bps: u64,
     pub delay_ns: u64,
+    /// The buffer: drop-tail's limit, and the hard limit under every discipline.
     pub queue: QueueLimit,
+    /// Active queue management, if any (see `network::aqm`).
+    #[serde(default, skip_serializing_if = "Discipline::is_drop_tail")]
+    pub discipline: Discipline,
+    /// Mark ECN-capable packets Congestion Experienced where the discipline would drop them
+    /// (RFC 3168 §5); a full buffer still drops.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
     /// Independent random loss probability per packet, in [0, 1).
     #[serde(default)]
     pub loss: f64,
@@ -63,10 +72,263 @@ impl DirectionConfig {
             rate_bps,
             delay_ns,
             queue,
+            discipline: Discipline::DropTail,
+            ecn: false,
             loss: 0.0,
             jitter_ns: 0,
             drops: vec![],
         }
+    }
+}
+
+/// How a link direction manages its queue. Every default is the one the algorithm's document
+/// gives; times are nanoseconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Discipline {
+    /// First in, first out; arrivals to a full buffer are dropped.
+    #[default]
+    DropTail,
+    Codel(CodelConfig),
+    FqCodel(FqCodelConfig),
+    Pie(PieConfig),
+    Red(RedConfig),
+}
+
+impl Discipline {
+    pub fn is_drop_tail(&self) -> bool {
+        matches!(self, Discipline::DropTail)
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Discipline::DropTail => "droptail",
+            Discipline::Codel(_) => "codel",
+            Discipline::FqCodel(_) => "fq_codel",
+            Discipline::Pie(_) => "pie",
+            Discipline::Red(_) => "red",
+        }
+    }
+}
+
+/// CoDel, RFC 8289.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodelConfig {
+    /// Acceptable standing queue delay (RFC 8289 §4.4: 5 ms).
+    #[serde(default = "codel_target")]
+    pub target_ns: u64,
+    /// Window over which the minimum sojourn time must stay above target (§4.3: 100 ms).
+    #[serde(default = "codel_interval")]
+    pub interval_ns: u64,
+    /// No drop while at most this many bytes are queued (§5.5 `maxpacket`: one MTU; Linux
+    /// `codel` uses the device MTU, 1514 bytes with its Ethernet header).
+    #[serde(default = "one_mtu")]
+    pub mtu_bytes: u64,
+}
+
+impl Default for CodelConfig {
+    fn default() -> Self {
+        Self {
+            target_ns: codel_target(),
+            interval_ns: codel_interval(),
+            mtu_bytes: one_mtu(),
+        }
+    }
+}
+
+/// FQ-CoDel, RFC 8290: per-flow queues served by deficit round robin, each under CoDel.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FqCodelConfig {
+    /// Flow queues (RFC 8290 §5.2, the Linux default: 1024).
+    #[serde(default = "fq_flows")]
+    pub flows: u64,
+    /// Bytes a queue may send per round (§5.2: one MTU; 1514 bytes in Linux, the Ethernet
+    /// MTU with its header).
+    #[serde(default = "one_mtu")]
+    pub quantum_bytes: u64,
+    #[serde(default = "codel_target")]
+    pub target_ns: u64,
+    #[serde(default = "codel_interval")]
+    pub interval_ns: u64,
+    /// Total bytes queued before the fattest flow loses packets (§4.1 drops from the fattest
+    /// queue on overflow; Linux's `memory_limit` default: 32 MB).
+    #[serde(default = "fq_memory_limit")]
+    pub memory_limit_bytes: u64,
+}
+
+impl Default for FqCodelConfig {
+    fn default() -> Self {
+        Self {
+            flows: fq_flows(),
+            quantum_bytes: one_mtu(),
+            target_ns: codel_target(),
+            interval_ns: codel_interval(),
+            memory_limit_bytes: fq_memory_limit(),
+        }
+    }
+}
+
+/// PIE, RFC 8033.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PieConfig {
+    /// Target queue delay `QDELAY_REF` (RFC 8033 §4.2: 15 ms).
+    #[serde(default = "pie_target")]
+    pub target_ns: u64,
+    /// Drop probability update interval `T_UPDATE` (§4.2: 15 ms).
+    #[serde(default = "pie_target")]
+    pub t_update_ns: u64,
+    /// Gains, in Hz (§4.2: alpha 0.125, beta 1.25).
+    #[serde(default = "pie_alpha")]
+    pub alpha: f64,
+    #[serde(default = "pie_beta")]
+    pub beta: f64,
+    /// Burst allowance `MAX_BURST` (§4.4: 150 ms).
+    #[serde(default = "pie_max_burst")]
+    pub max_burst_ns: u64,
+}
+
+impl Default for PieConfig {
+    fn default() -> Self {
+        Self {
+            target_ns: pie_target(),
+            t_update_ns: pie_target(),
+            alpha: pie_alpha(),
+            beta: pie_beta(),
+            max_burst_ns: pie_max_burst(),
+        }
+    }
+}
+
+/// RED, Floyd and Jacobson 1993, with the gentle variant (Floyd 2000). Thresholds in packets.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedConfig {
+    /// Floyd and Jacobson 1993 §11 (their simulations): min_th 5, max_th 15 packets,
+    /// max_p 1/50, w_q 0.002.
+    #[serde(default = "red_min_th")]
+    pub min_th: f64,
+    #[serde(default = "red_max_th")]
+    pub max_th: f64,
+    #[serde(default = "red_max_p")]
+    pub max_p: f64,
+    #[serde(default = "red_w_q")]
+    pub w_q: f64,
+    /// Between max_th and 2 max_th the probability rises from max_p to 1 instead of jumping
+    /// to 1 (Floyd, "Recommendation on using the gentle_ variant of RED", 2000).
+    #[serde(default = "yes")]
+    pub gentle: bool,
+}
+
+impl Default for RedConfig {
+    fn default() -> Self {
+        Self {
+            min_th: red_min_th(),
+            max_th: red_max_th(),
+            max_p: red_max_p(),
+            w_q: red_w_q(),
+            gentle: true,
+        }
+    }
+}
+
+fn codel_target() -> u64 {
+    5_000_000
+}
+fn codel_interval() -> u64 {
+    100_000_000
+}
+fn one_mtu() -> u64 {
+    1514
+}
+fn fq_flows() -> u64 {
+    1024
+}
+fn fq_memory_limit() -> u64 {
+    32 << 20
+}
+fn pie_target() -> u64 {
+    15_000_000
+}
+fn pie_alpha() -> f64 {
+    0.125
+}
+fn pie_beta() -> f64 {
+    1.25
+}
+fn pie_max_burst() -> u64 {
+    150_000_000
+}
+fn red_min_th() -> f64 {
+    5.0
+}
+fn red_max_th() -> f64 {
+    15.0
+}
+fn red_max_p() -> f64 {
+    0.02
+}
+fn red_w_q() -> f64 {
+    0.002
+}
+
+impl Discipline {
+    /// Check the parameters; `at` names the direction (`links.0.forward`).
+    pub fn validate(&self, at: &str) -> Result<(), SimError> {
+        let positive = |field: &str, v: u64| {
+            if v == 0 {
+                Err(err(format!("{at}.queue.{field}: must be > 0")))
+            } else {
+                Ok(())
+            }
+        };
+        let fraction = |field: &str, v: f64, lo: f64, hi: f64| {
+            if !(v.is_finite() && v > lo && v <= hi) {
+                Err(err(format!(
+                    "{at}.queue.{field}: must be in ({lo}, {hi}], got {v}"
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        match self {
+            Discipline::DropTail => {}
+            Discipline::Codel(c) => {
+                positive("target", c.target_ns)?;
+                positive("interval", c.interval_ns)?;
+            }
+            Discipline::FqCodel(c) => {
+                if !(1..=65536).contains(&c.flows) {
+                    return Err(err(format!(
+                        "{at}.queue.flows: must be in 1..=65536, got {}",
+                        c.flows
+                    )));
+                }
+                positive("quantum", c.quantum_bytes)?;
+                positive("target", c.target_ns)?;
+                positive("interval", c.interval_ns)?;
+                positive("memory_limit", c.memory_limit_bytes)?;
+            }
+            Discipline::Pie(c) => {
+                positive("target", c.target_ns)?;
+                positive("t_update", c.t_update_ns)?;
+                fraction("alpha", c.alpha, 0.0, 1e6)?;
+                fraction("beta", c.beta, 0.0, 1e6)?;
+            }
+            Discipline::Red(c) => {
+                fraction("max_p", c.max_p, 0.0, 1.0)?;
+                fraction("w_q", c.w_q, 0.0, 1.0)?;
+                if !(c.min_th.is_finite() && c.min_th >= 0.0 && c.max_th > c.min_th) {
+                    return Err(err(format!(
+                        "{at}.queue.max_th: must be above min_th >= 0, got min_th {} max_th {}",
+                        c.min_th, c.max_th
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -487,6 +749,7 @@ impl SimConfig {
                         in_range(&format!("{at}.buffer"), b, largest, MAX_QUEUE_BYTES)?
                     }
                 }
+                d.discipline.validate(&at)?;
                 for (j, dspec) in d.drops.iter().enumerate() {
                     if dspec.flow as usize >= self.flows.len() {
                         return Err(err(format!(

@@ -136,6 +136,12 @@ pub struct LinkSummary {
     pub max_queue_bytes: u64,
     pub max_queue_packets: u64,
     pub mean_queue_delay_s: f64,
+    /// The queue discipline, when it is not drop-tail.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue: Option<&'static str>,
+    /// Packets marked Congestion Experienced, on directions with `ecn = true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub marks: Option<u64>,
 }
 
 impl LinkSummary {
@@ -152,6 +158,8 @@ impl LinkSummary {
             } else {
                 0.0
             },
+            queue: (c.discipline != "droptail").then_some(c.discipline),
+            marks: c.ecn.then_some(c.stats.marks),
         }
     }
 }
@@ -357,13 +365,17 @@ impl Simulation {
 
     fn channel_head(&mut self, c: u32) {
         let channel = &mut self.topo.channels[c as usize];
-        let Some(packet) = channel.pop_head() else {
-            return;
-        };
-        if let Some(t) = channel.head_time() {
+        let popped = channel.pop_head(self.now);
+        if let Some(t) = channel.rearm() {
             self.queue.push(t, Event::ChannelHead(c));
         }
         let node = channel.to_node;
+        if !channel.dropped.is_empty() {
+            self.aqm_drops(c);
+        }
+        let Some(packet) = popped else {
+            return;
+        };
         let flow = &self.flows[packet.flow as usize];
         let dest = if packet.to_receiver() {
             flow.dst
@@ -392,22 +404,37 @@ impl Simulation {
                     self.queue.push(t, Event::ChannelHead(c));
                 }
             }
-            _ => {
-                if packet.kind == Kind::Data {
-                    let flow = &mut self.flows[packet.flow as usize];
-                    flow.metrics.drops += 1;
-                    flow.metrics.drop_bytes += packet.len as u64;
-                    if flow.sender.phase().is_initial_slow_start() {
-                        flow.metrics.slow_start_drops += 1;
-                    }
-                }
-            }
+            _ => self.count_drop(&packet),
+        }
+        if !self.topo.channels[c as usize].dropped.is_empty() {
+            self.aqm_drops(c);
         }
         if self.queue_sampler.due(c as usize, now, false) {
             let (bytes, packets) = self.topo.channels[c as usize].backlog();
             self.queue_trace
                 .push(now, c, bytes, packets, &mut self.queue_sampler);
         }
+    }
+
+    fn count_drop(&mut self, packet: &Packet) {
+        if packet.kind == Kind::Data {
+            let flow = &mut self.flows[packet.flow as usize];
+            flow.metrics.drops += 1;
+            flow.metrics.drop_bytes += packet.len as u64;
+            if flow.sender.phase().is_initial_slow_start() {
+                flow.metrics.slow_start_drops += 1;
+            }
+        }
+    }
+
+    /// Account the packets channel `c`'s queue discipline dropped after accepting them.
+    fn aqm_drops(&mut self, c: u32) {
+        let mut dropped = std::mem::take(&mut self.topo.channels[c as usize].dropped);
+        for p in &dropped {
+            self.count_drop(p);
+        }
+        dropped.clear();
+        self.topo.channels[c as usize].dropped = dropped;
     }
 
     /// Run an application hook with both endpoints of flow `f` at hand; true if the

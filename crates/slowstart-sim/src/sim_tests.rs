@@ -528,3 +528,50 @@ fn progress_is_told_the_time_and_can_stop_the_run() {
         .unwrap()
         .contains("interrupted"));
 }
+
+/// Two Reno flows through a 20 Mbps bottleneck with a 1000-packet buffer under each discipline:
+/// bytes are conserved (drops at dequeue included), and every AQM keeps the mean queueing delay
+/// far below the drop-tail buffer's.
+#[test]
+fn every_discipline_conserves_bytes_and_aqms_keep_the_queue_short() {
+    use crate::config::Discipline;
+    let f = flow("reno", None);
+    let mut delays = Vec::new();
+    for d in [
+        Discipline::DropTail,
+        Discipline::Codel(Default::default()),
+        Discipline::FqCodel(Default::default()),
+        Discipline::Pie(Default::default()),
+        Discipline::Red(crate::config::RedConfig {
+            min_th: 50.0,
+            max_th: 150.0,
+            ..Default::default()
+        }),
+    ] {
+        let mut cfg = path(
+            20_000_000,
+            40 * MS,
+            QueueLimit::Packets(1000),
+            vec![f.clone(), f.clone()],
+            vec![],
+        );
+        cfg.links[1].forward.discipline = d.clone();
+        cfg.duration_ns = 20 * SEC + 7 * MS;
+        let mut sim = Simulation::new(&cfg).unwrap();
+        sim.advance();
+        for flow in 0..2 {
+            let (sent, received, dropped, held) = sim.byte_ledger(flow);
+            assert!(dropped > 0, "{}: the test needs drops", d.name());
+            assert_eq!(sent, received + dropped + held, "{} flow {flow}", d.name());
+        }
+        let out = sim.finish(cfg.duration_ns);
+        let link = &out.summary.links[2];
+        assert_eq!(link.queue, (!d.is_drop_tail()).then_some(d.name()));
+        delays.push((d.name(), link.mean_queue_delay_s));
+    }
+    let drop_tail = delays[0].1;
+    assert!(drop_tail > 0.1, "{delays:?}");
+    for &(name, delay) in &delays[1..] {
+        assert!(delay < drop_tail / 4.0, "{name}: {delays:?}");
+    }
+}

@@ -1,4 +1,5 @@
 //! Links, queues and static routing.
 
+pub mod aqm;
 pub mod channel;
 pub mod topology;

@@ -19,7 +19,7 @@ use slowstart_cc::{
 
 use crate::config::{FlowConfig, LossDetection, Recovery};
 use crate::engine::{Timer, TimerKind};
-use crate::transport::packet::{Kind, Packet};
+use crate::transport::packet::{Kind, Packet, RETRANSMISSION};
 use crate::transport::ranges::RangeSet;
 use crate::transport::Io;
 
@@ -839,7 +839,7 @@ impl Sender {
         let mut p = Packet::control(self.flow, Kind::Data, (len + self.header_bytes) as u32, now);
         p.seq = seq;
         p.len = len as u32;
-        p.retransmission = retransmission;
+        p.set(RETRANSMISSION, retransmission);
         p.rwnd = self.piggyback_ack;
         io.send(p);
         self.cc.on_packet_sent(&SentEvent {
