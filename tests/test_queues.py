@@ -88,3 +88,23 @@ def test_every_discipline_runs_and_names_itself_in_the_summary(queue):
     drop_tail = slowstart.run({**raw, "path": {**raw["path"], "queue": "droptail"}}, duration="3s")
     assert "queue" not in drop_tail.summary["links"][2]
     assert link["mean_queue_delay_s"] < drop_tail.summary["links"][2]["mean_queue_delay_s"]
+
+
+def test_ecn_flow_is_marked_not_dropped_and_counts_its_reductions():
+    import slowstart
+
+    raw = copy.deepcopy(SMALL)
+    raw["path"].update({"buffer": "10bdp", "queue": "codel", "ecn": True})
+    raw["flow"][0].update({"size": "20MB", "ecn": True})
+    cfg = build_config(raw, ALGORITHMS)
+    assert cfg["flows"][0]["ecn"] is True
+    r = slowstart.run(raw, duration="3s")
+    flow, link = r.summary["flows"][0], r.summary["links"][2]
+    assert link["marks"] > 0 and flow["ecn_reductions"] > 0
+    assert flow["drops"] == 0 and flow["retransmits"] == 0
+    # Without ECN on the flow, the same queue drops instead.
+    raw["flow"][0]["ecn"] = False
+    assert "ecn" not in build_config(raw, ALGORITHMS)["flows"][0]
+    plain = slowstart.run(raw, duration="3s").summary
+    assert plain["links"][2]["marks"] == 0 and plain["flows"][0]["drops"] > 0
+    assert "ecn_reductions" not in plain["flows"][0]

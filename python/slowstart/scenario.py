@@ -100,6 +100,7 @@ FLOW_DEFAULTS: dict[str, Any] = {
     "pacing": False,
     "recovery": "prr",
     "loss_detection": "rack",
+    "ecn": False,
     "src": None,
     "dst": None,
     "app": "bulk",
@@ -751,7 +752,7 @@ def transport(
             f"{at}.loss_detection: expected one of {', '.join(LOSS_DETECTION)}, "
             f"got {show(loss_detection)}"
         )
-    return {
+    t = {
         "cc": cc,
         "mss": mss,
         "header_bytes": parse_int(f["header_bytes"], f"{at}.header_bytes", 0, MAX_MSS),
@@ -771,6 +772,10 @@ def transport(
         "recovery": recovery,
         "loss_detection": loss_detection,
     }
+    # Written only when on, so scenarios without ECN keep their canonical form.
+    if parse_bool(f["ecn"], f"{at}.ecn"):
+        t["ecn"] = True
+    return t
 
 
 # --- the [swarm] table --------------------------------------------------------------------

@@ -409,6 +409,10 @@ pub struct FlowConfig {
     pub recovery: Recovery,
     #[serde(default)]
     pub loss_detection: LossDetection,
+    /// ECN (RFC 3168): data is sent ECN-capable, the receiver echoes CE marks, and the sender
+    /// reduces its window once per window of data on ECE, without retransmitting.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
     /// What the application on top of the connection does; bulk by default.
     #[serde(default)]
     pub app: AppConfig,

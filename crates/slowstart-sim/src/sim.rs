@@ -125,6 +125,9 @@ pub struct FlowSummary {
     pub bottleneck_bps: u64,
     /// Round trips that ended with the sender waiting on a window (see `Sender::stats`).
     pub stalls: u64,
+    /// ECN flows: window reductions on ECN echoes (RFC 3168 §6.1.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_reductions: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -739,6 +742,7 @@ impl Simulation {
                     base_rtt_s: seconds(f.base_rtt_ns),
                     bottleneck_bps: f.bottleneck_bps,
                     stalls: st.stalls,
+                    ecn_reductions: f.cfg.ecn.then_some(st.ecn_reductions),
                 }
             })
             .collect();

@@ -575,3 +575,51 @@ fn every_discipline_conserves_bytes_and_aqms_keep_the_queue_short() {
         assert!(delay < drop_tail / 4.0, "{name}: {delays:?}");
     }
 }
+
+/// ECN end to end (RFC 3168): CoDel with `ecn = true` marks an ECN flow's packets instead of
+/// dropping them, the receiver echoes, and the sender reduces its window at most once per
+/// round trip without retransmitting; a flow without ECN through the same queue is dropped.
+#[test]
+fn ecn_flow_through_a_marking_codel_is_marked_not_dropped() {
+    use crate::config::Discipline;
+    let run = |ecn_flow: bool| {
+        let mut f = flow("cubic", None);
+        f.ecn = ecn_flow;
+        let mut cfg = path(
+            20_000_000,
+            40 * MS,
+            QueueLimit::Packets(1000),
+            vec![f],
+            vec![],
+        );
+        cfg.links[1].forward.discipline = Discipline::Codel(Default::default());
+        cfg.links[1].forward.ecn = true;
+        cfg.duration_ns = 10 * SEC;
+        let mut sim = Simulation::new(&cfg).unwrap();
+        sim.advance();
+        let (sent, received, dropped, held) = sim.byte_ledger(0);
+        assert_eq!(sent, received + dropped + held);
+        sim.finish(cfg.duration_ns).summary
+    };
+    let ecn = run(true);
+    let (flow, link) = (&ecn.flows[0], &ecn.links[2]);
+    assert_eq!((flow.drops, flow.retransmits), (0, 0), "{flow:?}");
+    let marks = link.marks.expect("an ECN link counts marks");
+    let reductions = flow.ecn_reductions.expect("an ECN flow counts reductions");
+    assert!(
+        marks > 0 && reductions > 0,
+        "{marks} marks, {reductions} reductions"
+    );
+    assert!(reductions <= marks);
+    // At most one reduction per round trip (~40-45 ms under CoDel's 5 ms target).
+    assert!(reductions <= 10_000 / 40, "{reductions}");
+    assert!(
+        link.mean_queue_delay_s < 0.02,
+        "{}",
+        link.mean_queue_delay_s
+    );
+
+    let plain = run(false);
+    assert_eq!(plain.links[2].marks, Some(0));
+    assert!(plain.flows[0].drops > 0 && plain.flows[0].ecn_reductions.is_none());
+}

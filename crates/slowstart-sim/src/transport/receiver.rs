@@ -3,7 +3,7 @@
 
 use crate::config::FlowConfig;
 use crate::engine::{Timer, TimerKind};
-use crate::transport::packet::{Kind, Packet, MAX_SACK_BLOCKS};
+use crate::transport::packet::{Kind, Packet, CE, CWR, ECE, MAX_SACK_BLOCKS};
 use crate::transport::ranges::RangeSet;
 use crate::transport::Io;
 
@@ -36,6 +36,10 @@ pub struct Receiver {
     pub acks_sent: u64,
     /// Payload bytes that arrived, duplicates included.
     pub data_bytes_received: u64,
+    /// Set ECE on every ACK until the sender's CWR (RFC 3168 §6.1.3).
+    ece: bool,
+    /// Data packets that arrived marked CE.
+    pub ce_received: u64,
 }
 
 impl Receiver {
@@ -64,6 +68,8 @@ impl Receiver {
             completed_ns: None,
             acks_sent: 0,
             data_bytes_received: 0,
+            ece: false,
+            ce_received: 0,
         }
     }
 
@@ -97,6 +103,16 @@ impl Receiver {
         let start = pkt.seq;
         let end = pkt.seq + pkt.len as u64;
         self.data_bytes_received += pkt.len as u64;
+        // RFC 3168 §6.1.3: CWR ends the echo; a CE mark (re)starts it and is ACKed at once, as
+        // Linux does (`tcp_ecn_check_ce` enters quick-ACK mode).
+        if pkt.has(CWR) {
+            self.ece = false;
+        }
+        let ce = pkt.has(CE);
+        if ce {
+            self.ece = true;
+            self.ce_received += 1;
+        }
         self.last_owd_ns = now.saturating_sub(pkt.sent_ns);
         self.last_sent_ns = pkt.sent_ns;
         let immediate = if end <= self.rcv_nxt {
@@ -146,7 +162,7 @@ impl Receiver {
             self.remember_block(start);
             true // out of order: duplicate ACK at once
         };
-        if immediate {
+        if immediate || ce {
             self.send_ack(now, io);
         } else if self.delack_timer.deadline().is_none() {
             if let Some(t) = self.delack_timer.set(Some(now + self.delack_timeout_ns)) {
@@ -186,6 +202,7 @@ impl Receiver {
         p.rwnd = self.rwnd;
         p.owd_ns = self.last_owd_ns;
         p.sent_ns = self.last_sent_ns;
+        p.set(ECE, self.ece);
         for &b in &self.recent_blocks[..self.recent_count] {
             if let Some((s, e)) = self.out_of_order.containing(b) {
                 if s >= self.rcv_nxt {

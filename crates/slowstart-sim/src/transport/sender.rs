@@ -19,7 +19,7 @@ use slowstart_cc::{
 
 use crate::config::{FlowConfig, LossDetection, Recovery};
 use crate::engine::{Timer, TimerKind};
-use crate::transport::packet::{Kind, Packet, RETRANSMISSION};
+use crate::transport::packet::{Kind, Packet, CWR, ECE, ECT, RETRANSMISSION};
 use crate::transport::ranges::RangeSet;
 use crate::transport::Io;
 
@@ -68,6 +68,8 @@ pub struct SenderStats {
     pub lost_retransmissions: u64,
     /// Tail loss probes sent (RFC 8985 §7).
     pub loss_probes: u64,
+    /// Window reductions in response to ECN echoes (RFC 3168 §6.1.2).
+    pub ecn_reductions: u64,
     /// Round trips that ended while the sender waited on cwnd or the peer's window with data to
     /// send and less than a path BDP in flight (see [`Sender::set_stall_threshold`]).
     pub stalls: u64,
@@ -83,6 +85,7 @@ impl SenderStats {
         self.rto_count += o.rto_count;
         self.lost_retransmissions += o.lost_retransmissions;
         self.loss_probes += o.loss_probes;
+        self.ecn_reductions += o.ecn_reductions;
         self.stalls += o.stalls;
     }
 }
@@ -118,6 +121,13 @@ pub struct Sender {
     max_window: u64,
     recovery: Recovery,
     in_recovery: bool,
+    /// ECN (RFC 3168): data goes out ECT, and ECE reduces the window once per window.
+    ecn: bool,
+    /// Reacting to an ECN echo (Linux TCP_CA_CWR) until `una` passes `cwr_point`.
+    in_cwr: bool,
+    cwr_point: u64,
+    /// The next new data segment carries CWR (RFC 3168 §6.1.2).
+    cwr_pending: bool,
     /// RFC 6582 `recover`: no new congestion episode until `una` passes it.
     recover_point: u64,
     prr_delivered: u64,
@@ -195,6 +205,10 @@ impl Sender {
             max_window: cfg.max_window_bytes.unwrap_or(u64::MAX),
             recovery: cfg.recovery,
             in_recovery: false,
+            ecn: cfg.ecn,
+            in_cwr: false,
+            cwr_point: 0,
+            cwr_pending: false,
             recover_point: 0,
             prr_delivered: 0,
             prr_out: 0,
@@ -472,12 +486,14 @@ impl Sender {
             self.stats.loss_events += 1;
             outcome.loss_event = true;
             self.cc.on_congestion_event(&CongestionEvent {
+                ecn: false,
                 now,
                 bytes_lost: newly_lost,
                 bytes_in_flight: prior_in_flight,
                 mss: self.mss,
             });
         }
+        self.on_ecn_echo(now, ack, prior_in_flight);
         if self.in_recovery {
             self.prr_delivered += self.delivered_this_ack;
         }
@@ -517,7 +533,7 @@ impl Sender {
                     (Some(block), Some(sent)) => sent <= block,
                     (Some(_), None) => false,
                 },
-                in_recovery: self.in_recovery,
+                in_recovery: self.in_recovery || self.in_cwr,
             };
             self.cc.on_ack(&event);
         }
@@ -796,6 +812,35 @@ impl Sender {
         }
     }
 
+    /// RFC 3168 §6.1.2: an ACK with ECE reduces the window as a loss would, at most once per
+    /// window of data and not during loss recovery, without retransmitting anything; the next
+    /// new segment (`cwr_point`) carries CWR. ECE is ignored until an ACK covers that segment,
+    /// so the receiver has seen CWR (ns-2's `recover_` rule); a controller that entered its
+    /// recovery phase for the reduction is told then that it is over.
+    fn on_ecn_echo(&mut self, now: u64, ack: &Packet, prior_in_flight: u64) {
+        if self.in_cwr && self.una > self.cwr_point {
+            self.in_cwr = false;
+            if self.cc.phase() == slowstart_cc::Phase::Recovery && !self.in_recovery {
+                self.cc.on_recovery_exit(now);
+            }
+        }
+        if !self.ecn || !ack.has(ECE) || self.in_cwr || self.in_recovery || self.in_timeout_recovery
+        {
+            return;
+        }
+        self.in_cwr = true;
+        self.cwr_point = self.nxt;
+        self.cwr_pending = true;
+        self.stats.ecn_reductions += 1;
+        self.cc.on_congestion_event(&CongestionEvent {
+            ecn: true,
+            now,
+            bytes_lost: 0,
+            bytes_in_flight: prior_in_flight,
+            mss: self.mss,
+        });
+    }
+
     fn transmit(&mut self, now: u64, k: u64, retransmission: bool, io: &mut Io) {
         let pipe_before = self.pipe();
         let len = self.segment_len(k);
@@ -840,6 +885,12 @@ impl Sender {
         p.seq = seq;
         p.len = len as u32;
         p.set(RETRANSMISSION, retransmission);
+        // RFC 3168 §6.1.5: retransmissions are not sent ECN-capable.
+        p.set(ECT, self.ecn && !retransmission);
+        if self.cwr_pending && !retransmission {
+            p.set(CWR, true);
+            self.cwr_pending = false;
+        }
         p.rwnd = self.piggyback_ack;
         io.send(p);
         self.cc.on_packet_sent(&SentEvent {
