@@ -4,7 +4,7 @@ import copy
 
 import pytest
 
-from conftest import ALGORITHMS, SMALL
+from conftest import ALGORITHMS, ROOT, SMALL
 from slowstart.scenario import build_config
 from slowstart.units import ScenarioError
 
@@ -108,3 +108,130 @@ def test_ecn_flow_is_marked_not_dropped_and_counts_its_reductions():
     plain = slowstart.run(raw, duration="3s").summary
     assert plain["links"][2]["marks"] == 0 and plain["flows"][0]["drops"] > 0
     assert "ecn_reductions" not in plain["flows"][0]
+
+
+def test_gilbert_elliott_loss_takes_netems_defaults():
+    link = bottleneck({"loss": {"p": "1%"}})
+    assert link["forward"]["loss"] == 0.0
+    assert link["forward"]["gilbert_elliott"] == {
+        "p": 0.01,
+        "r": 0.99,
+        "loss_bad": 1.0,
+        "loss_good": 0.0,
+    }
+    assert "gilbert_elliott" not in link["reverse"]
+    assert "gilbert_elliott" not in bottleneck({"loss": 0.01})["forward"]
+
+
+@pytest.mark.parametrize(
+    ("loss", "message"),
+    [
+        ({"r": 0.5}, "path.loss.p: missing"),
+        ({"p": 0.1, "q": 1}, "path.loss.q: unknown key (accepted: p, r, loss_bad, loss_good"),
+        ({"p": 1.5}, "path.loss.p: expected a probability in [0, 1]"),
+        ({"p": 0.1, "r": "lots"}, "path.loss.r: expected a probability in [0, 1]"),
+    ],
+)
+def test_gilbert_elliott_errors(loss, message):
+    with pytest.raises(ScenarioError) as err:
+        bottleneck({"loss": loss})
+    assert str(err.value).startswith(message), str(err.value)
+
+
+def test_bursty_loss_runs_and_loses_in_bursts():
+    import slowstart
+
+    raw = copy.deepcopy(SMALL)
+    raw["path"]["loss"] = {"p": "0.2%", "r": "30%"}
+    r = slowstart.run(raw, duration="2s")
+    assert r.summary["links"][2]["drops"] > 0
+
+
+# --- trace-driven links ---------------------------------------------------------------------
+
+SHARED_TRACES = ROOT.parent / "shared" / "traces"
+
+
+def test_trace_rate_is_read_with_its_mean():
+    link = bottleneck({"rate": {"trace": "traces/steps.txt"}})
+    times = link["forward"]["rate_trace_ms"]
+    assert len(times) == 18_750 and times[-1] == 20_000
+    # 12, 3, 24 and 6 Mbps for 5 s each: a mean of 11.25 Mbps.
+    assert link["forward"]["rate_bps"] == 11_250_000
+    assert link["reverse"]["rate_trace_ms"] == times
+    fixed = bottleneck({"rate": {"trace": "traces/steps.txt"}, "reverse_rate": "5Mbps"})
+    assert "rate_trace_ms" not in fixed["reverse"]
+
+
+def test_shipped_traces_are_what_the_script_writes(tmp_path, monkeypatch):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_traces", ROOT / "traces/make_traces.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "HERE", tmp_path)
+    module.main()
+    for name in ("steps.txt", "outages.txt", "cellular-walk.txt"):
+        assert (tmp_path / name).read_text() == (ROOT / "traces" / name).read_text(), name
+
+
+@pytest.mark.parametrize(
+    ("rate", "message"),
+    [
+        ({"trace": "traces/nowhere.txt"}, 'path.rate.trace: cannot read trace "traces/nowhere'),
+        ({"trace": 3}, "path.rate.trace: expected a file name, got 3"),
+        ({"file": "x"}, 'path.rate: expected a rate such as "20Mbps" or {trace = "file"}'),
+    ],
+)
+def test_trace_errors(rate, message):
+    with pytest.raises(ScenarioError) as err:
+        bottleneck({"rate": rate})
+    assert str(err.value).startswith(message), str(err.value)
+
+
+def test_bad_trace_lines_are_named(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1\n2\nthree\n")
+    with pytest.raises(ScenarioError, match=r"path.rate.trace: .*bad.txt line 3: expected a time"):
+        bottleneck({"rate": {"trace": str(bad)}})
+    bad.write_text("5\n3\n")
+    with pytest.raises(ScenarioError, match="times must not decrease"):
+        bottleneck({"rate": {"trace": str(bad)}})
+
+
+@pytest.mark.parametrize("queue", ["droptail", "codel"])
+def test_flow_over_a_trace_follows_its_capacity(queue):
+    import slowstart
+
+    raw = copy.deepcopy(SMALL)
+    raw["path"].update(
+        {"rate": {"trace": "traces/outages.txt"}, "buffer": "100pkt", "queue": queue}
+    )
+    raw["flow"][0].update({"size": "inf", "cc": "reno"})
+    r = slowstart.run(raw, duration="16s")
+    goodput = r.summary["flows"][0]["goodput_bps"]
+    # 12 Mbps but for 500 ms in every 4 s: 10.5 Mbps of capacity, 1460/1500 of it payload.
+    # Outages cost more than their own time: the window waits out timeouts, and under CoDel
+    # the queue built during the outage is cut afterwards.
+    assert 0.7 * 10.5e6 < goodput < 10.5e6 * 1460 / 1500, goodput
+
+
+@pytest.mark.skipif(
+    not SHARED_TRACES.is_dir(), reason=f"recorded traces not present at {SHARED_TRACES}"
+)
+def test_recorded_lte_trace_runs_in_both_directions():
+    import slowstart
+
+    raw = copy.deepcopy(SMALL)
+    raw["path"].update(
+        {
+            "rate": {"trace": str(SHARED_TRACES / "Verizon-LTE-short.down")},
+            "reverse_rate": {"trace": str(SHARED_TRACES / "Verizon-LTE-short.up")},
+            "buffer": "200pkt",
+        }
+    )
+    raw["flow"][0]["size"] = "inf"
+    r = slowstart.run(raw, duration="10s")
+    link = r.summary["links"][2]
+    assert link["forwarded"] > 1000
+    assert r.summary["flows"][0]["goodput_bps"] < link["rate_bps"] * 2

@@ -1,4 +1,5 @@
-"""Queue disciplines of a link direction.
+"""Link directions beyond drop-tail at a fixed rate: queue disciplines, Gilbert-Elliott loss
+and trace-driven capacity.
 
 `queue = "codel"` or `queue = {kind = "codel", target = "5ms"}` becomes the canonical
 `discipline` table of crates/slowstart-sim/src/config.rs. Parameters left out take the defaults
@@ -8,9 +9,10 @@ once; `DEFAULTS` repeats them only for `slowstart list` and the docs.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from slowstart.units import ScenarioError, parse_size, parse_time, show
+from slowstart.units import ScenarioError, parse_rate, parse_size, parse_time, show
 
 # name → {parameter: (kind, canonical field)}
 PARAMETERS: dict[str, dict[str, tuple[str, str]]] = {
@@ -135,3 +137,93 @@ def parse_queue(value: object, field: str) -> dict[str, Any] | None:
         if not hi > lo:  # type: ignore[operator]
             raise ScenarioError(f"{field}.max_th: must be above min_th ({lo}), got {show(hi)}")
     return None if kind == "droptail" else out
+
+
+GE_KEYS = ("p", "r", "loss_bad", "loss_good")
+GE_HELP = (
+    'a probability in [0, 1] such as 0.25 or "25%" (netem gemodel: p, r, loss_bad = 1-h, '
+    "loss_good = 1-k)"
+)
+
+
+def _probability(value: object, field: str) -> float:
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            x = float(value.strip()[:-1]) / 100
+        except ValueError:
+            raise ScenarioError(f"{field}: expected {GE_HELP}, got {show(value)}") from None
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        x = float(value)
+    else:
+        raise ScenarioError(f"{field}: expected {GE_HELP}, got {show(value)}")
+    if not 0.0 <= x <= 1.0:
+        raise ScenarioError(f"{field}: expected {GE_HELP}, got {show(value)}")
+    return x
+
+
+def parse_gilbert_elliott(value: dict[str, Any], field: str) -> dict[str, float]:
+    """`loss = {p = "1%", r = "25%", loss_bad = 1, loss_good = 0}`: netem's `loss gemodel
+    p r 1-h 1-k`, with netem's defaults r = 1 - p, loss_bad (1-h) = 1, loss_good (1-k) = 0."""
+    for key in value:
+        if key not in GE_KEYS:
+            raise ScenarioError(
+                f"{field}.{key}: unknown key (accepted: {', '.join(GE_KEYS)}: a Gilbert-Elliott "
+                "model as netem's gemodel)"
+            )
+    if "p" not in value:
+        raise ScenarioError(f"{field}.p: missing (the good-to-bad transition probability)")
+    p = _probability(value["p"], f"{field}.p")
+    return {
+        "p": p,
+        "r": _probability(value.get("r", 1.0 - p), f"{field}.r"),
+        "loss_bad": _probability(value.get("loss_bad", 1.0), f"{field}.loss_bad"),
+        "loss_good": _probability(value.get("loss_good", 0.0), f"{field}.loss_good"),
+    }
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def read_trace(name: str, field: str) -> list[int]:
+    """A Mahimahi trace: one delivery opportunity per line, its time in ms. Found as given
+    (relative to the current folder), else relative to the repository root."""
+    path = Path(name)
+    if not path.is_absolute() and not path.exists():
+        path = REPO / name
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ScenarioError(f"{field}: cannot read trace {show(name)}: {e.strerror}") from None
+    times = []
+    for n, line in enumerate(text.split(), start=1):
+        if not line.isdigit():
+            raise ScenarioError(
+                f"{field}: {name} line {n}: expected a time in ms (an integer), got {show(line)}"
+            )
+        times.append(int(line))
+    if not times or times[-1] == 0:
+        raise ScenarioError(f"{field}: {name}: no delivery opportunities after 0 ms")
+    if any(a > b for a, b in zip(times, times[1:], strict=False)):
+        raise ScenarioError(f"{field}: {name}: times must not decrease")
+    return times
+
+
+def trace_rate(times: list[int]) -> int:
+    """Mean capacity of a trace, bits per second: 1500 bytes per opportunity over the period."""
+    return len(times) * 1500 * 8 * 1000 // times[-1]
+
+
+def parse_rate_or_trace(value: object, field: str) -> tuple[int, list[int] | None]:
+    """`"20Mbps"`, or `{trace = "traces/steps.txt"}`: (rate in bit/s, trace or None)."""
+    if isinstance(value, dict):
+        if set(value) != {"trace"}:
+            raise ScenarioError(
+                f'{field}: expected a rate such as "20Mbps" or {{trace = "file"}}, '
+                f"got {show(value)}"
+            )
+        name = value["trace"]
+        if not isinstance(name, str) or not name:
+            raise ScenarioError(f"{field}.trace: expected a file name, got {show(name)}")
+        times = read_trace(name, f"{field}.trace")
+        return trace_rate(times), times
+    return parse_rate(value, field), None

@@ -43,7 +43,12 @@ pub struct LinkConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DirectionConfig {
+    /// Line rate; with `rate_trace_ms`, the trace's mean (for summaries and BDPs).
     pub rate_bps: u64,
+    /// Capacity from a trace in Mahimahi's format: the times (ms) of 1500-byte delivery
+    /// opportunities, repeating with the last one as period (see `network::opportunities`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rate_trace_ms: Vec<u64>,
     pub delay_ns: u64,
     /// The buffer: drop-tail's limit, and the hard limit under every discipline.
     pub queue: QueueLimit,
@@ -57,6 +62,9 @@ pub struct DirectionConfig {
     /// Independent random loss probability per packet, in [0, 1).
     #[serde(default)]
     pub loss: f64,
+    /// Bursty loss instead of `loss`: a two-state Gilbert-Elliott chain as Linux netem runs it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gilbert_elliott: Option<GilbertElliott>,
     /// Extra delay drawn uniformly in [0, jitter_ns] per packet, never reordering.
     #[serde(default)]
     pub jitter_ns: u64,
@@ -70,15 +78,30 @@ impl DirectionConfig {
     pub fn lossless(rate_bps: u64, delay_ns: u64, queue: QueueLimit) -> Self {
         Self {
             rate_bps,
+            rate_trace_ms: vec![],
             delay_ns,
             queue,
             discipline: Discipline::DropTail,
             ecn: false,
             loss: 0.0,
+            gilbert_elliott: None,
             jitter_ns: 0,
             drops: vec![],
         }
     }
+}
+
+/// netem's `loss gemodel p r 1-h 1-k` (tc-netem(8); q_netem.c `loss_gilb_ell`): per packet,
+/// in the good state move to bad with probability `p` and lose with `loss_good` (1-k); in the
+/// bad state move to good with probability `r` and lose with `loss_bad` (1-h). netem's
+/// defaults for the last three are r = 1 - p, 1-h = 1, 1-k = 0 (iproute2 `netem_parse_opt`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GilbertElliott {
+    pub p: f64,
+    pub r: f64,
+    pub loss_bad: f64,
+    pub loss_good: f64,
 }
 
 /// How a link direction manages its queue. Every default is the one the algorithm's document
@@ -731,6 +754,28 @@ impl SimConfig {
                 in_range(&format!("{at}.jitter"), d.jitter_ns, 0, MAX_DELAY_NS)?;
                 if !(0.0..1.0).contains(&d.loss) {
                     return Err(err(format!("{at}.loss: must be in [0, 1), got {}", d.loss)));
+                }
+                if !d.rate_trace_ms.is_empty()
+                    && (d.rate_trace_ms.windows(2).any(|w| w[0] > w[1])
+                        || d.rate_trace_ms.last() == Some(&0))
+                {
+                    return Err(err(format!(
+                        "{at}.rate.trace: times must be in order and the last one > 0 ms"
+                    )));
+                }
+                if let Some(g) = &d.gilbert_elliott {
+                    for (name, v) in [
+                        ("p", g.p),
+                        ("r", g.r),
+                        ("loss_bad", g.loss_bad),
+                        ("loss_good", g.loss_good),
+                    ] {
+                        if !(0.0..=1.0).contains(&v) {
+                            return Err(err(format!(
+                                "{at}.loss.{name}: must be in [0, 1], got {v}"
+                            )));
+                        }
+                    }
                 }
                 // A queue must take the largest packet a flow sends, or nothing ever passes.
                 let largest = self

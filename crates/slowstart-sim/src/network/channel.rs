@@ -19,8 +19,9 @@ use std::collections::VecDeque;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::config::{DirectionConfig, QueueLimit};
+use crate::config::{DirectionConfig, GilbertElliott, QueueLimit};
 use crate::network::aqm::{Aqm, Entry, Signals};
+use crate::network::opportunities::Opportunities;
 use crate::transport::packet::{Kind, Packet};
 
 #[derive(Clone, Copy, Debug)]
@@ -67,6 +68,8 @@ pub struct Channel {
     pub ecn: bool,
     limit: QueueLimit,
     loss: f64,
+    /// Gilbert-Elliott loss and whether the chain is in its bad state.
+    gilbert_elliott: Option<(GilbertElliott, bool)>,
     jitter_ns: u64,
     /// (flow, 1-based data segment number) still to drop; removed once used.
     scheduled_drops: Vec<(u32, u64)>,
@@ -80,6 +83,8 @@ pub struct Channel {
     last_arrival: u64,
     /// Last (wire bytes, serialisation time) computed: most packets repeat one of two sizes.
     tx_cache: [(u64, u64); 2],
+    /// Delivery opportunities of a trace-driven link; `None`: the fixed `rate_bps`.
+    opportunities: Option<Box<Opportunities>>,
     /// The queue discipline, with its transmitter; `None` is drop-tail.
     aqm: Option<Box<AqmState>>,
     /// Packets the discipline dropped after accepting them (at dequeue, or evicted), for the
@@ -108,6 +113,7 @@ impl Channel {
             ecn: cfg.ecn,
             limit: cfg.queue,
             loss: cfg.loss,
+            gilbert_elliott: cfg.gilbert_elliott.map(|g| (g, false)),
             jitter_ns: cfg.jitter_ns,
             scheduled_drops: cfg.drops.iter().map(|d| (d.flow, d.seq)).collect(),
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
@@ -117,6 +123,8 @@ impl Channel {
             busy_until: 0,
             last_arrival: 0,
             tx_cache: [(u64::MAX, 0); 2],
+            opportunities: (!cfg.rate_trace_ms.is_empty())
+                .then(|| Box::new(Opportunities::new(&cfg.rate_trace_ms))),
             aqm: Aqm::new(&cfg.discipline, cfg.ecn, cfg.rate_bps, cfg.queue).map(|aqm| {
                 Box::new(AqmState {
                     aqm,
@@ -192,6 +200,28 @@ impl Channel {
         false
     }
 
+    /// Whether the link loses this packet: independently with `loss`, or as netem's
+    /// Gilbert-Elliott model decides (q_netem.c `loss_gilb_ell`: one uniform draw decides both
+    /// the transition and, from the state before it, the loss).
+    fn random_loss(&mut self) -> bool {
+        let Some((g, bad)) = &mut self.gilbert_elliott else {
+            return self.loss > 0.0 && self.rng.random::<f64>() < self.loss;
+        };
+        let u = self.rng.random::<f64>();
+        if *bad {
+            if u < g.r {
+                *bad = false;
+            }
+            // netem: lost when the draw exceeds h = 1 - (1-h).
+            u >= 1.0 - g.loss_bad
+        } else {
+            if u < g.p {
+                *bad = true;
+            }
+            u < g.loss_good
+        }
+    }
+
     /// Offer a packet at `now`; `mss` numbers data segments for scheduled drops.
     pub fn offer(&mut self, now: u64, packet: Packet, mss: u64) -> Offer {
         if self.aqm.is_some() {
@@ -207,7 +237,7 @@ impl Channel {
             Some(Offer::DroppedQueueFull)
         } else if self.scheduled_drop(&packet, mss) {
             Some(Offer::DroppedScheduled)
-        } else if self.loss > 0.0 && self.rng.random::<f64>() < self.loss {
+        } else if self.random_loss() {
             Some(Offer::DroppedRandom)
         } else {
             None
@@ -217,7 +247,10 @@ impl Channel {
             return d;
         }
         let start = now.max(self.busy_until);
-        let end = start + self.cached_tx_time(bytes);
+        let end = match self.opportunities.as_deref_mut() {
+            None => start + self.cached_tx_time(bytes),
+            Some(o) => o.serve(now, bytes),
+        };
         self.busy_until = end;
         let mut arrive = end + self.delay_ns;
         if self.jitter_ns > 0 {
@@ -318,7 +351,7 @@ impl Channel {
             Some(Offer::DroppedQueueFull)
         } else if self.scheduled_drop(&packet, mss) {
             Some(Offer::DroppedScheduled)
-        } else if self.loss > 0.0 && self.rng.random::<f64>() < self.loss {
+        } else if self.random_loss() {
             Some(Offer::DroppedRandom)
         } else {
             None
@@ -387,7 +420,10 @@ impl Channel {
         self.collect_signals();
         if let Some(e) = next {
             let bytes = e.packet.wire_bytes as u64;
-            let end = t + self.cached_tx_time(bytes);
+            let end = match self.opportunities.as_deref_mut() {
+                None => t + self.cached_tx_time(bytes),
+                Some(o) => o.serve(t, bytes),
+            };
             let s = &mut self.stats;
             s.forwarded += 1;
             s.forwarded_bytes += bytes;
@@ -570,5 +606,39 @@ mod tests {
         assert_eq!(c.stats.drops, dropped);
         assert_eq!(c.stats.forwarded, delivered);
         assert_eq!(c.held(), 0);
+    }
+
+    /// netem's Gilbert-Elliott chain: the stationary bad-state share is p / (p + r), so with
+    /// 1-h = 1 and 1-k = 0 the loss rate is p / (p + r) and losses come in runs of mean
+    /// length 1 / r.
+    #[test]
+    fn gilbert_elliott_loss_rate_and_burst_length() {
+        let mut d = DirectionConfig::lossless(1_000_000_000_000, 0, QueueLimit::Packets(1 << 40));
+        d.gilbert_elliott = Some(GilbertElliott {
+            p: 0.01,
+            r: 0.25,
+            loss_bad: 1.0,
+            loss_good: 0.0,
+        });
+        let mut c = Channel::new("l".into(), 1, &d, 11);
+        let n = 400_000u64;
+        let (mut lost, mut runs, mut in_run) = (0u64, 0u64, false);
+        for i in 0..n {
+            let dropped = c.offer(i, data(i, 100), 100) == Offer::DroppedRandom;
+            lost += dropped as u64;
+            runs += (dropped && !in_run) as u64;
+            in_run = dropped;
+        }
+        let rate = lost as f64 / n as f64;
+        let expected = 0.01 / 0.26;
+        assert!(
+            (rate - expected).abs() < 0.1 * expected,
+            "{rate} vs {expected}"
+        );
+        let mean_run = lost as f64 / runs as f64;
+        // A run is the packets seen in the bad state (the one whose draw moves the chain back
+        // is still lost: netem decides from the state before the transition), geometric with
+        // mean 1/r.
+        assert!((mean_run - 1.0 / 0.25).abs() < 0.2, "{mean_run}");
     }
 }

@@ -2,4 +2,5 @@
 
 pub mod aqm;
 pub mod channel;
+pub mod opportunities;
 pub mod topology;
