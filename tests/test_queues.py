@@ -235,3 +235,27 @@ def test_recorded_lte_trace_runs_in_both_directions():
     link = r.summary["links"][2]
     assert link["forwarded"] > 1000
     assert r.summary["flows"][0]["goodput_bps"] < link["rate_bps"] * 2
+
+
+def test_links_experiment_skips_lte_rows_without_the_traces(tmp_path, monkeypatch):
+    import dataclasses
+
+    from slowstart import links_study
+    from slowstart.reproduce import EXPERIMENTS, run_experiment
+
+    monkeypatch.setattr(links_study, "SHARED_TRACES", tmp_path / "absent")
+    exp = EXPERIMENTS["links"]
+    assert len(exp.variants) == len(links_study.ALGORITHMS) * len(links_study.LINKS)
+    keep = ("reno | drop-tail 1 BDP", "reno | CoDel", "reno | Verizon LTE")
+    small = dataclasses.replace(
+        exp,
+        common=("duration=2s",),
+        variants=tuple(v for v in exp.variants if v.label in keep),
+    )
+    rows, written = run_experiment(small, tmp_path / "out")
+    by = {r.label: r for r in rows}
+    assert by["reno | Verizon LTE"].pending.startswith("recorded traces not present at")
+    assert by["reno | CoDel"].ours is not None
+    table = (tmp_path / "out" / "links-table.md").read_text()
+    assert "| reno | " in table and "Verizon LTE" not in table
+    assert [p.name for p in written] == ["links-table.md", "links.png"]
