@@ -55,7 +55,10 @@ def test_names_and_tables_resolve_units():
         (3, "path.queue: expected one of droptail, codel, fq_codel, pie, red or a table"),
         ({"kind": "codel", "quantum": 1}, "path.queue.quantum: unknown codel parameter"),
         ({"kind": "codel", "target": "soon"}, "path.queue.target: expected a time"),
-        ({"kind": "codel", "interval": "0ms"}, 'path.queue.interval: must be positive, got "0ms"'),
+        (
+            {"kind": "codel", "interval": "0ms"},
+            'path.queue.interval: must be positive and at most 1h, got "0ms"',
+        ),
         ({"kind": "pie", "alpha": -1}, "path.queue.alpha: expected a positive number (Hz)"),
         ({"kind": "red", "max_p": 2}, "path.queue.max_p: expected a probability in (0, 1]"),
         ({"kind": "red", "min_th": 30}, "path.queue.max_th: must be above min_th (30.0), got 15"),

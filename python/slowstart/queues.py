@@ -77,8 +77,8 @@ def _number(value: object, field: str, what: str) -> float:
 def _parameter(kind: str, value: object, field: str) -> Any:
     if kind == "time":
         ns = parse_time(value, field)
-        if ns == 0:
-            raise ScenarioError(f"{field}: must be positive, got {show(value)}")
+        if not 0 < ns <= 3600 * 10**9:
+            raise ScenarioError(f"{field}: must be positive and at most 1h, got {show(value)}")
         return ns
     if kind == "size":
         size = parse_size(value, field)

@@ -301,11 +301,18 @@ impl Discipline {
     /// Check the parameters; `at` names the direction (`links.0.forward`).
     pub fn validate(&self, at: &str) -> Result<(), SimError> {
         let positive = |field: &str, v: u64| {
-            if v == 0 {
-                Err(err(format!("{at}.queue.{field}: must be > 0")))
+            // Times at most an hour, sizes at most the largest buffer.
+            let hi = if field.ends_with("_bytes") {
+                MAX_QUEUE_BYTES
             } else {
-                Ok(())
-            }
+                MAX_DELAY_NS
+            };
+            in_range(
+                &format!("{at}.queue.{}", field.trim_end_matches("_bytes")),
+                v,
+                1,
+                hi,
+            )
         };
         let fraction = |field: &str, v: f64, lo: f64, hi: f64| {
             if !(v.is_finite() && v > lo && v <= hi) {
@@ -321,6 +328,7 @@ impl Discipline {
             Discipline::Codel(c) => {
                 positive("target", c.target_ns)?;
                 positive("interval", c.interval_ns)?;
+                positive("mtu_bytes", c.mtu_bytes.max(1))?;
             }
             Discipline::FqCodel(c) => {
                 if !(1..=65536).contains(&c.flows) {
@@ -329,14 +337,15 @@ impl Discipline {
                         c.flows
                     )));
                 }
-                positive("quantum", c.quantum_bytes)?;
+                positive("quantum_bytes", c.quantum_bytes)?;
                 positive("target", c.target_ns)?;
                 positive("interval", c.interval_ns)?;
-                positive("memory_limit", c.memory_limit_bytes)?;
+                positive("memory_limit_bytes", c.memory_limit_bytes)?;
             }
             Discipline::Pie(c) => {
                 positive("target", c.target_ns)?;
                 positive("t_update", c.t_update_ns)?;
+                positive("max_burst", c.max_burst_ns.max(1))?;
                 fraction("alpha", c.alpha, 0.0, 1e6)?;
                 fraction("beta", c.beta, 0.0, 1e6)?;
             }
@@ -755,13 +764,16 @@ impl SimConfig {
                 if !(0.0..1.0).contains(&d.loss) {
                     return Err(err(format!("{at}.loss: must be in [0, 1), got {}", d.loss)));
                 }
-                if !d.rate_trace_ms.is_empty()
-                    && (d.rate_trace_ms.windows(2).any(|w| w[0] > w[1])
-                        || d.rate_trace_ms.last() == Some(&0))
-                {
-                    return Err(err(format!(
-                        "{at}.rate.trace: times must be in order and the last one > 0 ms"
-                    )));
+                if let Some(&last) = d.rate_trace_ms.last() {
+                    if d.rate_trace_ms.windows(2).any(|w| w[0] > w[1]) {
+                        return Err(err(format!("{at}.rate.trace: times must not decrease")));
+                    }
+                    in_range(
+                        &format!("{at}.rate.trace"),
+                        last,
+                        1,
+                        MAX_DELAY_NS / 1_000_000,
+                    )?;
                 }
                 if let Some(g) = &d.gilbert_elliott {
                     for (name, v) in [
