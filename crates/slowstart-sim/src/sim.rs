@@ -400,7 +400,9 @@ impl Simulation {
         let mss = self.flows[packet.flow as usize].mss;
         let now = self.now;
         let channel = &mut self.topo.channels[c as usize];
-        match channel.offer(now, packet, mss) {
+        let offer = channel.offer(now, packet, mss);
+        let aqm_dropped = !channel.dropped.is_empty();
+        match offer {
             Offer::Queued { was_idle } => {
                 if was_idle {
                     let t = channel.head_time().expect("just queued");
@@ -409,7 +411,7 @@ impl Simulation {
             }
             _ => self.count_drop(&packet),
         }
-        if !self.topo.channels[c as usize].dropped.is_empty() {
+        if aqm_dropped {
             self.aqm_drops(c);
         }
         if self.queue_sampler.due(c as usize, now, false) {

@@ -85,6 +85,8 @@ pub struct Channel {
     tx_cache: [(u64, u64); 2],
     /// Delivery opportunities of a trace-driven link; `None`: the fixed `rate_bps`.
     opportunities: Option<Box<Opportunities>>,
+    /// Drop-tail at a fixed rate with at most independent loss: the fast path.
+    plain: bool,
     /// The queue discipline, with its transmitter; `None` is drop-tail.
     aqm: Option<Box<AqmState>>,
     /// Packets the discipline dropped after accepting them (at dequeue, or evicted), for the
@@ -123,6 +125,9 @@ impl Channel {
             busy_until: 0,
             last_arrival: 0,
             tx_cache: [(u64::MAX, 0); 2],
+            plain: cfg.discipline.is_drop_tail()
+                && cfg.rate_trace_ms.is_empty()
+                && cfg.gilbert_elliott.is_none(),
             opportunities: (!cfg.rate_trace_ms.is_empty())
                 .then(|| Box::new(Opportunities::new(&cfg.rate_trace_ms))),
             aqm: Aqm::new(&cfg.discipline, cfg.ecn, cfg.rate_bps, cfg.queue).map(|aqm| {
@@ -203,6 +208,7 @@ impl Channel {
     /// Whether the link loses this packet: independently with `loss`, or as netem's
     /// Gilbert-Elliott model decides (q_netem.c `loss_gilb_ell`: one uniform draw decides both
     /// the transition and, from the state before it, the loss).
+    #[inline]
     fn random_loss(&mut self) -> bool {
         let Some((g, bad)) = &mut self.gilbert_elliott else {
             return self.loss > 0.0 && self.rng.random::<f64>() < self.loss;
@@ -224,9 +230,19 @@ impl Channel {
 
     /// Offer a packet at `now`; `mss` numbers data segments for scheduled drops.
     pub fn offer(&mut self, now: u64, packet: Packet, mss: u64) -> Offer {
-        if self.aqm.is_some() {
-            return self.offer_aqm(now, packet, mss);
+        if self.plain {
+            self.offer_fifo::<true>(now, packet, mss)
+        } else if self.aqm.is_some() {
+            self.offer_aqm(now, packet, mss)
+        } else {
+            self.offer_fifo::<false>(now, packet, mss)
         }
+    }
+
+    /// Drop-tail. `PLAIN`: no trace and no Gilbert-Elliott loss, so neither is looked at (the
+    /// common case, kept as short as it was before either existed).
+    #[inline(always)]
+    fn offer_fifo<const PLAIN: bool>(&mut self, now: u64, packet: Packet, mss: u64) -> Offer {
         self.drain_backlog(now);
         let bytes = packet.wire_bytes as u64;
         let full = match self.limit {
@@ -237,7 +253,11 @@ impl Channel {
             Some(Offer::DroppedQueueFull)
         } else if self.scheduled_drop(&packet, mss) {
             Some(Offer::DroppedScheduled)
-        } else if self.random_loss() {
+        } else if if PLAIN {
+            self.loss > 0.0 && self.rng.random::<f64>() < self.loss
+        } else {
+            self.random_loss()
+        } {
             Some(Offer::DroppedRandom)
         } else {
             None
@@ -248,8 +268,8 @@ impl Channel {
         }
         let start = now.max(self.busy_until);
         let end = match self.opportunities.as_deref_mut() {
-            None => start + self.cached_tx_time(bytes),
-            Some(o) => o.serve(now, bytes),
+            Some(o) if !PLAIN => o.serve(now, bytes),
+            _ => start + self.cached_tx_time(bytes),
         };
         self.busy_until = end;
         let mut arrive = end + self.delay_ns;
@@ -279,8 +299,8 @@ impl Channel {
     /// earlier of that and the end of the current transmission (AQM).
     pub fn head_time(&self) -> Option<u64> {
         let arrive = self.pipe.front().map(|p| p.arrive_ns);
-        match self.aqm.as_deref().and_then(|a| a.tx) {
-            Some((end, _)) => Some(arrive.map_or(end, |t| t.min(end))),
+        match self.aqm.as_deref().and_then(|a| a.tx.as_ref()) {
+            Some(&(end, _)) => Some(arrive.map_or(end, |t| t.min(end))),
             None => arrive,
         }
     }
@@ -297,6 +317,9 @@ impl Channel {
 
     /// After [`Self::pop_head`]: the time to put in the event heap, if one is needed.
     pub fn rearm(&mut self) -> Option<u64> {
+        if self.aqm.is_none() {
+            return self.pipe.front().map(|p| p.arrive_ns);
+        }
         let next = self.head_time()?;
         match self.aqm.as_deref_mut() {
             None => Some(next),
@@ -336,6 +359,7 @@ impl Channel {
 
     // --- the AQM path -----------------------------------------------------------------------
 
+    #[inline(never)]
     fn offer_aqm(&mut self, now: u64, packet: Packet, mss: u64) -> Offer {
         self.advance(now);
         let bytes = packet.wire_bytes as u64;
@@ -379,6 +403,7 @@ impl Channel {
         }
     }
 
+    #[inline(never)]
     fn pop_head_aqm(&mut self, now: u64) -> Option<Packet> {
         let a = self.aqm.as_deref_mut().expect("AQM path");
         if a.armed_at == now {

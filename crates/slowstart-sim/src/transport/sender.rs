@@ -493,7 +493,9 @@ impl Sender {
                 mss: self.mss,
             });
         }
-        self.on_ecn_echo(now, ack, prior_in_flight);
+        if self.ecn {
+            self.on_ecn_echo(now, ack, prior_in_flight);
+        }
         if self.in_recovery {
             self.prr_delivered += self.delivered_this_ack;
         }
@@ -824,8 +826,7 @@ impl Sender {
                 self.cc.on_recovery_exit(now);
             }
         }
-        if !self.ecn || !ack.has(ECE) || self.in_cwr || self.in_recovery || self.in_timeout_recovery
-        {
+        if !ack.has(ECE) || self.in_cwr || self.in_recovery || self.in_timeout_recovery {
             return;
         }
         self.in_cwr = true;
