@@ -22,6 +22,8 @@ from typing import Any
 
 from slowstart.api import Result, run
 from slowstart.app_figures import request_ramp_figures, window_grid_figures
+from slowstart.links_study import ALGORITHMS as LINK_ALGORITHMS
+from slowstart.links_study import LINKS, links_figures, missing_traces
 from slowstart.measures import (
     Measure,
     facts_table,
@@ -47,6 +49,8 @@ class Variant:
     measure: Measure | None = field(default=None, compare=False)  # overrides `metric`
     scenario: str | None = None  # default: the experiment's
     requires: tuple[str, ...] = ()  # algorithms that must be registered to run it
+    # Why it cannot run on this machine (files absent), or None.
+    unavailable: Callable[[], str | None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,14 @@ def missing_algorithms(v: Variant) -> list[str]:
 
     known = {a["name"] for a in core_algorithms() or []}
     return [name for name in v.requires if name not in known]
+
+
+def runnable(v: Variant) -> str | None:
+    """Why `v` cannot run here (algorithms not registered, files absent), or None."""
+    missing = missing_algorithms(v)
+    if missing:
+        return f"{', '.join(missing)} not registered yet"
+    return v.unavailable() if v.unavailable else None
 
 
 def variant_value(exp: Experiment, v: Variant, summary: dict[str, Any]) -> float | None:
@@ -351,6 +363,27 @@ EXPERIMENTS: dict[str, Experiment] = {
             figures=lambda exp, results, out: facts_figures(exp, results, out),
         ),
         Experiment(
+            name="links",
+            title="Every slow start behind drop-tail (1 and 10 BDP), CoDel and recorded LTE links",
+            source="issue 13 (no publication); LTE traces: Winstein et al., NSDI 2013",
+            scenario="slow-start-links",
+            metric="time_to_full_bw_s",
+            unit="s",
+            tolerance=0.0,
+            common=(),
+            variants=tuple(
+                Variant(
+                    f"{algo} | {link}",
+                    (f'flow.0.cc="{cc}"', *overrides),
+                    None,
+                    unavailable=(lambda files=files: missing_traces(files)) if files else None,
+                )
+                for algo, cc in LINK_ALGORITHMS
+                for link, overrides, files in LINKS
+            ),
+            figures=links_figures,
+        ),
+        Experiment(
             name="ledbat",
             title="LEDBAT alone holds the queue at its 100 ms target; beside Reno it yields",
             source="RFC 6817 (TARGET 100 ms; yields to TCP); uTP: BEP 29, libtorrent",
@@ -455,9 +488,8 @@ def run_experiment(
     results: list[Result] = []
     ran: list[Variant] = []
     for v in exp.variants:
-        missing = missing_algorithms(v)
-        if missing:
-            why = f"{', '.join(missing)} not registered yet"
+        why = runnable(v)
+        if why is not None:
             if progress:
                 progress(f"{v.label} (skipped: {why})")
             rows.append(Row(v.label, v.published, None, exp.tolerance, v.bound, v.unit, why))

@@ -19,6 +19,7 @@ from typing import Any
 from slowstart.apps import ALL_KEYS as APP_KEYS
 from slowstart.apps import parse_app
 from slowstart.paths import scenario_path
+from slowstart.queues import parse_gilbert_elliott, parse_queue, parse_rate_or_trace
 from slowstart.units import (
     U64_MAX,
     ScenarioError,
@@ -55,6 +56,9 @@ PATH_KEYS = (
     "reverse_buffer",
     "jitter",
     "drop",
+    "queue",
+    "reverse_queue",
+    "ecn",
 )
 LINK_KEYS = (
     "name",
@@ -69,6 +73,9 @@ LINK_KEYS = (
     "reverse_buffer",
     "jitter",
     "drop",
+    "queue",
+    "reverse_queue",
+    "ecn",
 )
 DROP_KEYS = ("flow", "seq")
 TRACE_KEYS = ("flow_interval", "queue_interval", "max_rows")
@@ -93,6 +100,7 @@ FLOW_DEFAULTS: dict[str, Any] = {
     "pacing": False,
     "recovery": "prr",
     "loss_detection": "rack",
+    "ecn": False,
     "src": None,
     "dst": None,
     "app": "bulk",
@@ -502,8 +510,12 @@ def _direction(
     loss: float = 0.0,
     jitter_ns: int = 0,
     drops: list[dict[str, int]] | None = None,
+    discipline: dict[str, Any] | None = None,
+    ecn: bool = False,
+    gilbert_elliott: dict[str, float] | None = None,
+    trace: list[int] | None = None,
 ) -> dict[str, Any]:
-    return {
+    d = {
         "rate_bps": rate_bps,
         "delay_ns": delay_ns,
         "queue": queue,
@@ -511,6 +523,38 @@ def _direction(
         "jitter_ns": jitter_ns,
         "drops": drops or [],
     }
+    if gilbert_elliott is not None:
+        d["gilbert_elliott"] = gilbert_elliott
+    if trace is not None:
+        d["rate_trace_ms"] = trace
+    # Written only when used, so drop-tail scenarios keep their canonical form.
+    if discipline is not None:
+        d["discipline"] = discipline
+    if ecn:
+        d["ecn"] = True
+    return d
+
+
+def _loss(value: object, field: str) -> dict[str, Any]:
+    """`loss = 0.01` (independent) or `loss = {p = ..., r = ...}` (Gilbert-Elliott)."""
+    if isinstance(value, dict):
+        return {"gilbert_elliott": parse_gilbert_elliott(value, field)}
+    return {"loss": parse_loss(value, field)}
+
+
+def _queues(
+    table: dict[str, Any], at: str
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, bool]:
+    """(forward discipline, reverse discipline, ecn) of a `[path]` or `[[link]]` table; the
+    reverse direction runs the forward's discipline unless `reverse_queue` says otherwise."""
+    forward = parse_queue(table.get("queue", "droptail"), f"{at}.queue")
+    reverse = (
+        parse_queue(table["reverse_queue"], f"{at}.reverse_queue")
+        if "reverse_queue" in table
+        else forward
+    )
+    ecn = parse_bool(table.get("ecn", False), f"{at}.ecn")
+    return forward, reverse, ecn
 
 
 def _drops(value: object, field: str, n_flows: int) -> list[dict[str, int]]:
@@ -537,23 +581,32 @@ def _buffer(value: object, field: str, rate_bps: int, bdp: Fraction | None) -> d
 def expand_path(path: object, n_flows: int) -> tuple[list[str], list[dict[str, Any]]]:
     """`[path]` → sender —access— router —bottleneck— receiver."""
     p = {**PATH_DEFAULTS, **check_table(path, "path", PATH_KEYS)}
-    rate = parse_rate(require(p, "path", "rate", 'a rate such as "250Mbps"'), "path.rate")
+    rate, trace = parse_rate_or_trace(
+        require(p, "path", "rate", 'a rate such as "250Mbps"'), "path.rate"
+    )
     rtt = parse_time(require(p, "path", "rtt", 'a time such as "80ms"'), "path.rtt")
     if rtt == 0:
         raise ScenarioError("path.rtt: must be positive, got 0")
     bdp = Fraction(rate * rtt, 8 * 10**9)
-    reverse_rate = parse_rate(p.get("reverse_rate", p["rate"]), "path.reverse_rate")
+    reverse_field = "path.reverse_rate" if "reverse_rate" in p else "path.rate"
+    reverse_rate, reverse_trace = parse_rate_or_trace(
+        p.get("reverse_rate", p["rate"]), reverse_field
+    )
     forward_queue = _buffer(p["buffer"], "path.buffer", rate, bdp)
     reverse_field = "path.reverse_buffer" if "reverse_buffer" in p else "path.buffer"
     reverse_queue = _buffer(p.get("reverse_buffer", p["buffer"]), reverse_field, reverse_rate, bdp)
     access_rate = parse_rate(p["access_rate"], "path.access_rate")
+    discipline, reverse_discipline, ecn = _queues(p, "path")
     forward = _direction(
         rate,
         rtt // 2,
         forward_queue,
-        loss=parse_loss(p["loss"], "path.loss"),
+        **_loss(p["loss"], "path.loss"),
         jitter_ns=parse_time(p["jitter"], "path.jitter"),
         drops=_drops(p.get("drop", []), "path.drop", n_flows),
+        discipline=discipline,
+        ecn=ecn,
+        trace=trace,
     )
     links = [
         {
@@ -568,7 +621,14 @@ def expand_path(path: object, n_flows: int) -> tuple[list[str], list[dict[str, A
             "a": "router",
             "b": "receiver",
             "forward": forward,
-            "reverse": _direction(reverse_rate, rtt - rtt // 2, reverse_queue),
+            "reverse": _direction(
+                reverse_rate,
+                rtt - rtt // 2,
+                reverse_queue,
+                discipline=reverse_discipline,
+                ecn=ecn,
+                trace=reverse_trace,
+            ),
         },
     ]
     return list(PATH_NODES), links
@@ -613,14 +673,19 @@ def expand_links(raw: dict[str, Any], n_flows: int) -> tuple[list[str], list[dic
         name = parse_str(item.get("name", f"{a}-{b}"), f"{at}.name")
         if any(link["name"] == name for link in links):
             raise ScenarioError(f"{at}.name: {show(name)} is used by another link")
-        rate = parse_rate(require(item, at, "rate", 'a rate such as "1Gbps"'), f"{at}.rate")
+        rate, trace = parse_rate_or_trace(
+            require(item, at, "rate", 'a rate such as "1Gbps"'), f"{at}.rate"
+        )
         delay = parse_time(
             require(item, at, "delay", 'a one-way delay such as "10ms"'), f"{at}.delay"
         )
         buffer = require(item, at, "buffer", 'a buffer such as "200pkt", "1MB" or "50ms"')
-        reverse_rate = parse_rate(item.get("reverse_rate", item["rate"]), f"{at}.reverse_rate")
+        reverse_rate, reverse_trace = parse_rate_or_trace(
+            item.get("reverse_rate", item["rate"]), f"{at}.reverse_rate"
+        )
         reverse_delay = parse_time(item.get("reverse_delay", item["delay"]), f"{at}.reverse_delay")
         reverse_field = f"{at}.reverse_buffer" if "reverse_buffer" in item else f"{at}.buffer"
+        discipline, reverse_discipline, ecn = _queues(item, at)
         links.append(
             {
                 "name": name,
@@ -630,14 +695,20 @@ def expand_links(raw: dict[str, Any], n_flows: int) -> tuple[list[str], list[dic
                     rate,
                     delay,
                     _buffer(buffer, f"{at}.buffer", rate, None),
-                    loss=parse_loss(item.get("loss", 0), f"{at}.loss"),
+                    **_loss(item.get("loss", 0), f"{at}.loss"),
                     jitter_ns=parse_time(item.get("jitter", 0), f"{at}.jitter"),
                     drops=_drops(item.get("drop", []), f"{at}.drop", n_flows),
+                    discipline=discipline,
+                    ecn=ecn,
+                    trace=trace,
                 ),
                 "reverse": _direction(
                     reverse_rate,
                     reverse_delay,
                     _buffer(item.get("reverse_buffer", buffer), reverse_field, reverse_rate, None),
+                    discipline=reverse_discipline,
+                    ecn=ecn,
+                    trace=reverse_trace,
                 ),
             }
         )
@@ -711,7 +782,7 @@ def transport(
             f"{at}.loss_detection: expected one of {', '.join(LOSS_DETECTION)}, "
             f"got {show(loss_detection)}"
         )
-    return {
+    t = {
         "cc": cc,
         "mss": mss,
         "header_bytes": parse_int(f["header_bytes"], f"{at}.header_bytes", 0, MAX_MSS),
@@ -731,6 +802,10 @@ def transport(
         "recovery": recovery,
         "loss_detection": loss_detection,
     }
+    # Written only when on, so scenarios without ECN keep their canonical form.
+    if parse_bool(f["ecn"], f"{at}.ecn"):
+        t["ecn"] = True
+    return t
 
 
 # --- the [swarm] table --------------------------------------------------------------------

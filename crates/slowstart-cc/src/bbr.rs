@@ -653,6 +653,11 @@ impl CongestionController for Bbr {
     /// Loss: counts towards this round's loss rate (§5.5.10) and starts packet conservation
     /// (§5.6.4.4: cwnd = packets in flight + 1).
     fn on_congestion_event(&mut self, event: &CongestionEvent) {
+        // The draft's ECN response is for L4S-style marking (a fraction of marked packets per
+        // round), not RFC 3168's once-per-window echo: classic ECN echoes are ignored.
+        if event.ecn {
+            return;
+        }
         self.loss_in_round = true;
         self.loss_bytes_in_round = self.loss_bytes_in_round.saturating_add(event.bytes_lost);
         if self.loss_bytes_in_round.saturating_mul(100)
@@ -939,6 +944,7 @@ mod tests {
     fn loss_enters_packet_conservation_and_exit_restores() {
         let mut c = Bbr::new(MSS, 40, 0);
         c.on_congestion_event(&CongestionEvent {
+            ecn: false,
             now: 0,
             bytes_lost: MSS,
             bytes_in_flight: 30 * MSS,
@@ -1079,7 +1085,7 @@ mod tests {
                         a.rate = None;
                         c.on_ack(&a);
                     }
-                    Step::Loss(segs) => c.on_congestion_event(&CongestionEvent {
+                    Step::Loss(segs) => c.on_congestion_event(&CongestionEvent { ecn: false,
                         now, bytes_lost: segs * MSS, bytes_in_flight: c.cwnd(), mss: MSS,
                     }),
                     Step::Exit => c.on_recovery_exit(now),

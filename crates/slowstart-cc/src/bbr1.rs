@@ -578,7 +578,12 @@ impl CongestionController for Bbr1 {
     }
 
     /// Entering TCP_CA_Recovery (`bbr_ssthresh` saves cwnd); cwnd is set on the next ACK.
-    fn on_congestion_event(&mut self, _event: &CongestionEvent) {
+    fn on_congestion_event(&mut self, event: &CongestionEvent) {
+        // Linux BBR leaves the cwnd alone in TCP_CA_CWR (`bbr_set_cwnd_to_recover_or_restore`
+        // acts only on Recovery and Loss): an ECN echo changes nothing.
+        if event.ecn {
+            return;
+        }
         self.save_cwnd();
         self.ca_state = CaState::Recovery;
     }
@@ -873,6 +878,7 @@ mod tests {
         }
         let before = c.cwnd();
         c.on_congestion_event(&CongestionEvent {
+            ecn: false,
             now,
             bytes_lost: 5 * MSS,
             bytes_in_flight: before,
@@ -918,6 +924,7 @@ mod tests {
         c.on_ack(&a);
         for i in 0..20 {
             c.on_congestion_event(&CongestionEvent {
+                ecn: false,
                 now: 100 * MS + i,
                 bytes_lost: 50 * MSS,
                 bytes_in_flight: 100 * MSS,

@@ -56,10 +56,14 @@ pub struct AckEvent {
     pub in_recovery: bool,
 }
 
-/// Start of a congestion episode: loss detected by SACK/dupacks, once per recovery episode.
+/// Start of a congestion episode: loss detected by SACK/dupacks, once per recovery episode, or
+/// an ECN echo (ECE), at most once per window of data (RFC 3168 §6.1.2).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CongestionEvent {
     pub now: Nanos,
+    /// The signal is an ECN mark, not a loss: nothing needs retransmitting, and loss-based
+    /// controllers back off by RFC 8511's beta_ecn where they implement it.
+    pub ecn: bool,
     /// Bytes newly marked lost at the start of the episode.
     pub bytes_lost: u64,
     /// Bytes in flight when the loss was detected (RFC 5681 `FlightSize`).

@@ -178,6 +178,16 @@ impl AvoidanceRule for Cubic {
         (reduced * event.mss as f64) as u64
     }
 
+    /// RFC 8511 §3.1 (ABE): on ECE the window is multiplied by beta_ecn = 0.8 instead of
+    /// beta_cubic; W_max and K follow from it as from a loss.
+    fn decrease_ecn(&mut self, cwnd: u64, event: &CongestionEvent) -> u64 {
+        let beta = self.beta;
+        self.beta = crate::loss_based::ABE_NUM as f64 / crate::loss_based::ABE_DEN as f64;
+        let reduced = self.decrease(cwnd, event);
+        self.beta = beta;
+        reduced
+    }
+
     fn on_slow_start_exit(&mut self, _now: Nanos, _cwnd: u64) {
         self.epoch_start = None;
     }
@@ -213,6 +223,25 @@ mod tests {
         assert!((c.w_cubic(0.0) - 70.0).abs() < 1e-9);
         assert!((c.w_cubic(c.k) - 100.0).abs() < 1e-9);
         assert!((c.w_cubic(c.k + 1.0) - 100.4).abs() < 1e-9);
+    }
+
+    /// RFC 8511 §3.1: on an ECN echo the window keeps beta_ecn = 0.8, not beta_cubic; K is
+    /// the time to regain W_max from there, and beta_cubic is back for the next loss.
+    #[test]
+    fn ecn_echo_keeps_beta_ecn_of_the_window() {
+        let mut c = Cubic::new(0.4, 0.7, false);
+        let ecn = CongestionEvent {
+            ecn: true,
+            mss: MSS,
+            ..Default::default()
+        };
+        assert_eq!(c.decrease_ecn(100 * MSS, &ecn), 80 * MSS);
+        assert!(
+            (c.k - (100.0f64 * 0.2 / 0.4).cbrt()).abs() < 1e-9,
+            "{}",
+            c.k
+        );
+        assert_eq!(loss(&mut c, 100 * MSS), 70 * MSS);
     }
 
     #[test]

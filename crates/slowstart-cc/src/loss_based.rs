@@ -22,6 +22,11 @@ pub trait AvoidanceRule: Clone + Debug {
     ) -> u64;
     /// Multiplicative decrease: the ssthresh (and cwnd) to use after loss at window `cwnd`.
     fn decrease(&mut self, cwnd: u64, event: &CongestionEvent) -> u64;
+    /// The decrease on an ECN echo: as for loss (RFC 3168 §6.1.2) unless the rule implements
+    /// RFC 8511's Alternative Backoff with ECN.
+    fn decrease_ecn(&mut self, cwnd: u64, event: &CongestionEvent) -> u64 {
+        self.decrease(cwnd, event)
+    }
     /// Slow start ended at `cwnd` (reached ssthresh, or the slow-start rule exited).
     fn on_slow_start_exit(&mut self, _now: Nanos, _cwnd: u64) {}
     /// Retransmission timeout: forget epoch state.
@@ -48,7 +53,16 @@ impl AvoidanceRule for RenoRule {
     fn decrease(&mut self, cwnd: u64, event: &CongestionEvent) -> u64 {
         (cwnd / 2).max(2 * event.mss)
     }
+
+    /// RFC 8511 §3.1 (ABE): on ECE keep beta_ecn = 0.8 of the window instead of half.
+    fn decrease_ecn(&mut self, cwnd: u64, event: &CongestionEvent) -> u64 {
+        (cwnd * ABE_NUM / ABE_DEN).max(2 * event.mss)
+    }
 }
+
+/// RFC 8511 §3.1: beta_ecn = 0.8, the window kept on an ECN echo by ABE.
+pub const ABE_NUM: u64 = 4;
+pub const ABE_DEN: u64 = 5;
 
 /// A loss-based controller: slow-start rule `slow_start`, avoidance rule `A`.
 #[derive(Clone, Debug)]
@@ -147,7 +161,12 @@ impl<A: AvoidanceRule> CongestionController for LossBased<A> {
         if self.phase.is_initial_slow_start() {
             self.rule.on_slow_start_exit(event.now, self.cwnd);
         }
-        self.ssthresh = self.rule.decrease(self.cwnd, event).max(2 * self.mss);
+        let reduced = if event.ecn {
+            self.rule.decrease_ecn(self.cwnd, event)
+        } else {
+            self.rule.decrease(self.cwnd, event)
+        };
+        self.ssthresh = reduced.max(2 * self.mss);
         self.cwnd = self.ssthresh;
         self.growth.reset();
         self.phase = Phase::Recovery;

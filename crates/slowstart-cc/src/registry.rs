@@ -680,7 +680,7 @@ mod property_tests {
                         }
                         Step::Loss => {
                             if !in_recovery {
-                                c.on_congestion_event(&CongestionEvent {
+                                c.on_congestion_event(&CongestionEvent { ecn: false,
                                     now,
                                     bytes_lost: MSS,
                                     bytes_in_flight: c.cwnd(),

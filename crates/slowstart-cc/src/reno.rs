@@ -54,6 +54,25 @@ mod tests {
         assert_eq!(abc.cwnd(), 20 * MSS);
     }
 
+    /// RFC 8511 §3.1 (ABE): an ECN echo keeps 0.8 of the window, a loss half (RFC 5681).
+    #[test]
+    fn ecn_echo_backs_off_by_beta_ecn_loss_by_half() {
+        let mut r = reno(MSS, 100, AckCounting::Bytes, SlowStart::Standard);
+        r.on_congestion_event(&CongestionEvent {
+            ecn: true,
+            mss: MSS,
+            ..Default::default()
+        });
+        assert_eq!((r.cwnd(), r.ssthresh()), (80 * MSS, 80 * MSS));
+        assert_eq!(r.phase(), Phase::Recovery);
+        r.on_recovery_exit(0);
+        r.on_congestion_event(&CongestionEvent {
+            mss: MSS,
+            ..Default::default()
+        });
+        assert_eq!(r.cwnd(), 40 * MSS);
+    }
+
     #[test]
     fn congestion_avoidance_adds_one_mss_per_rtt() {
         let mut r = reno(MSS, 40, AckCounting::Bytes, SlowStart::Standard);

@@ -423,7 +423,7 @@ mod property_tests {
                                 }
                             }
                             Step::Loss => {
-                                c.on_congestion_event(&CongestionEvent {
+                                c.on_congestion_event(&CongestionEvent { ecn: false,
                                     now, bytes_lost: MSS, bytes_in_flight: c.cwnd(), mss: MSS,
                                 });
                                 c.on_recovery_exit(now);

@@ -1,12 +1,13 @@
 //! A link emulator for real TCP: the simulator's own link model ([`Channel`]) run against the
 //! wall clock between two TUN devices.
 //!
-//! Each direction is one [`Channel`] built from the scenario's [`DirectionConfig`] (drop-tail
-//! queue served at the line rate, then propagation delay, random loss, deterministic drops,
-//! non-reordering jitter). A packet read from one TUN device is offered to the channel at the
-//! current monotonic time; since the channel is FIFO and never reorders, the accepted packets'
-//! bytes wait in a deque beside it and leave, in order, when the channel's head arrival time
-//! comes. Nothing here touches a device: [`Emulator`] is pure scheduling, unit-tested below, and
+//! Each direction is one [`Channel`] built from the scenario's [`DirectionConfig`] (a queue,
+//! drop-tail or an AQM discipline, served at the line rate, then propagation delay, random
+//! loss, deterministic drops, non-reordering jitter). A packet read from one TUN device is
+//! offered to the channel at the current monotonic time; the accepted packets' bytes wait in a
+//! map beside it, by id, and leave when the channel hands that packet out at its arrival time
+//! (with CE set in the IP header if an ECN queue marked it), or are forgotten when the
+//! discipline drops them. Nothing here touches a device: [`Emulator`] is pure scheduling, unit-tested below, and
 //! `main.rs` does the I/O.
 //!
 //! IPv4/TCP headers are read only to describe a packet to the channel as the simulator would:
@@ -20,12 +21,12 @@
 //! transport (`slowstart-udp`, `slowstart_transport::wire`) carry their flow's offset and
 //! retransmission flag in the clear: a data datagram is its port's flow, as is.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::Write;
 
 use slowstart_sim::config::DirectionConfig;
 use slowstart_sim::network::channel::{Channel, Offer};
-use slowstart_transport::packet::{Kind, Packet};
+use slowstart_transport::packet::{Kind, Packet, CE, ECT, RETRANSMISSION};
 use slowstart_transport::wire;
 
 /// Forward is sender side → receiver side; reverse carries the ACKs back.
@@ -144,7 +145,7 @@ impl TcpTracker {
             p.flow = flow as u32;
             p.seq = d.seq;
             p.len = d.len;
-            p.retransmission = d.retransmission;
+            p.set(RETRANSMISSION, d.is_retransmission());
         }
     }
 
@@ -156,6 +157,7 @@ impl TcpTracker {
         if pkt.len() < 20 || pkt[0] >> 4 != 4 {
             return p;
         }
+        p.set(ECT, pkt[1] & 0b11 != 0);
         let ihl = ((pkt[0] & 0x0f) as usize) * 4;
         let total = (u16::from_be_bytes([pkt[2], pkt[3]]) as usize).min(pkt.len());
         if pkt[9] == 17 && total >= ihl + 8 {
@@ -206,16 +208,37 @@ impl TcpTracker {
         p.flow = c.0;
         p.seq = off;
         p.len = payload as u32;
-        p.retransmission = end <= c.2;
+        p.set(RETRANSMISSION, end <= c.2);
         c.2 = c.2.max(end);
         p
     }
 }
 
+/// Set Congestion Experienced in an IPv4 header whose packet is ECN-capable (RFC 3168 §5),
+/// updating the header checksum.
+fn set_ce(pkt: &mut [u8]) {
+    if pkt.len() < 20 || pkt[0] >> 4 != 4 || pkt[1] & 0b11 == 0 {
+        return;
+    }
+    pkt[1] |= 0b11;
+    let ihl = ((pkt[0] & 0x0f) as usize * 4).min(pkt.len());
+    pkt[10] = 0;
+    pkt[11] = 0;
+    let mut sum: u32 = pkt[..ihl]
+        .chunks(2)
+        .map(|w| u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)]) as u32)
+        .sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    pkt[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+}
+
 /// Both directions of the emulated link and the packets they hold.
 pub struct Emulator {
     channels: [Channel; 2],
-    held: [VecDeque<(u64, Vec<u8>)>; 2],
+    /// The bytes of each accepted packet, by id (an AQM queue may reorder or drop them).
+    held: [HashMap<u64, Vec<u8>>; 2],
     tracker: TcpTracker,
     mss: u64,
     next_id: u64,
@@ -242,7 +265,7 @@ impl Emulator {
                     cfg.seed ^ 0x9e37_79b9_7f4a_7c15,
                 ),
             ],
-            held: [VecDeque::new(), VecDeque::new()],
+            held: [HashMap::new(), HashMap::new()],
             tracker: TcpTracker {
                 ports: cfg.ports.clone(),
                 ..TcpTracker::default()
@@ -266,6 +289,7 @@ impl Emulator {
             Offer::DroppedQueueFull => "drop_full",
             Offer::DroppedRandom => "drop_random",
             Offer::DroppedScheduled => "drop_scheduled",
+            Offer::DroppedAqm => "drop_aqm",
         };
         let (qb, qp) = self.channels[i].backlog();
         self.log.push(LogEvent {
@@ -278,9 +302,33 @@ impl Emulator {
             queue_packets: qp,
         });
         if let Offer::Queued { .. } = offer {
-            self.held[i].push_back((id, bytes));
+            self.held[i].insert(id, bytes);
         }
+        self.log_aqm_drops(dir, now);
         offer
+    }
+
+    /// Log and forget the packets the queue discipline dropped after accepting them.
+    fn log_aqm_drops(&mut self, dir: Dir, now: u64) {
+        let i = idx(dir);
+        if self.channels[i].dropped.is_empty() {
+            return;
+        }
+        let dropped = std::mem::take(&mut self.channels[i].dropped);
+        let (qb, qp) = self.channels[i].backlog();
+        for p in dropped {
+            // `classify` keeps the packet's id in `sent_ns`.
+            let bytes = self.held[i].remove(&p.sent_ns).map_or(0, |b| b.len());
+            self.log.push(LogEvent {
+                t_ns: now,
+                dir,
+                event: "drop_aqm",
+                id: p.sent_ns,
+                bytes: bytes as u32,
+                queue_bytes: qb,
+                queue_packets: qp,
+            });
+        }
     }
 
     /// Earliest arrival time of a packet held in either direction.
@@ -297,8 +345,17 @@ impl Emulator {
             if t > now {
                 break;
             }
-            self.channels[i].pop_head();
-            let (id, bytes) = self.held[i].pop_front().expect("held mirrors the channel");
+            let popped = self.channels[i].pop_head(t);
+            self.log_aqm_drops(dir, t);
+            // An AQM channel's event may be the end of a transmission rather than an arrival.
+            let Some(p) = popped else {
+                continue;
+            };
+            let id = p.sent_ns;
+            let mut bytes = self.held[i].remove(&id).expect("held mirrors the channel");
+            if p.has(CE) {
+                set_ce(&mut bytes);
+            }
             let (qb, qp) = self.channels[i].occupancy(now);
             self.log.push(LogEvent {
                 t_ns: now,
@@ -321,6 +378,7 @@ impl Emulator {
                 "forwarded": c.stats.forwarded,
                 "forwarded_bytes": c.stats.forwarded_bytes,
                 "drops": c.stats.drops,
+                "marks": c.stats.marks,
                 "max_queue_bytes": c.stats.max_queue_bytes,
                 "max_queue_packets": c.stats.max_queue_packets,
                 "total_wait_ns": c.stats.total_wait_ns as u64,
@@ -466,7 +524,7 @@ mod tests {
             let mut q = Packet::control(1, Kind::Data, 0, 0);
             q.seq = seq;
             q.len = 1424;
-            q.retransmission = retransmission;
+            q.set(RETRANSMISSION, retransmission);
             let mut body = Vec::new();
             wire::encode(&q, &[7; 1424], &mut body).unwrap();
             let total = 28 + body.len();

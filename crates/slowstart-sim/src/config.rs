@@ -42,16 +42,33 @@ pub struct LinkConfig {
     pub reverse: DirectionConfig,
 }
 
-/// One direction of a link: a drop-tail queue served at `rate_bps`, then `delay_ns` of propagation.
+/// One direction of a link: a queue (drop-tail unless `discipline` says otherwise) served at
+/// `rate_bps`, then `delay_ns` of propagation.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DirectionConfig {
+    /// Line rate; with `rate_trace_ms`, the trace's mean (for summaries and BDPs).
     pub rate_bps: u64,
+    /// Capacity from a trace in Mahimahi's format: the times (ms) of 1500-byte delivery
+    /// opportunities, repeating with the last one as period (see `network::opportunities`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rate_trace_ms: Vec<u64>,
     pub delay_ns: u64,
+    /// The buffer: drop-tail's limit, and the hard limit under every discipline.
     pub queue: QueueLimit,
+    /// Active queue management, if any (see `network::aqm`).
+    #[serde(default, skip_serializing_if = "Discipline::is_drop_tail")]
+    pub discipline: Discipline,
+    /// Mark ECN-capable packets Congestion Experienced where the discipline would drop them
+    /// (RFC 3168 §5); a full buffer still drops.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
     /// Independent random loss probability per packet, in [0, 1).
     #[serde(default)]
     pub loss: f64,
+    /// Bursty loss instead of `loss`: a two-state Gilbert-Elliott chain as Linux netem runs it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gilbert_elliott: Option<GilbertElliott>,
     /// Extra delay drawn uniformly in [0, jitter_ns] per packet, never reordering.
     #[serde(default)]
     pub jitter_ns: u64,
@@ -65,12 +82,289 @@ impl DirectionConfig {
     pub fn lossless(rate_bps: u64, delay_ns: u64, queue: QueueLimit) -> Self {
         Self {
             rate_bps,
+            rate_trace_ms: vec![],
             delay_ns,
             queue,
+            discipline: Discipline::DropTail,
+            ecn: false,
             loss: 0.0,
+            gilbert_elliott: None,
             jitter_ns: 0,
             drops: vec![],
         }
+    }
+}
+
+/// netem's `loss gemodel p r 1-h 1-k` (tc-netem(8); q_netem.c `loss_gilb_ell`): per packet,
+/// in the good state move to bad with probability `p` and lose with `loss_good` (1-k); in the
+/// bad state move to good with probability `r` and lose with `loss_bad` (1-h). netem's
+/// defaults for the last three are r = 1 - p, 1-h = 1, 1-k = 0 (iproute2 `netem_parse_opt`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GilbertElliott {
+    pub p: f64,
+    pub r: f64,
+    pub loss_bad: f64,
+    pub loss_good: f64,
+}
+
+/// How a link direction manages its queue. Every default is the one the algorithm's document
+/// gives; times are nanoseconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Discipline {
+    /// First in, first out; arrivals to a full buffer are dropped.
+    #[default]
+    DropTail,
+    Codel(CodelConfig),
+    FqCodel(FqCodelConfig),
+    Pie(PieConfig),
+    Red(RedConfig),
+}
+
+impl Discipline {
+    pub fn is_drop_tail(&self) -> bool {
+        matches!(self, Discipline::DropTail)
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Discipline::DropTail => "droptail",
+            Discipline::Codel(_) => "codel",
+            Discipline::FqCodel(_) => "fq_codel",
+            Discipline::Pie(_) => "pie",
+            Discipline::Red(_) => "red",
+        }
+    }
+}
+
+/// CoDel, RFC 8289.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodelConfig {
+    /// Acceptable standing queue delay (RFC 8289 §4.4: 5 ms).
+    #[serde(default = "codel_target")]
+    pub target_ns: u64,
+    /// Window over which the minimum sojourn time must stay above target (§4.3: 100 ms).
+    #[serde(default = "codel_interval")]
+    pub interval_ns: u64,
+    /// No drop while at most this many bytes are queued (§5.5 `maxpacket`: one MTU; Linux
+    /// `codel` uses the device MTU, 1514 bytes with its Ethernet header).
+    #[serde(default = "one_mtu")]
+    pub mtu_bytes: u64,
+}
+
+impl Default for CodelConfig {
+    fn default() -> Self {
+        Self {
+            target_ns: codel_target(),
+            interval_ns: codel_interval(),
+            mtu_bytes: one_mtu(),
+        }
+    }
+}
+
+/// FQ-CoDel, RFC 8290: per-flow queues served by deficit round robin, each under CoDel.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FqCodelConfig {
+    /// Flow queues (RFC 8290 §5.2, the Linux default: 1024).
+    #[serde(default = "fq_flows")]
+    pub flows: u64,
+    /// Bytes a queue may send per round (§5.2: one MTU; 1514 bytes in Linux, the Ethernet
+    /// MTU with its header).
+    #[serde(default = "one_mtu")]
+    pub quantum_bytes: u64,
+    #[serde(default = "codel_target")]
+    pub target_ns: u64,
+    #[serde(default = "codel_interval")]
+    pub interval_ns: u64,
+    /// Total bytes queued before the fattest flow loses packets (§4.1 drops from the fattest
+    /// queue on overflow; Linux's `memory_limit` default: 32 MB).
+    #[serde(default = "fq_memory_limit")]
+    pub memory_limit_bytes: u64,
+}
+
+impl Default for FqCodelConfig {
+    fn default() -> Self {
+        Self {
+            flows: fq_flows(),
+            quantum_bytes: one_mtu(),
+            target_ns: codel_target(),
+            interval_ns: codel_interval(),
+            memory_limit_bytes: fq_memory_limit(),
+        }
+    }
+}
+
+/// PIE, RFC 8033.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PieConfig {
+    /// Target queue delay `QDELAY_REF` (RFC 8033 §4.2: 15 ms).
+    #[serde(default = "pie_target")]
+    pub target_ns: u64,
+    /// Drop probability update interval `T_UPDATE` (§4.2: 15 ms).
+    #[serde(default = "pie_target")]
+    pub t_update_ns: u64,
+    /// Gains, in Hz (§4.2: alpha 0.125, beta 1.25).
+    #[serde(default = "pie_alpha")]
+    pub alpha: f64,
+    #[serde(default = "pie_beta")]
+    pub beta: f64,
+    /// Burst allowance `MAX_BURST` (§4.4: 150 ms).
+    #[serde(default = "pie_max_burst")]
+    pub max_burst_ns: u64,
+}
+
+impl Default for PieConfig {
+    fn default() -> Self {
+        Self {
+            target_ns: pie_target(),
+            t_update_ns: pie_target(),
+            alpha: pie_alpha(),
+            beta: pie_beta(),
+            max_burst_ns: pie_max_burst(),
+        }
+    }
+}
+
+/// RED, Floyd and Jacobson 1993, with the gentle variant (Floyd 2000). Thresholds in packets.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedConfig {
+    /// Floyd and Jacobson 1993 §11 (their simulations): min_th 5, max_th 15 packets,
+    /// max_p 1/50, w_q 0.002.
+    #[serde(default = "red_min_th")]
+    pub min_th: f64,
+    #[serde(default = "red_max_th")]
+    pub max_th: f64,
+    #[serde(default = "red_max_p")]
+    pub max_p: f64,
+    #[serde(default = "red_w_q")]
+    pub w_q: f64,
+    /// Between max_th and 2 max_th the probability rises from max_p to 1 instead of jumping
+    /// to 1 (Floyd, "Recommendation on using the gentle_ variant of RED", 2000).
+    #[serde(default = "yes")]
+    pub gentle: bool,
+}
+
+impl Default for RedConfig {
+    fn default() -> Self {
+        Self {
+            min_th: red_min_th(),
+            max_th: red_max_th(),
+            max_p: red_max_p(),
+            w_q: red_w_q(),
+            gentle: true,
+        }
+    }
+}
+
+fn codel_target() -> u64 {
+    5_000_000
+}
+fn codel_interval() -> u64 {
+    100_000_000
+}
+fn one_mtu() -> u64 {
+    1514
+}
+fn fq_flows() -> u64 {
+    1024
+}
+fn fq_memory_limit() -> u64 {
+    32 << 20
+}
+fn pie_target() -> u64 {
+    15_000_000
+}
+fn pie_alpha() -> f64 {
+    0.125
+}
+fn pie_beta() -> f64 {
+    1.25
+}
+fn pie_max_burst() -> u64 {
+    150_000_000
+}
+fn red_min_th() -> f64 {
+    5.0
+}
+fn red_max_th() -> f64 {
+    15.0
+}
+fn red_max_p() -> f64 {
+    0.02
+}
+fn red_w_q() -> f64 {
+    0.002
+}
+
+impl Discipline {
+    /// Check the parameters; `at` names the direction (`links.0.forward`).
+    pub fn validate(&self, at: &str) -> Result<(), SimError> {
+        let positive = |field: &str, v: u64| {
+            // Times at most an hour, sizes at most the largest buffer.
+            let hi = if field.ends_with("_bytes") {
+                MAX_QUEUE_BYTES
+            } else {
+                MAX_DELAY_NS
+            };
+            in_range(
+                &format!("{at}.queue.{}", field.trim_end_matches("_bytes")),
+                v,
+                1,
+                hi,
+            )
+        };
+        let fraction = |field: &str, v: f64, lo: f64, hi: f64| {
+            if !(v.is_finite() && v > lo && v <= hi) {
+                Err(err(format!(
+                    "{at}.queue.{field}: must be in ({lo}, {hi}], got {v}"
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        match self {
+            Discipline::DropTail => {}
+            Discipline::Codel(c) => {
+                positive("target", c.target_ns)?;
+                positive("interval", c.interval_ns)?;
+                positive("mtu_bytes", c.mtu_bytes.max(1))?;
+            }
+            Discipline::FqCodel(c) => {
+                if !(1..=65536).contains(&c.flows) {
+                    return Err(err(format!(
+                        "{at}.queue.flows: must be in 1..=65536, got {}",
+                        c.flows
+                    )));
+                }
+                positive("quantum_bytes", c.quantum_bytes)?;
+                positive("target", c.target_ns)?;
+                positive("interval", c.interval_ns)?;
+                positive("memory_limit_bytes", c.memory_limit_bytes)?;
+            }
+            Discipline::Pie(c) => {
+                positive("target", c.target_ns)?;
+                positive("t_update", c.t_update_ns)?;
+                positive("max_burst", c.max_burst_ns.max(1))?;
+                fraction("alpha", c.alpha, 0.0, 1e6)?;
+                fraction("beta", c.beta, 0.0, 1e6)?;
+            }
+            Discipline::Red(c) => {
+                fraction("max_p", c.max_p, 0.0, 1.0)?;
+                fraction("w_q", c.w_q, 0.0, 1.0)?;
+                if !(c.min_th.is_finite() && c.min_th >= 0.0 && c.max_th > c.min_th) {
+                    return Err(err(format!(
+                        "{at}.queue.max_th: must be above min_th >= 0, got min_th {} max_th {}",
+                        c.min_th, c.max_th
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -127,6 +421,10 @@ pub struct FlowConfig {
     pub recovery: Recovery,
     #[serde(default)]
     pub loss_detection: LossDetection,
+    /// ECN (RFC 3168): data is sent ECN-capable, the receiver echoes CE marks, and the sender
+    /// reduces its window once per window of data on ECE, without retransmitting.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
     /// What the application on top of the connection does; bulk by default.
     #[serde(default)]
     pub app: AppConfig,
@@ -439,6 +737,31 @@ impl SimConfig {
                 if !(0.0..1.0).contains(&d.loss) {
                     return Err(err(format!("{at}.loss: must be in [0, 1), got {}", d.loss)));
                 }
+                if let Some(&last) = d.rate_trace_ms.last() {
+                    if d.rate_trace_ms.windows(2).any(|w| w[0] > w[1]) {
+                        return Err(err(format!("{at}.rate.trace: times must not decrease")));
+                    }
+                    in_range(
+                        &format!("{at}.rate.trace"),
+                        last,
+                        1,
+                        MAX_DELAY_NS / 1_000_000,
+                    )?;
+                }
+                if let Some(g) = &d.gilbert_elliott {
+                    for (name, v) in [
+                        ("p", g.p),
+                        ("r", g.r),
+                        ("loss_bad", g.loss_bad),
+                        ("loss_good", g.loss_good),
+                    ] {
+                        if !(0.0..=1.0).contains(&v) {
+                            return Err(err(format!(
+                                "{at}.loss.{name}: must be in [0, 1], got {v}"
+                            )));
+                        }
+                    }
+                }
                 // A queue must take the largest packet a flow sends, or nothing ever passes.
                 let largest = self
                     .flows
@@ -460,6 +783,7 @@ impl SimConfig {
                         in_range(&format!("{at}.buffer"), b, largest, MAX_QUEUE_BYTES)?
                     }
                 }
+                d.discipline.validate(&at)?;
                 for (j, dspec) in d.drops.iter().enumerate() {
                     if dspec.flow as usize >= self.flows.len() {
                         return Err(err(format!(
@@ -522,6 +846,7 @@ impl FlowConfig {
             pacing: self.pacing,
             recovery: self.recovery,
             loss_detection: self.loss_detection,
+            ecn: self.ecn,
         }
     }
 

@@ -148,6 +148,7 @@ pub fn controllers(data: &[u8]) {
                 3 => {
                     if !in_recovery {
                         c.on_congestion_event(&CongestionEvent {
+                            ecn: false,
                             now,
                             bytes_lost: input.u8() as u64 * MSS / 8,
                             bytes_in_flight: sent.saturating_sub(delivered),
@@ -205,6 +206,7 @@ fn fuzz_flow(size: u64, rack: bool, delayed_ack: bool) -> FlowConfig {
         } else {
             LossDetection::Dupthresh
         },
+        ecn: false,
         app: AppConfig::Bulk,
     }
 }

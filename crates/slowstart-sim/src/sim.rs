@@ -125,6 +125,9 @@ pub struct FlowSummary {
     pub bottleneck_bps: u64,
     /// Round trips that ended with the sender waiting on a window (see `Sender::stats`).
     pub stalls: u64,
+    /// ECN flows: window reductions on ECN echoes (RFC 3168 §6.1.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_reductions: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -136,6 +139,12 @@ pub struct LinkSummary {
     pub max_queue_bytes: u64,
     pub max_queue_packets: u64,
     pub mean_queue_delay_s: f64,
+    /// The queue discipline, when it is not drop-tail.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue: Option<&'static str>,
+    /// Packets marked Congestion Experienced, on directions with `ecn = true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub marks: Option<u64>,
 }
 
 impl LinkSummary {
@@ -152,6 +161,8 @@ impl LinkSummary {
             } else {
                 0.0
             },
+            queue: (c.discipline != "droptail").then_some(c.discipline),
+            marks: c.ecn.then_some(c.stats.marks),
         }
     }
 }
@@ -358,13 +369,17 @@ impl Simulation {
 
     fn channel_head(&mut self, c: u32) {
         let channel = &mut self.topo.channels[c as usize];
-        let Some(packet) = channel.pop_head() else {
-            return;
-        };
-        if let Some(t) = channel.head_time() {
+        let popped = channel.pop_head(self.now);
+        if let Some(t) = channel.rearm() {
             self.queue.push(t, Event::ChannelHead(c));
         }
         let node = channel.to_node;
+        if !channel.dropped.is_empty() {
+            self.aqm_drops(c);
+        }
+        let Some(packet) = popped else {
+            return;
+        };
         let flow = &self.flows[packet.flow as usize];
         let dest = if packet.to_receiver() {
             flow.dst
@@ -386,29 +401,46 @@ impl Simulation {
         let mss = self.flows[packet.flow as usize].mss;
         let now = self.now;
         let channel = &mut self.topo.channels[c as usize];
-        match channel.offer(now, packet, mss) {
+        let offer = channel.offer(now, packet, mss);
+        let aqm_dropped = !channel.dropped.is_empty();
+        match offer {
             Offer::Queued { was_idle } => {
                 if was_idle {
                     let t = channel.head_time().expect("just queued");
                     self.queue.push(t, Event::ChannelHead(c));
                 }
             }
-            _ => {
-                if packet.kind == Kind::Data {
-                    let flow = &mut self.flows[packet.flow as usize];
-                    flow.metrics.drops += 1;
-                    flow.metrics.drop_bytes += packet.len as u64;
-                    if flow.sender.phase().is_initial_slow_start() {
-                        flow.metrics.slow_start_drops += 1;
-                    }
-                }
-            }
+            _ => self.count_drop(&packet),
+        }
+        if aqm_dropped {
+            self.aqm_drops(c);
         }
         if self.queue_sampler.due(c as usize, now, false) {
             let (bytes, packets) = self.topo.channels[c as usize].backlog();
             self.queue_trace
                 .push(now, c, bytes, packets, &mut self.queue_sampler);
         }
+    }
+
+    fn count_drop(&mut self, packet: &Packet) {
+        if packet.kind == Kind::Data {
+            let flow = &mut self.flows[packet.flow as usize];
+            flow.metrics.drops += 1;
+            flow.metrics.drop_bytes += packet.len as u64;
+            if flow.sender.phase().is_initial_slow_start() {
+                flow.metrics.slow_start_drops += 1;
+            }
+        }
+    }
+
+    /// Account the packets channel `c`'s queue discipline dropped after accepting them.
+    fn aqm_drops(&mut self, c: u32) {
+        let mut dropped = std::mem::take(&mut self.topo.channels[c as usize].dropped);
+        for p in &dropped {
+            self.count_drop(p);
+        }
+        dropped.clear();
+        self.topo.channels[c as usize].dropped = dropped;
     }
 
     /// Run an application hook with both endpoints of flow `f` at hand; true if the
@@ -712,6 +744,7 @@ impl Simulation {
                     base_rtt_s: seconds(f.base_rtt_ns),
                     bottleneck_bps: f.bottleneck_bps,
                     stalls: st.stalls,
+                    ecn_reductions: f.settings.ecn.then_some(st.ecn_reductions),
                 }
             })
             .collect();

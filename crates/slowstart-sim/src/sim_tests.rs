@@ -528,3 +528,138 @@ fn progress_is_told_the_time_and_can_stop_the_run() {
         .unwrap()
         .contains("interrupted"));
 }
+
+/// Two Reno flows through a 20 Mbps bottleneck with a 1000-packet buffer under each discipline:
+/// bytes are conserved (drops at dequeue included), and every AQM keeps the mean queueing delay
+/// far below the drop-tail buffer's.
+#[test]
+fn every_discipline_conserves_bytes_and_aqms_keep_the_queue_short() {
+    use crate::config::Discipline;
+    let f = flow("reno", None);
+    let mut delays = Vec::new();
+    for d in [
+        Discipline::DropTail,
+        Discipline::Codel(Default::default()),
+        Discipline::FqCodel(Default::default()),
+        Discipline::Pie(Default::default()),
+        Discipline::Red(crate::config::RedConfig {
+            min_th: 50.0,
+            max_th: 150.0,
+            ..Default::default()
+        }),
+    ] {
+        let mut cfg = path(
+            20_000_000,
+            40 * MS,
+            QueueLimit::Packets(1000),
+            vec![f.clone(), f.clone()],
+            vec![],
+        );
+        cfg.links[1].forward.discipline = d.clone();
+        cfg.duration_ns = 20 * SEC + 7 * MS;
+        let mut sim = Simulation::new(&cfg).unwrap();
+        sim.advance();
+        for flow in 0..2 {
+            let (sent, received, dropped, held) = sim.byte_ledger(flow);
+            assert!(dropped > 0, "{}: the test needs drops", d.name());
+            assert_eq!(sent, received + dropped + held, "{} flow {flow}", d.name());
+        }
+        let out = sim.finish(cfg.duration_ns);
+        let link = &out.summary.links[2];
+        assert_eq!(link.queue, (!d.is_drop_tail()).then_some(d.name()));
+        delays.push((d.name(), link.mean_queue_delay_s));
+    }
+    let drop_tail = delays[0].1;
+    assert!(drop_tail > 0.1, "{delays:?}");
+    for &(name, delay) in &delays[1..] {
+        assert!(delay < drop_tail / 4.0, "{name}: {delays:?}");
+    }
+}
+
+/// ECN end to end (RFC 3168): CoDel with `ecn = true` marks an ECN flow's packets instead of
+/// dropping them, the receiver echoes, and the sender reduces its window at most once per
+/// round trip without retransmitting; a flow without ECN through the same queue is dropped.
+#[test]
+fn ecn_flow_through_a_marking_codel_is_marked_not_dropped() {
+    use crate::config::Discipline;
+    let run = |ecn_flow: bool| {
+        let mut f = flow("cubic", None);
+        f.ecn = ecn_flow;
+        let mut cfg = path(
+            20_000_000,
+            40 * MS,
+            QueueLimit::Packets(1000),
+            vec![f],
+            vec![],
+        );
+        cfg.links[1].forward.discipline = Discipline::Codel(Default::default());
+        cfg.links[1].forward.ecn = true;
+        cfg.duration_ns = 10 * SEC;
+        let mut sim = Simulation::new(&cfg).unwrap();
+        sim.advance();
+        let (sent, received, dropped, held) = sim.byte_ledger(0);
+        assert_eq!(sent, received + dropped + held);
+        sim.finish(cfg.duration_ns).summary
+    };
+    let ecn = run(true);
+    let (flow, link) = (&ecn.flows[0], &ecn.links[2]);
+    assert_eq!((flow.drops, flow.retransmits), (0, 0), "{flow:?}");
+    let marks = link.marks.expect("an ECN link counts marks");
+    let reductions = flow.ecn_reductions.expect("an ECN flow counts reductions");
+    assert!(
+        marks > 0 && reductions > 0,
+        "{marks} marks, {reductions} reductions"
+    );
+    assert!(reductions <= marks);
+    // At most one reduction per round trip (~40-45 ms under CoDel's 5 ms target).
+    assert!(reductions <= 10_000 / 40, "{reductions}");
+    assert!(
+        link.mean_queue_delay_s < 0.02,
+        "{}",
+        link.mean_queue_delay_s
+    );
+
+    let plain = run(false);
+    assert_eq!(plain.links[2].marks, Some(0));
+    assert!(plain.flows[0].drops > 0 && plain.flows[0].ecn_reductions.is_none());
+}
+
+/// A bulk flow over a trace-driven bottleneck (Mahimahi's format, here 12 Mbps for 5 s then
+/// 3 Mbps for 5 s, repeating): deliveries follow the trace, so the goodput over whole periods
+/// is close to the trace's mean of 7.5 Mbps, and the queue delay under drop-tail grows when
+/// the rate falls.
+#[test]
+fn trace_driven_link_delivers_at_the_traces_rate() {
+    let mut trace = Vec::new();
+    let mut credit = 0.0;
+    for t in 1..=10_000u64 {
+        credit += if t <= 5000 { 1.0 } else { 0.25 };
+        while credit >= 1.0 {
+            trace.push(t);
+            credit -= 1.0;
+        }
+    }
+    let mut cfg = path(
+        7_500_000,
+        40 * MS,
+        QueueLimit::Packets(100),
+        vec![flow("cubic", None)],
+        vec![],
+    );
+    cfg.links[1].forward.rate_trace_ms = trace;
+    cfg.duration_ns = 40 * SEC;
+    let out = Simulation::new(&cfg).unwrap().run();
+    let f = &out.summary.flows[0];
+    let goodput = f.bytes_delivered as f64 * 8.0 / 40.0;
+    // 1460 of every 1500 bytes are payload; slow start and losses cost a little more.
+    assert!(
+        goodput > 0.85 * 7.5e6 && goodput < 0.98 * 7.5e6,
+        "{goodput}"
+    );
+    let (sent, received, dropped, held) = {
+        let mut sim = Simulation::new(&cfg).unwrap();
+        sim.advance();
+        sim.byte_ledger(0)
+    };
+    assert_eq!(sent, received + dropped + held);
+}

@@ -35,6 +35,7 @@ pub fn flow(cc: &str, size_bytes: Option<u64>) -> FlowConfig {
         pacing: false,
         recovery: Recovery::Prr,
         loss_detection: LossDetection::Rack,
+        ecn: false,
         app: AppConfig::Bulk,
     }
 }

@@ -71,6 +71,7 @@ pub(crate) mod testing {
             pacing: false,
             recovery: Recovery::Prr,
             loss_detection: LossDetection::Rack,
+            ecn: false,
         }
     }
 }

@@ -15,6 +15,17 @@ pub enum Kind {
     RequestAck,
 }
 
+/// Data: this is a retransmission (deterministic drops hit first transmissions only).
+pub const RETRANSMISSION: u8 = 1 << 4;
+/// ECN-Capable Transport, ECT(0) in the IP header (RFC 3168 §5).
+pub const ECT: u8 = 1;
+/// Congestion Experienced, set by a router instead of dropping (RFC 3168 §5).
+pub const CE: u8 = 2;
+/// TCP ECN-Echo: the receiver saw CE (RFC 3168 §6.1.3).
+pub const ECE: u8 = 4;
+/// TCP Congestion Window Reduced: the sender reacted to ECE (RFC 3168 §6.1.2).
+pub const CWR: u8 = 8;
+
 /// Up to three SACK blocks fit in the TCP option space beside timestamps (RFC 2018 §3).
 pub const MAX_SACK_BLOCKS: usize = 3;
 
@@ -22,8 +33,9 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 pub struct Packet {
     pub flow: u32,
     pub kind: Kind,
-    /// Data: this is a retransmission (deterministic drops hit first transmissions only).
-    pub retransmission: bool,
+    /// [`RETRANSMISSION`] and the ECN bits of the IP and TCP headers ([`ECT`], [`CE`], [`ECE`],
+    /// [`CWR`]); one byte keeps the record at 72 bytes.
+    pub flags: u8,
     pub sack_count: u8,
     /// Which connection of the flow sent it (a web flow without keep-alive opens one per
     /// object); the engine stamps it and drops packets of a connection that was replaced.
@@ -54,7 +66,7 @@ impl Packet {
         Packet {
             flow,
             kind,
-            retransmission: false,
+            flags: 0,
             sack_count: 0,
             conn: 0,
             wire_bytes,
@@ -64,6 +76,23 @@ impl Packet {
             owd_ns: 0,
             rwnd: 0,
             sack: [(0, 0); MAX_SACK_BLOCKS],
+        }
+    }
+
+    pub fn is_retransmission(&self) -> bool {
+        self.flags & RETRANSMISSION != 0
+    }
+
+    pub fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// Set or clear `flag` (one of the flag constants).
+    pub fn set(&mut self, flag: u8, on: bool) {
+        if on {
+            self.flags |= flag;
+        } else {
+            self.flags &= !flag;
         }
     }
 

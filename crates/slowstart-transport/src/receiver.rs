@@ -1,7 +1,7 @@
 //! The data receiver: in-order reassembly, SACK blocks (RFC 2018), delayed ACKs (RFC 5681 §4.2,
 //! RFC 1122 §4.2.3.2) and a receive window that grows as Linux's does.
 
-use crate::packet::{Kind, Packet, MAX_SACK_BLOCKS};
+use crate::packet::{Kind, Packet, CE, CWR, ECE, MAX_SACK_BLOCKS};
 use crate::ranges::RangeSet;
 use crate::settings::Settings;
 use crate::timer::{Timer, TimerKind};
@@ -36,6 +36,10 @@ pub struct Receiver {
     acks_sent: u64,
     /// Payload bytes that arrived, duplicates included.
     data_bytes_received: u64,
+    /// Set ECE on every ACK until the sender's CWR (RFC 3168 §6.1.3).
+    ece: bool,
+    /// Data packets that arrived marked CE.
+    ce_received: u64,
 }
 
 impl Receiver {
@@ -65,6 +69,8 @@ impl Receiver {
             completed_ns: None,
             acks_sent: 0,
             data_bytes_received: 0,
+            ece: false,
+            ce_received: 0,
         }
     }
 
@@ -126,6 +132,16 @@ impl Receiver {
         let start = pkt.seq;
         let end = pkt.seq + pkt.len as u64;
         self.data_bytes_received += pkt.len as u64;
+        // RFC 3168 §6.1.3: CWR ends the echo; a CE mark (re)starts it and is ACKed at once, as
+        // Linux does (`tcp_ecn_check_ce` enters quick-ACK mode).
+        if pkt.has(CWR) {
+            self.ece = false;
+        }
+        let ce = pkt.has(CE);
+        if ce {
+            self.ece = true;
+            self.ce_received += 1;
+        }
         self.last_owd_ns = now.saturating_sub(pkt.sent_ns);
         self.last_sent_ns = pkt.sent_ns;
         let immediate = if end <= self.rcv_nxt {
@@ -175,7 +191,7 @@ impl Receiver {
             self.remember_block(start);
             true // out of order: duplicate ACK at once
         };
-        if immediate {
+        if immediate || ce {
             self.send_ack(now, io);
         } else if self.delack_timer.deadline().is_none() {
             if let Some(t) = self.delack_timer.set(Some(now + self.delack_timeout_ns)) {
@@ -215,6 +231,7 @@ impl Receiver {
         p.rwnd = self.rwnd;
         p.owd_ns = self.last_owd_ns;
         p.sent_ns = self.last_sent_ns;
+        p.set(ECE, self.ece);
         for &b in &self.recent_blocks[..self.recent_count] {
             if let Some((s, e)) = self.out_of_order.containing(b) {
                 if s >= self.rcv_nxt {

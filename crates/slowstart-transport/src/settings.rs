@@ -70,6 +70,8 @@ pub struct Settings {
     pub pacing: bool,
     pub recovery: Recovery,
     pub loss_detection: LossDetection,
+    /// RFC 3168 ECN: data goes out ECN-capable and an echoed mark reduces the window.
+    pub ecn: bool,
 }
 
 /// A setting out of bounds: the field (as scenarios name it) and what it accepts.

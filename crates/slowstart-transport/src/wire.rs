@@ -125,7 +125,11 @@ pub fn encode(p: &Packet, payload: &[u8], out: &mut Vec<u8>) -> Result<(), WireE
     if p.sack_count > 0 && p.kind != Kind::Ack {
         return Err(WireError::SackCount(p.sack_count));
     }
-    let flags = if p.retransmission { RETRANSMISSION } else { 0 };
+    let flags = if p.is_retransmission() {
+        RETRANSMISSION
+    } else {
+        0
+    };
     out.reserve(HEADER_BYTES + SACK_BLOCK_BYTES * p.sack_count as usize + payload.len());
     out.extend_from_slice(&MAGIC.to_be_bytes());
     out.extend_from_slice(&[VERSION, kind_code(p.kind), flags, p.sack_count, p.conn, 0]);
@@ -215,7 +219,7 @@ pub fn decode(b: &[u8]) -> Result<(Packet, &[u8]), WireError> {
         });
     }
     let mut p = Packet::control(u32_at(b, 8), kind, b.len() as u32, u64_at(b, 24));
-    p.retransmission = flags & RETRANSMISSION != 0;
+    p.set(crate::packet::RETRANSMISSION, flags & RETRANSMISSION != 0);
     p.conn = b[6];
     p.len = len;
     p.seq = seq;
@@ -243,7 +247,7 @@ mod tests {
         let mut p = Packet::control(7, Kind::Data, 0, 123_456_789);
         p.seq = seq;
         p.len = len;
-        p.retransmission = true;
+        p.set(crate::packet::RETRANSMISSION, true);
         p.rwnd = 400;
         p.conn = 2;
         p
@@ -255,8 +259,8 @@ mod tests {
                 .map(|i| p.sack_block(i))
                 .collect()
         };
-        (a.flow, a.kind, a.retransmission, a.conn, a.len, a.seq)
-            == (b.flow, b.kind, b.retransmission, b.conn, b.len, b.seq)
+        (a.flow, a.kind, a.is_retransmission(), a.conn, a.len, a.seq)
+            == (b.flow, b.kind, b.is_retransmission(), b.conn, b.len, b.seq)
             && (a.sent_ns, a.owd_ns, a.rwnd) == (b.sent_ns, b.owd_ns, b.rwnd)
             && blocks(a) == blocks(b)
     }
@@ -372,7 +376,7 @@ mod tests {
                     payload = (0..n).map(|i| i as u8).collect();
                     p.len = n as u32;
                     p.seq = seq.min(u64::MAX - n as u64);
-                    p.retransmission = rtx && kind == Kind::Data;
+                    p.set(crate::packet::RETRANSMISSION, rtx && kind == Kind::Data);
                 } else {
                     p.seq = seq.min(u64::MAX - (1 << 33));
                 }

@@ -43,6 +43,7 @@ fn flow(cc: &str, size: u64) -> FlowConfig {
         pacing: false,
         recovery: Recovery::Prr,
         loss_detection: LossDetection::Rack,
+        ecn: false,
         app: AppConfig::Bulk,
     }
 }

@@ -338,6 +338,7 @@ mod tests {
         c.state = State::ProbeBw(ProbeBwPhase::Up);
         c.bw_probe_samples = true;
         c.on_congestion_event(&CongestionEvent {
+            ecn: false,
             now: SECOND,
             bytes_lost: 5 * MSS,
             bytes_in_flight: 120 * MSS,

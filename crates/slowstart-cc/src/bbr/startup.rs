@@ -148,6 +148,7 @@ mod tests {
         }
         // 6 segments lost of 100 in flight: 6% > 2%, 6 loss "events".
         c.on_congestion_event(&CongestionEvent {
+            ecn: false,
             now,
             bytes_lost: 6 * MSS,
             bytes_in_flight: 100 * MSS,
@@ -171,6 +172,7 @@ mod tests {
         }
         // 1 segment of 100: 1% loss.
         c.on_congestion_event(&CongestionEvent {
+            ecn: false,
             now: 40 * MS,
             bytes_lost: MSS,
             bytes_in_flight: 100 * MSS,

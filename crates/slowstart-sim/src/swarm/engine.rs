@@ -1059,10 +1059,11 @@ impl SwarmSim {
 
     fn channel_head(&mut self, c: u32) {
         let channel = &mut self.channels[c as usize];
-        let Some(packet) = channel.pop_head() else {
+        // Access links are drop-tail: every event is an arrival.
+        let Some(packet) = channel.pop_head(self.now) else {
             return;
         };
-        if let Some(t) = channel.head_time() {
+        if let Some(t) = channel.rearm() {
             self.queue.push(t, Ev::Channel(c));
         }
         if c.is_multiple_of(2) {

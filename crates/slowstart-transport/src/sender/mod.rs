@@ -18,7 +18,7 @@ use slowstart_cc::{
     SentEvent,
 };
 
-use crate::packet::{Kind, Packet};
+use crate::packet::{Kind, Packet, CWR, ECE, ECT, RETRANSMISSION};
 use crate::rto::RetransmissionTimer;
 use crate::settings::{LossDetection, Settings};
 use crate::timer::{Timer, TimerKind};
@@ -48,6 +48,8 @@ pub struct SenderStats {
     pub lost_retransmissions: u64,
     /// Tail loss probes sent (RFC 8985 §7).
     pub loss_probes: u64,
+    /// Window reductions in response to ECN echoes (RFC 3168 §6.1.2).
+    pub ecn_reductions: u64,
     /// Round trips that ended while the sender waited on cwnd or the peer's window with data to
     /// send and less than a path BDP in flight (see [`Sender::set_stall_threshold`]).
     pub stalls: u64,
@@ -63,6 +65,7 @@ impl SenderStats {
         self.rto_count += o.rto_count;
         self.lost_retransmissions += o.lost_retransmissions;
         self.loss_probes += o.loss_probes;
+        self.ecn_reductions += o.ecn_reductions;
         self.stalls += o.stalls;
     }
 }
@@ -106,6 +109,13 @@ pub struct Sender {
     peer_rwnd: u64,
     max_window: u64,
     episodes: Episodes,
+    /// ECN (RFC 3168): data goes out ECT, and ECE reduces the window once per window.
+    ecn: bool,
+    /// Reacting to an ECN echo (Linux TCP_CA_CWR) until `una` passes `cwr_point`.
+    in_cwr: bool,
+    cwr_point: u64,
+    /// The next new data segment carries CWR (RFC 3168 §6.1.2).
+    cwr_pending: bool,
     /// What the latest ACK delivered (PRR's DeliveredData lasts until the next ACK).
     delivery: Delivery,
     /// The first retransmission of a recovery episode goes out whatever the allowance.
@@ -152,6 +162,10 @@ impl Sender {
             peer_rwnd: cfg.initrwnd * mss,
             max_window: cfg.max_window_bytes.unwrap_or(u64::MAX),
             episodes: Episodes::new(cfg.recovery),
+            ecn: cfg.ecn,
+            in_cwr: false,
+            cwr_point: 0,
+            cwr_pending: false,
             delivery: Delivery::default(),
             force_retransmit: false,
             rto: RetransmissionTimer::new(cfg.max_rto_ns, TimerKind::Retransmission),
@@ -381,11 +395,15 @@ impl Sender {
             self.stats.loss_events += 1;
             outcome.loss_event = true;
             self.cc.on_congestion_event(&CongestionEvent {
+                ecn: false,
                 now,
                 bytes_lost: newly_lost,
                 bytes_in_flight: prior_in_flight,
                 mss: self.mss,
             });
+        }
+        if self.ecn {
+            self.on_ecn_echo(now, ack, prior_in_flight);
         }
         self.episodes.on_delivered(delivered.bytes);
         // A round trip ends when a segment sent in it is delivered (Linux/BBR round counting).
@@ -424,7 +442,7 @@ impl Sender {
                     (Some(block), Some(sent)) => sent <= block,
                     (Some(_), None) => false,
                 },
-                in_recovery: self.episodes.in_fast_recovery(),
+                in_recovery: self.episodes.in_fast_recovery() || self.in_cwr,
             };
             self.cc.on_ack(&event);
         }
@@ -539,6 +557,34 @@ impl Sender {
         }
     }
 
+    /// RFC 3168 §6.1.2: an ACK with ECE reduces the window as a loss would, at most once per
+    /// window of data and not during loss recovery, without retransmitting anything; the next
+    /// new segment (`cwr_point`) carries CWR. ECE is ignored until an ACK covers that segment,
+    /// so the receiver has seen CWR (ns-2's `recover_` rule); a controller that entered its
+    /// recovery phase for the reduction is told then that it is over.
+    fn on_ecn_echo(&mut self, now: u64, ack: &Packet, prior_in_flight: u64) {
+        if self.in_cwr && self.board.una() > self.cwr_point {
+            self.in_cwr = false;
+            if self.cc.phase() == Phase::Recovery && !self.episodes.in_fast_recovery() {
+                self.cc.on_recovery_exit(now);
+            }
+        }
+        if !ack.has(ECE) || self.in_cwr || self.episodes.in_any() {
+            return;
+        }
+        self.in_cwr = true;
+        self.cwr_point = self.board.nxt();
+        self.cwr_pending = true;
+        self.stats.ecn_reductions += 1;
+        self.cc.on_congestion_event(&CongestionEvent {
+            ecn: true,
+            now,
+            bytes_lost: 0,
+            bytes_in_flight: prior_in_flight,
+            mss: self.mss,
+        });
+    }
+
     fn transmit(&mut self, now: u64, k: u64, retransmission: bool, io: &mut Io) {
         let pipe_before = self.board.pipe();
         let len = self.board.segment_len(k, self.written);
@@ -570,7 +616,13 @@ impl Sender {
         let mut p = Packet::control(self.flow, Kind::Data, (len + self.header_bytes) as u32, now);
         p.seq = seq;
         p.len = len as u32;
-        p.retransmission = retransmission;
+        p.set(RETRANSMISSION, retransmission);
+        // RFC 3168 §6.1.5: retransmissions are not sent ECN-capable.
+        p.set(ECT, self.ecn && !retransmission);
+        if self.cwr_pending && !retransmission {
+            p.set(CWR, true);
+            self.cwr_pending = false;
+        }
         p.rwnd = self.piggyback_ack;
         io.send(p);
         self.cc.on_packet_sent(&SentEvent {

@@ -1,0 +1,229 @@
+"""Link directions beyond drop-tail at a fixed rate: queue disciplines, Gilbert-Elliott loss
+and trace-driven capacity.
+
+`queue = "codel"` or `queue = {kind = "codel", target = "5ms"}` becomes the canonical
+`discipline` table of crates/slowstart-sim/src/config.rs. Parameters left out take the defaults
+of the algorithm's document, which live on the Rust side (`config.rs`), so they are written down
+once; `DEFAULTS` repeats them only for `slowstart list` and the docs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from slowstart.units import ScenarioError, parse_rate, parse_size, parse_time, show
+
+# name → {parameter: (kind, canonical field)}
+PARAMETERS: dict[str, dict[str, tuple[str, str]]] = {
+    "droptail": {},
+    "codel": {
+        "target": ("time", "target_ns"),
+        "interval": ("time", "interval_ns"),
+        "mtu": ("size", "mtu_bytes"),
+    },
+    "fq_codel": {
+        "flows": ("count", "flows"),
+        "quantum": ("size", "quantum_bytes"),
+        "target": ("time", "target_ns"),
+        "interval": ("time", "interval_ns"),
+        "memory_limit": ("size", "memory_limit_bytes"),
+    },
+    "pie": {
+        "target": ("time", "target_ns"),
+        "t_update": ("time", "t_update_ns"),
+        "alpha": ("gain", "alpha"),
+        "beta": ("gain", "beta"),
+        "max_burst": ("time", "max_burst_ns"),
+    },
+    "red": {
+        "min_th": ("packets", "min_th"),
+        "max_th": ("packets", "max_th"),
+        "max_p": ("probability", "max_p"),
+        "w_q": ("probability", "w_q"),
+        "gentle": ("bool", "gentle"),
+    },
+}
+
+DEFAULTS: dict[str, dict[str, object]] = {
+    "droptail": {},
+    "codel": {"target": "5ms", "interval": "100ms", "mtu": 1514},
+    "fq_codel": {
+        "flows": 1024,
+        "quantum": 1514,
+        "target": "5ms",
+        "interval": "100ms",
+        "memory_limit": "32MiB",
+    },
+    "pie": {
+        "target": "15ms",
+        "t_update": "15ms",
+        "alpha": 0.125,
+        "beta": 1.25,
+        "max_burst": "150ms",
+    },
+    "red": {"min_th": 5, "max_th": 15, "max_p": 0.02, "w_q": 0.002, "gentle": True},
+}
+
+KINDS = tuple(PARAMETERS)
+
+
+def _number(value: object, field: str, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ScenarioError(f"{field}: expected {what}, got {show(value)}")
+    return float(value)
+
+
+def _parameter(kind: str, value: object, field: str) -> Any:
+    if kind == "time":
+        ns = parse_time(value, field)
+        if not 0 < ns <= 3600 * 10**9:
+            raise ScenarioError(f"{field}: must be positive and at most 1h, got {show(value)}")
+        return ns
+    if kind == "size":
+        size = parse_size(value, field)
+        if size == 0:
+            raise ScenarioError(f"{field}: must be positive, got {show(value)}")
+        return size
+    if kind == "count":
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65536:
+            raise ScenarioError(f"{field}: expected an integer in 1..=65536, got {show(value)}")
+        return value
+    if kind == "gain":
+        x = _number(value, field, "a positive number (Hz)")
+        if x <= 0:
+            raise ScenarioError(f"{field}: expected a positive number (Hz), got {show(value)}")
+        return x
+    if kind == "packets":
+        x = _number(value, field, "a number of packets >= 0")
+        if x < 0:
+            raise ScenarioError(f"{field}: expected a number of packets >= 0, got {show(value)}")
+        return x
+    if kind == "probability":
+        x = _number(value, field, "a probability in (0, 1]")
+        if not 0 < x <= 1:
+            raise ScenarioError(f"{field}: expected a probability in (0, 1], got {show(value)}")
+        return x
+    if not isinstance(value, bool):
+        raise ScenarioError(f"{field}: expected true or false, got {show(value)}")
+    return value
+
+
+def parse_queue(value: object, field: str) -> dict[str, Any] | None:
+    """The canonical discipline, or None for drop-tail (the canonical default)."""
+    if isinstance(value, str):
+        table: dict[str, Any] = {"kind": value}
+    elif isinstance(value, dict):
+        table = dict(value)
+    else:
+        raise ScenarioError(
+            f"{field}: expected one of {', '.join(KINDS)} or a table such as "
+            f'{{kind = "codel", target = "5ms"}}, got {show(value)}'
+        )
+    kind = table.pop("kind", None)
+    if kind not in PARAMETERS:
+        raise ScenarioError(f"{field}.kind: expected one of {', '.join(KINDS)}, got {show(kind)}")
+    params = PARAMETERS[kind]
+    out: dict[str, Any] = {"kind": kind}
+    for key, raw in table.items():
+        if key not in params:
+            accepted = ", ".join(params) or "no parameters"
+            raise ScenarioError(f"{field}.{key}: unknown {kind} parameter (accepted: {accepted})")
+        what, canonical = params[key]
+        out[canonical] = _parameter(what, raw, f"{field}.{key}")
+    if kind == "red":
+        lo = out.get("min_th", DEFAULTS["red"]["min_th"])
+        hi = out.get("max_th", DEFAULTS["red"]["max_th"])
+        if not hi > lo:  # type: ignore[operator]
+            raise ScenarioError(f"{field}.max_th: must be above min_th ({lo}), got {show(hi)}")
+    return None if kind == "droptail" else out
+
+
+GE_KEYS = ("p", "r", "loss_bad", "loss_good")
+GE_HELP = (
+    'a probability in [0, 1] such as 0.25 or "25%" (netem gemodel: p, r, loss_bad = 1-h, '
+    "loss_good = 1-k)"
+)
+
+
+def _probability(value: object, field: str) -> float:
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            x = float(value.strip()[:-1]) / 100
+        except ValueError:
+            raise ScenarioError(f"{field}: expected {GE_HELP}, got {show(value)}") from None
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        x = float(value)
+    else:
+        raise ScenarioError(f"{field}: expected {GE_HELP}, got {show(value)}")
+    if not 0.0 <= x <= 1.0:
+        raise ScenarioError(f"{field}: expected {GE_HELP}, got {show(value)}")
+    return x
+
+
+def parse_gilbert_elliott(value: dict[str, Any], field: str) -> dict[str, float]:
+    """`loss = {p = "1%", r = "25%", loss_bad = 1, loss_good = 0}`: netem's `loss gemodel
+    p r 1-h 1-k`, with netem's defaults r = 1 - p, loss_bad (1-h) = 1, loss_good (1-k) = 0."""
+    for key in value:
+        if key not in GE_KEYS:
+            raise ScenarioError(
+                f"{field}.{key}: unknown key (accepted: {', '.join(GE_KEYS)}: a Gilbert-Elliott "
+                "model as netem's gemodel)"
+            )
+    if "p" not in value:
+        raise ScenarioError(f"{field}.p: missing (the good-to-bad transition probability)")
+    p = _probability(value["p"], f"{field}.p")
+    return {
+        "p": p,
+        "r": _probability(value.get("r", 1.0 - p), f"{field}.r"),
+        "loss_bad": _probability(value.get("loss_bad", 1.0), f"{field}.loss_bad"),
+        "loss_good": _probability(value.get("loss_good", 0.0), f"{field}.loss_good"),
+    }
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def read_trace(name: str, field: str) -> list[int]:
+    """A Mahimahi trace: one delivery opportunity per line, its time in ms. Found as given
+    (relative to the current folder), else relative to the repository root."""
+    path = Path(name)
+    if not path.is_absolute() and not path.exists():
+        path = REPO / name
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ScenarioError(f"{field}: cannot read trace {show(name)}: {e.strerror}") from None
+    times = []
+    for n, line in enumerate(text.split(), start=1):
+        if not line.isdigit():
+            raise ScenarioError(
+                f"{field}: {name} line {n}: expected a time in ms (an integer), got {show(line)}"
+            )
+        times.append(int(line))
+    if not times or times[-1] == 0:
+        raise ScenarioError(f"{field}: {name}: no delivery opportunities after 0 ms")
+    if any(a > b for a, b in zip(times, times[1:], strict=False)):
+        raise ScenarioError(f"{field}: {name}: times must not decrease")
+    return times
+
+
+def trace_rate(times: list[int]) -> int:
+    """Mean capacity of a trace, bits per second: 1500 bytes per opportunity over the period."""
+    return len(times) * 1500 * 8 * 1000 // times[-1]
+
+
+def parse_rate_or_trace(value: object, field: str) -> tuple[int, list[int] | None]:
+    """`"20Mbps"`, or `{trace = "traces/steps.txt"}`: (rate in bit/s, trace or None)."""
+    if isinstance(value, dict):
+        if set(value) != {"trace"}:
+            raise ScenarioError(
+                f'{field}: expected a rate such as "20Mbps" or {{trace = "file"}}, '
+                f"got {show(value)}"
+            )
+        name = value["trace"]
+        if not isinstance(name, str) or not name:
+            raise ScenarioError(f"{field}.trace: expected a file name, got {show(name)}")
+        times = read_trace(name, f"{field}.trace")
+        return trace_rate(times), times
+    return parse_rate(value, field), None
