@@ -3,7 +3,10 @@
 Each case runs in its own process so its peak memory (ru_maxrss) is its own. Wall time is the
 core's run alone (the summary's `wall_s`), so events per second measure the engine, not Python.
 The `startup-*` cases are the exception: they time the whole `slowstart` process, as a user
-waits for it. Compare ratios within one run: these 2-core machines are noisy.
+waits for it; so do the `ns2-*` and `ns3-*` cases, which time the same run in ns-2 or ns-3
+(our own small scripts in bench/, run when Debian's `ns2` or `libns3-dev` is installed, skipped
+with a reason otherwise) and report the ratio. Compare ratios within one run: these 2-core
+machines are noisy.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -81,6 +85,32 @@ STARTUP_CASES: dict[str, tuple[list[str], float]] = {
     "startup-run-satellite-json": (["run", "satellite", "--json"], 0.250),
 }
 
+# Issue #14: the whole `slowstart run` process against ns-2 or ns-3 simulating the same run,
+# timed alternately, median of `--ref-runs`. name -> (our arguments, reference tool, target
+# ratio, summary fields compared). The reference scripts print one JSON line with those fields.
+REFERENCE_CASES: dict[str, tuple[list[str], str, float, tuple[str, ...]]] = {
+    # Floyd's early-loss run to the 3500-segment cap (bench/ns2_floyd.tcl).
+    "ns2-floyd": (
+        ["run", "lfn-early-loss", "--duration", "285s", "--json", "--quiet"],
+        "ns2",
+        10.0,
+        ("time_to_window_cap_s", "data_packets_sent", "retransmits"),
+    ),
+    # The 100 MB satellite transfer, Reno (bench/ns3_satellite.cc).
+    "ns3-satellite": (
+        ["run", "satellite", "--cc", "reno", "--json", "--quiet"],
+        "ns3",
+        50.0,
+        ("completion_s", "data_packets_sent", "drops"),
+    ),
+}
+NS3_INCLUDE = Path("/usr/include/ns3")
+NS3_LIBDIRS = (
+    Path("/usr/lib/x86_64-linux-gnu"),
+    Path("/usr/lib/aarch64-linux-gnu"),
+    Path("/usr/lib"),
+)
+
 SWEEP_CHILD = r"""
 import json, resource, sys, time
 import slowstart
@@ -147,29 +177,45 @@ def slowstart_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "slowstart"]
 
 
+def user_env() -> dict[str, str]:
+    """The environment with bytecode caching on, as on a user's machine: this workplace sets
+    PYTHONDONTWRITEBYTECODE, which would make every run compile the package again."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def time_process(command: list[str], env: dict[str, str], cwd: Path = ROOT) -> dict:
+    """Run `command` to exit: its wall time from fork to exit, CPU time (user + system), peak
+    RSS and standard output. Exits the bench with the command's stderr if it fails."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            err.seek(0)
+            message = err.read().decode(errors="replace").strip()
+            sys.exit(f"error: {' '.join(command)} exited {code}: {message}")
+        out.seek(0)
+        return {
+            "wall_s": wall,
+            "cpu_s": usage.ru_utime + usage.ru_stime,
+            "peak_rss_mb": usage.ru_maxrss / 1024,
+            "stdout": out.read().decode(errors="replace"),
+        }
+
+
 def run_startup_case(args: list[str], target_s: float, runs: int) -> dict:
     """Whole-process wall time of `slowstart ARGS`: median, min and max of `runs`, and the
-    largest peak RSS. Bytecode caching is on, as on a user's machine: this workplace sets
-    PYTHONDONTWRITEBYTECODE, which would make every run compile the package again."""
+    largest peak RSS, with bytecode caching on (`user_env`)."""
     command = [*slowstart_command(), *args]
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = user_env()
     walls, rss = [], []
     for i in range(runs + 1):
-        with tempfile.TemporaryFile() as err:
-            t0 = time.perf_counter()
-            proc = subprocess.Popen(
-                command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err
-            )
-            _, status, usage = os.wait4(proc.pid, 0)
-            wall = time.perf_counter() - t0
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            if proc.returncode != 0:
-                err.seek(0)
-                message = err.read().decode(errors="replace").strip()
-                sys.exit(f"error: {' '.join(command)} exited {proc.returncode}: {message}")
+        m = time_process(command, env)
         if i:  # the first run warms the page cache and writes the bytecode
-            walls.append(wall)
-            rss.append(usage.ru_maxrss / 1024)
+            walls.append(m["wall_s"])
+            rss.append(m["peak_rss_mb"])
     return {
         "command": " ".join(["slowstart", *args]),
         "runs": runs,
@@ -181,13 +227,112 @@ def run_startup_case(args: list[str], target_s: float, runs: int) -> dict:
     }
 
 
+def ns3_libraries() -> list[Path]:
+    """Debian's libns3-dev shared libraries (libns3-*.so), or [] when absent."""
+    for libdir in NS3_LIBDIRS:
+        libs = sorted(libdir.glob("libns3*.so"))
+        if libs:
+            return libs
+    return []
+
+
+def reference_command(tool: str, build_dir: Path) -> list[str] | str:
+    """The command running the reference simulation, or why it cannot run (a string)."""
+    if tool == "ns2":
+        ns = shutil.which("ns")
+        if ns is None:
+            return "ns-2 is not installed (Debian package ns2, /usr/bin/ns)"
+        return [ns, str(ROOT / "bench" / "ns2_floyd.tcl")]
+    gxx = shutil.which("g++")
+    libs = ns3_libraries()
+    if not (NS3_INCLUDE / "core-module.h").exists() or not libs:
+        return "ns-3 headers or libraries are not installed (Debian package libns3-dev)"
+    if gxx is None:
+        return "g++ is not installed (needed to build bench/ns3_satellite.cc)"
+    binary = build_dir / "ns3_satellite"
+    build = [
+        gxx,
+        "-O2",
+        "-std=c++17",
+        str(ROOT / "bench" / "ns3_satellite.cc"),
+        "-o",
+        str(binary),
+        f"-L{libs[0].parent}",
+        *(f"-l{lib.name[3:-3]}" for lib in libs),
+    ]
+    out = subprocess.run(build, capture_output=True, text=True)
+    if out.returncode != 0:
+        return f"bench/ns3_satellite.cc did not build: {out.stderr.strip()[-500:]}"
+    return [str(binary)]
+
+
+def run_reference_case(
+    args: list[str], tool: str, target: float, fields: tuple[str, ...], runs: int
+) -> dict:
+    """Whole-process wall time of `slowstart ARGS` and of the same run in ns-2 or ns-3, timed
+    alternately (one unrecorded run of ours first, for the page cache and bytecode), medians of
+    `runs`; the ratio of wall times (and of CPU times, steadier when the machine is loaded),
+    and the fields both print, to check they model the same run."""
+    with tempfile.TemporaryDirectory(prefix="slowstart-bench-") as build_dir:
+        reference = reference_command(tool, Path(build_dir))
+        if isinstance(reference, str):
+            return {"skipped": reference}
+        ours_command = [*slowstart_command(), *args]
+        env = user_env()
+        time_process(ours_command, env)
+        ours, ref = [], []
+        for _ in range(runs):
+            ours.append(time_process(ours_command, env))
+            ref.append(time_process(reference, env, cwd=Path(build_dir)))
+    summary = json.loads(ours[-1]["stdout"])["flows"][0]
+    ref_summary = json.loads(ref[-1]["stdout"].strip().splitlines()[-1])
+    m = {
+        "command": " ".join(["slowstart", *args]),
+        "reference": " ".join(Path(a).name for a in reference),
+        "runs": runs,
+        "target_ratio": target,
+    }
+    for key, sample in (("ours", ours), ("reference", ref)):
+        m[f"{key}_wall_s"] = statistics.median(r["wall_s"] for r in sample)
+        m[f"{key}_cpu_s"] = statistics.median(r["cpu_s"] for r in sample)
+        m[f"{key}_peak_rss_mb"] = max(r["peak_rss_mb"] for r in sample)
+    m["ratio"] = m["reference_wall_s"] / m["ours_wall_s"]
+    m["cpu_ratio"] = m["reference_cpu_s"] / m["ours_cpu_s"]
+    m["compared"] = {f: {"ours": summary.get(f), "reference": ref_summary.get(f)} for f in fields}
+    if "events" in ref_summary:
+        m["compared"]["events"] = {
+            "ours": json.loads(ours[-1]["stdout"])["events"],
+            "reference": ref_summary["events"],
+        }
+    return m
+
+
+def print_reference_case(name: str, m: dict) -> None:
+    if "skipped" in m:
+        print(f"{name:36s} skipped: {m['skipped']}")
+        return
+    print(
+        f"{name:36s} {m['ours_wall_s']:7.2f} s against {m['reference_wall_s']:7.2f} s wall: "
+        f"{m['ratio']:5.1f}x (target {m['target_ratio']:.0f}x); CPU {m['ours_cpu_s']:.2f} s "
+        f"against {m['reference_cpu_s']:.2f} s: {m['cpu_ratio']:.1f}x; median of {m['runs']}"
+    )
+    for field, v in m["compared"].items():
+        print(f"  {field:34s} ours {v['ours']!s:>16s}   reference {v['reference']!s:>16s}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    every = [*CASES, *SWEEP_CASES, *STARTUP_CASES]
+    every = [*CASES, *SWEEP_CASES, *STARTUP_CASES, *REFERENCE_CASES]
     ap.add_argument("cases", nargs="*", help=f"subset of: {', '.join(every)}")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results.json"))
     ap.add_argument(
         "--runs", type=int, default=10, help="runs of each startup-* case (default %(default)s)"
+    )
+    ap.add_argument(
+        "--ref-runs",
+        type=int,
+        default=3,
+        help="runs of each ns2-*/ns3-* case, ours and the reference's (default %(default)s)",
     )
     args = ap.parse_args()
     names = args.cases or every
@@ -203,6 +348,10 @@ def main() -> None:
                 f"({m['wall_min_s'] * 1e3:.0f}-{m['wall_max_s'] * 1e3:.0f} ms, target "
                 f"{m['target_s'] * 1e3:.0f} ms) {m['peak_rss_mb']:6.0f} MB"
             )
+            continue
+        if name in REFERENCE_CASES:
+            results[name] = m = run_reference_case(*REFERENCE_CASES[name], max(args.ref_runs, 1))
+            print_reference_case(name, m)
             continue
         if name in SWEEP_CASES:
             results[name] = m = run_sweep_case(SWEEP_CASES[name])
