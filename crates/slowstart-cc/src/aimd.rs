@@ -4,7 +4,7 @@
 
 use crate::hstcp::HighSpeedTable;
 use crate::loss_based::AvoidanceRule;
-use crate::registry::ParamInfo;
+use crate::params::ParamInfo;
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent, Nanos};
 

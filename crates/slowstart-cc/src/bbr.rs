@@ -26,7 +26,8 @@ mod probe_rtt;
 mod startup;
 pub mod windowed_filter;
 
-use crate::registry::{CcError, CommonParams, ParamInfo, Params};
+use crate::params::{ParamInfo, Params};
+use crate::registry::{CcError, CommonParams};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, RateSample, SECOND};
 pub use probe_bw::ProbeBwPhase;
 use windowed_filter::MaxFilter;
@@ -1017,7 +1018,8 @@ mod tests {
 
     #[test]
     fn registered_as_bbr_without_parameters() {
-        use crate::registry::{build_for_test, ParamValue};
+        use crate::params::ParamValue;
+        use crate::registry::build_for_test;
         let c = build_for_test("bbr", 1448, &[]).unwrap();
         assert_eq!(c.phase(), Phase::Startup);
         assert_eq!(c.ssthresh(), u64::MAX);

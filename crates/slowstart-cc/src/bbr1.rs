@@ -16,7 +16,8 @@
 
 use crate::bbr::windowed_filter::MaxFilter;
 use crate::bbr::SplitMix64;
-use crate::registry::{CcError, CommonParams, ParamInfo, Params};
+use crate::params::{ParamInfo, Params};
+use crate::registry::{CcError, CommonParams};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, RateSample, SECOND};
 
 /// No declared parameters: the constants are tcp_bbr.c's.

@@ -2,7 +2,7 @@
 //! estimate as a floor (§4.3), fast convergence (§4.7), multiplicative decrease beta = 0.7.
 
 use crate::loss_based::AvoidanceRule;
-use crate::registry::ParamInfo;
+use crate::params::ParamInfo;
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent, Nanos};
 

@@ -2,7 +2,7 @@
 //! Low_Window; Reno below it.
 
 use crate::loss_based::AvoidanceRule;
-use crate::registry::ParamInfo;
+use crate::params::ParamInfo;
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent};
 

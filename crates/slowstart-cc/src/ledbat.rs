@@ -21,7 +21,8 @@
 
 use std::collections::VecDeque;
 
-use crate::registry::{CcError, CommonParams, NumberOrWord, ParamInfo, Params};
+use crate::params::{NumberOrWord, ParamInfo, Params};
+use crate::registry::{CcError, CommonParams};
 use crate::window::{AckCounting, WindowGrowth};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SECOND};
 

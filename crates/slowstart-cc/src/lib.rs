@@ -12,8 +12,9 @@
 //!
 //! Layers: [`controller`] (the interface and the events), [`estimators`] (RTT and delivery-rate
 //! sampling a transport shares with every algorithm), [`window`] (slow-start and additive-increase
-//! arithmetic shared by the loss-based algorithms), one module per algorithm, and [`registry`]
-//! (names, parameters with defaults and ranges, construction from `name:key=value`).
+//! arithmetic shared by the loss-based algorithms), one module per algorithm, [`params`] (how an
+//! algorithm declares its parameters, with defaults and accepted ranges, and reads them) and
+//! [`registry`] (the list of algorithms and construction from `name:key=value`).
 
 pub mod aimd;
 pub mod bbr;
@@ -24,6 +25,7 @@ pub mod estimators;
 pub mod hstcp;
 pub mod ledbat;
 pub mod loss_based;
+pub mod params;
 pub mod registry;
 pub mod reno;
 pub mod scalable;

@@ -2,7 +2,7 @@
 //! 1/8; Reno's one-per-window increase while the window is below 1/a = 100 segments.
 
 use crate::loss_based::AvoidanceRule;
-use crate::registry::ParamInfo;
+use crate::params::ParamInfo;
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent};
 

@@ -5,7 +5,8 @@ pub mod hystart_pb;
 pub mod hystart_pp;
 pub mod search;
 
-use crate::registry::{CcError, CommonParams, ParamInfo, Params};
+use crate::params::{ParamInfo, Params};
+use crate::registry::{CcError, CommonParams};
 use crate::window::{limited_slow_start_increase, AckCounting, WindowGrowth};
 use crate::{AckEvent, Nanos, Phase, SentEvent};
 
@@ -258,7 +259,8 @@ impl SlowStart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::{CcSpec, Controller, ParamValue};
+    use crate::params::ParamValue;
+    use crate::registry::{CcSpec, Controller};
     use crate::{CongestionController, Phase};
 
     const MSS: u64 = 1000;
@@ -339,7 +341,8 @@ mod tests {
 #[cfg(test)]
 mod property_tests {
     use super::*;
-    use crate::registry::{CcSpec, Controller, ParamValue};
+    use crate::params::ParamValue;
+    use crate::registry::{CcSpec, Controller};
     use crate::{CongestionController, CongestionEvent, RateSample};
     use proptest::prelude::*;
 

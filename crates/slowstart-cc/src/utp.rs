@@ -17,7 +17,8 @@
 //! `ssthresh()` reports the post-loss cwnd during recovery, the target the transport's PRR steers to.
 
 use crate::ledbat::{init_cwnd, seconds};
-use crate::registry::{CcError, CommonParams, ParamInfo, Params};
+use crate::params::{ParamInfo, Params};
+use crate::registry::{CcError, CommonParams};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SECOND};
 
 /// libtorrent `settings_pack::utp_target_delay` default: 100 ms.

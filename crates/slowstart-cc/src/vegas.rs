@@ -13,7 +13,8 @@
 //! The same machinery, with [`SlowStartExit::LimitedSlowStart`], is `vegas-lss` (see
 //! [`crate::vegas_lss`]).
 
-use crate::registry::{CcError, CommonParams, ParamInfo, Params};
+use crate::params::{ParamInfo, Params};
+use crate::registry::{CcError, CommonParams};
 use crate::window::{limited_slow_start_increase, AckCounting, WindowGrowth};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase};
 

@@ -9,7 +9,8 @@
 //! avoidance is then Reno's by default, or Vegas's (`avoidance = "vegas"`). The net100 runs paired
 //! this with Floyd's HighSpeed AIMD, which is not modelled here.
 
-use crate::registry::{CcError, CommonParams, NumberOrWord, ParamInfo, Params};
+use crate::params::{NumberOrWord, ParamInfo, Params};
+use crate::registry::{CcError, CommonParams};
 use crate::vegas::{thresholds, Avoidance, MaxSsthresh, SlowStartExit, Vegas, VegasConfig};
 use crate::window::AckCounting;
 
