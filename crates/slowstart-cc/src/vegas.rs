@@ -13,7 +13,7 @@
 //! The same machinery, with [`SlowStartExit::LimitedSlowStart`], is `vegas-lss` (see
 //! [`crate::vegas_lss`]).
 
-use crate::params::{ParamInfo, Params};
+use crate::params::{Accepts, ParamInfo, Params, Range};
 use crate::registry::{CcError, CommonParams};
 use crate::window::{limited_slow_start_increase, AckCounting, WindowGrowth};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase};
@@ -402,31 +402,31 @@ pub const THRESHOLD_PARAMS: [ParamInfo; 4] = [
         name: "alpha",
         doc: "congestion avoidance adds one segment per RTT while diff < alpha (segments queued)",
         default: "2",
-        accepted: "0 to 1000, at most beta",
+        accepts: Accepts::Number(Range::number(0.0, 1000.0).with_note("at most beta")),
     },
     ParamInfo {
         name: "beta",
         doc: "congestion avoidance removes one segment per RTT while diff > beta",
         default: "4",
-        accepted: "0 to 1000, at least alpha",
+        accepts: Accepts::Number(Range::number(0.0, 1000.0).with_note("at least alpha")),
     },
     ParamInfo {
         name: "gamma",
         doc: "slow start ends (or hands over) when diff > gamma",
         default: "1",
-        accepted: "0 to 1000",
+        accepts: Accepts::number(0.0, 1000.0),
     },
     ParamInfo {
         name: "round_rtt",
         doc: "RTT of a round used for diff: min (Linux) or mean (user-space timing, net100 atou)",
         default: "min",
-        accepted: "min | mean",
+        accepts: Accepts::Word(&["min", "mean"]),
     },
 ];
 
 /// The `round_rtt` parameter.
 pub fn round_rtt(params: &Params) -> Result<RoundRtt, CcError> {
-    Ok(match params.choice("round_rtt", &["min", "mean"])? {
+    Ok(match params.choice("round_rtt")? {
         "mean" => RoundRtt::Mean,
         _ => RoundRtt::Min,
     })
@@ -437,9 +437,9 @@ pub const PARAMS: &[ParamInfo] = &THRESHOLD_PARAMS;
 
 /// alpha, beta, gamma from a spec; alpha must not exceed beta.
 pub fn thresholds(params: &Params) -> Result<[f64; 3], CcError> {
-    let alpha = params.number("alpha", 0.0, 1000.0)?;
-    let beta = params.number("beta", 0.0, 1000.0)?;
-    let gamma = params.number("gamma", 0.0, 1000.0)?;
+    let alpha = params.number("alpha")?;
+    let beta = params.number("beta")?;
+    let gamma = params.number("gamma")?;
     if alpha > beta {
         return Err(CcError(format!(
             "cc: parameter 'alpha' = {alpha} must not exceed 'beta' = {beta}"
@@ -782,7 +782,7 @@ pub(crate) mod tests {
         let err =
             crate::registry::build_for_test("vegas", MSS, &[("gamma", Number(-1.0))]).unwrap_err();
         assert!(
-            err.0.contains("'gamma'") && err.0.contains("0 to 1000"),
+            err.0.contains("'gamma'") && err.0.contains("0..=1000"),
             "{err}"
         );
     }
