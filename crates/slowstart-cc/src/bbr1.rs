@@ -14,10 +14,11 @@
 //!   never set), restart from idle (`bbr_cwnd_event` CA_EVENT_TX_START), undo of a spurious
 //!   recovery (`bbr_undo_cwnd`), and `sk_max_pacing_rate`.
 
-use crate::bbr::windowed_filter::MaxFilter;
-use crate::bbr::SplitMix64;
+use crate::mul_div;
 use crate::params::{ParamInfo, Params};
 use crate::registry::{CcError, CommonParams};
+use crate::rng::SplitMix64;
+use crate::windowed_filter::MaxFilter;
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, RateSample, SECOND};
 
 /// No declared parameters: the constants are tcp_bbr.c's.
@@ -147,11 +148,6 @@ pub struct Bbr1 {
     extra_acked: [u64; 2],
     extra_acked_win_rtts: u32,
     extra_acked_win_idx: usize,
-}
-
-/// `a * b / c` without overflow, saturating.
-fn mul_div(a: u64, b: u64, c: u64) -> u64 {
-    (a as u128 * b as u128 / c.max(1) as u128).min(u64::MAX as u128) as u64
 }
 
 impl Bbr1 {
@@ -637,8 +633,8 @@ pub fn from_params(_params: &Params, common: &CommonParams) -> Result<Bbr1, CcEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bbr::test_pipe::Pipe;
     use crate::registry::{CcSpec, Controller};
+    use crate::test_pipe::Pipe;
 
     const MSS: u64 = 1000;
 

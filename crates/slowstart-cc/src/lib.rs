@@ -28,12 +28,16 @@ pub mod loss_based;
 pub mod params;
 pub mod registry;
 pub mod reno;
+pub mod rng;
 pub mod scalable;
 pub mod slow_start;
+#[cfg(test)]
+pub(crate) mod test_pipe;
 pub mod utp;
 pub mod vegas;
 pub mod vegas_lss;
 pub mod window;
+pub mod windowed_filter;
 
 pub use controller::{AckEvent, CongestionController, CongestionEvent, Phase, SentEvent};
 pub use estimators::{RateSample, RateSampler, RttEstimator};
@@ -44,3 +48,8 @@ pub type Nanos = u64;
 
 /// One second in [`Nanos`].
 pub const SECOND: Nanos = 1_000_000_000;
+
+/// `a * b / c` without overflow, saturating.
+pub(crate) fn mul_div(a: u64, b: u64, c: u64) -> u64 {
+    (a as u128 * b as u128 / c.max(1) as u128).min(u64::MAX as u128) as u64
+}

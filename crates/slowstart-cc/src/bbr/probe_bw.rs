@@ -258,7 +258,7 @@ mod tests {
             assert!(r <= 1);
         }
         // SplitMix64(7): the first draw picks the round offset, the second the wait.
-        let mut rng = super::super::SplitMix64::new(7);
+        let mut rng = crate::rng::SplitMix64::new(7);
         let r = rng.next_u64() & 1;
         let w = 2 * SECOND + rng.next_u64() % SECOND;
         assert_eq!(a[0], (w, r));
