@@ -29,6 +29,7 @@ use crate::mul_div;
 use crate::params::{ParamInfo, Params};
 use crate::registry::{CcError, CommonParams};
 use crate::rng::SplitMix64;
+use crate::round::RoundCounter;
 use crate::windowed_filter::MaxFilter;
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, RateSample, SECOND};
 pub use probe_bw::ProbeBwPhase;
@@ -133,14 +134,11 @@ pub struct Bbr {
 
     // Round counting (§5.5.1).
     delivered: u64,
-    next_round_delivered: u64,
-    round_count: u64,
-    round_start: bool,
+    round: RoundCounter,
     rounds_since_bw_probe: u64,
 
     // Congestion signals (§5.5.10).
-    loss_round_delivered: u64,
-    loss_round_start: bool,
+    loss_round: RoundCounter,
     loss_in_round: bool,
     loss_bytes_in_round: u64,
     loss_too_high_in_round: bool,
@@ -211,12 +209,9 @@ impl Bbr {
             extra_acked_interval_start: 0,
             extra_acked_delivered: 0,
             delivered: 0,
-            next_round_delivered: 0,
-            round_count: 0,
-            round_start: false,
+            round: RoundCounter::new(),
             rounds_since_bw_probe: 0,
-            loss_round_delivered: 0,
-            loss_round_start: false,
+            loss_round: RoundCounter::new(),
             loss_in_round: false,
             loss_bytes_in_round: 0,
             loss_too_high_in_round: false,
@@ -268,7 +263,7 @@ impl Bbr {
         self.min_rtt
     }
     pub fn round_count(&self) -> u64 {
-        self.round_count
+        self.round.count()
     }
     pub fn filled_pipe(&self) -> bool {
         self.filled_pipe
@@ -296,19 +291,14 @@ impl Bbr {
     /// §5.5.1 `BBRUpdateRound`: a round ends when a packet sent after the previous round ended
     /// is delivered.
     fn update_round(&mut self, rs: &RateSample) {
-        if rs.prior_delivered >= self.next_round_delivered {
-            self.start_round();
-            self.round_count += 1;
+        if self.round.on_sample(rs.prior_delivered, self.delivered) {
             self.rounds_since_bw_probe += 1;
-            self.round_start = true;
-        } else {
-            self.round_start = false;
         }
     }
 
     /// §5.5.1 `BBRStartRound`.
     fn start_round(&mut self) {
-        self.next_round_delivered = self.delivered;
+        self.round.restart(self.delivered);
     }
 
     fn sample_app_limited(&self, rs: &RateSample) -> bool {
@@ -332,18 +322,15 @@ impl Bbr {
 
     /// §5.5.10.3 `BBRUpdateLatestDeliverySignals`.
     fn update_latest_delivery_signals(&mut self, rs: &RateSample) {
-        self.loss_round_start = false;
         self.bw_latest = self.bw_latest.max(rs.delivery_rate);
         self.inflight_latest = self.inflight_latest.max(rs.delivered);
-        if rs.prior_delivered >= self.loss_round_delivered {
-            self.loss_round_delivered = self.delivered;
-            self.loss_round_start = true;
-        }
+        self.loss_round
+            .on_sample(rs.prior_delivered, self.delivered);
     }
 
     /// §5.5.10.3 `BBRAdvanceLatestDeliverySignals`.
     fn advance_latest_delivery_signals(&mut self, rs: &RateSample) {
-        if self.loss_round_start {
+        if self.loss_round.started() {
             self.bw_latest = rs.delivery_rate;
             self.inflight_latest = rs.delivered;
         }
@@ -352,7 +339,7 @@ impl Bbr {
     /// §5.5.10.3 `BBRUpdateCongestionSignals`, with the per-round loss tally of the module notes.
     fn update_congestion_signals(&mut self, rs: &RateSample) {
         self.update_max_bw(rs);
-        if !self.loss_round_start {
+        if !self.loss_round.started() {
             return;
         }
         self.check_startup_high_loss();
@@ -429,7 +416,7 @@ impl Bbr {
         } else {
             1
         });
-        self.extra_acked = self.extra_acked_filter.update(self.round_count, extra);
+        self.extra_acked = self.extra_acked_filter.update(self.round.count(), extra);
     }
 
     /// §5.6.4.2 `BBRBDPMultiple`: gain × BDP, or InitialCwnd before any RTT sample.
@@ -617,8 +604,8 @@ impl CongestionController for Bbr {
                 self.packet_conservation = false;
             }
         } else {
-            self.round_start = false;
-            self.loss_round_start = false;
+            self.round.no_sample();
+            self.loss_round.no_sample();
             self.update_min_rtt(Self::rtt_sample(ack));
             self.check_probe_rtt(ack);
         }
@@ -727,7 +714,7 @@ mod tests {
             rtt,
             in_flight,
             c.delivered,
-            c.next_round_delivered,
+            c.round.end(),
             new_round,
         )
     }

@@ -12,7 +12,8 @@
 //!
 //! Layers: [`controller`] (the interface and the events), [`estimators`] (RTT and delivery-rate
 //! sampling a transport shares with every algorithm), [`window`] (slow-start and additive-increase
-//! arithmetic shared by the loss-based algorithms), one module per algorithm, [`params`] (how an
+//! arithmetic shared by the loss-based algorithms), components several algorithms keep for
+//! themselves ([`round`] counting, the [`windowed_filter`], the [`rng`]), one module per algorithm, [`params`] (how an
 //! algorithm declares its parameters, with defaults and accepted ranges, and reads them) and
 //! [`registry`] (the list of algorithms and construction from `name:key=value`).
 
@@ -29,6 +30,7 @@ pub mod params;
 pub mod registry;
 pub mod reno;
 pub mod rng;
+pub mod round;
 pub mod scalable;
 pub mod slow_start;
 #[cfg(test)]

@@ -15,6 +15,7 @@
 
 use crate::params::{Accepts, ParamInfo, Params, Range};
 use crate::registry::{CcError, CommonParams};
+use crate::round::RoundCounter;
 use crate::window::{limited_slow_start_increase, AckCounting, WindowGrowth};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase};
 
@@ -132,9 +133,9 @@ pub struct Vegas {
     /// Sum of this round's RTT samples (for `RoundRtt::Mean`).
     sum_rtt: u128,
     cnt_rtt: u32,
-    /// `beg_snd_nxt` as a delivered-bytes count: the RTT ends at the first ACK that delivers
-    /// beyond everything that was outstanding when it began.
-    round_end: u64,
+    /// Rounds by sequence (`beg_snd_nxt` as a delivered-bytes count): the RTT ends at the first
+    /// ACK that delivers beyond everything that was outstanding when it began.
+    rounds: RoundCounter,
     /// Re-enable Vegas on the next ACK (the transport left recovery).
     pending_enable: bool,
     /// After a timeout, re-enable once everything outstanding at the timeout is delivered
@@ -160,7 +161,7 @@ impl Vegas {
             min_rtt: Nanos::MAX,
             sum_rtt: 0,
             cnt_rtt: 0,
-            round_end: 0,
+            rounds: RoundCounter::new(),
             pending_enable: false,
             reenable_at: None,
             last_delivered: 0,
@@ -199,7 +200,8 @@ impl Vegas {
     /// Linux `vegas_enable`: start a fresh RTT at the current `snd_nxt`.
     fn enable(&mut self, ack: &AckEvent) {
         self.enabled = true;
-        self.round_end = ack.delivered.saturating_add(ack.bytes_in_flight);
+        self.rounds
+            .restart(ack.delivered.saturating_add(ack.bytes_in_flight));
         self.cnt_rtt = 0;
         self.sum_rtt = 0;
         self.min_rtt = Nanos::MAX;
@@ -334,9 +336,9 @@ impl CongestionController for Vegas {
             }
             return;
         }
-        if ack.delivered > self.round_end {
+        let sent = ack.delivered.saturating_add(ack.bytes_in_flight);
+        if self.rounds.on_cumulative_ack(ack.delivered, sent) {
             // A full RTT since the last decision: `after(ack, vegas->beg_snd_nxt)`.
-            self.round_end = ack.delivered.saturating_add(ack.bytes_in_flight);
             if self.cnt_rtt < MIN_SAMPLES_PER_RTT || self.base_rtt == Nanos::MAX {
                 if ack.cwnd_limited {
                     self.reno_step(ack);
