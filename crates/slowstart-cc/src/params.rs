@@ -28,7 +28,7 @@ impl fmt::Display for ParamValue {
 }
 
 /// One declared parameter of an algorithm: the one place its default and accepted values are
-/// written. [`Params`] checks values against it and `slowstart list` shows it.
+/// written. [`Params`] checks values against it, and `slowstart.algorithms()` shows it.
 #[derive(Clone, Copy, Debug)]
 pub struct ParamInfo {
     pub name: &'static str,
@@ -186,7 +186,7 @@ impl<'a> Params<'a> {
     }
 
     /// The value given for `key`, else its declared default, checked against the declaration.
-    fn read(&self, key: &str) -> Result<NumberOrWordOrBool, CcError> {
+    fn read(&self, key: &str) -> Result<Checked, CcError> {
         let info = self.info(key);
         let value = match self.spec.params.get(key) {
             Some(v) => v.clone(),
@@ -203,14 +203,14 @@ impl<'a> Params<'a> {
             (Accepts::Number(r) | Accepts::WordOrNumber(_, r), ParamValue::Number(x))
                 if r.contains(*x) =>
             {
-                Ok(NumberOrWordOrBool::Number(*x))
+                Ok(Checked::Number(*x))
             }
-            (Accepts::Bool, ParamValue::Bool(b)) => Ok(NumberOrWordOrBool::Bool(*b)),
+            (Accepts::Bool, ParamValue::Bool(b)) => Ok(Checked::Bool(*b)),
             (Accepts::Bool, ParamValue::Text(t)) if t == "true" || t == "false" => {
-                Ok(NumberOrWordOrBool::Bool(t == "true"))
+                Ok(Checked::Bool(t == "true"))
             }
             (_, ParamValue::Text(t)) => match words.iter().find(|w| *w == t) {
-                Some(w) => Ok(NumberOrWordOrBool::Word(w)),
+                Some(w) => Ok(Checked::Word(w)),
                 None => Err(self.bad(key, &value)),
             },
             _ => Err(self.bad(key, &value)),
@@ -220,7 +220,7 @@ impl<'a> Params<'a> {
     /// A number in its declared range, or the declared default.
     pub fn number(&self, key: &str) -> Result<f64, CcError> {
         match self.read(key)? {
-            NumberOrWordOrBool::Number(x) => Ok(x),
+            Checked::Number(x) => Ok(x),
             _ => self.misread(key, "a number"),
         }
     }
@@ -228,7 +228,7 @@ impl<'a> Params<'a> {
     /// A whole number in its declared range, or the declared default.
     pub fn integer(&self, key: &str) -> Result<u64, CcError> {
         match (self.info(key).accepts, self.read(key)?) {
-            (Accepts::Number(r), NumberOrWordOrBool::Number(x)) if r.integer => Ok(x as u64),
+            (Accepts::Number(r), Checked::Number(x)) if r.integer => Ok(x as u64),
             _ => self.misread(key, "an integer"),
         }
     }
@@ -236,7 +236,7 @@ impl<'a> Params<'a> {
     /// `true` or `false` (a boolean, or the words), or the declared default.
     pub fn boolean(&self, key: &str) -> Result<bool, CcError> {
         match self.read(key)? {
-            NumberOrWordOrBool::Bool(b) => Ok(b),
+            Checked::Bool(b) => Ok(b),
             _ => self.misread(key, "a boolean"),
         }
     }
@@ -244,7 +244,7 @@ impl<'a> Params<'a> {
     /// One of the declared words, or the declared default.
     pub fn choice(&self, key: &str) -> Result<&'static str, CcError> {
         match self.read(key)? {
-            NumberOrWordOrBool::Word(w) => Ok(w),
+            Checked::Word(w) => Ok(w),
             _ => self.misread(key, "a word"),
         }
     }
@@ -262,9 +262,9 @@ impl<'a> Params<'a> {
     /// A number in the declared range or one of the declared words, or the declared default.
     pub fn number_or_word(&self, key: &str) -> Result<NumberOrWord, CcError> {
         match self.read(key)? {
-            NumberOrWordOrBool::Number(x) => Ok(NumberOrWord::Number(x)),
-            NumberOrWordOrBool::Word(w) => Ok(NumberOrWord::Word(w)),
-            NumberOrWordOrBool::Bool(_) => self.misread(key, "a number or a word"),
+            Checked::Number(x) => Ok(NumberOrWord::Number(x)),
+            Checked::Word(w) => Ok(NumberOrWord::Word(w)),
+            Checked::Bool(_) => self.misread(key, "a number or a word"),
         }
     }
 
@@ -277,8 +277,8 @@ impl<'a> Params<'a> {
     }
 }
 
-/// A checked value.
-enum NumberOrWordOrBool {
+/// A value its declaration accepts.
+enum Checked {
     Number(f64),
     Word(&'static str),
     Bool(bool),
