@@ -4,7 +4,7 @@
 
 use crate::hstcp::HighSpeedTable;
 use crate::loss_based::AvoidanceRule;
-use crate::registry::ParamInfo;
+use crate::params::{Accepts, ParamInfo};
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent, Nanos};
 
@@ -13,31 +13,30 @@ pub const PARAMS: &[ParamInfo] = &[
         name: "a",
         doc: "segments added per RTT in congestion avoidance (static mode)",
         default: "1",
-        accepted: "0.01..=1000",
+        accepts: Accepts::number(0.01, 1000.0),
     },
     ParamInfo {
         name: "b",
         doc: "fraction of cwnd removed on loss (static mode)",
         default: "0.5",
-        accepted: "0.01..=0.9",
+        accepts: Accepts::number(0.01, 0.9),
     },
     ParamInfo {
         name: "mode",
         doc: "static: fixed a, b; periodic: a(w), b(w) from RFC 3649 every period",
         default: "static",
-        accepted: "static | periodic",
+        accepts: Accepts::Word(&["static", "periodic"]),
     },
     ParamInfo {
         name: "period",
         doc: "re-tuning interval of the periodic mode, seconds (net100 WAD: 0.1)",
         default: "0.1",
-        accepted: "0.001..=60",
+        accepts: Accepts::number(0.001, 60.0),
     },
     ParamInfo {
         name: "low_window",
         doc: "RFC 3649 Low_Window used by the periodic mode",
-        default: "38",
-        accepted: "2..=10000",
+        ..crate::hstcp::LOW_WINDOW_PARAM
     },
 ];
 

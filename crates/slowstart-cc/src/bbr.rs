@@ -24,12 +24,15 @@ mod drain;
 mod probe_bw;
 mod probe_rtt;
 mod startup;
-pub mod windowed_filter;
 
-use crate::registry::{CcError, CommonParams, ParamInfo, Params};
+use crate::mul_div;
+use crate::params::{ParamInfo, Params};
+use crate::registry::{CcError, CommonParams};
+use crate::rng::SplitMix64;
+use crate::round::RoundCounter;
+use crate::windowed_filter::MaxFilter;
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, RateSample, SECOND};
 pub use probe_bw::ProbeBwPhase;
-use windowed_filter::MaxFilter;
 
 /// No declared parameters: BBR's constants are the draft's.
 pub const PARAMS: &[ParamInfo] = &[];
@@ -92,25 +95,6 @@ enum AckPhase {
     Refilling,
 }
 
-/// SplitMix64 (Steele, Lea, Flood 2014): the controller's own deterministic generator for the
-/// randomised ProbeBW wait, seeded from [`CommonParams::seed`].
-#[derive(Clone, Debug)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
 /// BBRv3 sender state (§5.1, §5.2.1 `BBROnInit`).
 #[derive(Clone, Debug)]
 pub struct Bbr {
@@ -150,14 +134,11 @@ pub struct Bbr {
 
     // Round counting (§5.5.1).
     delivered: u64,
-    next_round_delivered: u64,
-    round_count: u64,
-    round_start: bool,
+    round: RoundCounter,
     rounds_since_bw_probe: u64,
 
     // Congestion signals (§5.5.10).
-    loss_round_delivered: u64,
-    loss_round_start: bool,
+    loss_round: RoundCounter,
     loss_in_round: bool,
     loss_bytes_in_round: u64,
     loss_too_high_in_round: bool,
@@ -228,12 +209,9 @@ impl Bbr {
             extra_acked_interval_start: 0,
             extra_acked_delivered: 0,
             delivered: 0,
-            next_round_delivered: 0,
-            round_count: 0,
-            round_start: false,
+            round: RoundCounter::new(),
             rounds_since_bw_probe: 0,
-            loss_round_delivered: 0,
-            loss_round_start: false,
+            loss_round: RoundCounter::new(),
             loss_in_round: false,
             loss_bytes_in_round: 0,
             loss_too_high_in_round: false,
@@ -285,7 +263,7 @@ impl Bbr {
         self.min_rtt
     }
     pub fn round_count(&self) -> u64 {
-        self.round_count
+        self.round.count()
     }
     pub fn filled_pipe(&self) -> bool {
         self.filled_pipe
@@ -313,19 +291,14 @@ impl Bbr {
     /// §5.5.1 `BBRUpdateRound`: a round ends when a packet sent after the previous round ended
     /// is delivered.
     fn update_round(&mut self, rs: &RateSample) {
-        if rs.prior_delivered >= self.next_round_delivered {
-            self.start_round();
-            self.round_count += 1;
+        if self.round.on_sample(rs.prior_delivered, self.delivered) {
             self.rounds_since_bw_probe += 1;
-            self.round_start = true;
-        } else {
-            self.round_start = false;
         }
     }
 
     /// §5.5.1 `BBRStartRound`.
     fn start_round(&mut self) {
-        self.next_round_delivered = self.delivered;
+        self.round.restart(self.delivered);
     }
 
     fn sample_app_limited(&self, rs: &RateSample) -> bool {
@@ -349,18 +322,15 @@ impl Bbr {
 
     /// §5.5.10.3 `BBRUpdateLatestDeliverySignals`.
     fn update_latest_delivery_signals(&mut self, rs: &RateSample) {
-        self.loss_round_start = false;
         self.bw_latest = self.bw_latest.max(rs.delivery_rate);
         self.inflight_latest = self.inflight_latest.max(rs.delivered);
-        if rs.prior_delivered >= self.loss_round_delivered {
-            self.loss_round_delivered = self.delivered;
-            self.loss_round_start = true;
-        }
+        self.loss_round
+            .on_sample(rs.prior_delivered, self.delivered);
     }
 
     /// §5.5.10.3 `BBRAdvanceLatestDeliverySignals`.
     fn advance_latest_delivery_signals(&mut self, rs: &RateSample) {
-        if self.loss_round_start {
+        if self.loss_round.started() {
             self.bw_latest = rs.delivery_rate;
             self.inflight_latest = rs.delivered;
         }
@@ -369,7 +339,7 @@ impl Bbr {
     /// §5.5.10.3 `BBRUpdateCongestionSignals`, with the per-round loss tally of the module notes.
     fn update_congestion_signals(&mut self, rs: &RateSample) {
         self.update_max_bw(rs);
-        if !self.loss_round_start {
+        if !self.loss_round.started() {
             return;
         }
         self.check_startup_high_loss();
@@ -446,7 +416,7 @@ impl Bbr {
         } else {
             1
         });
-        self.extra_acked = self.extra_acked_filter.update(self.round_count, extra);
+        self.extra_acked = self.extra_acked_filter.update(self.round.count(), extra);
     }
 
     /// §5.6.4.2 `BBRBDPMultiple`: gain × BDP, or InitialCwnd before any RTT sample.
@@ -598,11 +568,6 @@ impl Bbr {
     }
 }
 
-/// `a * b / c` without overflow, saturating.
-fn mul_div(a: u64, b: u64, c: u64) -> u64 {
-    (a as u128 * b as u128 / c.max(1) as u128).min(u64::MAX as u128) as u64
-}
-
 impl CongestionController for Bbr {
     /// §5.2.3 `BBRUpdateOnACK`: model and state, then control parameters.
     fn on_ack(&mut self, ack: &AckEvent) {
@@ -639,8 +604,8 @@ impl CongestionController for Bbr {
                 self.packet_conservation = false;
             }
         } else {
-            self.round_start = false;
-            self.loss_round_start = false;
+            self.round.no_sample();
+            self.loss_round.no_sample();
             self.update_min_rtt(Self::rtt_sample(ack));
             self.check_probe_rtt(ack);
         }
@@ -727,112 +692,10 @@ pub fn from_params(_params: &Params, common: &CommonParams) -> Result<Bbr, CcErr
     Ok(Bbr::new(common.mss, common.initcwnd, common.seed))
 }
 
-/// A synthetic single-bottleneck pipe for tests: FIFO link of fixed rate, fixed propagation
-/// delay, unlimited buffer, one ACK per packet, rate samples from the crate's [`RateSampler`].
-#[cfg(test)]
-pub(crate) mod test_pipe {
-    use super::*;
-    use crate::estimators::{PacketRateState, RateSampler, RttEstimator};
-    use std::collections::VecDeque;
-
-    pub struct Pipe {
-        pub rate: u64,
-        pub rtt: Nanos,
-        pub mss: u64,
-        pub now: Nanos,
-        next_send: Nanos,
-        link_free: Nanos,
-        in_flight: VecDeque<(Nanos, PacketRateState, u64)>,
-        bytes_in_flight: u64,
-        sampler: RateSampler,
-        rtt_est: RttEstimator,
-        total_sent: u64,
-    }
-
-    impl Pipe {
-        pub fn new(rate: u64, rtt: Nanos, mss: u64) -> Self {
-            Self {
-                rate,
-                rtt,
-                mss,
-                now: 0,
-                next_send: 0,
-                link_free: 0,
-                in_flight: VecDeque::new(),
-                bytes_in_flight: 0,
-                sampler: RateSampler::new(),
-                rtt_est: RttEstimator::new(0, 60 * SECOND, MS),
-                total_sent: 0,
-            }
-        }
-
-        /// Run until `until`, calling `observe` after every ACK.
-        pub fn run<C: CongestionController>(
-            &mut self,
-            c: &mut C,
-            until: Nanos,
-            mut observe: impl FnMut(&C, &Self),
-        ) {
-            while self.now < until {
-                let next_ack = self.in_flight.front().map_or(u64::MAX, |p| p.0);
-                let can_send = self.bytes_in_flight + self.mss <= c.cwnd();
-                let send_at = self.now.max(self.next_send);
-                if can_send && send_at < next_ack {
-                    self.now = send_at;
-                    let snap = self.sampler.on_packet_sent(self.now, self.bytes_in_flight);
-                    let depart = self.now.max(self.link_free) + self.mss * SECOND / self.rate;
-                    self.link_free = depart;
-                    self.in_flight
-                        .push_back((depart + self.rtt, snap, self.mss));
-                    self.bytes_in_flight += self.mss;
-                    self.total_sent += self.mss;
-                    c.on_packet_sent(&crate::SentEvent {
-                        now: self.now,
-                        bytes: self.mss,
-                        bytes_in_flight: self.bytes_in_flight,
-                        total_sent: self.total_sent,
-                        retransmission: false,
-                    });
-                    let pace = c.pacing_rate().unwrap().max(1);
-                    self.next_send = self.now + self.mss * SECOND / pace;
-                } else if next_ack != u64::MAX {
-                    let (at, snap, bytes) = self.in_flight.pop_front().unwrap();
-                    self.now = at;
-                    let prior_in_flight = self.bytes_in_flight;
-                    self.bytes_in_flight -= bytes;
-                    let rtt = at - snap.sent_time;
-                    self.rtt_est.on_sample(rtt);
-                    self.sampler.on_packet_delivered(at, &snap, bytes);
-                    let rs = self.sampler.take_sample(self.rtt_est.min_rtt());
-                    c.on_ack(&AckEvent {
-                        now: at,
-                        bytes_acked: bytes,
-                        mss: self.mss,
-                        rtt: Some(rtt),
-                        srtt: self.rtt_est.srtt(),
-                        min_rtt: self.rtt_est.min_rtt(),
-                        one_way_delay: None,
-                        rate: rs,
-                        delivered: self.sampler.delivered(),
-                        prior_in_flight,
-                        bytes_in_flight: self.bytes_in_flight,
-                        cwnd_limited: prior_in_flight + self.mss > c.cwnd(),
-                        sent_before_cwnd_block: prior_in_flight + self.mss > c.cwnd(),
-                        in_recovery: false,
-                    });
-                    observe(c, self);
-                } else {
-                    self.now = send_at;
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::test_pipe::Pipe;
     use super::*;
+    use crate::test_pipe::Pipe;
     use proptest::prelude::*;
 
     const MSS: u64 = 1000;
@@ -856,7 +719,7 @@ mod tests {
             rtt,
             in_flight,
             c.delivered,
-            c.next_round_delivered,
+            c.round.end(),
             new_round,
         )
     }
@@ -930,14 +793,6 @@ mod tests {
         c.pacing_rate = 1_000_000_000; // capped at 64 KB
         c.set_send_quantum();
         assert_eq!(c.send_quantum, 65_536);
-    }
-
-    #[test]
-    fn splitmix64_reference_output() {
-        // First outputs of SplitMix64 seeded with 0 (Vigna's reference splitmix64.c).
-        let mut r = SplitMix64::new(0);
-        assert_eq!(r.next_u64(), 0xE220_A839_7B1D_CDAF);
-        assert_eq!(r.next_u64(), 0x6E78_9E6A_A1B9_65F4);
     }
 
     #[test]
@@ -1023,7 +878,8 @@ mod tests {
 
     #[test]
     fn registered_as_bbr_without_parameters() {
-        use crate::registry::{build_for_test, ParamValue};
+        use crate::params::ParamValue;
+        use crate::registry::build_for_test;
         let c = build_for_test("bbr", 1448, &[]).unwrap();
         assert_eq!(c.phase(), Phase::Startup);
         assert_eq!(c.ssthresh(), u64::MAX);

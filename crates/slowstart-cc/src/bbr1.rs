@@ -14,9 +14,12 @@
 //!   never set), restart from idle (`bbr_cwnd_event` CA_EVENT_TX_START), undo of a spurious
 //!   recovery (`bbr_undo_cwnd`), and `sk_max_pacing_rate`.
 
-use crate::bbr::windowed_filter::MaxFilter;
-use crate::bbr::SplitMix64;
-use crate::registry::{CcError, CommonParams, ParamInfo, Params};
+use crate::mul_div;
+use crate::params::{ParamInfo, Params};
+use crate::registry::{CcError, CommonParams};
+use crate::rng::SplitMix64;
+use crate::round::RoundCounter;
+use crate::windowed_filter::MaxFilter;
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, RateSample, SECOND};
 
 /// No declared parameters: the constants are tcp_bbr.c's.
@@ -118,9 +121,8 @@ pub struct Bbr1 {
     min_rtt: Nanos,
     min_rtt_stamp: Nanos,
 
-    rtt_cnt: u64,
-    next_rtt_delivered: u64,
-    round_start: bool,
+    /// `rtt_cnt`, `next_rtt_delivered`, `round_start`.
+    round: RoundCounter,
 
     full_bw_reached: bool,
     full_bw: u64,
@@ -148,11 +150,6 @@ pub struct Bbr1 {
     extra_acked_win_idx: usize,
 }
 
-/// `a * b / c` without overflow, saturating.
-fn mul_div(a: u64, b: u64, c: u64) -> u64 {
-    (a as u128 * b as u128 / c.max(1) as u128).min(u64::MAX as u128) as u64
-}
-
 impl Bbr1 {
     /// `bbr_init` with `initcwnd` segments of `mss` bytes.
     pub fn new(mss: u64, initcwnd: u64, seed: u64) -> Self {
@@ -172,9 +169,7 @@ impl Bbr1 {
             bw: MaxFilter::new(BW_RTTS),
             min_rtt: u64::MAX,
             min_rtt_stamp: 0,
-            rtt_cnt: 0,
-            next_rtt_delivered: 0,
-            round_start: false,
+            round: RoundCounter::new(),
             full_bw_reached: false,
             full_bw: 0,
             full_bw_cnt: 0,
@@ -223,7 +218,7 @@ impl Bbr1 {
         self.full_bw_reached
     }
     pub fn round_count(&self) -> u64 {
-        self.rtt_cnt
+        self.round.count()
     }
 
     /// `bbr_rate_bytes_per_sec`: bw × gain × (100 − margin)%.
@@ -319,19 +314,16 @@ impl Bbr1 {
 
     /// `bbr_update_bw`: round counting and the max filter.
     fn update_bw(&mut self, rs: &RateSample) {
-        self.round_start = false;
         if rs.interval == 0 {
+            self.round.no_sample();
             return;
         }
-        if rs.prior_delivered >= self.next_rtt_delivered {
-            self.next_rtt_delivered = self.delivered;
-            self.rtt_cnt += 1;
-            self.round_start = true;
+        if self.round.on_sample(rs.prior_delivered, self.delivered) {
             self.packet_conservation = false;
         }
         let app_limited = rs.is_app_limited || rs.prior_delivered < self.app_limited_until;
         if !app_limited || rs.delivery_rate >= self.bw.get() {
-            self.bw.update(self.rtt_cnt, rs.delivery_rate);
+            self.bw.update(self.round.count(), rs.delivery_rate);
         }
     }
 
@@ -340,7 +332,7 @@ impl Bbr1 {
         if acked == 0 || rs.interval == 0 {
             return;
         }
-        if self.round_start {
+        if self.round.started() {
             self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1f);
             if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_RTTS {
                 self.extra_acked_win_rtts = 0;
@@ -403,7 +395,7 @@ impl Bbr1 {
 
     /// `bbr_check_full_bw_reached`.
     fn check_full_bw_reached(&mut self, rs: &RateSample) {
-        if self.full_bw_reached || !self.round_start || rs.is_app_limited {
+        if self.full_bw_reached || !self.round.started() || rs.is_app_limited {
             return;
         }
         let max_bw = self.bw.get();
@@ -459,9 +451,9 @@ impl Bbr1 {
             {
                 self.probe_rtt_done_stamp = Some(self.now + PROBE_RTT_MODE);
                 self.probe_rtt_round_done = false;
-                self.next_rtt_delivered = self.delivered;
+                self.round.restart(self.delivered);
             } else if let Some(done) = self.probe_rtt_done_stamp {
-                if self.round_start {
+                if self.round.started() {
                     self.probe_rtt_round_done = true;
                 }
                 // bbr_check_probe_rtt_done.
@@ -492,7 +484,7 @@ impl Bbr1 {
         }
         if self.ca_state == CaState::Recovery && self.prev_ca_state != CaState::Recovery {
             self.packet_conservation = true;
-            self.next_rtt_delivered = self.delivered;
+            self.round.restart(self.delivered);
             cwnd = ack.bytes_in_flight + ack.bytes_acked;
         } else if self.prev_ca_state >= CaState::Recovery && self.ca_state < CaState::Recovery {
             cwnd = cwnd.max(self.prior_cwnd);
@@ -601,7 +593,7 @@ impl CongestionController for Bbr1 {
         self.prev_ca_state = CaState::Loss;
         self.packet_conservation = false;
         self.full_bw = 0;
-        self.round_start = true;
+        self.round.set_started();
         self.cwnd = self.mss;
     }
 
@@ -641,8 +633,8 @@ pub fn from_params(_params: &Params, common: &CommonParams) -> Result<Bbr1, CcEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bbr::test_pipe::Pipe;
     use crate::registry::{CcSpec, Controller};
+    use crate::test_pipe::Pipe;
 
     const MSS: u64 = 1000;
 
@@ -665,7 +657,7 @@ mod tests {
             rtt,
             in_flight,
             c.delivered,
-            c.next_rtt_delivered,
+            c.round.end(),
             new_round,
         )
     }

@@ -2,7 +2,7 @@
 //! estimate as a floor (§4.3), fast convergence (§4.7), multiplicative decrease beta = 0.7.
 
 use crate::loss_based::AvoidanceRule;
-use crate::registry::ParamInfo;
+use crate::params::{Accepts, ParamInfo};
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent, Nanos};
 
@@ -10,26 +10,26 @@ const C: ParamInfo = ParamInfo {
     name: "c",
     doc: "RFC 9438 C, segments / s^3",
     default: "0.4",
-    accepted: "0.01..=10",
+    accepts: Accepts::number(0.01, 10.0),
 };
 const BETA: ParamInfo = ParamInfo {
     name: "beta",
     doc: "RFC 9438 beta_cubic: window kept on loss",
     default: "0.7",
-    accepted: "0.1..=0.95",
+    accepts: Accepts::number(0.1, 0.95),
 };
 const FAST_CONVERGENCE: ParamInfo = ParamInfo {
     name: "fast_convergence",
     doc: "RFC 9438 §4.7 fast convergence",
     default: "true",
-    accepted: "true | false",
+    accepts: Accepts::Bool,
 };
 const LINUX_INITIAL_GROWTH: ParamInfo = ParamInfo {
     name: "linux_initial_growth",
     doc: "until the first loss grow at least 5% per RTT, as Linux tcp_cubic.c (cnt <= 20 while \
           last_max_cwnd is 0)",
     default: "true",
-    accepted: "true | false",
+    accepts: Accepts::Bool,
 };
 
 pub const PARAMS: &[ParamInfo] = &[C, BETA, FAST_CONVERGENCE, LINUX_INITIAL_GROWTH];

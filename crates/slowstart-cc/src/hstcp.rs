@@ -2,7 +2,7 @@
 //! Low_Window; Reno below it.
 
 use crate::loss_based::AvoidanceRule;
-use crate::registry::ParamInfo;
+use crate::params::{Accepts, ParamInfo};
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent};
 
@@ -11,13 +11,16 @@ pub const HIGH_WINDOW: f64 = 83_000.0;
 pub const HIGH_P: f64 = 1e-7;
 pub const HIGH_DECREASE: f64 = 0.1;
 
-pub const PARAMS: &[ParamInfo] = &[ParamInfo {
+/// RFC 3649 Low_Window (`aimd` declares it too, for its periodic mode).
+pub const LOW_WINDOW_PARAM: ParamInfo = ParamInfo {
     name: "low_window",
     doc:
         "window (segments) above which the HighSpeed response applies (38 in RFC 3649, 31 in ns-2)",
     default: "38",
-    accepted: "2..=10000",
-}];
+    accepts: Accepts::number(2.0, 10_000.0),
+};
+
+pub const PARAMS: &[ParamInfo] = &[LOW_WINDOW_PARAM];
 
 /// The response function of RFC 3649 §5 for one Low_Window.
 #[derive(Clone, Copy, Debug, PartialEq)]

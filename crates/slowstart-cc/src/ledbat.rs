@@ -21,7 +21,8 @@
 
 use std::collections::VecDeque;
 
-use crate::registry::{CcError, CommonParams, NumberOrWord, ParamInfo, Params};
+use crate::params::{Accepts, NumberOrWord, ParamInfo, Params, Range};
+use crate::registry::{CcError, CommonParams};
 use crate::window::{AckCounting, WindowGrowth};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SECOND};
 
@@ -302,34 +303,34 @@ pub const PARAMS: &[ParamInfo] = &[
         name: "target",
         doc: "TARGET queuing delay, seconds (RFC 6817: MUST be 100 ms or less)",
         default: "0.1",
-        accepted: "0.000001 to 0.1",
+        accepts: Accepts::number(1e-6, 0.1),
     },
     ParamInfo {
         name: "gain",
         doc: "GAIN: cwnd change per RTT at |off_target| = 1, in MSS (RFC 6817: MUST be 1 or less)",
         default: "1",
-        accepted: "0.000001 to 1",
+        accepts: Accepts::number(1e-6, MAX_GAIN),
     },
     ParamInfo {
         name: "current_filter",
         doc: "CURRENT_FILTER: queuing delay uses the minimum of this many latest samples (at most \
               one RTT old)",
         default: "4",
-        accepted: "integer 1 to 64",
+        accepts: Accepts::integer(1, 64),
     },
     ParamInfo {
         name: "slow_start",
         doc: "grow like Reno slow start until the queuing delay reaches TARGET (RFC 6817 leaves \
               slow start optional); false starts in congestion avoidance",
         default: "false",
-        accepted: "true | false",
+        accepts: Accepts::Bool,
     },
     ParamInfo {
         name: "init_cwnd",
         doc: "initial window in segments (RFC 6817 INIT_CWND SHOULD be 2), or flow for the flow's \
               initcwnd",
         default: "2",
-        accepted: "flow | integer 1 to 1000",
+        accepts: INIT_CWND_ACCEPTS,
     },
 ];
 
@@ -338,23 +339,24 @@ pub(crate) fn seconds(s: f64) -> Nanos {
     (s * SECOND as f64).round() as Nanos
 }
 
+/// What `init_cwnd` accepts (`ledbat` and `utp`): a number of segments or `flow`.
+pub(crate) const INIT_CWND_ACCEPTS: Accepts =
+    Accepts::WordOrNumber(&["flow"], Range::integer(1, 1000));
+
 /// An initial window: a number of segments or `flow` (the flow's initcwnd).
 pub(crate) fn init_cwnd(params: &Params, common: &CommonParams) -> Result<u64, CcError> {
-    match params.number_or_word("init_cwnd", 1.0, 1000.0, &["flow"])? {
-        NumberOrWord::Word(_) => Ok(common.initcwnd.max(1)),
-        NumberOrWord::Number(n) if n.fract() == 0.0 => Ok(n as u64),
-        NumberOrWord::Number(n) => Err(CcError(format!(
-            "cc: parameter 'init_cwnd' = {n} is not accepted (accepted: flow | integer 1 to 1000)"
-        ))),
-    }
+    Ok(match params.number_or_word("init_cwnd")? {
+        NumberOrWord::Word(_) => common.initcwnd.max(1),
+        NumberOrWord::Number(n) => n as u64,
+    })
 }
 
 /// `ledbat` from validated parameters.
 pub fn from_params(params: &Params, common: &CommonParams) -> Result<Ledbat, CcError> {
     let cfg = LedbatConfig {
-        target: seconds(params.number("target", 1e-6, 0.1)?),
-        gain: params.number("gain", 1e-6, MAX_GAIN)?,
-        current_filter: params.integer("current_filter", 1, 64)? as usize,
+        target: seconds(params.number("target")?),
+        gain: params.number("gain")?,
+        current_filter: params.integer("current_filter")? as usize,
         slow_start: params.boolean("slow_start")?,
         init_cwnd: init_cwnd(params, common)?,
     };

@@ -12,8 +12,10 @@
 //!
 //! Layers: [`controller`] (the interface and the events), [`estimators`] (RTT and delivery-rate
 //! sampling a transport shares with every algorithm), [`window`] (slow-start and additive-increase
-//! arithmetic shared by the loss-based algorithms), one module per algorithm, and [`registry`]
-//! (names, parameters with defaults and ranges, construction from `name:key=value`).
+//! arithmetic shared by the loss-based algorithms), components several algorithms keep for
+//! themselves ([`round`] counting, the [`windowed_filter`], the [`rng`]), one module per algorithm, [`params`] (how an
+//! algorithm declares its parameters, with defaults and accepted ranges, and reads them) and
+//! [`registry`] (the list of algorithms and construction from `name:key=value`).
 
 pub mod aimd;
 pub mod bbr;
@@ -24,14 +26,20 @@ pub mod estimators;
 pub mod hstcp;
 pub mod ledbat;
 pub mod loss_based;
+pub mod params;
 pub mod registry;
 pub mod reno;
+pub mod rng;
+pub mod round;
 pub mod scalable;
 pub mod slow_start;
+#[cfg(test)]
+pub(crate) mod test_pipe;
 pub mod utp;
 pub mod vegas;
 pub mod vegas_lss;
 pub mod window;
+pub mod windowed_filter;
 
 pub use controller::{AckEvent, CongestionController, CongestionEvent, Phase, SentEvent};
 pub use estimators::{RateSample, RateSampler, RttEstimator};
@@ -42,3 +50,8 @@ pub type Nanos = u64;
 
 /// One second in [`Nanos`].
 pub const SECOND: Nanos = 1_000_000_000;
+
+/// `a * b / c` without overflow, saturating.
+pub(crate) fn mul_div(a: u64, b: u64, c: u64) -> u64 {
+    (a as u128 * b as u128 / c.max(1) as u128).min(u64::MAX as u128) as u64
+}

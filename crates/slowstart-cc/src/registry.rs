@@ -1,35 +1,20 @@
-//! Algorithm names, their parameters (declared once, with a default and the accepted range) and
-//! construction of a [`Controller`] from a [`CcSpec`] such as `lss:max_ssthresh=100`.
+//! The algorithms slowstart knows (name, summary, source and declared parameters, see
+//! [`crate::params`]) and construction of a [`Controller`] from a [`CcSpec`] such as
+//! `lss:max_ssthresh=100`.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::params::ParamValue;
+use crate::params::{ParamInfo, Params};
+
 use crate::loss_based::{AvoidanceRule, LossBased};
 use crate::reno::{reno, Reno};
 use crate::slow_start::SlowStart;
 use crate::window::AckCounting;
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SentEvent};
-
-/// A parameter value as written in a scenario: a number, a word or a boolean.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum ParamValue {
-    Bool(bool),
-    Number(f64),
-    Text(String),
-}
-
-impl fmt::Display for ParamValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ParamValue::Bool(b) => write!(f, "{b}"),
-            ParamValue::Number(x) => write!(f, "{x}"),
-            ParamValue::Text(s) => write!(f, "{s:?}"),
-        }
-    }
-}
 
 /// An algorithm name with its parameters, e.g. `{name = "lss", max_ssthresh = 100}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -86,16 +71,6 @@ impl fmt::Display for CcError {
 }
 
 impl std::error::Error for CcError {}
-
-/// One declared parameter of an algorithm.
-#[derive(Clone, Copy, Debug)]
-pub struct ParamInfo {
-    pub name: &'static str,
-    pub doc: &'static str,
-    pub default: &'static str,
-    /// Accepted values, as shown to the user (`"> 0"`, `"standard | hystart"`).
-    pub accepted: &'static str,
-}
 
 /// A registered algorithm: its CLI name, a one-line summary and its source.
 #[derive(Clone, Copy, Debug)]
@@ -229,164 +204,6 @@ fn algorithm_names() -> String {
         .join(", ")
 }
 
-/// Reads declared parameters out of a spec, rejecting unknown keys and bad values.
-pub struct Params<'a> {
-    spec: &'a CcSpec,
-    algo: &'static Algorithm,
-}
-
-impl<'a> Params<'a> {
-    fn new(spec: &'a CcSpec, algo: &'static Algorithm) -> Result<Self, CcError> {
-        for key in spec.params.keys() {
-            if !algo.all_params().any(|p| p.name == key) {
-                let names: Vec<&str> = algo.all_params().map(|p| p.name).collect();
-                let accepted = if names.is_empty() {
-                    "none".to_string()
-                } else {
-                    names.join(", ")
-                };
-                return Err(CcError(format!(
-                    "cc {}: unknown parameter '{key}' (accepted: {accepted})",
-                    algo.name
-                )));
-            }
-        }
-        Ok(Self { spec, algo })
-    }
-
-    fn info(&self, key: &str) -> &'static ParamInfo {
-        self.algo
-            .all_params()
-            .find(|p| p.name == key)
-            .expect("parameter read by an algorithm must be declared in ALGORITHMS")
-    }
-
-    fn bad(&self, key: &str, value: &ParamValue) -> CcError {
-        CcError(format!(
-            "cc {}: parameter '{key}' = {value} is not accepted (accepted: {})",
-            self.algo.name,
-            self.info(key).accepted
-        ))
-    }
-
-    /// A number within `[min, max]`, or the declared default.
-    pub fn number(&self, key: &str, min: f64, max: f64) -> Result<f64, CcError> {
-        let info = self.info(key);
-        match self.spec.params.get(key) {
-            None => Ok(info.default.parse().expect("declared default parses")),
-            Some(v @ ParamValue::Number(x)) => {
-                if x.is_finite() && *x >= min && *x <= max {
-                    Ok(*x)
-                } else {
-                    Err(self.bad(key, v))
-                }
-            }
-            Some(v) => Err(self.bad(key, v)),
-        }
-    }
-
-    /// The algorithm this spec names.
-    pub fn algorithm(&self) -> &'static Algorithm {
-        self.algo
-    }
-
-    /// One of `choices`, or `default` when the key is absent.
-    pub fn choice_or(
-        &self,
-        key: &str,
-        choices: &[&'static str],
-        default: &'static str,
-    ) -> Result<&'static str, CcError> {
-        match self.spec.params.get(key) {
-            None => Ok(default),
-            Some(ParamValue::Text(word)) => choices
-                .iter()
-                .copied()
-                .find(|c| c == word)
-                .ok_or_else(|| self.bad(key, &ParamValue::Text(word.clone()))),
-            Some(v) => Err(self.bad(key, v)),
-        }
-    }
-
-    /// One of `choices`, or the declared default.
-    pub fn choice(&self, key: &str, choices: &[&'static str]) -> Result<&'static str, CcError> {
-        let info = self.info(key);
-        let word = match self.spec.params.get(key) {
-            None => info.default,
-            Some(ParamValue::Text(s)) => s.as_str(),
-            Some(v) => return Err(self.bad(key, v)),
-        };
-        choices
-            .iter()
-            .copied()
-            .find(|c| *c == word)
-            .ok_or_else(|| self.bad(key, &ParamValue::Text(word.to_string())))
-    }
-}
-
-/// A parameter that takes a number or one of a few words.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum NumberOrWord {
-    Number(f64),
-    Word(&'static str),
-}
-
-impl Params<'_> {
-    /// An integer within `[min, max]`, or the declared default.
-    pub fn integer(&self, key: &str, min: u64, max: u64) -> Result<u64, CcError> {
-        let x = self.number(key, min as f64, max as f64)?;
-        if x.fract() != 0.0 {
-            return Err(self.bad(key, &ParamValue::Number(x)));
-        }
-        Ok(x as u64)
-    }
-
-    /// `true` or `false` (a boolean, or the words), or the declared default.
-    pub fn boolean(&self, key: &str) -> Result<bool, CcError> {
-        let value = match self.spec.params.get(key) {
-            None => ParamValue::Text(self.info(key).default.to_string()),
-            Some(v) => v.clone(),
-        };
-        match &value {
-            ParamValue::Bool(b) => Ok(*b),
-            ParamValue::Text(t) if t == "true" || t == "false" => Ok(t == "true"),
-            _ => Err(self.bad(key, &value)),
-        }
-    }
-
-    /// A number within `[min, max]` or one of `words`, or the declared default.
-    pub fn number_or_word(
-        &self,
-        key: &str,
-        min: f64,
-        max: f64,
-        words: &[&'static str],
-    ) -> Result<NumberOrWord, CcError> {
-        let value = match self.spec.params.get(key) {
-            Some(v) => v.clone(),
-            None => {
-                let default = self.info(key).default;
-                default.parse().map_or_else(
-                    |_| ParamValue::Text(default.to_string()),
-                    ParamValue::Number,
-                )
-            }
-        };
-        match &value {
-            ParamValue::Number(x) if x.is_finite() && *x >= min && *x <= max => {
-                Ok(NumberOrWord::Number(*x))
-            }
-            ParamValue::Text(t) => words
-                .iter()
-                .copied()
-                .find(|w| w == t)
-                .map(NumberOrWord::Word)
-                .ok_or_else(|| self.bad(key, &value)),
-            _ => Err(self.bad(key, &value)),
-        }
-    }
-}
-
 /// A built controller. An enum, not a trait object, so the per-ACK call is a direct match.
 #[derive(Clone, Debug)]
 pub enum Controller {
@@ -462,8 +279,8 @@ impl Controller {
                 &params,
                 common,
                 crate::cubic::Cubic::new(
-                    params.number("c", 0.01, 10.0)?,
-                    params.number("beta", 0.1, 0.95)?,
+                    params.number("c")?,
+                    params.number("beta")?,
                     params.boolean("fast_convergence")?,
                 )
                 .with_linux_initial_growth(params.boolean("linux_initial_growth")?),
@@ -473,31 +290,25 @@ impl Controller {
                 common,
                 crate::hstcp::HighSpeed {
                     table: crate::hstcp::HighSpeedTable {
-                        low_window: params.number("low_window", 2.0, 10_000.0)?,
+                        low_window: params.number("low_window")?,
                     },
                 },
             )?),
             "aimd" => Controller::Aimd(loss_based(&params, common, {
-                match params.choice("mode", &["static", "periodic"])? {
+                match params.choice("mode")? {
                     "periodic" => crate::aimd::Aimd::periodic(
                         crate::hstcp::HighSpeedTable {
-                            low_window: params.number("low_window", 2.0, 10_000.0)?,
+                            low_window: params.number("low_window")?,
                         },
-                        (params.number("period", 0.001, 60.0)? * 1e9) as Nanos,
+                        (params.number("period")? * 1e9) as Nanos,
                     ),
-                    _ => crate::aimd::Aimd::fixed(
-                        params.number("a", 0.01, 1000.0)?,
-                        params.number("b", 0.01, 0.9)?,
-                    ),
+                    _ => crate::aimd::Aimd::fixed(params.number("a")?, params.number("b")?),
                 }
             })?),
             "scalable" => Controller::Scalable(loss_based(
                 &params,
                 common,
-                crate::scalable::Scalable::new(
-                    params.number("a", 0.0001, 1.0)?,
-                    params.number("b", 0.01, 0.9)?,
-                ),
+                crate::scalable::Scalable::new(params.number("a")?, params.number("b")?),
             )?),
             "vegas" => Controller::Vegas(crate::vegas::from_params(&params, common)?),
             "vegas-lss" => Controller::VegasLss(crate::vegas_lss::from_params(&params, common)?),
@@ -577,7 +388,7 @@ mod tests {
     fn every_declared_default_parses() {
         for algo in ALGORITHMS {
             for p in algo.params {
-                assert!(!p.doc.is_empty() && !p.accepted.is_empty(), "{}", p.name);
+                assert!(!p.doc.is_empty() && !p.accepted().is_empty(), "{}", p.name);
             }
             let c = Controller::new(&CcSpec::named(algo.name), &COMMON).unwrap();
             assert!(c.cwnd() >= COMMON.mss);

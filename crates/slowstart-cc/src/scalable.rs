@@ -2,7 +2,7 @@
 //! 1/8; Reno's one-per-window increase while the window is below 1/a = 100 segments.
 
 use crate::loss_based::AvoidanceRule;
-use crate::registry::ParamInfo;
+use crate::params::{Accepts, ParamInfo};
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent};
 
@@ -11,13 +11,13 @@ pub const PARAMS: &[ParamInfo] = &[
         name: "a",
         doc: "segments added per acked segment (Kelly: 0.01)",
         default: "0.01",
-        accepted: "0.0001..=1",
+        accepts: Accepts::number(0.0001, 1.0),
     },
     ParamInfo {
         name: "b",
         doc: "fraction of cwnd removed on loss (Kelly: 0.125)",
         default: "0.125",
-        accepted: "0.01..=0.9",
+        accepts: Accepts::number(0.01, 0.9),
     },
 ];
 

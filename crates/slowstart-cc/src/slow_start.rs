@@ -5,7 +5,8 @@ pub mod hystart_pb;
 pub mod hystart_pp;
 pub mod search;
 
-use crate::registry::{CcError, CommonParams, ParamInfo, Params};
+use crate::params::{Accepts, ParamInfo, Params};
+use crate::registry::{CcError, CommonParams};
 use crate::window::{limited_slow_start_increase, AckCounting, WindowGrowth};
 use crate::{AckEvent, Nanos, Phase, SentEvent};
 
@@ -16,39 +17,39 @@ pub const SLOW_START_PARAMS: &[ParamInfo] = &[
         doc: "slow-start rule: standard (RFC 5681), lss (RFC 3742), hystart (Linux tcp_cubic.c), \
               hystart++ (RFC 9406), search (draft-chung-ccwg-search), hystart-pb (picoquic)",
         default: "per algorithm",
-        accepted: "standard | lss | hystart | hystart++ | search | hystart-pb",
+        accepts: Accepts::Word(SLOW_START_RULES),
     },
     ParamInfo {
         name: "max_ssthresh",
         doc: "RFC 3742 max_ssthresh, segments (slow_start = lss)",
         default: "100",
-        accepted: "1..=1000000",
+        accepts: Accepts::integer(1, 1_000_000),
     },
     ParamInfo {
         name: "hystart_low_window",
         doc: "HyStart detects only once cwnd >= this, segments (Linux hystart_low_window; \
               hystart, hystart-pb)",
         default: "16",
-        accepted: "1..=1000000",
+        accepts: Accepts::integer(1, 1_000_000),
     },
     ParamInfo {
         name: "hystart_detect",
         doc: "HyStart detectors (Linux hystart_detect; hystart, hystart-pb)",
         default: "both",
-        accepted: "both | ack_train | delay",
+        accepts: Accepts::Word(&["both", "ack_train", "delay"]),
     },
     ParamInfo {
         name: "search_thresh",
         doc: "SEARCH exit threshold on (bytes sent one RTT earlier - bytes delivered) / bytes \
               sent one RTT earlier (slow_start = search)",
         default: "0.35",
-        accepted: "0.01..=1",
+        accepts: Accepts::number(0.01, 1.0),
     },
     ParamInfo {
         name: "pb_rtt_threshold_ms",
         doc: "hystart-pb paces bursts and raises cwnd from the peak rate above this min RTT, ms",
         default: "100",
-        accepted: "1..=100000",
+        accepts: Accepts::integer(1, 100_000),
     },
     ParamInfo {
         name: "pb_cwnd_blocked",
@@ -56,14 +57,14 @@ pub const SLOW_START_PARAMS: &[ParamInfo] = &[
               sender last found cwnd full (picoquic before April 2020, \
               picoquic_cc_was_cwin_blocked); false: unless sent app-limited (picoquic after)",
         default: "false",
-        accepted: "true | false",
+        accepts: Accepts::Bool,
     },
     ParamInfo {
         name: "long_rtt_initcwnd",
         doc: "hystart-pb starts long paths from initcwnd x min(RTT, 610 ms) / 100 ms \
               (picoquic update_cwin_for_long_rtt)",
         default: "true",
-        accepted: "true | false",
+        accepts: Accepts::Bool,
     },
 ];
 
@@ -109,10 +110,10 @@ impl SlowStart {
     /// The rule a spec asks for (`slow_start = ...`), or the algorithm's default.
     pub fn from_params(params: &Params, common: &CommonParams) -> Result<Self, CcError> {
         let default = params.algorithm().slow_start.unwrap_or("standard");
-        let rule = params.choice_or("slow_start", SLOW_START_RULES, default)?;
-        let max_ssthresh = params.integer("max_ssthresh", 1, 1_000_000)? * common.mss;
-        let low_window = params.integer("hystart_low_window", 1, 1_000_000)?;
-        let detect = match params.choice("hystart_detect", &["both", "ack_train", "delay"])? {
+        let rule = params.choice_or("slow_start", default)?;
+        let max_ssthresh = params.integer("max_ssthresh")? * common.mss;
+        let low_window = params.integer("hystart_low_window")?;
+        let detect = match params.choice("hystart_detect")? {
             "ack_train" => hystart::Detect {
                 ack_train: true,
                 delay: false,
@@ -123,8 +124,8 @@ impl SlowStart {
             },
             _ => hystart::Detect::BOTH,
         };
-        let thresh_milli = (params.number("search_thresh", 0.01, 1.0)? * 1000.0).round() as u64;
-        let pb_rtt = params.integer("pb_rtt_threshold_ms", 1, 100_000)? * 1_000_000;
+        let thresh_milli = (params.number("search_thresh")? * 1000.0).round() as u64;
+        let pb_rtt = params.integer("pb_rtt_threshold_ms")? * 1_000_000;
         let pb_initial_window = if params.boolean("long_rtt_initcwnd")? {
             common.initcwnd * common.mss
         } else {
@@ -258,7 +259,8 @@ impl SlowStart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::{CcSpec, Controller, ParamValue};
+    use crate::params::ParamValue;
+    use crate::registry::{CcSpec, Controller};
     use crate::{CongestionController, Phase};
 
     const MSS: u64 = 1000;
@@ -339,7 +341,8 @@ mod tests {
 #[cfg(test)]
 mod property_tests {
     use super::*;
-    use crate::registry::{CcSpec, Controller, ParamValue};
+    use crate::params::ParamValue;
+    use crate::registry::{CcSpec, Controller};
     use crate::{CongestionController, CongestionEvent, RateSample};
     use proptest::prelude::*;
 

@@ -16,8 +16,9 @@
 //! the window is left alone while the transport recovers (delay samples are still recorded) and
 //! `ssthresh()` reports the post-loss cwnd during recovery, the target the transport's PRR steers to.
 
-use crate::ledbat::{init_cwnd, seconds};
-use crate::registry::{CcError, CommonParams, ParamInfo, Params};
+use crate::ledbat::{init_cwnd, seconds, INIT_CWND_ACCEPTS};
+use crate::params::{Accepts, ParamInfo, Params};
+use crate::registry::{CcError, CommonParams};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SECOND};
 
 /// libtorrent `settings_pack::utp_target_delay` default: 100 ms.
@@ -312,42 +313,42 @@ pub const PARAMS: &[ParamInfo] = &[
         name: "target",
         doc: "target queuing delay, seconds (libtorrent utp_target_delay)",
         default: "0.1",
-        accepted: "0.000001 to 10",
+        accepts: Accepts::number(1e-6, 10.0),
     },
     ParamInfo {
         name: "gain",
         doc: "largest cwnd change per RTT, bytes (libtorrent utp_gain_factor)",
         default: "3000",
-        accepted: "integer 1 to 1000000",
+        accepts: Accepts::integer(1, 1_000_000),
     },
     ParamInfo {
         name: "loss_multiplier",
         doc: "percent of cwnd kept on loss (libtorrent utp_loss_multiplier)",
         default: "50",
-        accepted: "integer 1 to 100",
+        accepts: Accepts::integer(1, 100),
     },
     ParamInfo {
         name: "min_cwnd",
         doc: "floor of the window, segments (libtorrent lets it reach 0 and waits for a timeout)",
         default: "1",
-        accepted: "integer 1 to 100",
+        accepts: Accepts::integer(1, 100),
     },
     ParamInfo {
         name: "init_cwnd",
         doc: "initial window in segments (libtorrent: one Ethernet MTU), or flow for the flow's \
               initcwnd",
         default: "1",
-        accepted: "flow | integer 1 to 1000",
+        accepts: INIT_CWND_ACCEPTS,
     },
 ];
 
 /// `utp` from validated parameters.
 pub fn from_params(params: &Params, common: &CommonParams) -> Result<Utp, CcError> {
     let cfg = UtpConfig {
-        target: seconds(params.number("target", 1e-6, 10.0)?),
-        gain: params.integer("gain", 1, 1_000_000)?,
-        loss_multiplier: params.integer("loss_multiplier", 1, 100)?,
-        min_cwnd: params.integer("min_cwnd", 1, 100)?,
+        target: seconds(params.number("target")?),
+        gain: params.integer("gain")?,
+        loss_multiplier: params.integer("loss_multiplier")?,
+        min_cwnd: params.integer("min_cwnd")?,
         init_cwnd: init_cwnd(params, common)?,
     };
     Ok(Utp::new(common.mss, cfg))

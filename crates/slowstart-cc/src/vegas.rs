@@ -13,7 +13,9 @@
 //! The same machinery, with [`SlowStartExit::LimitedSlowStart`], is `vegas-lss` (see
 //! [`crate::vegas_lss`]).
 
-use crate::registry::{CcError, CommonParams, ParamInfo, Params};
+use crate::params::{Accepts, ParamInfo, Params, Range};
+use crate::registry::{CcError, CommonParams};
+use crate::round::RoundCounter;
 use crate::window::{limited_slow_start_increase, AckCounting, WindowGrowth};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase};
 
@@ -131,9 +133,9 @@ pub struct Vegas {
     /// Sum of this round's RTT samples (for `RoundRtt::Mean`).
     sum_rtt: u128,
     cnt_rtt: u32,
-    /// `beg_snd_nxt` as a delivered-bytes count: the RTT ends at the first ACK that delivers
-    /// beyond everything that was outstanding when it began.
-    round_end: u64,
+    /// Rounds by sequence (`beg_snd_nxt` as a delivered-bytes count): the RTT ends at the first
+    /// ACK that delivers beyond everything that was outstanding when it began.
+    rounds: RoundCounter,
     /// Re-enable Vegas on the next ACK (the transport left recovery).
     pending_enable: bool,
     /// After a timeout, re-enable once everything outstanding at the timeout is delivered
@@ -159,7 +161,7 @@ impl Vegas {
             min_rtt: Nanos::MAX,
             sum_rtt: 0,
             cnt_rtt: 0,
-            round_end: 0,
+            rounds: RoundCounter::new(),
             pending_enable: false,
             reenable_at: None,
             last_delivered: 0,
@@ -198,7 +200,8 @@ impl Vegas {
     /// Linux `vegas_enable`: start a fresh RTT at the current `snd_nxt`.
     fn enable(&mut self, ack: &AckEvent) {
         self.enabled = true;
-        self.round_end = ack.delivered.saturating_add(ack.bytes_in_flight);
+        self.rounds
+            .restart(ack.delivered.saturating_add(ack.bytes_in_flight));
         self.cnt_rtt = 0;
         self.sum_rtt = 0;
         self.min_rtt = Nanos::MAX;
@@ -333,9 +336,9 @@ impl CongestionController for Vegas {
             }
             return;
         }
-        if ack.delivered > self.round_end {
+        let sent = ack.delivered.saturating_add(ack.bytes_in_flight);
+        if self.rounds.on_cumulative_ack(ack.delivered, sent) {
             // A full RTT since the last decision: `after(ack, vegas->beg_snd_nxt)`.
-            self.round_end = ack.delivered.saturating_add(ack.bytes_in_flight);
             if self.cnt_rtt < MIN_SAMPLES_PER_RTT || self.base_rtt == Nanos::MAX {
                 if ack.cwnd_limited {
                     self.reno_step(ack);
@@ -401,31 +404,31 @@ pub const THRESHOLD_PARAMS: [ParamInfo; 4] = [
         name: "alpha",
         doc: "congestion avoidance adds one segment per RTT while diff < alpha (segments queued)",
         default: "2",
-        accepted: "0 to 1000, at most beta",
+        accepts: Accepts::Number(Range::number(0.0, 1000.0).with_note("at most beta")),
     },
     ParamInfo {
         name: "beta",
         doc: "congestion avoidance removes one segment per RTT while diff > beta",
         default: "4",
-        accepted: "0 to 1000, at least alpha",
+        accepts: Accepts::Number(Range::number(0.0, 1000.0).with_note("at least alpha")),
     },
     ParamInfo {
         name: "gamma",
         doc: "slow start ends (or hands over) when diff > gamma",
         default: "1",
-        accepted: "0 to 1000",
+        accepts: Accepts::number(0.0, 1000.0),
     },
     ParamInfo {
         name: "round_rtt",
         doc: "RTT of a round used for diff: min (Linux) or mean (user-space timing, net100 atou)",
         default: "min",
-        accepted: "min | mean",
+        accepts: Accepts::Word(&["min", "mean"]),
     },
 ];
 
 /// The `round_rtt` parameter.
 pub fn round_rtt(params: &Params) -> Result<RoundRtt, CcError> {
-    Ok(match params.choice("round_rtt", &["min", "mean"])? {
+    Ok(match params.choice("round_rtt")? {
         "mean" => RoundRtt::Mean,
         _ => RoundRtt::Min,
     })
@@ -436,9 +439,9 @@ pub const PARAMS: &[ParamInfo] = &THRESHOLD_PARAMS;
 
 /// alpha, beta, gamma from a spec; alpha must not exceed beta.
 pub fn thresholds(params: &Params) -> Result<[f64; 3], CcError> {
-    let alpha = params.number("alpha", 0.0, 1000.0)?;
-    let beta = params.number("beta", 0.0, 1000.0)?;
-    let gamma = params.number("gamma", 0.0, 1000.0)?;
+    let alpha = params.number("alpha")?;
+    let beta = params.number("beta")?;
+    let gamma = params.number("gamma")?;
     if alpha > beta {
         return Err(CcError(format!(
             "cc: parameter 'alpha' = {alpha} must not exceed 'beta' = {beta}"
@@ -781,7 +784,7 @@ pub(crate) mod tests {
         let err =
             crate::registry::build_for_test("vegas", MSS, &[("gamma", Number(-1.0))]).unwrap_err();
         assert!(
-            err.0.contains("'gamma'") && err.0.contains("0 to 1000"),
+            err.0.contains("'gamma'") && err.0.contains("0..=1000"),
             "{err}"
         );
     }

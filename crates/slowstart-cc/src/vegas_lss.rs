@@ -9,7 +9,8 @@
 //! avoidance is then Reno's by default, or Vegas's (`avoidance = "vegas"`). The net100 runs paired
 //! this with Floyd's HighSpeed AIMD, which is not modelled here.
 
-use crate::registry::{CcError, CommonParams, NumberOrWord, ParamInfo, Params};
+use crate::params::{Accepts, NumberOrWord, ParamInfo, Params, Range};
+use crate::registry::{CcError, CommonParams};
 use crate::vegas::{thresholds, Avoidance, MaxSsthresh, SlowStartExit, Vegas, VegasConfig};
 use crate::window::AckCounting;
 
@@ -24,23 +25,23 @@ pub const PARAMS: &[ParamInfo] = &[
         doc: "RFC 3742 max_ssthresh of the Limited Slow-Start begun at gamma: the cwnd at that \
               moment, or a fixed number of segments",
         default: "gamma",
-        accepted: "gamma | 1 to 1000000 segments",
+        accepts: Accepts::WordOrNumber(&["gamma"], Range::number(1.0, 1e6)),
     },
     ParamInfo {
         name: "avoidance",
         doc: "congestion avoidance after the first loss: Reno's +1 MSS per RTT or Vegas's +-1 per RTT",
         default: "reno",
-        accepted: "reno | vegas",
+        accepts: Accepts::Word(&["reno", "vegas"]),
     },
 ];
 
 /// `vegas-lss` from validated parameters.
 pub fn from_params(params: &Params, common: &CommonParams) -> Result<Vegas, CcError> {
-    let max_ssthresh = match params.number_or_word("max_ssthresh", 1.0, 1e6, &["gamma"])? {
+    let max_ssthresh = match params.number_or_word("max_ssthresh")? {
         NumberOrWord::Number(segments) => MaxSsthresh::Bytes((segments * common.mss as f64) as u64),
         NumberOrWord::Word(_) => MaxSsthresh::CwndAtGamma,
     };
-    let avoidance = match params.choice("avoidance", &["reno", "vegas"])? {
+    let avoidance = match params.choice("avoidance")? {
         "vegas" => Avoidance::Vegas,
         _ => Avoidance::Reno,
     };
@@ -234,7 +235,7 @@ mod tests {
             &[("max_ssthresh", Text("huge".into()))],
         )
         .unwrap_err();
-        assert!(err.0.contains("gamma | 1 to 1000000"), "{err}");
+        assert!(err.0.contains("gamma | 1..=1000000"), "{err}");
         assert!(crate::registry::build_for_test(
             "vegas-lss",
             MSS,

@@ -98,7 +98,7 @@ fn algorithms() -> String {
                     "name": p.name,
                     "doc": p.doc,
                     "default": p.default,
-                    "accepted": p.accepted,
+                    "accepted": p.accepted(),
                 })).collect::<Vec<_>>(),
             })
         })

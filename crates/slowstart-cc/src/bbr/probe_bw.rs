@@ -105,7 +105,7 @@ impl Bbr {
             }
             ProbeBwPhase::Refill => {
                 // After one round of REFILL, start UP.
-                if self.round_start {
+                if self.round.started() {
                     self.bw_probe_samples = true;
                     self.start_probe_bw_up(rs);
                 }
@@ -175,7 +175,7 @@ impl Bbr {
             self.bw_probe_up_acks -= delta * self.probe_up_cnt;
             self.inflight_hi = self.inflight_hi.saturating_add(delta * self.mss);
         }
-        if self.round_start {
+        if self.round.started() {
             self.raise_inflight_hi_slope();
         }
     }
@@ -183,11 +183,11 @@ impl Bbr {
     /// §5.3.3.6 `BBRAdaptUpperBounds`; loss-driven `BBRCheckInflightTooHigh` happens in
     /// `on_congestion_event` (module notes), and `rs.tx_in_flight` is the ACK's prior in-flight.
     fn adapt_upper_bounds(&mut self, ack: &AckEvent, rs: &RateSample) {
-        if self.ack_phase == AckPhase::ProbeStarting && self.round_start {
+        if self.ack_phase == AckPhase::ProbeStarting && self.round.started() {
             // Starting to get bandwidth-probing samples.
             self.ack_phase = AckPhase::ProbeFeedback;
         }
-        if self.ack_phase == AckPhase::ProbeStopping && self.round_start {
+        if self.ack_phase == AckPhase::ProbeStopping && self.round.started() {
             // End of the samples from the probe (as Linux tcp_bbr.c v3 `bbr_adapt_upper_bounds`,
             // which also resets the ACK phase): advance the max-bw filter's cycle.
             self.bw_probe_samples = false;
@@ -258,7 +258,7 @@ mod tests {
             assert!(r <= 1);
         }
         // SplitMix64(7): the first draw picks the round offset, the second the wait.
-        let mut rng = super::super::SplitMix64::new(7);
+        let mut rng = crate::rng::SplitMix64::new(7);
         let r = rng.next_u64() & 1;
         let w = 2 * SECOND + rng.next_u64() % SECOND;
         assert_eq!(a[0], (w, r));

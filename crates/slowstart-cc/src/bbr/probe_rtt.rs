@@ -58,7 +58,7 @@ impl Bbr {
             }
             None => {}
             Some(_) => {
-                if self.round_start {
+                if self.round.started() {
                     self.probe_rtt_round_done = true;
                 }
                 if self.probe_rtt_round_done {

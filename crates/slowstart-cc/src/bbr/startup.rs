@@ -36,7 +36,7 @@ impl Bbr {
             self.full_bw = rs.delivery_rate;
             return;
         }
-        if !self.round_start {
+        if !self.round.started() {
             return;
         }
         self.full_bw_count += 1;

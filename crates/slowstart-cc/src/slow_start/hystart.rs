@@ -2,6 +2,7 @@
 //! net/ipv4/tcp_cubic.c (v5.7+) runs it: ACK-train and delay-increase detection of the exit point.
 
 use super::{SlowStart, SlowStartStep};
+use crate::round::RoundCounter;
 use crate::window::WindowGrowth;
 use crate::{AckEvent, Nanos, Phase};
 
@@ -46,9 +47,10 @@ pub struct HyStart {
     pub found: bool,
     round_start: Nanos,
     last_ack: Nanos,
-    /// Round ends when an ACK's rate sample has `prior_delivered >= round_end` (stands in for
-    /// `after(snd_una, end_seq)` with `end_seq = snd_nxt` at round start).
-    round_end: u64,
+    /// Rounds by delivery: an ACK's rate sample with `prior_delivered` at or past the delivered
+    /// count when the round began ends it (stands in for `after(snd_una, end_seq)` with
+    /// `end_seq = snd_nxt` at round start).
+    rounds: RoundCounter,
     curr_rtt: Nanos,
     sample_cnt: u32,
     /// Smallest RTT seen (`ca->delay_min`), 0 before any sample.
@@ -64,18 +66,17 @@ impl HyStart {
             found: false,
             round_start: 0,
             last_ack: 0,
-            round_end: 0,
+            rounds: RoundCounter::new(),
             curr_rtt: Nanos::MAX,
             sample_cnt: 0,
             delay_min: 0,
         }
     }
 
-    /// tcp_cubic.c `bictcp_hystart_reset`.
+    /// tcp_cubic.c `bictcp_hystart_reset` (the round's end mark is set by `rounds`).
     fn reset_round(&mut self, ack: &AckEvent) {
         self.round_start = ack.now;
         self.last_ack = ack.now;
-        self.round_end = ack.delivered;
         self.curr_rtt = Nanos::MAX;
         self.sample_cnt = 0;
     }
@@ -126,7 +127,7 @@ impl HyStart {
         // the window (below hystart_low_window too), so rounds stay aligned with ACK trains.
         if ack
             .rate
-            .is_some_and(|rs| rs.prior_delivered >= self.round_end)
+            .is_some_and(|rs| self.rounds.on_sample(rs.prior_delivered, ack.delivered))
         {
             self.reset_round(ack);
         }
@@ -264,7 +265,7 @@ pub(crate) mod tests {
         let g = WindowGrowth::new(AckCounting::Bytes);
         let mut h = HyStart::new(LOW_WINDOW, Detect::BOTH);
         h.on_ack(10 * MSS, u64::MAX, &ack(100 * MS, 100 * MS, 0, MSS), &g);
-        assert_eq!((h.round_start, h.round_end), (100 * MS, MSS));
+        assert_eq!((h.round_start, h.rounds.end()), (100 * MS, MSS));
         // The rest of the train acks data sent before the round began: same round.
         for i in 1..10 {
             h.on_ack(
@@ -282,7 +283,7 @@ pub(crate) mod tests {
             &ack(200 * MS, 100 * MS, MSS, 11 * MSS),
             &g,
         );
-        assert_eq!((h.round_start, h.round_end), (200 * MS, 11 * MSS));
+        assert_eq!((h.round_start, h.rounds.end()), (200 * MS, 11 * MSS));
         let mut small = HyStart::new(LOW_WINDOW, Detect::BOTH);
         small.on_ack(4 * MSS, u64::MAX, &ack(5 * MS, 100 * MS, 0, MSS), &g);
         assert_eq!(small.round_start, 5 * MS, "below the low window too");

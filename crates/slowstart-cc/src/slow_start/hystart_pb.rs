@@ -595,7 +595,8 @@ mod tests {
 
     #[test]
     fn registered_as_cubic_with_this_rule_and_cubic_defaults_to_hystart() {
-        use crate::registry::{build_for_test, Controller, ParamValue};
+        use crate::params::ParamValue;
+        use crate::registry::{build_for_test, Controller};
         use crate::slow_start::SlowStart;
         use crate::CongestionController;
         let mut c = build_for_test("hystart-pb", MSS, &[]).unwrap();
@@ -655,7 +656,8 @@ mod tests {
     /// cc_common.c `picoquic_cc_was_cwin_blocked`). Every ACK still feeds the delay test.
     #[test]
     fn long_paths_grow_by_picoquic_rules_not_linux_cwnd_limited() {
-        use crate::registry::{build_for_test, ParamValue};
+        use crate::params::ParamValue;
+        use crate::registry::build_for_test;
         use crate::CongestionController;
         let feed = |c: &mut crate::registry::Controller, before_block: bool, app_limited: bool| {
             c.on_rtt_sample(0, 600 * MS);

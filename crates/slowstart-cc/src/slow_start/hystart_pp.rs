@@ -2,6 +2,7 @@
 //! avoidance after CSS_ROUNDS rounds unless the RTT falls back.
 
 use super::SlowStartStep;
+use crate::round::RoundCounter;
 use crate::window::WindowGrowth;
 use crate::{AckEvent, Nanos, Phase};
 
@@ -25,9 +26,9 @@ pub fn rtt_thresh(last_round_min_rtt: Nanos) -> Nanos {
 pub struct HyStartPlusPlus {
     /// The sender paces: no per-ACK cap L (RFC 9406 §4.2).
     pub paced: bool,
-    /// `delivered` at round start; a round ends when a rate sample's `prior_delivered` reaches
-    /// it (stands in for windowEnd = SND.NXT, RFC 9406 §4.2). `None` before the first round.
-    window_end: Option<u64>,
+    /// Rounds by delivery: a rate sample's `prior_delivered` reaching the delivered count at
+    /// round start ends one (stands in for windowEnd = SND.NXT, RFC 9406 §4.2).
+    rounds: RoundCounter,
     last_round_min_rtt: Nanos,
     current_round_min_rtt: Nanos,
     rtt_sample_count: u32,
@@ -49,7 +50,7 @@ impl HyStartPlusPlus {
     pub fn new() -> Self {
         Self {
             paced: false,
-            window_end: None,
+            rounds: RoundCounter::new(),
             last_round_min_rtt: Nanos::MAX,
             current_round_min_rtt: Nanos::MAX,
             rtt_sample_count: 0,
@@ -58,6 +59,12 @@ impl HyStartPlusPlus {
             css_rounds: 0,
             css_credit: 0,
         }
+    }
+
+    /// windowEnd as a delivered count, `None` before the first round.
+    #[cfg(test)]
+    fn window_end(&self) -> Option<u64> {
+        (self.rounds.count() > 0).then_some(self.rounds.end())
     }
 
     pub fn in_css(&self) -> bool {
@@ -81,13 +88,13 @@ impl HyStartPlusPlus {
     ) -> SlowStartStep {
         let credit = growth.ack_credit(ack);
         // §4.2: at the start of each round, lastRoundMinRTT = currentRoundMinRTT, reset the rest.
-        let new_round = match (self.window_end, ack.rate) {
-            (None, _) => true,
-            (Some(end), Some(rs)) => rs.prior_delivered >= end,
-            (Some(_), None) => false,
+        let new_round = match ack.rate {
+            Some(rs) => self.rounds.on_sample(rs.prior_delivered, ack.delivered),
+            // The first ACK begins the first round, with a rate sample or without.
+            None if self.rounds.count() == 0 => self.rounds.on_sample(0, ack.delivered),
+            None => false,
         };
         if new_round {
-            self.window_end = Some(ack.delivered);
             self.last_round_min_rtt = self.current_round_min_rtt;
             self.current_round_min_rtt = Nanos::MAX;
             self.rtt_sample_count = 0;
@@ -242,13 +249,13 @@ mod tests {
     fn rounds_end_when_prior_delivered_reaches_the_round_start_value() {
         let mut d = Driver::new();
         d.round(50 * MS);
-        assert_eq!(d.h.window_end, Some(MSS));
+        assert_eq!(d.h.window_end(), Some(MSS));
         // Still the round that began at the first ACK: packets sent before it.
         d.ack(50 * MS, 0, MSS);
-        assert_eq!(d.h.window_end, Some(MSS));
+        assert_eq!(d.h.window_end(), Some(MSS));
         // A packet sent after the round began ends it.
         d.ack(50 * MS, MSS, MSS);
-        assert_eq!(d.h.window_end, Some(d.delivered));
+        assert_eq!(d.h.window_end(), Some(d.delivered));
         assert_eq!(d.h.last_round_min_rtt, 50 * MS);
     }
 
@@ -289,7 +296,7 @@ mod tests {
     fn css_grows_a_quarter_as_fast() {
         let mut d = into_css();
         let before = d.cwnd;
-        let start = d.h.window_end.unwrap() - MSS;
+        let start = d.h.window_end().unwrap() - MSS;
         for _ in 0..8 {
             d.ack(100 * MS, start, MSS);
         }

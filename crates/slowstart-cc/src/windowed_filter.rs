@@ -1,5 +1,6 @@
 //! Windowed max filter (Kathleen Nichols' 3-sample algorithm, as Linux `lib/win_minmax.c`), used
-//! by draft-ietf-ccwg-bbr-01 §5.5.1 (MaxBwFilter over 2 ProbeBW cycles) and §5.5.5 (ExtraACKed).
+//! by draft-ietf-ccwg-bbr-01 §5.5.1 (MaxBwFilter over 2 ProbeBW cycles) and §5.5.5 (ExtraACKed),
+//! and by BBR v1 for its bandwidth over 10 rounds (tcp_bbr.c `bbr->bw`).
 
 /// One sample: a value and the time (round or cycle count, or nanoseconds) it was taken.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
