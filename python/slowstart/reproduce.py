@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from slowstart.api import Result, run
+from slowstart.api import Result
 from slowstart.app_figures import request_ramp_figures, window_grid_figures
 from slowstart.measures import (
     Measure,
@@ -32,6 +32,7 @@ from slowstart.measures import (
 from slowstart.paths import scenario_path
 from slowstart.plan import first_object
 from slowstart.plot import plot_overlay
+from slowstart.store import Store
 
 Metric = str | Callable[[dict[str, Any]], float | None]
 
@@ -445,12 +446,66 @@ def unknown_experiment(names: list[str]) -> str | None:
     return None
 
 
+def run_variant(
+    exp: Experiment, v: Variant, store: Store | None = None, rerun: bool = False
+) -> tuple[Result, bool]:
+    """A variant's run, read from `store` when it holds it (unless `rerun`), else made (and
+    stored, traces included); and whether it was made."""
+    from slowstart.api import run_config
+    from slowstart.scenario import load
+    from slowstart.store import Record, run_key, traces_of
+
+    config = load(scenario_path(v.scenario or exp.scenario), set=[*exp.common, *v.overrides])
+    key = run_key(config)
+    if store is not None and not rerun:
+        stored = store.result(key)
+        if stored is not None:
+            return stored, False
+    result = run_config(config)
+    if store is not None:
+        point = {"experiment": exp.name, "variant": v.label}
+        store.put(
+            [
+                Record(
+                    key,
+                    config,
+                    result.summary,
+                    source=f"reproduce {exp.name}",
+                    point=point,
+                    traces=traces_of(result),
+                    wall_s=result.summary.get("wall_s", 0.0),
+                )
+            ]
+        )
+    return result, True
+
+
 def run_experiment(
     exp: Experiment,
     out_dir: str | os.PathLike[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    store: str | os.PathLike[str] | Store | None = None,
+    rerun: bool = False,
 ) -> tuple[list[Row], list[Path]]:
-    """Run every variant (telling `progress` each label); plot them into `out_dir` if given."""
+    """Run every variant (telling `progress` each label); plot them into `out_dir` if given.
+    With `store`, each run is stored (and a stored one read instead of run, unless `rerun`)."""
+    from slowstart.sweep import open_store
+
+    the_store, close = open_store(store)
+    try:
+        return _run_experiment(exp, out_dir, progress, the_store, rerun)
+    finally:
+        if close and the_store is not None:
+            the_store.close()
+
+
+def _run_experiment(
+    exp: Experiment,
+    out_dir: str | os.PathLike[str] | None,
+    progress: Callable[[str], None] | None,
+    store: Store | None,
+    rerun: bool,
+) -> tuple[list[Row], list[Path]]:
     rows: list[Row] = []
     results: list[Result] = []
     ran: list[Variant] = []
@@ -464,7 +519,7 @@ def run_experiment(
             continue
         if progress:
             progress(v.label)
-        result = run(scenario_path(v.scenario or exp.scenario), set=[*exp.common, *v.overrides])
+        result, _made = run_variant(exp, v, store, rerun)
         ours = v.measure(result) if v.measure else variant_value(exp, v, result.summary)
         rows.append(Row(v.label, v.published, ours, exp.tolerance, v.bound, v.unit))
         results.append(result)
