@@ -272,7 +272,12 @@ def test_plan_bad_input(args, start):
 def test_web_reproduction_writes_the_grid_and_heatmap(tmp_path):
     rows, written = run_experiment(EXPERIMENTS["web-initcwnd"], tmp_path)
     names = {p.name for p in written}
-    assert names == {"web-initcwnd-grid.csv", "web-initcwnd-grid.txt", "web-initcwnd-heatmap.png"}
+    assert names == {
+        "web-initcwnd-verdicts.png",
+        "web-initcwnd-grid.csv",
+        "web-initcwnd-grid.txt",
+        "web-initcwnd-heatmap.png",
+    }
     grid = (tmp_path / "web-initcwnd-grid.csv").read_text().splitlines()
     assert grid[0] == "initcwnd,initrwnd,stalls,round_trips,first_to_last_s,total_s"
     assert len(grid) == 1 + 36
@@ -284,7 +289,7 @@ def test_web_reproduction_writes_the_grid_and_heatmap(tmp_path):
 
 def test_bittorrent_reproduction_plots_both_settings(tmp_path):
     rows, written = run_experiment(EXPERIMENTS["bittorrent"], tmp_path)
-    assert [p.name for p in written] == ["bittorrent-requests.png"]
+    assert [p.name for p in written] == ["bittorrent-verdicts.png", "bittorrent-requests.png"]
     without, with_fix = (r.ours for r in rows)
     assert with_fix * 2.5 <= without
 

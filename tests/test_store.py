@@ -40,7 +40,7 @@ def test_key_is_a_content_hash_of_config_seed_and_version():
 
 def test_a_stored_point_is_not_run_again_and_gives_the_same_rows(tmp_path):
     store = tmp_path / "r.duckdb"
-    fresh = sweep(SMALL, VARY, seeds=[1, 2], jobs=1, store=store)
+    fresh = sweep(SMALL, VARY, seeds=[1, 2], jobs=1, store=store, traces=True)
     assert fresh.attrs == {"runs": 8, "stored": 0}
     again = sweep(SMALL, VARY, seeds=[1, 2, 3], jobs=2, store=store)
     assert again.attrs == {"runs": 4, "stored": 8}  # only seed 3 is new
@@ -65,7 +65,7 @@ def test_a_stored_point_is_not_run_again_and_gives_the_same_rows(tmp_path):
 
 def test_results_command_lists_and_exports(tmp_path):
     store = tmp_path / "r.duckdb"
-    sweep(SMALL, {"flow.0.initcwnd": ["2", "10"]}, jobs=1, store=store, traces=False)
+    sweep(SMALL, {"flow.0.initcwnd": ["2", "10"]}, jobs=1, store=store)
     listing = cli("results", str(store))
     assert listing.returncode == 0, listing.stderr
     assert "2 runs, 2 flows rows" in listing.stdout
@@ -117,7 +117,7 @@ def test_a_sweep_killed_with_sigkill_and_restarted_runs_only_what_is_missing(tmp
     # 40 runs of about 50 ms each, on one process: two seconds or so in all.
     args = ["sweep", "lfn-early-loss", "--vary", "flow.0.initcwnd=2,4,6,8,10,12,14,16"]
     args += ["--seeds", "1-5", "--duration", "30s", "--jobs", "1", "--store", str(store)]
-    args += ["--no-traces", "--json"]
+    args += ["--json"]
     cmd = [sys.executable, "-m", "slowstart", *args]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     # Kill it once some runs are stored (the writer holds the lock, so watch the WAL grow).
@@ -140,7 +140,7 @@ def test_a_sweep_killed_with_sigkill_and_restarted_runs_only_what_is_missing(tmp
     rows = pd.DataFrame(json.loads(again.stdout))
     assert len(rows) == 40 and _stored(store) == 40
     # Every row the same as an uninterrupted sweep's.
-    clean = cli(*args[:-4], "--store", str(tmp_path / "clean.duckdb"), "--no-traces", "--json")
+    clean = cli(*args[:-3], "--store", str(tmp_path / "clean.duckdb"), "--json")
     assert clean.returncode == 0, clean.stderr
     pd.testing.assert_frame_equal(rows, pd.DataFrame(json.loads(clean.stdout)))
 

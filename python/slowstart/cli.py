@@ -239,7 +239,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             store=store,
             rerun=args.rerun,
             cluster=args.cluster,
-            traces=not args.no_traces,
+            traces=args.traces,
             progress=update,
         )
     print(
@@ -385,7 +385,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         if not args.json:
             print(format_table(exp, rows))
             for p in written:
-                print(f"  plot: {p}")
+                print(f"  {'figure' if p.suffix == '.png' else 'wrote'}: {p}")
     if args.json:
         print(json.dumps(report))
     return 0 if all_ok or not args.strict else EXIT_INTERNAL
@@ -427,7 +427,10 @@ def add_store_arguments(p: argparse.ArgumentParser, traces: bool = True) -> None
     )
     if traces:
         p.add_argument(
-            "--no-traces", action="store_true", help="store summaries only, not the traces"
+            "--traces",
+            action="store_true",
+            help="store every run's traces too (Parquet, about 200 kB per short run, and "
+            "encoding them takes about as long as the run)",
         )
 
 
@@ -457,6 +460,14 @@ def cmd_results(args: argparse.Namespace) -> int:
         counts = runs.groupby(["source", "scenario"], sort=False).size().reset_index()
         rows = [[str(r["source"]), str(r["scenario"]), str(r[0])] for _, r in counts.iterrows()]
         print(table(["source", "scenario", "runs"], rows))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from slowstart.report import report
+
+    path = report(args.source, args.out)
+    print(f"wrote {path}")
     return 0
 
 
@@ -589,6 +600,11 @@ def build_parser() -> Parser:
     )
     p.add_argument("--json", action="store_true", help="print the table as one JSON array")
     p.set_defaults(handler=cmd_results)
+
+    p = sub.add_parser("report", help="one self-contained HTML page of a results store")
+    p.add_argument("source", help="results store, or a folder holding results.duckdb")
+    p.add_argument("--out", default="out/report.html", help="page to write (default %(default)s)")
+    p.set_defaults(handler=cmd_report)
 
     from slowstart.real import add_parsers  # `real` and `compare` (root only)
 

@@ -15,6 +15,7 @@ figures (`figures`) instead of the cwnd overlay.
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from slowstart.measures import (
 )
 from slowstart.paths import scenario_path
 from slowstart.plan import first_object
-from slowstart.plot import plot_overlay
+from slowstart.plot import plot_overlay, plot_verdicts
 from slowstart.store import Store
 
 Metric = str | Callable[[dict[str, Any]], float | None]
@@ -388,6 +389,16 @@ EXPERIMENTS: dict[str, Experiment] = {
 }
 
 
+# The one rule every verdict follows, printed under each table and quoted in the README.
+VERDICT_RULE = (
+    "verdict: ok when ours is within the tolerance of the published value "
+    "(|ours - published| / published <= tolerance); for a published upper bound (<), ok when "
+    "ours <= published x (1 + tolerance), for a lower bound (>), ok when ours >= published x "
+    "(1 - tolerance); off otherwise; - where nothing is published; not reached where the run "
+    "gives no value"
+)
+
+
 @dataclass
 class Row:
     label: str
@@ -475,7 +486,8 @@ def run_variant(
                     traces=traces_of(result),
                     wall_s=result.summary.get("wall_s", 0.0),
                 )
-            ]
+            ],
+            replace=True,  # a rerun, or a stored run whose traces went missing
         )
     return result, True
 
@@ -525,10 +537,29 @@ def _run_experiment(
         results.append(result)
         ran.append(v)
     written: list[Path] = []
+    if out_dir is not None:
+        verdicts = plot_verdicts(
+            f"{exp.name}: ours against the published values",
+            [
+                (
+                    r.label,
+                    r.ours,
+                    r.published,
+                    r.bound,
+                    r.tolerance,
+                    exp.unit if r.unit is None else r.unit,
+                )
+                for r in rows
+            ],
+        )
+        if verdicts is not None:
+            Path(out_dir).mkdir(parents=True, exist_ok=True)
+            written.append(Path(out_dir) / f"{exp.name}-verdicts.png")
+            verdicts.savefig(written[-1], dpi=120)
     if out_dir is not None and exp.figures is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        written = exp.figures(exp, results, out)
+        written += exp.figures(exp, results, out)
     elif out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -536,7 +567,7 @@ def _run_experiment(
             (v.label, r.flows, v.published if (v.unit or exp.unit).strip() == "s" else None)
             for v, r in zip(ran, results, strict=True)
         ]
-        fig = plot_overlay(curves, f"{exp.title}\n(dashed: published)", flow=exp.flow)
+        fig = plot_overlay(curves, exp.title, flow=exp.flow)
         written.append(out / f"{exp.name}-cwnd.png")
         fig.savefig(written[-1], dpi=120)
     return rows, written
@@ -558,10 +589,14 @@ def format_table(exp: Experiment, rows: list[Row]) -> str:
         published = (
             "-" if r.published is None else f"{'' if r.bound == '=' else r.bound}{r.published:g}"
         )
+        pub_unit = unit if r.published is not None else ""
+        ours_unit = unit if r.ours is not None else ""
         lines.append(
-            f"  {r.label:<{width}}  {published:>9}{unit}  {ours:>9}{unit}  {diff:>7}  {r.verdict}"
+            f"  {r.label:<{width}}  {published:>9}{pub_unit:<{len(unit)}}  "
+            f"{ours:>9}{ours_unit:<{len(unit)}}  {diff:>7}  {r.verdict}"
         )
     ok = sum(r.verdict == "ok" for r in rows)
     compared = sum(r.published is not None and r.pending is None for r in rows)
     lines.append(f"  {ok}/{compared} within ±{exp.tolerance:.0%}")
+    lines.append(textwrap.fill(VERDICT_RULE, 96, initial_indent="  ", subsequent_indent="    "))
     return "\n".join(lines)

@@ -6,7 +6,8 @@ engine never reuses an older engine's numbers). Tables:
 
 - `runs`: one row per run: key, source (`sweep`, `reproduce floyd`, ...), scenario, seed,
   point (JSON: the sweep's axis values or the reproduction's variant), config and summary
-  (JSON), extra (JSON: what a study keeps beside the summary), trace files, wall seconds;
+  (JSON), extra (JSON: what a study keeps beside the summary), trace files, the run's wall
+  seconds and the worker's (the run and encoding its traces);
 - `flows`: one row per flow of a run: key, flow, cc and the flow's summary fields (JSON);
 - `peers`: one row per peer of a swarm run (summaries with a `[swarm]` table have a `peers`
   list), key, peer and the peer's fields (JSON);
@@ -48,7 +49,7 @@ CREATE TABLE IF NOT EXISTS meta (name VARCHAR PRIMARY KEY, value VARCHAR);
 CREATE TABLE IF NOT EXISTS runs (
     key VARCHAR PRIMARY KEY, source VARCHAR, scenario VARCHAR, seed UBIGINT, version VARCHAR,
     point VARCHAR, config VARCHAR, summary VARCHAR, extra VARCHAR, traces VARCHAR,
-    wall_s DOUBLE, stored_at TIMESTAMP);
+    wall_s DOUBLE, task_s DOUBLE, stored_at TIMESTAMP);
 CREATE TABLE IF NOT EXISTS flows (key VARCHAR, flow INTEGER, cc VARCHAR, fields VARCHAR);
 CREATE TABLE IF NOT EXISTS peers (key VARCHAR, peer INTEGER, fields VARCHAR);
 """
@@ -68,14 +69,17 @@ def engine_version() -> str:
     return f"{__version__}+core.{digest}"
 
 
-def run_key(config: dict[str, Any], version: str | None = None) -> str:
-    """The content hash of a canonical config (its seed included) and the engine version."""
-    text = json.dumps(
-        {"config": config, "seed": config.get("seed"), "version": version or engine_version()},
-        sort_keys=True,
-        separators=(",", ":"),
-    )
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+def canonical(config: dict[str, Any]) -> str:
+    """A config as JSON with sorted keys and no spaces: the text its key hashes."""
+    return json.dumps(config, sort_keys=True, separators=(",", ":"))
+
+
+def run_key(config: dict[str, Any], version: str | None = None, text: str | None = None) -> str:
+    """The content hash of a canonical config (its seed included) and the engine version;
+    `text` is `canonical(config)` when the caller has it already."""
+    text = canonical(config) if text is None else text
+    data = f"{text}\n{version or engine_version()}".encode()
+    return hashlib.sha256(data).hexdigest()[:32]
 
 
 @dataclass
@@ -83,13 +87,14 @@ class Record:
     """One completed run, ready to store."""
 
     key: str
-    config: dict[str, Any]
+    config: dict[str, Any] | str  # the config, or its canonical JSON
     summary: dict[str, Any]
     source: str = ""
     point: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     traces: dict[str, bytes] = field(default_factory=dict)  # table name -> Parquet bytes
-    wall_s: float = 0.0
+    wall_s: float = 0.0  # the run
+    task_s: float = 0.0  # the worker's whole task: the run and encoding its traces
 
 
 def parquet_bytes(frame: pd.DataFrame) -> bytes:
@@ -101,12 +106,25 @@ def parquet_bytes(frame: pd.DataFrame) -> bytes:
 
 
 def traces_of(result: Result) -> dict[str, bytes]:
-    """A run's non-empty trace tables as Parquet bytes."""
+    """A run's non-empty trace tables as Parquet bytes (straight from the core's columns when
+    the table was not read as a DataFrame yet)."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    from slowstart.api import _Pending, arrow_table, frame
+
     out = {}
     for name in TRACES:
-        frame = getattr(result, name)
-        if len(frame):
-            out[name] = parquet_bytes(frame)
+        pending = result._frames[name]
+        if isinstance(pending, _Pending) and pending.build is frame:
+            table = arrow_table(*pending.args)
+            if table.num_rows:
+                buf = io.BytesIO()
+                pq.write_table(table, buf)
+                out[name] = buf.getvalue()
+        elif len(df := getattr(result, name)):
+            out[name] = parquet_bytes(df)
     return out
 
 
@@ -277,16 +295,20 @@ class Store:
 
     # --- writing -----------------------------------------------------------------------------
 
-    def put(self, records: Iterable[Record]) -> int:
-        """Store completed runs, in one transaction; returns how many."""
-        import pandas as pd
+    def put(self, records: Iterable[Record], replace: bool = False) -> int:
+        """Store completed runs, in one transaction; returns how many. `replace` first removes
+        what the store holds under the same keys (a rerun); without it a key must be new."""
+        import datetime
+
+        import pyarrow as pa
 
         records = list(records)
         if not records:
             return 0
         self.trace_dir.mkdir(parents=True, exist_ok=True)
         runs, flows, peers = [], [], []
-        now = pd.Timestamp.now(tz="UTC").tz_localize(None)
+        now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+        version = engine_version()
         for r in records:
             files = {}
             for name, data in r.traces.items():
@@ -295,19 +317,21 @@ class Store:
                 tmp.write_bytes(data)
                 os.replace(tmp, self.trace_dir / file)
                 files[name] = file
+            config = r.config if isinstance(r.config, str) else canonical(r.config)
             runs.append(
                 {
                     "key": r.key,
                     "source": r.source,
-                    "scenario": str(r.summary.get("scenario", r.config.get("name", ""))),
-                    "seed": int(r.summary.get("seed", r.config.get("seed", 0)) or 0),
-                    "version": engine_version(),
+                    "scenario": str(r.summary.get("scenario", "")),
+                    "seed": int(r.summary.get("seed") or 0),
+                    "version": version,
                     "point": json.dumps(r.point),
-                    "config": json.dumps(r.config, sort_keys=True),
+                    "config": config,
                     "summary": json.dumps(r.summary),
                     "extra": json.dumps(r.extra),
                     "traces": json.dumps(files),
                     "wall_s": float(r.wall_s),
+                    "task_s": float(r.task_s or r.wall_s),
                     "stored_at": now,
                 }
             )
@@ -318,30 +342,47 @@ class Store:
             for i, p in enumerate(r.summary.get("peers") or []):
                 fields = {k: v for k, v in p.items() if _scalar(v)}
                 peers.append({"key": r.key, "peer": p.get("id", i), "fields": json.dumps(fields)})
-        frames = {
-            "runs": pd.DataFrame(runs),
-            "flows": pd.DataFrame(flows, columns=["key", "flow", "cc", "fields"]),
-            "peers": pd.DataFrame(peers, columns=["key", "peer", "fields"]),
+        schemas = _schemas()
+        tables = {
+            "runs": pa.Table.from_pylist(runs, schema=schemas[0]),
+            "flows": pa.Table.from_pylist(flows, schema=schemas[1]),
+            "peers": pa.Table.from_pylist(peers, schema=schemas[2]),
         }
-        keys = frames["runs"][["key"]]
         con = self.con
         con.execute("BEGIN TRANSACTION")
         try:
-            con.register("batch_keys", keys)
-            for name in ("flows", "peers", "runs"):
-                con.execute(f"DELETE FROM {name} WHERE key IN (SELECT key FROM batch_keys)")
-            for name, frame in frames.items():
-                if len(frame):
-                    con.register(f"batch_{name}", frame)
-                    cols = ", ".join(frame.columns)
+            if replace:
+                con.register("batch_keys", tables["runs"].select(["key"]))
+                for name in ("flows", "peers", "runs"):
+                    con.execute(f"DELETE FROM {name} WHERE key IN (SELECT key FROM batch_keys)")
+                con.unregister("batch_keys")
+            for name, table in tables.items():
+                if table.num_rows:
+                    con.register(f"batch_{name}", table)
+                    cols = ", ".join(table.column_names)
                     con.execute(f"INSERT INTO {name} ({cols}) SELECT {cols} FROM batch_{name}")
                     con.unregister(f"batch_{name}")
-            con.unregister("batch_keys")
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
         return len(records)
+
+
+@cache
+def _schemas() -> tuple[Any, Any, Any]:
+    """The Arrow schemas of runs, flows and peers."""
+    import pyarrow as pa
+
+    s, f64 = pa.string(), pa.float64()
+    runs = pa.schema(
+        [("key", s), ("source", s), ("scenario", s), ("seed", pa.uint64()), ("version", s)]
+        + [("point", s), ("config", s), ("summary", s), ("extra", s), ("traces", s)]
+        + [("wall_s", f64), ("task_s", f64), ("stored_at", pa.timestamp("us"))]
+    )
+    flows = pa.schema([("key", s), ("flow", pa.int32()), ("cc", s), ("fields", s)])
+    peers = pa.schema([("key", s), ("peer", pa.int32()), ("fields", s)])
+    return runs, flows, peers
 
 
 def results(store: str | os.PathLike[str] | None = None, kind: str = "flows") -> pd.DataFrame:

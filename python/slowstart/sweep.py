@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
-from slowstart.scenario import load
+from slowstart.scenario import load, parse_int
 from slowstart.store import Store
 from slowstart.units import ScenarioError, show
 
@@ -96,7 +96,8 @@ def points(axes: dict[str, Sequence[str]], seeds: Sequence[int | None]) -> list[
 
 def run_task(task: tuple[str, bool]) -> dict[str, Any]:
     """A worker's run of one canonical config (JSON): its summary, its traces as Parquet bytes
-    (when asked for) and the wall seconds the run itself took."""
+    (when asked for), the wall seconds the run itself took and those of the whole task (the
+    run and encoding its traces)."""
     from slowstart.api import run_config
     from slowstart.store import traces_of
 
@@ -104,10 +105,12 @@ def run_task(task: tuple[str, bool]) -> dict[str, Any]:
     start = time.perf_counter()
     result = run_config(json.loads(config_json))
     wall_s = time.perf_counter() - start
+    encoded = traces_of(result) if traces else {}
     return {
         "summary": result.summary,
-        "traces": traces_of(result) if traces else {},
+        "traces": encoded,
         "wall_s": wall_s,
+        "task_s": time.perf_counter() - start,
     }
 
 
@@ -140,7 +143,7 @@ def sweep(
     store: str | os.PathLike[str] | Store | None = None,
     rerun: bool = False,
     cluster: str | None = None,
-    traces: bool = True,
+    traces: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> pd.DataFrame:
     """Run `scenario` (a file, a name in scenarios/ or a dict; or a list of them: a `scenario`
@@ -152,8 +155,8 @@ def sweep(
     "tcp://HOST:8786", a Dask cluster). Rows come in grid order whatever the order the runs
     finish in, so the table is the same for any `jobs` or cluster.
 
-    With `store` (a path, see `slowstart.store`), every run is stored as it completes, with
-    its traces unless `traces=False`, and a point already stored is not run again unless
+    With `store` (a path, see `slowstart.store`), every run is stored as it completes (its
+    traces too with `traces=True`), and a point already stored is not run again unless
     `rerun`. `grid` (points, each a value per key and a seed, such as a sweep plan's) replaces
     `vary` and `seeds`. `progress(done, total)` is told after each batch of runs. The frame's
     `attrs["runs"]` counts the runs made, `attrs["stored"]` those read from the store.
@@ -246,14 +249,22 @@ def build(
     full = [{**({"scenario": name} if many else {}), **point} for name in names for point in base]
     by_name = dict(zip(names, (_source(s) for s in scenarios), strict=True))
     configs = []
+    # The seed only sets the config's `seed`: a point is loaded once for all its seeds.
+    loaded: dict[tuple[Any, ...], dict[str, Any]] = {}
     for point in full:
         sets = [*set, *(f"{k}={point[k]}" for k in axes)]
-        source = by_name[point.get("scenario", names[0])]
+        name, seed = point.get("scenario", names[0]), point["seed"]
+        once = (name, *sets, seed is None)
+        if once in loaded:
+            base = loaded[once]
+            configs.append(base if seed is None else {**base, "seed": parse_int(seed, "seed")})
+            continue
         try:
-            config = load(source, set=sets, seed=point["seed"], duration=duration)
+            config = load(by_name[name], set=sets, seed=seed, duration=duration)
         except ValueError as e:
             where = ", ".join(f"{k}={point[k]}" for k in point if k != "seed")
             raise ScenarioError(f"sweep point {where}: {e}") from None
+        loaded[once] = config
         configs.append(config)
     return full, configs
 
@@ -288,11 +299,12 @@ def run_configs(
     and returns {"summary", "wall_s"} and optionally "traces" (Parquet bytes by table) and
     "extra" (JSON-able, kept beside the summary); `items` are its inputs, one per config.
     """
-    from slowstart.store import Record, run_key
+    from slowstart.store import Record, canonical, run_key
 
     the_store, close = open_store(store)
     try:
-        keys = [run_key(c) for c in configs]
+        texts = [canonical(c) for c in configs]
+        keys = [run_key(c, text=t) for c, t in zip(configs, texts, strict=True)]
         done: dict[str, dict[str, Any]] = {}
         if the_store is not None and not rerun:
             done = the_store.stored(keys)
@@ -300,7 +312,7 @@ def run_configs(
         todo = [first[k] for k in dict.fromkeys(keys) if k not in done]
         if items is None:
             keep = traces and the_store is not None
-            items = [(json.dumps(c), keep) for c in configs]
+            items = [(t, keep) for t in texts]
         total = len(todo)
         if progress is not None:
             progress(0, total)
@@ -311,18 +323,19 @@ def run_configs(
             records = [
                 Record(
                     key=keys[i],
-                    config=configs[i],
+                    config=texts[i],
                     summary=out["summary"],
                     source=source,
                     point=dict(points[i]) if points is not None else {},
                     extra=out.get("extra") or {},
                     traces=out.get("traces") or {},
                     wall_s=out.get("wall_s", 0.0),
+                    task_s=out.get("task_s", out.get("wall_s", 0.0)),
                 )
                 for i, out in zip(indices, outs, strict=True)
             ]
             if the_store is not None:
-                the_store.put(records)
+                the_store.put(records, replace=rerun)
             for r in records:
                 done[r.key] = {"summary": r.summary, "extra": r.extra}
             finished += len(indices)
@@ -389,7 +402,9 @@ def execute(
         return batch
 
     def finish(batch: list[int], outs: list[R]) -> None:
-        walls.extend(o["wall_s"] for o in outs if isinstance(o, dict) and "wall_s" in o)
+        walls.extend(
+            o.get("task_s", o["wall_s"]) for o in outs if isinstance(o, dict) and "wall_s" in o
+        )
         on_batch([names[i] for i in batch], outs)
 
     if cluster:

@@ -84,7 +84,7 @@ def _ends(key: str, text: str) -> tuple[float, float, str, bool]:
     unit = hi_unit or lo_unit
     if lo_unit and hi_unit and lo_unit != hi_unit:
         raise ScenarioError(f"{where}: both ends of {show(text)} need the same unit")
-    whole = lo.denominator == 1 and hi.denominator == 1 and "." not in text
+    whole = lo.denominator == 1 and hi.denominator == 1 and "." not in lo_text + hi_text
     return float(lo), float(hi), unit, whole
 
 
