@@ -303,3 +303,16 @@ def test_without_keep_alive_every_object_pays_the_handshake_again():
         # One more round trip (the handshake) per object than on the kept connection.
         extra = fresh["objects"][k]["total_s"] - kept[k]["total_s"]
         assert 0.045 < extra < 0.06, extra
+
+
+def test_plan_counts_as_told_says_so_and_shows_its_recommendation():
+    base = ["plan", "--rtt", "50ms", "--rate", "10Mbps", "--size", "17kB"]
+    base += ["--initcwnd", "3", "--initrwnd", "4"]
+    off, on = (json.loads(cli(*base, "--abc", v, "--json").stdout) for v in ("off", "on"))
+    assert (off["abc"], on["abc"]) == (False, True)
+    # Per-ACK counting is what web-initcwnd reproduces (144 ms); ABC is a round trip shorter.
+    assert off["table"][0]["first_to_last_s"] > on["table"][0]["first_to_last_s"] + 0.03
+    text = cli(*base, "--abc", "off").stdout
+    assert "one segment per ACK" in text
+    assert "not a point of the grid above" in text  # 12 x 12 is shown though not asked for
+    assert off["one_flight_rows"][0]["stalls"] == 0

@@ -410,6 +410,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         buffer=args.buffer,
         cc=args.cc,
         overrides=args.set or [],
+        abc=None if args.abc is None else args.abc == "on",
     )
     print(json.dumps(result) if args.json else format_plan(result))
     return 0
@@ -540,10 +541,16 @@ def build_parser() -> Parser:
     p.add_argument("--buffer", default="1bdp", help="bottleneck buffer (default %(default)s)")
     p.add_argument("--cc", default="reno", help="congestion control (default %(default)s)")
     p.add_argument(
+        "--abc",
+        choices=("on", "off"),
+        help="cwnd grows by bytes acknowledged (on: RFC 3465, Linux today, the default) or "
+        "one segment per ACK (off: Linux 2.6.3x, as reproduce web-initcwnd)",
+    )
+    p.add_argument(
         "--set",
         action="append",
         metavar="KEY=VALUE",
-        help="override the planned flow, e.g. flow.0.abc=false (repeatable)",
+        help="override the planned flow, e.g. flow.0.delayed_ack=false (repeatable)",
     )
     p.add_argument("--json", action="store_true", help="print the table and one_flight as JSON")
     p.set_defaults(handler=cmd_plan)
