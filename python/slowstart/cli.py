@@ -364,13 +364,17 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             all_ok = all_ok and ok
             continue
         exp = EXPERIMENTS[name]
-        rows, written = run_experiment(
-            exp,
-            args.out,
-            lambda label, name=name: print(f"{name}: {label}", file=sys.stderr),
-            store=args.store,
-            rerun=args.rerun,
-        )
+        from slowstart.progress import bar
+
+        with bar(name, unit="variants", quiet=args.quiet) as update:
+            done = [0]
+
+            def tell(label: str, name: str = name, exp: Any = exp, done: list = done) -> None:
+                print(f"{name}: {label}", file=sys.stderr)
+                update(done[0], len(exp.variants))
+                done[0] += 1
+
+            rows, written = run_experiment(exp, args.out, tell, store=args.store, rerun=args.rerun)
         all_ok = all_ok and all(
             r.verdict == "ok" or r.published is None or r.pending is not None for r in rows
         )
@@ -504,6 +508,7 @@ def build_parser() -> Parser:
     p.add_argument("--json", action="store_true", help="print the results as one JSON object")
     p.add_argument("--strict", action="store_true", help="exit 1 if any value is off")
     p.add_argument("--list", action="store_true", help="list the experiments and exit")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_store_arguments(p, traces=False)
     p.add_argument("--seeds", type=int, help="swarm: repetitions per setting, seeds 1..N (10)")
     p.add_argument("--jobs", type=int, help="swarm: processes (default: one per CPU)")

@@ -998,7 +998,7 @@ def reproduce_swarm(args: Any) -> tuple[bool, dict[str, Any]]:
     jobs = args.jobs or os.cpu_count() or 1
     from slowstart.progress import bar
 
-    with bar("swarm", unit="runs") as update:
+    with bar("swarm", unit="runs", quiet=getattr(args, "quiet", False)) as update:
 
         def progress(done: int, total: int) -> None:
             if done == 0:

@@ -358,8 +358,9 @@ def run_configs(
 
 
 # A batch of short runs is sized to take about this long (seconds of run time), so that
-# scheduling and storing cost little beside the runs, and a killed sweep loses little.
-BATCH_S = 0.25
+# scheduling and storing (some 40 ms a transaction) cost little beside the runs, and a killed
+# sweep loses little.
+BATCH_S = 0.5
 MAX_BATCH = 256
 
 
