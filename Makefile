@@ -6,24 +6,40 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
 
-.PHONY: setup demo test rust-test python-test lint fmt bench clean
+.PHONY: setup demo test rust-test python-test lint fmt bench browser clean
 
 setup: $(STAMP)
 
 $(VENV)/bin/maturin:
-	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet 'maturin>=1.16,<2'
+	@echo "setup: creating $(VENV) (the first time also builds the Rust extension: minutes)"
+	@python3 -m venv $(VENV)
+	@$(VENV)/bin/pip install --quiet --upgrade pip
+	@$(VENV)/bin/pip install --quiet 'maturin>=1.16,<2'
 
-# Builds the extension in release mode and installs the package (editable) with its deps.
+# Installs the package's deps (quietly, from pyproject.toml), then builds the extension in
+# release mode and installs the package (editable); the build's log is shown only if it fails.
 $(STAMP): $(VENV)/bin/maturin pyproject.toml $(RUST_SOURCES)
-	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin develop --release --extras dev
-	touch $@
+	@echo "setup: installing dependencies and building the extension (log: $(VENV)/setup.log)"
+	@$(PY) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
+		print("\n".join(p["dependencies"] + p["optional-dependencies"]["dev"]))' \
+		> $(VENV)/requirements.txt
+	@$(VENV)/bin/pip install --quiet -r $(VENV)/requirements.txt
+	@VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin develop --release --extras dev \
+		> $(VENV)/setup.log 2>&1 || { cat $(VENV)/setup.log; exit 1; }
+	@$(PY) -c 'import slowstart._core'
+	@touch $@
 
 demo: setup
 	$(VENV)/bin/slowstart reproduce floyd
+	$(VENV)/bin/slowstart report out/results.duckdb --out out/report.html
 
-test: setup rust-test lint python-test
+# Debian's chromium, for the report's browser test (tests/test_report.py skips without it).
+browser:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
+		>/dev/null; } || echo "chromium not installed: the report's browser test will skip"
+
+test: setup browser rust-test lint python-test
 
 rust-test:
 	cargo fmt --all --check

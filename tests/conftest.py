@@ -11,6 +11,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+
+@pytest.fixture(autouse=True, scope="session")
+def _store(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Commands that store their runs (sweep, reproduce) store them in a temporary folder, not
+    in the repository's out/: a test sees only the runs it made."""
+    import os
+
+    os.environ["SLOWSTART_STORE"] = str(tmp_path_factory.mktemp("store") / "results.duckdb")
+
+
 # A registry shaped like `_core.algorithms()`, so loader tests do not depend on which
 # algorithms the core has today.
 ALGORITHMS = [

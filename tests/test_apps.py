@@ -272,7 +272,12 @@ def test_plan_bad_input(args, start):
 def test_web_reproduction_writes_the_grid_and_heatmap(tmp_path):
     rows, written = run_experiment(EXPERIMENTS["web-initcwnd"], tmp_path)
     names = {p.name for p in written}
-    assert names == {"web-initcwnd-grid.csv", "web-initcwnd-grid.txt", "web-initcwnd-heatmap.png"}
+    assert names == {
+        "web-initcwnd-verdicts.png",
+        "web-initcwnd-grid.csv",
+        "web-initcwnd-grid.txt",
+        "web-initcwnd-heatmap.png",
+    }
     grid = (tmp_path / "web-initcwnd-grid.csv").read_text().splitlines()
     assert grid[0] == "initcwnd,initrwnd,stalls,round_trips,first_to_last_s,total_s"
     assert len(grid) == 1 + 36
@@ -284,7 +289,7 @@ def test_web_reproduction_writes_the_grid_and_heatmap(tmp_path):
 
 def test_bittorrent_reproduction_plots_both_settings(tmp_path):
     rows, written = run_experiment(EXPERIMENTS["bittorrent"], tmp_path)
-    assert [p.name for p in written] == ["bittorrent-requests.png"]
+    assert [p.name for p in written] == ["bittorrent-verdicts.png", "bittorrent-requests.png"]
     without, with_fix = (r.ours for r in rows)
     assert with_fix * 2.5 <= without
 
@@ -298,3 +303,16 @@ def test_without_keep_alive_every_object_pays_the_handshake_again():
         # One more round trip (the handshake) per object than on the kept connection.
         extra = fresh["objects"][k]["total_s"] - kept[k]["total_s"]
         assert 0.045 < extra < 0.06, extra
+
+
+def test_plan_counts_as_told_says_so_and_shows_its_recommendation():
+    base = ["plan", "--rtt", "50ms", "--rate", "10Mbps", "--size", "17kB"]
+    base += ["--initcwnd", "3", "--initrwnd", "4"]
+    off, on = (json.loads(cli(*base, "--abc", v, "--json").stdout) for v in ("off", "on"))
+    assert (off["abc"], on["abc"]) == (False, True)
+    # Per-ACK counting is what web-initcwnd reproduces (144 ms); ABC is a round trip shorter.
+    assert off["table"][0]["first_to_last_s"] > on["table"][0]["first_to_last_s"] + 0.03
+    text = cli(*base, "--abc", "off").stdout
+    assert "one segment per ACK" in text
+    assert "not a point of the grid above" in text  # 12 x 12 is shown though not asked for
+    assert off["one_flight_rows"][0]["stalls"] == 0

@@ -85,8 +85,9 @@ def test_run_experiment_reports_the_summary_metric_and_plots(tmp_path):
     # A larger initial window leaves slow start sooner.
     assert rows[1].ours < rows[0].ours
     assert rows[1].verdict == "off"
-    assert written == [tmp_path / "tiny-cwnd.png"]
-    assert written[0].stat().st_size > 10_000
+    # What it judges (ours against published), then the cwnd overlay.
+    assert written == [tmp_path / "tiny-verdicts.png", tmp_path / "tiny-cwnd.png"]
+    assert all(p.stat().st_size > 10_000 for p in written)
     table = format_table(TINY, rows)
     ok = sum(r.verdict == "ok" for r in rows)
     assert "initcwnd 40" in table and f"{ok}/2 within ±50%" in table
@@ -99,3 +100,15 @@ def test_floyd_reproduces_within_tolerance(tmp_path):
     report = json.loads(proc.stdout)["floyd"]
     assert [r["verdict"] for r in report["rows"]] == ["ok"] * 4, report["rows"]
     assert (tmp_path / "floyd-cwnd.png").exists()
+
+
+def test_the_readme_states_the_verdict_rule_the_cli_applies():
+    from conftest import ROOT
+    from slowstart.reproduce import VERDICT_RULE
+
+    readme = " ".join(
+        line.removeprefix("> ").strip()
+        for line in (ROOT / "README.md").read_text().splitlines()
+        if line.startswith("> ")
+    )
+    assert VERDICT_RULE in readme

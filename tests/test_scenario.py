@@ -437,3 +437,19 @@ def test_loss_detection_is_validated():
         ScenarioError, match=r"flow\.0\.loss_detection: expected one of rack, dupthresh"
     ):
         load(sc)
+
+
+def test_scenario_comments_cite_files_that_exist():
+    import re
+
+    from conftest import ROOT
+
+    cited = {
+        (path.name, m.group(0).rstrip(".,;:)"))
+        for path in (ROOT / "scenarios").glob("*.toml")
+        for m in re.finditer(
+            r"\b(?:scenarios|python|crates|docs|tests|bench|fuzz)/[\w./-]+", path.read_text()
+        )
+    }
+    missing = [(name, ref) for name, ref in sorted(cited) if not (ROOT / ref).exists()]
+    assert not missing, missing

@@ -111,3 +111,9 @@ def test_cli_writes_every_run_and_a_plot(tmp_path):
     assert [r["cc"] for r in listed] == ["reno", "reno", "cubic", "cubic"]
     bad = cli("sweep", str(scenario), "--vary", "flow.0.cc=reno", "--metric", "speed")
     assert bad.returncode == 2 and "--metric speed: not a summary field" in bad.stderr
+
+
+def test_a_scenario_name_works_as_in_the_cli():
+    rows = sweep("real-20mbps", {"flow.0.cc": ["reno"]}, duration="1s", jobs=1)
+    assert rows["cc"].tolist() == ["reno"]
+    assert rows["completion_s"].isna().all()  # 10 MB do not arrive in 1 s: no value

@@ -14,15 +14,17 @@ from slowstart.units import ScenarioError
 if TYPE_CHECKING:
     from slowstart.api import Result, run, run_config
     from slowstart.scenario import load
+    from slowstart.store import results
     from slowstart.sweep import sweep
 
-__all__ = ["Result", "ScenarioError", "algorithms", "load", "run", "run_config", "sweep"]
+__all__ = ["Result", "ScenarioError", "algorithms", "load", "results", "run", "run_config", "sweep"]
 __version__ = "0.1.0"
 
 # Imported on first use, so the CLI's error paths and `list` need not load pandas.
 _LAZY = {"Result": "slowstart.api", "run": "slowstart.api", "run_config": "slowstart.api"}
 _LAZY["load"] = "slowstart.scenario"
 _LAZY["sweep"] = "slowstart.sweep"
+_LAZY["results"] = "slowstart.store"
 
 
 def __getattr__(name: str) -> Any:

@@ -52,6 +52,31 @@ def frame(table: Table, names: dict[str, list[str]]) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
+def arrow_table(table: Table, names: dict[str, list[str]]) -> Any:
+    """The same table as `frame` makes, as a pyarrow Table built straight from the columns
+    (no pandas): what the results store writes to Parquet, several times faster."""
+    import numpy as np
+    import pyarrow as pa
+
+    columns = {}
+    for name, (data, dtype, unset, codes) in table.items():
+        dt = np.dtype(dtype)
+        values = np.frombuffer(data, dtype=dt).astype(dt.newbyteorder("="))
+        if unset:
+            column = values.astype(np.float64)
+            column[values == UNSET] = np.nan
+            columns[name] = pa.array(column)
+        elif codes is not None:
+            columns[name] = pa.DictionaryArray.from_arrays(
+                pa.array(values.astype(np.int32)), pa.array(list(names[codes]), pa.string())
+            )
+        elif name.endswith("_ns"):
+            columns[name[: -len("_ns")] + "_s"] = pa.array(values / 1e9)
+        else:
+            columns[name] = pa.array(values)
+    return pa.table(columns)
+
+
 class _Pending:
     """A DataFrame not built yet: `build(*args)`, called on first use (picklable)."""
 

@@ -205,45 +205,100 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from slowstart.paths import scenario_path
-    from slowstart.sweep import aggregate, parse_seeds, parse_vary, plot, sweep
+    from slowstart.progress import bar
+    from slowstart.store import default_store
+    from slowstart.sweep import aggregate, default_metric, parse_seeds, parse_vary, plot, sweep
+    from slowstart.sweepplan import is_plan, load_plan
 
-    axes = parse_vary(args.vary)
-    seeds = parse_seeds(args.seeds) if args.seeds else None
-    files = [scenario_path(f) for f in args.files]
-    rows = sweep(
-        files if len(files) > 1 else files[0],
-        axes,
-        seeds=seeds,
-        set=args.set or [],
-        duration=args.duration,
-        jobs=args.jobs,
+    grid, vary, metrics = None, None, [args.metric] if args.metric else []
+    sets, duration, seeds = list(args.set or []), args.duration, None
+    if len(args.files) == 1 and is_plan(args.files[0]):
+        plan = load_plan(args.files[0])
+        if args.vary:
+            raise UsageError(f"--vary: {args.files[0]} is a plan; its [axes] say what varies")
+        files = [scenario_path(f) for f in plan.scenarios]
+        grid, sets = plan.grid(), [*plan.set, *sets]
+        duration = duration or plan.duration
+        metrics = metrics or plan.metrics
+    else:
+        if not args.vary:
+            raise UsageError("--vary: give at least one KEY=V1,V2,... (or a sweep plan .toml)")
+        vary = parse_vary(args.vary)
+        seeds = parse_seeds(args.seeds) if args.seeds else None
+        files = [scenario_path(f) for f in args.files]
+    store = args.store or default_store()
+    with bar("sweep", unit="runs", quiet=args.quiet) as update:
+        rows = sweep(
+            files if len(files) > 1 else files[0],
+            vary,
+            seeds=seeds,
+            set=sets,
+            duration=duration,
+            jobs=args.jobs,
+            grid=grid,
+            store=store,
+            rerun=args.rerun,
+            cluster=args.cluster,
+            traces=args.traces,
+            progress=update,
+        )
+    print(
+        f"sweep: {rows.attrs['runs']} runs made, {rows.attrs['stored']} read from {store}",
+        file=sys.stderr,
     )
     keys = list(rows.columns[: rows.columns.get_loc("seed")])  # the grid's keys come first
-    agg = aggregate(rows, keys, args.metric)
+    why = ""
+    if not metrics:
+        metric, why = default_metric(rows)
+        metrics = [metric]
+    tables = [(m, aggregate(rows, keys, m)) for m in metrics]
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         rows.to_parquet(out / "sweep.parquet", index=False)
-        plot(agg, keys, args.metric).savefig(out / "sweep.png", dpi=120)
-        for name in ("sweep.parquet", "sweep.png"):
+        print(f"wrote {out / 'sweep.parquet'}", file=sys.stderr)
+        for m, agg in tables:
+            name = "sweep.png" if len(tables) == 1 else f"sweep-{m}.png"
+            plot(agg, keys, m).savefig(out / name, dpi=120)
             print(f"wrote {out / name}", file=sys.stderr)
     if args.json:
         print(rows.to_json(orient="records"))
         return 0
-    headers = [*keys, "flow", "cc", f"{args.metric} median", "min", "max", "runs"]
-    body = [
-        [*(str(r[k]) for k in keys), str(r["flow"]), str(r["cc"])]
-        + [_number(r[c]) for c in ("median", "min", "max")]
-        + [str(r["runs"])]
-        for _, r in agg.iterrows()
-    ]
-    print(table(headers, body))
+    for i, (m, agg) in enumerate(tables):
+        if i:
+            print()
+        if why:
+            print(f"metric: {m} ({why}; --metric chooses another)")
+        headers = [*keys, "flow", "cc", f"{m} median", "min", "max", "runs"]
+        body = [
+            [*(str(r[k]) for k in keys), str(r["flow"]), str(r["cc"])]
+            + [_metric_text(m, r[c]) for c in ("median", "min", "max")]
+            + [
+                str(r["runs"])
+                + (f" ({r['runs'] - r['valued']} no value)" if r["valued"] < r["runs"] else "")
+            ]
+            for _, r in agg.iterrows()
+        ]
+        print(table(headers, body))
     return 0
+
+
+def _metric_text(metric: str, value: object) -> str:
+    """A summary value in plain units: rates in bps prefixes, sizes in B, times in s."""
+    if value is None or (isinstance(value, float) and value != value):
+        return "no value"
+    if metric.endswith("_bps"):
+        return fmt_rate(float(value))  # type: ignore[arg-type]
+    if metric.endswith("_bytes"):
+        return fmt_bytes(float(value))  # type: ignore[arg-type]
+    if metric.endswith("_s"):
+        return f"{float(value):.3f}"  # type: ignore[arg-type]
+    return _number(value)
 
 
 def _number(value: object) -> str:
     if value is None or (isinstance(value, float) and value != value):
-        return "-"
+        return "no value"
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
@@ -296,6 +351,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     problem = unknown_experiment(names)
     if problem:
         raise UsageError(problem)
+    from slowstart.store import default_store
+
+    args.store = args.store or default_store()
     report: dict[str, Any] = {}
     all_ok = True
     for name in names:
@@ -306,9 +364,17 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             all_ok = all_ok and ok
             continue
         exp = EXPERIMENTS[name]
-        rows, written = run_experiment(
-            exp, args.out, lambda label, name=name: print(f"{name}: {label}", file=sys.stderr)
-        )
+        from slowstart.progress import bar
+
+        with bar(name, unit="variants", quiet=args.quiet) as update:
+            done = [0]
+
+            def tell(label: str, name: str = name, exp: Any = exp, done: list = done) -> None:
+                print(f"{name}: {label}", file=sys.stderr)
+                update(done[0], len(exp.variants))
+                done[0] += 1
+
+            rows, written = run_experiment(exp, args.out, tell, store=args.store, rerun=args.rerun)
         all_ok = all_ok and all(
             r.verdict == "ok" or r.published is None or r.pending is not None for r in rows
         )
@@ -323,7 +389,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         if not args.json:
             print(format_table(exp, rows))
             for p in written:
-                print(f"  plot: {p}")
+                print(f"  {'figure' if p.suffix == '.png' else 'wrote'}: {p}")
     if args.json:
         print(json.dumps(report))
     return 0 if all_ok or not args.strict else EXIT_INTERNAL
@@ -348,8 +414,65 @@ def cmd_plan(args: argparse.Namespace) -> int:
         buffer=args.buffer,
         cc=args.cc,
         overrides=args.set or [],
+        abc=None if args.abc is None else args.abc == "on",
     )
     print(json.dumps(result) if args.json else format_plan(result))
+    return 0
+
+
+def add_store_arguments(p: argparse.ArgumentParser, traces: bool = True) -> None:
+    p.add_argument(
+        "--store",
+        metavar="PATH",
+        help="results store (DuckDB) every run goes into "
+        "(default $SLOWSTART_STORE or out/results.duckdb)",
+    )
+    p.add_argument(
+        "--rerun", action="store_true", help="run points again even when the store has them"
+    )
+    if traces:
+        p.add_argument(
+            "--traces",
+            action="store_true",
+            help="store every run's traces too (Parquet, about 200 kB per short run, and "
+            "encoding them takes about as long as the run)",
+        )
+
+
+def cmd_results(args: argparse.Namespace) -> int:
+    from slowstart.store import Store
+
+    with Store(args.store, read_only=True) as store:
+        frame = store.table(args.table)
+        runs = store.runs()
+    for path, write in (
+        (args.csv, lambda p: frame.to_csv(p, index=False)),
+        (args.parquet, lambda p: frame.to_parquet(p, index=False)),
+    ):
+        if path:
+            from pathlib import Path
+
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            write(path)
+            print(f"wrote {path} ({len(frame)} rows)", file=sys.stderr)
+    if args.csv or args.parquet:
+        return 0
+    if args.json:
+        print(frame.to_json(orient="records"))
+        return 0
+    print(f"{args.store}: {len(runs)} runs, {len(frame)} {args.table} rows")
+    if len(runs):
+        counts = runs.groupby(["source", "scenario"], sort=False).size().reset_index()
+        rows = [[str(r["source"]), str(r["scenario"]), str(r[0])] for _, r in counts.iterrows()]
+        print(table(["source", "scenario", "runs"], rows))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from slowstart.report import report
+
+    path = report(args.source, args.out)
+    print(f"wrote {path}")
     return 0
 
 
@@ -385,6 +508,8 @@ def build_parser() -> Parser:
     p.add_argument("--json", action="store_true", help="print the results as one JSON object")
     p.add_argument("--strict", action="store_true", help="exit 1 if any value is off")
     p.add_argument("--list", action="store_true", help="list the experiments and exit")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_store_arguments(p, traces=False)
     p.add_argument("--seeds", type=int, help="swarm: repetitions per setting, seeds 1..N (10)")
     p.add_argument("--jobs", type=int, help="swarm: processes (default: one per CPU)")
     p.add_argument(
@@ -421,10 +546,16 @@ def build_parser() -> Parser:
     p.add_argument("--buffer", default="1bdp", help="bottleneck buffer (default %(default)s)")
     p.add_argument("--cc", default="reno", help="congestion control (default %(default)s)")
     p.add_argument(
+        "--abc",
+        choices=("on", "off"),
+        help="cwnd grows by bytes acknowledged (on: RFC 3465, Linux today, the default) or "
+        "one segment per ACK (off: Linux 2.6.3x, as reproduce web-initcwnd)",
+    )
+    p.add_argument(
         "--set",
         action="append",
         metavar="KEY=VALUE",
-        help="override the planned flow, e.g. flow.0.abc=false (repeatable)",
+        help="override the planned flow, e.g. flow.0.delayed_ack=false (repeatable)",
     )
     p.add_argument("--json", action="store_true", help="print the table and one_flight as JSON")
     p.set_defaults(handler=cmd_plan)
@@ -434,12 +565,13 @@ def build_parser() -> Parser:
         help="run a scenario over a grid of overrides and seeds, in parallel processes",
     )
     p.add_argument(
-        "files", nargs="+", help="scenario .toml files or names (several: a scenario axis)"
+        "files",
+        nargs="+",
+        help="scenario .toml files or names (several: a scenario axis), or one sweep plan .toml",
     )
     p.add_argument(
         "--vary",
         action="append",
-        required=True,
         metavar="KEY=V1,V2,...",
         help="a grid axis, e.g. flow.0.cc=reno,cubic or path.buffer=0.5bdp,1bdp (repeatable)",
     )
@@ -452,14 +584,39 @@ def build_parser() -> Parser:
     )
     p.add_argument("--duration", help='simulated time at every point, e.g. "10s"')
     p.add_argument("--jobs", type=int, help="processes (default: one per CPU)")
+    add_store_arguments(p)
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run on a Dask cluster: tcp://HOST:8786, or local:N to start N local workers",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--metric",
-        default="completion_s",
-        help="flow summary field to tabulate and plot (default %(default)s)",
+        help="flow summary field to tabulate and plot (default: completion_s when every flow "
+        "has a size, else goodput_bps)",
     )
     p.add_argument("--out", help="write sweep.parquet (every run) and sweep.png here")
     p.add_argument("--json", action="store_true", help="print every row as one JSON array")
     p.set_defaults(handler=cmd_sweep)
+
+    p = sub.add_parser("results", help="list what a results store holds, export its table")
+    p.add_argument("store", help="results store, e.g. out/results.duckdb")
+    p.add_argument("--csv", metavar="PATH", help="write the table (one row per flow) as CSV")
+    p.add_argument("--parquet", metavar="PATH", help="write the table as Parquet")
+    p.add_argument(
+        "--table",
+        choices=("flows", "peers"),
+        default="flows",
+        help="one row per flow, or per swarm peer (default %(default)s)",
+    )
+    p.add_argument("--json", action="store_true", help="print the table as one JSON array")
+    p.set_defaults(handler=cmd_results)
+
+    p = sub.add_parser("report", help="one self-contained HTML page of a results store")
+    p.add_argument("source", help="results store, or a folder holding results.duckdb")
+    p.add_argument("--out", default="out/report.html", help="page to write (default %(default)s)")
+    p.set_defaults(handler=cmd_report)
 
     from slowstart.real import add_parsers  # `real` and `compare` (root only)
 

@@ -156,25 +156,48 @@ def plan(
     buffer: str = "1bdp",
     cc: str = "reno",
     overrides: Iterable[str] = (),
+    abc: bool | None = None,
 ) -> dict[str, Any]:
-    """The operator's answer: the grid table and the smallest one-flight setting."""
+    """The operator's answer: the grid table and the smallest one-flight setting, with its
+    rows (`one_flight_rows`) when it is not a point of the grid. `abc` sets how the sender
+    counts: bytes acknowledged (RFC 3465, Linux today, the default) or one segment per ACK
+    (Linux 2.6.3x, `reproduce web-initcwnd`); `abc` in the answer says which was used."""
+    from slowstart.scenario import load
+
     scenario = plan_scenario(rtt, rate, buffer, cc)
     overrides = list(overrides)
+    if abc is not None:
+        overrides.append(f"flow.0.abc={'true' if abc else 'false'}")
+    used = load(scenario, set=overrides)["flows"][0]["abc"]
+    cwnds, rwnds = list(cwnds), list(rwnds)
+    best = one_flight(scenario, sizes, overrides)
+    extra = []
+    if best is not None and (best["initcwnd"] not in cwnds or best["initrwnd"] not in rwnds):
+        extra = grid(scenario, sizes, [best["initcwnd"]], [best["initrwnd"]], overrides)
     return {
         "rtt": rtt,
         "rate": rate,
         "buffer": buffer,
         "cc": cc,
+        "abc": used,
         "sizes_bytes": sizes,
         "table": grid(scenario, sizes, cwnds, rwnds, overrides),
-        "one_flight": one_flight(scenario, sizes, overrides),
+        "one_flight": best,
+        "one_flight_rows": extra,
     }
 
 
 def format_plan(p: dict[str, Any]) -> str:
     head = (
         f"plan: {', '.join(f'{s:,} B' for s in p['sizes_bytes'])} over {p['rate']}, "
-        f"{p['rtt']} RTT, buffer {p['buffer']}, {p['cc']}; new connection per object"
+        f"{p['rtt']} RTT, buffer {p['buffer']}, {p['cc']}; new connection per object\n"
+        + (
+            "  cwnd grows by the bytes each ACK covers (ABC, RFC 3465, as Linux today; "
+            "--abc off counts one segment per ACK, as Linux 2.6.3x)"
+            if p.get("abc", True)
+            else "  cwnd grows by one segment per ACK (no ABC, as Linux 2.6.3x and "
+            "`reproduce web-initcwnd`; --abc on counts bytes, as Linux today)"
+        )
     )
     lines = [
         head,
@@ -182,7 +205,10 @@ def format_plan(p: dict[str, Any]) -> str:
         f"  {'size':>10}  {'initcwnd':>8}  {'initrwnd':>8}  {'total_ms':>9}  "
         f"{'first_to_last_ms':>16}  {'round_trips':>11}  {'stalls':>6}",
     ]
-    for row in p["table"]:
+    extra = p.get("one_flight_rows") or []
+    for row in [*p["table"], *extra]:
+        if extra and row is extra[0]:
+            lines.append("  (the one-flight setting below, not a point of the grid above)")
         lines.append(
             f"  {row['size_bytes']:>10,}  {row['initcwnd']:>8}  {row['initrwnd']:>8}  "
             f"{row['total_s'] * 1e3:>9.1f}  {row['first_to_last_s'] * 1e3:>16.1f}  "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -88,6 +89,16 @@ def plot_cwnd(flows: pd.DataFrame, title: str | None = None) -> Figure:
     return fig
 
 
+# Past this many curves on one axes, curves differ by dash as well as colour.
+COLOURS = 8
+DASHES = ("-", (0, (5, 2)), (0, (1, 1)), (0, (6, 2, 1, 2)))
+
+
+def curve_style(i: int) -> dict[str, Any]:
+    """The i-th curve's colour and dash: eight colours, then the eight again dashed, ..."""
+    return {"color": f"C{i % COLOURS}", "linestyle": DASHES[(i // COLOURS) % len(DASHES)]}
+
+
 def plot_overlay(
     curves: Iterable[tuple[str, pd.DataFrame, float | None]],
     title: str,
@@ -95,20 +106,73 @@ def plot_overlay(
     unit: float = 1e6,
 ) -> Figure:
     """cwnd of one flow from several runs on one axis (MB by default); each curve may carry a
-    time to mark with a dashed line of its colour (a published value)."""
-    fig = Figure(figsize=(9, 4.5), layout="constrained")
+    time to mark with a dashed vertical line of its colour (a published value), which the
+    legend then explains. Past eight curves, dashes tell them apart; the legend sits outside
+    the axes, so it covers no data."""
+    from matplotlib.lines import Line2D
+
+    fig = Figure(figsize=(11, 4.5), layout="constrained")
     ax = fig.subplots()
-    for label, flows, mark in curves:
+    marked = False
+    for i, (label, flows, mark) in enumerate(curves):
         rows = flows[flows["flow"] == flow]
-        (line,) = ax.step(rows["t_s"], rows["cwnd_bytes"] / unit, where="post", lw=1.1, label=label)
+        style = curve_style(i)
+        ax.step(rows["t_s"], rows["cwnd_bytes"] / unit, where="post", lw=1.1, label=label, **style)
         if mark is not None:
-            ax.axvline(mark, color=line.get_color(), ls="--", lw=0.8, alpha=0.7)
+            ax.axvline(mark, color=style["color"], ls="--", lw=0.8, alpha=0.7)
+            marked = True
     ax.set_xlabel("time (s)")
     ax.set_ylabel("cwnd (MB)" if unit == 1e6 else "cwnd")
     ax.set_ylim(bottom=0)
     ax.margins(x=0)
-    ax.legend(fontsize=8)
-    ax.set_title(title)
+    handles, labels = ax.get_legend_handles_labels()
+    if marked:
+        handles.append(Line2D([], [], color="grey", ls="--", lw=0.8))
+        labels.append("published value (thin dashed, the curve's colour)")
+    fig.legend(handles, labels, loc="outside right upper", fontsize=8)
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
+def plot_verdicts(
+    title: str,
+    rows: Iterable[tuple[str, float | None, float | None, str, float, str]],
+) -> Figure | None:
+    """What a reproduction judges: per variant (label, ours, published, bound, tolerance,
+    unit), ours as a fraction of the published value, the tolerance band shaded (one-sided
+    for a published bound). Variants without both values are left out; None if none has."""
+    rows = [r for r in rows if r[1] is not None and r[2]]
+    if not rows:
+        return None
+    fig = Figure(figsize=(11, 0.9 + 0.42 * len(rows)), layout="constrained")
+    ax = fig.subplots()
+    for y, (_label, ours, published, bound, tol, unit) in enumerate(rows):
+        lo, hi = (
+            (0.0, 1 + tol)
+            if bound == "<"
+            else (1 - tol, 3.0)
+            if bound == ">"
+            else (1 - tol, 1 + tol)
+        )
+        ax.barh(y, hi - lo, left=lo, height=0.7, color="#d9ead3", zorder=0)
+        ratio = ours / published
+        ok = lo <= ratio <= hi
+        ax.plot([ratio], [y], "o", color="#2e7d32" if ok else "#c62828", zorder=3)
+        ax.annotate(
+            f"{ours:.3g}{unit} vs {'' if bound == '=' else bound}{published:g}{unit}",
+            (ratio, y),
+            xytext=(6, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=7,
+        )
+    ax.axvline(1.0, color="black", lw=0.8, ls="--")
+    ax.set_yticks(range(len(rows)), [r[0] for r in rows], fontsize=8)
+    ax.invert_yaxis()
+    ratios = [r[1] / r[2] for r in rows]
+    ax.set_xlim(0, max(2.0, max(ratios) * 1.3))
+    ax.set_xlabel("ours / published (dashed: published; green band: within tolerance)")
+    ax.set_title(title, fontsize=10)
     return fig
 
 

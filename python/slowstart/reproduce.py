@@ -15,12 +15,13 @@ figures (`figures`) instead of the cwnd overlay.
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from slowstart.api import Result, run
+from slowstart.api import Result
 from slowstart.app_figures import request_ramp_figures, window_grid_figures
 from slowstart.links_study import ALGORITHMS as LINK_ALGORITHMS
 from slowstart.links_study import LINKS, links_figures, missing_traces
@@ -33,7 +34,8 @@ from slowstart.measures import (
 )
 from slowstart.paths import scenario_path
 from slowstart.plan import first_object
-from slowstart.plot import plot_overlay
+from slowstart.plot import plot_overlay, plot_verdicts
+from slowstart.store import Store
 
 Metric = str | Callable[[dict[str, Any]], float | None]
 
@@ -420,6 +422,16 @@ EXPERIMENTS: dict[str, Experiment] = {
 }
 
 
+# The one rule every verdict follows, printed under each table and quoted in the README.
+VERDICT_RULE = (
+    "verdict: ok when ours is within the tolerance of the published value "
+    "(|ours - published| / published <= tolerance); for a published upper bound (<), ok when "
+    "ours <= published x (1 + tolerance), for a lower bound (>), ok when ours >= published x "
+    "(1 - tolerance); off otherwise; - where nothing is published; not reached where the run "
+    "gives no value"
+)
+
+
 @dataclass
 class Row:
     label: str
@@ -478,12 +490,67 @@ def unknown_experiment(names: list[str]) -> str | None:
     return None
 
 
+def run_variant(
+    exp: Experiment, v: Variant, store: Store | None = None, rerun: bool = False
+) -> tuple[Result, bool]:
+    """A variant's run, read from `store` when it holds it (unless `rerun`), else made (and
+    stored, traces included); and whether it was made."""
+    from slowstart.api import run_config
+    from slowstart.scenario import load
+    from slowstart.store import Record, run_key, traces_of
+
+    config = load(scenario_path(v.scenario or exp.scenario), set=[*exp.common, *v.overrides])
+    key = run_key(config)
+    if store is not None and not rerun:
+        stored = store.result(key)
+        if stored is not None:
+            return stored, False
+    result = run_config(config)
+    if store is not None:
+        point = {"experiment": exp.name, "variant": v.label}
+        store.put(
+            [
+                Record(
+                    key,
+                    config,
+                    result.summary,
+                    source=f"reproduce {exp.name}",
+                    point=point,
+                    traces=traces_of(result),
+                    wall_s=result.summary.get("wall_s", 0.0),
+                )
+            ],
+            replace=True,  # a rerun, or a stored run whose traces went missing
+        )
+    return result, True
+
+
 def run_experiment(
     exp: Experiment,
     out_dir: str | os.PathLike[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    store: str | os.PathLike[str] | Store | None = None,
+    rerun: bool = False,
 ) -> tuple[list[Row], list[Path]]:
-    """Run every variant (telling `progress` each label); plot them into `out_dir` if given."""
+    """Run every variant (telling `progress` each label); plot them into `out_dir` if given.
+    With `store`, each run is stored (and a stored one read instead of run, unless `rerun`)."""
+    from slowstart.sweep import open_store
+
+    the_store, close = open_store(store)
+    try:
+        return _run_experiment(exp, out_dir, progress, the_store, rerun)
+    finally:
+        if close and the_store is not None:
+            the_store.close()
+
+
+def _run_experiment(
+    exp: Experiment,
+    out_dir: str | os.PathLike[str] | None,
+    progress: Callable[[str], None] | None,
+    store: Store | None,
+    rerun: bool,
+) -> tuple[list[Row], list[Path]]:
     rows: list[Row] = []
     results: list[Result] = []
     ran: list[Variant] = []
@@ -496,16 +563,35 @@ def run_experiment(
             continue
         if progress:
             progress(v.label)
-        result = run(scenario_path(v.scenario or exp.scenario), set=[*exp.common, *v.overrides])
+        result, _made = run_variant(exp, v, store, rerun)
         ours = v.measure(result) if v.measure else variant_value(exp, v, result.summary)
         rows.append(Row(v.label, v.published, ours, exp.tolerance, v.bound, v.unit))
         results.append(result)
         ran.append(v)
     written: list[Path] = []
+    if out_dir is not None:
+        verdicts = plot_verdicts(
+            f"{exp.name}: ours against the published values",
+            [
+                (
+                    r.label,
+                    r.ours,
+                    r.published,
+                    r.bound,
+                    r.tolerance,
+                    exp.unit if r.unit is None else r.unit,
+                )
+                for r in rows
+            ],
+        )
+        if verdicts is not None:
+            Path(out_dir).mkdir(parents=True, exist_ok=True)
+            written.append(Path(out_dir) / f"{exp.name}-verdicts.png")
+            verdicts.savefig(written[-1], dpi=120)
     if out_dir is not None and exp.figures is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        written = exp.figures(exp, results, out)
+        written += exp.figures(exp, results, out)
     elif out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -513,7 +599,7 @@ def run_experiment(
             (v.label, r.flows, v.published if (v.unit or exp.unit).strip() == "s" else None)
             for v, r in zip(ran, results, strict=True)
         ]
-        fig = plot_overlay(curves, f"{exp.title}\n(dashed: published)", flow=exp.flow)
+        fig = plot_overlay(curves, exp.title, flow=exp.flow)
         written.append(out / f"{exp.name}-cwnd.png")
         fig.savefig(written[-1], dpi=120)
     return rows, written
@@ -535,10 +621,14 @@ def format_table(exp: Experiment, rows: list[Row]) -> str:
         published = (
             "-" if r.published is None else f"{'' if r.bound == '=' else r.bound}{r.published:g}"
         )
+        pub_unit = unit if r.published is not None else ""
+        ours_unit = unit if r.ours is not None else ""
         lines.append(
-            f"  {r.label:<{width}}  {published:>9}{unit}  {ours:>9}{unit}  {diff:>7}  {r.verdict}"
+            f"  {r.label:<{width}}  {published:>9}{pub_unit:<{len(unit)}}  "
+            f"{ours:>9}{ours_unit:<{len(unit)}}  {diff:>7}  {r.verdict}"
         )
     ok = sum(r.verdict == "ok" for r in rows)
     compared = sum(r.published is not None and r.pending is None for r in rows)
     lines.append(f"  {ok}/{compared} within ±{exp.tolerance:.0%}")
+    lines.append(textwrap.fill(VERDICT_RULE, 96, initial_indent="  ", subsequent_indent="    "))
     return "\n".join(lines)

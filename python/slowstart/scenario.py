@@ -8,6 +8,7 @@ dotted field (`flow.0.mss`, `path.rate`) and says what is accepted.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import numbers
@@ -316,12 +317,20 @@ def check_cc(spec: dict[str, Any], field: str, algorithms: list[dict[str, Any]])
 
 
 def core_algorithms() -> list[dict[str, Any]] | None:
-    """The core's algorithm registry, or None when the extension is not built."""
+    """The core's algorithm registry, or None when the extension is not built. A fresh copy
+    each call, parsed from the registry's JSON read once per process (a sweep loads thousands
+    of configs)."""
+    text = _core_algorithms_json()
+    return None if text is None else json.loads(text)
+
+
+@functools.cache
+def _core_algorithms_json() -> str | None:
     try:
         from slowstart import _core
     except ImportError:
         return None
-    return json.loads(_core.algorithms())
+    return _core.algorithms()
 
 
 # --- reading and overriding ---------------------------------------------------------------

@@ -478,7 +478,7 @@ def _run_one(task: tuple[str, int]) -> dict[str, Any]:
     hist = counts(uplink_samples(result.queues, window_start(peers, discard)))
     return {
         "summary": result.summary,
-        "queue_counts": hist.tolist(),
+        "extra": {"queue_counts": hist.tolist(), "discard": discard},
         "wall_s": time.perf_counter() - start,
     }
 
@@ -503,16 +503,20 @@ def run_study(
     leechers: int | None = None,
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    store: str | os.PathLike[str] | None = None,
+    rerun: bool = False,
 ) -> Study:
     """Run the reproduction's settings over `seeds` and return every run.
 
     `leechers` runs smaller swarms (a quick look): the run stops at that many completions and
     the first half are discarded, as the paper's 50 of 100. Every config is checked before
     anything runs. `progress(done, total)` is told (0, total) first, then after each run.
+    With `store`, each run's summary (its peers) and uplink histogram is stored as it
+    completes, and a run already stored is read instead of run (unless `rerun`).
     """
     from slowstart.paths import scenario_path
     from slowstart.scenario import load
-    from slowstart.sweep import run_parallel
+    from slowstart.sweep import run_configs
     from slowstart.units import ScenarioError
 
     if isinstance(scenario, str) and not scenario.endswith(".toml"):
@@ -540,16 +544,31 @@ def run_study(
             config = load(scenario, set=[*extra, *setting.overrides()], seed=seed)
         except ValueError as e:
             raise ScenarioError(f"{setting} seed {seed}: {e}") from None
-        configs.append((json.dumps(config), discard))
+        # The measurement window is part of what is stored: a run is keyed by it too.
+        configs.append({**config, "reproduce": {"discard": discard}})
     start = time.perf_counter()
     workers = min(jobs or os.cpu_count() or 1, len(configs))
-    tell = None
-    if progress is not None:
-        progress(0, len(configs))
-        tell = lambda done: progress(done, len(configs))  # noqa: E731
-    outs = run_parallel(_run_one, configs, jobs=workers, chunksize=1, progress=tell)
+    items = [
+        (json.dumps({k: v for k, v in c.items() if k != "reproduce"}), discard) for c in configs
+    ]
+    points = [
+        {"population": s.population, "seeding": s.seeding, "buffer": s.buffer, "seed": seed}
+        for s, seed in tasks
+    ]
+    outs, _ran = run_configs(
+        configs,
+        points=points,
+        source="reproduce swarm",
+        store=store,
+        rerun=rerun,
+        jobs=workers,
+        task=_run_one,
+        items=items,
+        chunksize=1,
+        progress=progress,
+    )
     runs = [
-        SwarmRun(setting, seed, o["summary"], np.asarray(o["queue_counts"]), o["wall_s"])
+        SwarmRun(setting, seed, o["summary"], np.asarray(o["extra"]["queue_counts"]))
         for (setting, seed), o in zip(tasks, outs, strict=True)
     ]
     return Study(
@@ -979,7 +998,7 @@ def reproduce_swarm(args: Any) -> tuple[bool, dict[str, Any]]:
     jobs = args.jobs or os.cpu_count() or 1
     from slowstart.progress import bar
 
-    with bar("swarm", unit="runs") as update:
+    with bar("swarm", unit="runs", quiet=getattr(args, "quiet", False)) as update:
 
         def progress(done: int, total: int) -> None:
             if done == 0:
@@ -995,6 +1014,8 @@ def reproduce_swarm(args: Any) -> tuple[bool, dict[str, Any]]:
             leechers=args.leechers,
             jobs=jobs,
             progress=progress,
+            store=getattr(args, "store", None),
+            rerun=getattr(args, "rerun", False),
         )
     rows = findings(study)
     written = write_outputs(study, rows, args.out) if args.out else []

@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
-from slowstart.scenario import load
+from slowstart.scenario import load, parse_int
+from slowstart.store import Store
 from slowstart.units import ScenarioError, show
 
 if TYPE_CHECKING:
@@ -90,10 +94,29 @@ def points(axes: dict[str, Sequence[str]], seeds: Sequence[int | None]) -> list[
     ]
 
 
-def _summary(config_json: str) -> dict[str, Any]:
-    from slowstart import _core
+def run_task(task: tuple[str, bool]) -> dict[str, Any]:
+    """A worker's run of one canonical config (JSON): its summary, its traces as Parquet bytes
+    (when asked for), the wall seconds the run itself took and those of the whole task (the
+    run and encoding its traces)."""
+    from slowstart.api import run_config
+    from slowstart.store import traces_of
 
-    return json.loads(_core.run(config_json)["summary"])
+    config_json, traces = task
+    start = time.perf_counter()
+    result = run_config(json.loads(config_json))
+    wall_s = time.perf_counter() - start
+    encoded = traces_of(result) if traces else {}
+    return {
+        "summary": result.summary,
+        "traces": encoded,
+        "wall_s": wall_s,
+        "task_s": time.perf_counter() - start,
+    }
+
+
+def run_batch(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """`fn` over a batch of items in one worker: one scheduling cost for many short runs."""
+    return [fn(item) for item in items]
 
 
 def _scalar(value: Any) -> bool:
@@ -110,21 +133,71 @@ def scenario_name(scenario: Scenario) -> str:
 
 def sweep(
     scenario: Scenario | list[Scenario],
-    vary: dict[str, Sequence[str]] | Iterable[str],
+    vary: dict[str, Sequence[str]] | Iterable[str] | None = None,
     *,
     seeds: Sequence[int] | None = None,
     set: Sequence[str] = (),  # noqa: A002 - the documented keyword
     duration: str | None = None,
     jobs: int | None = None,
+    grid: list[dict[str, Any]] | None = None,
+    store: str | os.PathLike[str] | Store | None = None,
+    rerun: bool = False,
+    cluster: str | None = None,
+    traces: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> pd.DataFrame:
-    """Run `scenario` (or each of a list: a `scenario` column comes first) at every point of
-    the grid and return one row per flow per run.
+    """Run `scenario` (a file, a name in scenarios/ or a dict; or a list of them: a `scenario`
+    column comes first) at every point of the grid and return one row per flow per run.
 
     `vary` maps override keys (as `--set` takes them) to values, or is a list of `KEY=V1,V2`
     strings; `seeds` defaults to the scenario's own; `set` applies to every point; `jobs`
-    processes run the points (default: one per CPU). Rows come in grid order whatever the
-    order the runs finish in, so the table is the same for any `jobs`.
+    processes run the points (default: one per CPU), or `cluster` ("local:N" or
+    "tcp://HOST:8786", a Dask cluster). Rows come in grid order whatever the order the runs
+    finish in, so the table is the same for any `jobs` or cluster.
+
+    With `store` (a path, see `slowstart.store`), every run is stored as it completes (its
+    traces too with `traces=True`), and a point already stored is not run again unless
+    `rerun`. `grid` (points, each a value per key and a seed, such as a sweep plan's) replaces
+    `vary` and `seeds`. `progress(done, total)` is told after each batch of runs. The frame's
+    `attrs["runs"]` counts the runs made, `attrs["stored"]` those read from the store.
     """
+    if grid is not None:
+        axes: dict[str, list[str]] = {k: [] for k in grid[0] if k not in ("seed", "scenario")}
+    else:
+        axes = _axes(vary if vary is not None else {})
+    if jobs is not None and jobs < 1:
+        raise ScenarioError(f"--jobs {jobs}: expected at least 1")
+    grid, configs = build(scenario, axes, seeds=seeds, set=set, duration=duration, grid=grid)
+    outs, ran = run_configs(
+        configs,
+        points=grid,
+        source="sweep",
+        store=store,
+        rerun=rerun,
+        jobs=jobs,
+        cluster=cluster,
+        traces=traces,
+        progress=progress,
+    )
+    rows = []
+    for point, out in zip(grid, outs, strict=True):
+        summary = out["summary"]
+        run_fields = {k: summary[k] for k in RUN_FIELDS if k in summary}
+        for flow in summary["flows"]:
+            fields = {k: v for k, v in flow.items() if _scalar(v)}
+            flow_fields = {("flow" if k == "id" else k): v for k, v in fields.items()}
+            rows.append({**point, "seed": summary["seed"], **flow_fields, **run_fields})
+    table = pd.DataFrame(rows)
+    table.attrs.update(runs=ran, stored=len(set_of(configs)) - ran if store is not None else 0)
+    return table
+
+
+def set_of(configs: Sequence[dict[str, Any]]) -> list[str]:
+    """The distinct configs (as canonical JSON) of a list."""
+    return list(dict.fromkeys(json.dumps(c, sort_keys=True) for c in configs))
+
+
+def _axes(vary: dict[str, Sequence[str]] | Iterable[str]) -> dict[str, list[str]]:
     if isinstance(vary, dict):
         axes = {}
         for key, values in vary.items():
@@ -144,37 +217,291 @@ def sweep(
         )
     if not axes:
         raise ScenarioError("vary: give at least one key and its values")
-    if jobs is not None and jobs < 1:
-        raise ScenarioError(f"--jobs {jobs}: expected at least 1")
+    return axes
+
+
+def _source(scenario: Scenario) -> Scenario:
+    """A scenario name ("real-20mbps") as its file in scenarios/, as the CLI takes it."""
+    if isinstance(scenario, str) and not scenario.endswith(".toml"):
+        from slowstart.paths import scenario_path
+
+        return scenario_path(scenario)
+    return scenario
+
+
+def build(
+    scenario: Scenario | list[Scenario],
+    axes: dict[str, list[str]],
+    *,
+    seeds: Sequence[int] | None = None,
+    set: Sequence[str] = (),  # noqa: A002
+    duration: str | None = None,
+    grid: list[dict[str, Any]] | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The grid's points and their canonical configs, every one checked before anything runs.
+    `grid` (points with a value for each axis and a seed) replaces the product of the axes."""
     scenarios = scenario if isinstance(scenario, list) else [scenario]
     names = [scenario_name(s) for s in scenarios]
     if len(dict.fromkeys(names)) != len(names):
         raise ScenarioError(f"sweep: a scenario is named twice in {names}")
-    grid = [
-        {**({"scenario": name} if isinstance(scenario, list) else {}), **point}
-        for name in names
-        for point in points(axes, list(seeds) if seeds else [None])
-    ]
-    by_name = dict(zip(names, scenarios, strict=True))
+    many = isinstance(scenario, list)
+    base = grid if grid is not None else points(axes, list(seeds) if seeds else [None])
+    full = [{**({"scenario": name} if many else {}), **point} for name in names for point in base]
+    by_name = dict(zip(names, (_source(s) for s in scenarios), strict=True))
     configs = []
-    for point in grid:
+    # The seed only sets the config's `seed`: a point is loaded once for all its seeds.
+    loaded: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for point in full:
         sets = [*set, *(f"{k}={point[k]}" for k in axes)]
-        source = by_name[point.get("scenario", names[0])]
+        name, seed = point.get("scenario", names[0]), point["seed"]
+        once = (name, *sets, seed is None)
+        if once in loaded:
+            base = loaded[once]
+            configs.append(base if seed is None else {**base, "seed": parse_int(seed, "seed")})
+            continue
         try:
-            config = load(source, set=sets, seed=point["seed"], duration=duration)
+            config = load(by_name[name], set=sets, seed=seed, duration=duration)
         except ValueError as e:
             where = ", ".join(f"{k}={point[k]}" for k in point if k != "seed")
             raise ScenarioError(f"sweep point {where}: {e}") from None
-        configs.append(json.dumps(config))
-    summaries = run_parallel(_summary, configs, jobs=jobs)
-    rows = []
-    for point, summary in zip(grid, summaries, strict=True):
-        run_fields = {k: summary[k] for k in RUN_FIELDS if k in summary}
-        for flow in summary["flows"]:
-            fields = {k: v for k, v in flow.items() if _scalar(v)}
-            flow_fields = {("flow" if k == "id" else k): v for k, v in fields.items()}
-            rows.append({**point, "seed": summary["seed"], **flow_fields, **run_fields})
-    return pd.DataFrame(rows)
+        loaded[once] = config
+        configs.append(config)
+    return full, configs
+
+
+def open_store(store: str | os.PathLike[str] | Store | None) -> tuple[Store | None, bool]:
+    """(the store, whether the caller opened it and must close it)."""
+    if store is None or isinstance(store, Store):
+        return store, False
+    return Store(store), True
+
+
+def run_configs(
+    configs: Sequence[dict[str, Any]],
+    *,
+    points: Sequence[dict[str, Any]] | None = None,
+    source: str = "",
+    store: str | os.PathLike[str] | Store | None = None,
+    rerun: bool = False,
+    jobs: int | None = None,
+    cluster: str | None = None,
+    traces: bool = True,
+    task: Callable[[Any], dict[str, Any]] = run_task,
+    items: Sequence[Any] | None = None,
+    chunksize: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[list[dict[str, Any]], int]:
+    """Run every config not already in `store` (all of them with `rerun`, or without a store),
+    each distinct config once, storing each batch as it arrives. Returns, in config order,
+    {"summary", "extra"} per config, and how many runs were made.
+
+    `task(item)` runs one config (default: `run_task` over (config JSON, traces)) in a worker
+    and returns {"summary", "wall_s"} and optionally "traces" (Parquet bytes by table) and
+    "extra" (JSON-able, kept beside the summary); `items` are its inputs, one per config.
+    """
+    from slowstart.store import Record, canonical, run_key
+
+    the_store, close = open_store(store)
+    try:
+        texts = [canonical(c) for c in configs]
+        keys = [run_key(c, text=t) for c, t in zip(configs, texts, strict=True)]
+        done: dict[str, dict[str, Any]] = {}
+        if the_store is not None and not rerun:
+            done = the_store.stored(keys)
+        first = {k: i for i, k in reversed(list(enumerate(keys)))}
+        todo = [first[k] for k in dict.fromkeys(keys) if k not in done]
+        if items is None:
+            keep = traces and the_store is not None
+            items = [(t, keep) for t in texts]
+        total = len(todo)
+        if progress is not None:
+            progress(0, total)
+        finished = 0
+
+        def on_batch(indices: list[int], outs: list[dict[str, Any]]) -> None:
+            nonlocal finished
+            records = [
+                Record(
+                    key=keys[i],
+                    config=texts[i],
+                    summary=out["summary"],
+                    source=source,
+                    point=dict(points[i]) if points is not None else {},
+                    extra=out.get("extra") or {},
+                    traces=out.get("traces") or {},
+                    wall_s=out.get("wall_s", 0.0),
+                    task_s=out.get("task_s", out.get("wall_s", 0.0)),
+                )
+                for i, out in zip(indices, outs, strict=True)
+            ]
+            if the_store is not None:
+                the_store.put(records, replace=rerun)
+            for r in records:
+                done[r.key] = {"summary": r.summary, "extra": r.extra}
+            finished += len(indices)
+            if progress is not None:
+                progress(finished, total)
+
+        execute(
+            task,
+            [items[i] for i in todo],
+            on_batch,
+            jobs=jobs,
+            cluster=cluster,
+            chunksize=chunksize,
+            index=todo,
+        )
+        return [done[k] for k in keys], total
+    finally:
+        if close and the_store is not None:
+            the_store.close()
+
+
+# A batch of short runs is sized to take about this long (seconds of run time), so that
+# scheduling and storing (some 40 ms a transaction) cost little beside the runs, and a killed
+# sweep loses little.
+BATCH_S = 0.5
+MAX_BATCH = 256
+
+
+def execute(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    on_batch: Callable[[list[int], list[R]], None],
+    *,
+    jobs: int | None = None,
+    cluster: str | None = None,
+    chunksize: int | None = None,
+    index: Sequence[int] | None = None,
+) -> None:
+    """`fn` over `items` in batches, in this process (`jobs=1`), a process pool (`jobs`
+    processes, default one per CPU) or a Dask cluster; `on_batch(indices, results)` in this
+    process as each batch completes. The first batches hold one item each; later ones are
+    sized from the runs' `wall_s` to take about BATCH_S (`chunksize` fixes the size).
+    `index` names the items in `on_batch` (default 0, 1, ...)."""
+    n = len(items)
+    names = list(index) if index is not None else list(range(n))
+    if not n:
+        return
+    walls: list[float] = []
+    cursor = 0
+    workers = 1 if cluster else min(jobs or os.cpu_count() or 1, n)
+
+    def next_batch() -> list[int] | None:
+        nonlocal cursor
+        if cursor >= n:
+            return None
+        if chunksize:
+            size = chunksize
+        elif walls:
+            mean = max(sum(walls) / len(walls), 1e-6)
+            size = max(1, min(MAX_BATCH, int(BATCH_S / mean), (n - cursor) // workers or 1))
+        else:
+            size = 1
+        batch = list(range(cursor, min(n, cursor + size)))
+        cursor += len(batch)
+        return batch
+
+    def finish(batch: list[int], outs: list[R]) -> None:
+        walls.extend(
+            o.get("task_s", o["wall_s"]) for o in outs if isinstance(o, dict) and "wall_s" in o
+        )
+        on_batch([names[i] for i in batch], outs)
+
+    if cluster:
+
+        def set_workers(count: int) -> None:
+            nonlocal workers
+            workers = count
+
+        _execute_dask(fn, items, next_batch, finish, cluster, set_workers)
+        return
+    if workers == 1:
+        while (batch := next_batch()) is not None:
+            finish(batch, run_batch(fn, [items[i] for i in batch]))
+        return
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        running = {}
+        for _ in range(2 * workers):
+            if (batch := next_batch()) is None:
+                break
+            running[pool.submit(run_batch, fn, [items[i] for i in batch])] = batch
+        while running:
+            completed, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in completed:
+                finish(running.pop(future), future.result())
+                if (batch := next_batch()) is not None:
+                    running[pool.submit(run_batch, fn, [items[i] for i in batch])] = batch
+
+
+def _execute_dask(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    next_batch: Callable[[], list[int] | None],
+    finish: Callable[[list[int], list[R]], None],
+    cluster: str,
+    set_workers: Callable[[int], None],
+) -> None:
+    with dask_client(cluster) as client:
+        workers = max(1, len(client.scheduler_info().get("workers", {})))
+        set_workers(workers)
+        from distributed import as_completed
+
+        running = {}
+        pending = as_completed()
+        for _ in range(2 * workers):
+            if (batch := next_batch()) is None:
+                break
+            future = client.submit(run_batch, fn, [items[i] for i in batch], pure=False)
+            running[future.key] = batch
+            pending.add(future)
+        for future in pending:
+            finish(running.pop(future.key), future.result())
+            if (batch := next_batch()) is not None:
+                new = client.submit(run_batch, fn, [items[i] for i in batch], pure=False)
+                running[new.key] = batch
+                pending.add(new)
+
+
+@contextmanager
+def dask_client(cluster: str) -> Iterator[Any]:
+    """A Dask client: `local:N` starts a LocalCluster of N single-threaded worker processes
+    (stopped at the end); `tcp://HOST:PORT` connects to a running scheduler."""
+    kind, _, rest = cluster.partition(":")
+    if kind == "local":
+        try:
+            n = int(rest)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise ScenarioError(f"--cluster {cluster}: expected local:N with N at least 1")
+        from distributed import Client, LocalCluster
+
+        with (
+            LocalCluster(
+                n_workers=n,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            ) as local,
+            Client(local) as client,
+        ):
+            yield client
+        return
+    if kind in ("tcp", "tls"):
+        from distributed import Client
+
+        try:
+            client = Client(cluster, timeout="10s")
+        except OSError as e:
+            raise ScenarioError(f"--cluster {cluster}: no scheduler answered ({e})") from None
+        with client:
+            yield client
+        return
+    raise ScenarioError(f"--cluster {cluster}: expected local:N or tcp://HOST:PORT")
 
 
 def run_parallel(
@@ -186,34 +513,38 @@ def run_parallel(
     progress: Callable[[int], None] | None = None,
 ) -> list[R]:
     """`fn` over `items` in `jobs` processes (default: one per CPU), results in item order;
-    `progress(done)` after each result. `fn` must be a module-level function. Chunks default
-    to a quarter of each process's share, for many short runs; long runs of unequal length
-    balance better with `chunksize=1`."""
-    out: list[R] = []
-    if jobs == 1 or len(items) <= 1:
-        for item in items:
-            out.append(fn(item))
-            if progress:
-                progress(len(out))
-        return out
-    workers = min(jobs or os.cpu_count() or 1, len(items))
-    chunk = chunksize or max(1, len(items) // (4 * workers))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for result in pool.map(fn, items, chunksize=chunk):
-            out.append(result)
-            if progress:
-                progress(len(out))
-    return out
+    `progress(done)` after each batch. `fn` must be a module-level function."""
+    out: dict[int, R] = {}
+
+    def on_batch(indices: list[int], results: list[R]) -> None:
+        out.update(zip(indices, results, strict=True))
+        if progress:
+            progress(len(out))
+
+    execute(fn, items, on_batch, jobs=jobs, chunksize=chunksize)
+    return [out[i] for i in range(len(items))]
+
+
+def default_metric(rows: pd.DataFrame) -> tuple[str, str]:
+    """completion_s when every flow swept has a size and some complete, else goodput_bps
+    (which every flow has); and why, in words."""
+    if "size_bytes" not in rows.columns or rows["size_bytes"].isna().any():
+        return "goodput_bps", "default: a flow has no size, so it never completes"
+    if rows["completion_s"].isna().all():
+        return "goodput_bps", "default: no flow completed within the run"
+    return "completion_s", "default: every flow has a size"
 
 
 def aggregate(rows: pd.DataFrame, keys: Sequence[str], metric: str) -> pd.DataFrame:
-    """Median, min and max of `metric` over seeds, per grid point and flow."""
+    """Median, min and max of `metric` over seeds, per grid point and flow; `runs` counts the
+    runs, `valued` those with a value of `metric` (a flow that never completes has no
+    completion_s)."""
     if metric not in rows.columns:
         accepted = ", ".join(c for c in rows.columns if c not in (*keys, "seed", "flow", "cc"))
         raise ScenarioError(f"--metric {metric}: not a summary field; accepted: {accepted}")
     groups = rows.groupby([*keys, "flow", "cc"], sort=False, dropna=False)[metric]
-    table = groups.agg(["median", "min", "max", "count"]).reset_index()
-    return table.rename(columns={"count": "runs"})
+    table = groups.agg(["median", "min", "max", "size", "count"]).reset_index()
+    return table.rename(columns={"size": "runs", "count": "valued"})
 
 
 def _is_number(value: Any) -> bool:
@@ -224,20 +555,28 @@ def _is_number(value: Any) -> bool:
     return True
 
 
+# Past this many series on one axes, lines differ by dash as well as colour.
+COLOURS = 8
+
+
 def plot(table: pd.DataFrame, keys: Sequence[str], metric: str) -> Figure:
     """`metric` (median over seeds, min-max bars) against the first varied key, one series per
     combination of the other keys and flow: lines when the key's values are numbers, else
-    markers side by side at each value."""
+    markers side by side at each value. A point with no value (say a flow that never
+    completes) is marked with a red x on the axis; the legend sits outside the axes."""
     from matplotlib.figure import Figure  # only when a figure is asked for
 
     x_key = keys[0]
     others = [*keys[1:], *(["flow"] if table["flow"].nunique() > 1 else [])]
-    fig = Figure(figsize=(7, 4))
+    fig = Figure(figsize=(8, 4))
     ax = fig.subplots()
     xs = list(dict.fromkeys(table[x_key]))
     series = list(table.groupby(others, sort=False)) if others else [((), table)]
     numeric = all(_is_number(v) for v in xs)
     width = 0.0 if numeric else 0.6 / max(len(series), 1)
+    dashes = ["-", "--", ":", "-."]
+    markers = ["o", "s", "^", "D"]
+    missing_label = "no value"
     for i, (label, line) in enumerate(series):
         label = label if isinstance(label, tuple) else (label,)
         name = ", ".join(f"{k}={v}" for k, v in zip(others, label, strict=True)) or metric
@@ -245,14 +584,35 @@ def plot(table: pd.DataFrame, keys: Sequence[str], metric: str) -> Figure:
         pos = [xs.index(v) + shift for v in line[x_key]]
         med = line["median"].astype(float)
         err = [med - line["min"].astype(float), line["max"].astype(float) - med]
-        style = "-" if numeric else "none"
-        ax.errorbar(pos, med, yerr=err, marker="o", capsize=3, linestyle=style, label=name)
+        style = dashes[(i // COLOURS) % len(dashes)] if numeric else "none"
+        ax.errorbar(
+            pos,
+            med,
+            yerr=err,
+            marker=markers[(i // COLOURS) % len(markers)],
+            capsize=3,
+            linestyle=style,
+            color=f"C{i % COLOURS}",
+            label=name,
+        )
+        gone = [p for p, m in zip(pos, med, strict=True) if m != m]
+        if gone:
+            ax.plot(
+                gone,
+                [0.02] * len(gone),
+                "x",
+                color="red",
+                markersize=9,
+                transform=ax.get_xaxis_transform(),
+                label=missing_label,
+            )
+            missing_label = "_"
     ax.set_xticks(range(len(xs)), [str(v) for v in xs])
     if not numeric and sum(len(str(v)) for v in xs) > 60:
         ax.tick_params(axis="x", labelrotation=20)
     ax.set_xlabel(x_key)
     ax.set_ylabel(metric)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
     return fig

@@ -1,0 +1,89 @@
+"""`slowstart report`: one self-contained page, checked in a real headless Chromium."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, cli
+from slowstart.reproduce import EXPERIMENTS, run_experiment
+from slowstart.sweep import sweep
+
+SMALL = {
+    "name": "small",
+    "duration": "20s",
+    "path": {"rate": "10Mbps", "rtt": "40ms", "buffer": "4bdp"},
+    "flow": [{"cc": "reno", "size": "200kB"}],
+}
+# Screenshots are kept here, beside the test output (and ignored by git).
+SHOTS = ROOT / "out" / "test-report"
+BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("report")
+    store = tmp / "results.duckdb"
+    run_experiment(EXPERIMENTS["web-initcwnd"], store=store)
+    vary = {"flow.0.initcwnd": ["2", "10", "40"], "path.rtt": ["20ms", "80ms"]}
+    sweep(SMALL, vary, seeds=[1, 2], jobs=1, store=store)
+    done = cli("report", str(tmp), "--out", str(tmp / "report.html"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"wrote {tmp / 'report.html'}"
+    return tmp / "report.html"
+
+
+def test_the_page_holds_everything_and_links_nothing(page: Path):
+    text = page.read_text()
+    assert "web-initcwnd: A 17 kB page" in text
+    for header in ("variant", "published", "ours", "difference", "verdict"):
+        assert f"<th>{header}</th>" in text
+    assert "verdict: ok when ours is within the tolerance" in text
+    assert "sweep of small over flow.0.initcwnd, path.rtt" in text
+    assert text.count('class="figure"') >= 4  # the reproduction's figures, a plot, a heatmap
+    # Offline: no script or stylesheet from elsewhere.
+    assert not re.search(r'<script[^>]+src=|<link[^>]+href="http', text)
+
+
+def _chromium(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [BROWSER, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+        + ["--enable-logging=stderr", "--v=0", "--virtual-time-budget=20000", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+@pytest.mark.skipif(
+    BROWSER is None,
+    reason="no chromium on this machine (`make browser` installs Debian's, as `make test` does)",
+)
+def test_the_page_loads_without_errors_and_draws_every_figure_in_chromium(page: Path):
+    from PIL import Image
+
+    url = page.as_uri()
+    dom = _chromium("--dump-dom", url)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    drawn = re.search(r'data-figures="(\d+)/(\d+)"', dom.stdout)
+    assert drawn, "the page's check script ran"
+    assert int(drawn.group(2)) >= 4 and drawn.group(1) == drawn.group(2), drawn.group(0)
+    console = [line for line in dom.stderr.splitlines() if "CONSOLE" in line]
+    errors = [line for line in console if re.search(r"error|uncaught", line, re.I)]
+    assert not errors, errors
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SHOTS / "report.png"
+    done = _chromium(f"--screenshot={shot}", "--window-size=1280,6000", url)
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    pixels = np.asarray(Image.open(shot).convert("L"), dtype=float)
+    assert pixels.std() > 10, "the screenshot is not blank"
+    # Not blank where the figures are: most 400-pixel bands of the page hold something drawn.
+    bands = [pixels[y : y + 400] for y in range(0, pixels.shape[0] - 400, 400)]
+    inked = [b for b in bands if (b < 200).mean() > 0.005]
+    assert len(inked) >= 6, f"{len(inked)} of {len(bands)} bands hold ink"
