@@ -93,6 +93,7 @@ def test_kernel_stack_names_the_algorithms_it_runs():
 
     assert real._check_cc(Namespace(stack="kernel", cc="cubic")) is None
     assert real._check_cc(Namespace(stack="udp", cc="lss:max_ssthresh=100")) is None
+    assert real._check_cc(Namespace(stack="both", cc="lss")) is not None  # Linux runs it too
     bad = real._check_cc(Namespace(stack="kernel", cc="lss"))
     assert bad == (
         "--cc: the kernel stack runs reno, cubic, bbr, bbr1, got 'lss' "
@@ -380,4 +381,57 @@ def test_reproduce_atou_over_the_udp_stack(tmp_path, udp_built):
     sim, udp = by["stretch, simulated"].ours, by["stretch, UDP stack"].ours
     assert sim is not None and udp is not None, rows
     assert abs(udp - sim) / sim < 0.15, (sim, udp)
+    assert leftovers(os.getpid()) == []
+
+
+def test_compare_both_is_one_table():
+    def side(sim: float, real_: float) -> dict:
+        return {
+            "metrics": {"sim": {"completion_s": sim}, "real_median": {"completion_s": real_}},
+            "diff": {"completion_s": (sim - real_) / real_},
+            "real": [{}, {}, {}],
+            "slow_start_rounds": {"sim": [10, 20], "real": [[10, 20]] * 3},
+        }
+
+    text = real.format_compare_both({"kernel": side(4.6, 4.7), "udp": side(4.7, 4.8)})
+    head, row = text.splitlines()[:2]
+    assert head.split() == ["metric", "sim", "(MSS", "1448)", "Linux", "(3)", "diff"] + [
+        "sim",
+        "(MSS",
+        "1424)",
+        "UDP",
+        "(3)",
+        "diff",
+    ]
+    assert row.split() == ["completion_s", "4.6", "4.7", "-2.1%", "4.7", "4.8", "-2.1%"]
+    assert "slow-start rounds (cwnd, segments), UDP: sim [10, 20]; real [10, 20]" in text
+
+
+@needs_root
+def test_compare_both_stacks(tmp_path, udp_built):
+    """`compare --stack both`: Linux and the UDP stack, each beside its own simulation, 1 MB
+    on a 20 Mbps, 50 ms path; both deliver, both plots written, nothing left behind."""
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL.format(size="1MB"))
+    out = tmp_path / "out"
+    proc = cli(
+        "compare",
+        str(scenario),
+        "--stack",
+        "both",
+        "--cc",
+        "reno",
+        "--runs",
+        "1",
+        "--json",
+        "--out",
+        str(out),
+    )
+    assert proc.returncode == 0, proc.stderr
+    c = json.loads(proc.stdout)
+    for stack in ("kernel", "udp"):
+        assert c[stack]["real"][0]["flows"][0]["bytes_delivered"] == 1_000_000, stack
+        assert abs(c[stack]["diff"]["completion_s"]) < 0.15, (stack, c[stack]["diff"])
+        assert (out / f"compare-{stack}.png").exists()
+    assert json.loads((out / "compare.json").read_text())["stack"] == "both"
     assert leftovers(os.getpid()) == []
