@@ -237,3 +237,28 @@ def test_ledbat_yields_to_reno(cc):
     # Before Reno joins, LEDBAT had the link to itself.
     alone = r.flows[(r.flows["flow"] == 0) & (r.flows["t_s"] <= 20.0)]["delivered_bytes"].max()
     assert alone * 8 / 20.0 > 5e6
+
+
+# --- atou ----------------------------------------------------------------------------------
+
+
+def test_atou_simulated_rows_and_the_skipped_real_part(tmp_path, monkeypatch):
+    """The simulated stretch is RFC 3742's arithmetic on this path: from 100 to 1000 segments
+    LSS adds at most max_ssthresh / 2 = 50 a round (18 rounds of 87 ms), standard slow start
+    doubles (about 3.3 rounds): about 1.3 s. Without root the UDP part is a pending row that
+    says why."""
+    from slowstart import real, real_udp
+    from slowstart.atou import run_atou
+
+    # real_udp binds unavailable_reason when first imported: import it before the patch, or
+    # the patched one would stay there for the tests after this one.
+    assert real_udp.unavailable_reason is real.unavailable_reason
+    monkeypatch.setattr(real, "unavailable_reason", lambda: "real runs need root (test)")
+    rows, written = run_atou(EXPERIMENTS["atou"], tmp_path)
+    std, lss, stretch, skipped = rows
+    assert 0.6 < std.ours < 0.8 and 1.9 < lss.ours < 2.2, (std.ours, lss.ours)
+    assert 1.2 < stretch.ours < 1.4 and stretch.published == 1.8
+    assert (
+        skipped.ours is None and skipped.verdict == "pending: skipped: real runs need root (test)"
+    )
+    assert [p.name for p in written] == ["atou-cwnd.png"] and written[0].exists()

@@ -771,6 +771,51 @@ def compare(config: dict[str, Any], runs: int = 3, stack: str = "kernel") -> dic
     }
 
 
+def compare_both(config: dict[str, Any], runs: int = 3) -> dict[str, Any]:
+    """`compare --stack both`: the kernel and the UDP comparisons of one config. Each stack
+    has its own simulation, sized as that stack sends (MSS 1448 and 1424)."""
+    return {
+        "stack": "both",
+        "kernel": compare(config, runs=runs, stack="kernel"),
+        "udp": compare(config, runs=runs, stack="udp"),
+    }
+
+
+def format_compare_both(c: dict[str, Any]) -> str:
+    """One table: per metric, the simulation beside Linux and beside the UDP stack."""
+    from slowstart.cli import table
+
+    k, u = c["kernel"], c["udp"]
+
+    def f(v: Any) -> str:
+        return "-" if v is None else f"{v:.4g}"
+
+    def d(v: Any) -> str:
+        return "-" if v is None else f"{v:+.1%}"
+
+    rows = []
+    for key in dict.fromkeys([*k["diff"], *u["diff"]]):
+        rows.append(
+            [key]
+            + [f(k["metrics"]["sim"].get(key)), f(k["metrics"]["real_median"].get(key))]
+            + [d(k["diff"].get(key))]
+            + [f(u["metrics"]["sim"].get(key)), f(u["metrics"]["real_median"].get(key))]
+            + [d(u["diff"].get(key))]
+        )
+    headers = ["metric", "sim (MSS 1448)", f"Linux ({len(k['real'])})", "diff"]
+    headers += ["sim (MSS 1424)", f"UDP ({len(u['real'])})", "diff"]
+    out = table(headers, rows)
+    lines = []
+    for name, c1 in (("Linux", k), ("UDP", u)):
+        rounds = c1.get("slow_start_rounds")
+        if rounds:
+            real = "; ".join(str(r) for r in rounds["real"])
+            lines.append(
+                f"slow-start rounds (cwnd, segments), {name}: sim {rounds['sim']}; real {real}"
+            )
+    return "\n".join([out, *lines])
+
+
 def overlay_plot(sim: Result, reals: list[Result], title: str | None = None) -> Any:
     """cwnd and bytes in flight against time: the simulation and every real run, one line
     style per flow."""
@@ -897,7 +942,7 @@ def _load(args: Any) -> dict[str, Any]:
 
 def _check_cc(args: Any) -> str | None:
     """The kernel stack runs Linux's algorithms only; the UDP stack any of the library's."""
-    if args.stack == "kernel" and args.cc.split(":")[0] not in LINUX_CC:
+    if args.stack in ("kernel", "both") and args.cc.split(":")[0] not in LINUX_CC:
         return (
             f"--cc: the kernel stack runs {', '.join(LINUX_CC)}, got {args.cc!r} "
             "(--stack udp runs every algorithm)"
@@ -943,6 +988,8 @@ def cmd_compare(args: Any) -> int:
     if bad:
         return _error(bad, 2)
     config = _load(args)
+    if args.stack == "both":
+        return _compare_both(args, config)
     try:
         c = compare(config, runs=args.runs, stack=args.stack)
     except RealUnavailable as e:
@@ -960,6 +1007,41 @@ def cmd_compare(args: Any) -> int:
         print(json.dumps({"sim": c["sim"], "real": c["real"], "diff": c["diff"]}))
     else:
         print(format_compare(c))
+    return 0
+
+
+def _compare_both(args: Any, config: dict[str, Any]) -> int:
+    """`compare --stack both`: compare-kernel.png, compare-udp.png, compare.json, one table."""
+    from slowstart.cli import _error
+
+    try:
+        c = compare_both(config, runs=args.runs)
+    except RealUnavailable as e:
+        return _error(e, 2)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    title = f"{config.get('name')}: {config['flows'][0]['cc']['name']}"
+    for stack, who in (("kernel", "Linux"), ("udp", "UDP stack")):
+        sim, reals = c[stack].pop("_results")
+        fig = overlay_plot(sim, reals, title=f"{title}, {who}")
+        fig.savefig(out / f"compare-{stack}.png", dpi=120)
+        print(f"wrote {out / f'compare-{stack}.png'}", file=sys.stderr)
+    (out / "compare.json").write_text(json.dumps(c, indent=2) + "\n", encoding="utf-8")
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    stack: {
+                        "sim": c[stack]["sim"],
+                        "real": c[stack]["real"],
+                        "diff": c[stack]["diff"],
+                    }
+                    for stack in ("kernel", "udp")
+                }
+            )
+        )
+    else:
+        print(format_compare_both(c))
     return 0
 
 
@@ -986,9 +1068,11 @@ def add_parsers(sub: Any) -> None:
         p.add_argument(
             "--stack",
             default="kernel",
-            choices=["kernel", "udp"],
+            choices=["kernel", "udp", "both"] if name == "compare" else ["kernel", "udp"],
             help="kernel: Linux TCP; udp: the simulator's own transport and controller over "
-            "UDP sockets (default %(default)s)",
+            "UDP sockets"
+            + ("; both: the two, each beside its own simulation" if name == "compare" else "")
+            + " (default %(default)s)",
         )
         p.add_argument(
             "--set",

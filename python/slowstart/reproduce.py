@@ -9,7 +9,8 @@ included (`measure`: a function of the `Result`, see `slowstart.measures`). A va
 another scenario than its experiment's (`scenario`), may have no published value (`published`
 None: ours is shown beside the others), and may need algorithms that are not registered yet
 (`requires`): it is then reported as pending instead of run. An experiment may draw its own
-figures (`figures`) instead of the cwnd overlay.
+figures (`figures`) instead of the cwnd overlay, or run its variants itself (`runner`: more than
+one run per variant, real runs beside simulated ones, as `slowstart.atou` does).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 from slowstart.api import Result
 from slowstart.app_figures import request_ramp_figures, window_grid_figures
+from slowstart.atou import run_atou
 from slowstart.links_study import ALGORITHMS as LINK_ALGORITHMS
 from slowstart.links_study import LINKS, links_figures, missing_traces
 from slowstart.measures import (
@@ -71,6 +73,9 @@ class Experiment:
     figures: Callable[[Experiment, list[Result], Path], list[Path]] | None = field(
         default=None, compare=False
     )
+    # Runs the variants itself, for experiments that are more than one run per variant (real
+    # runs beside simulated ones): (experiment, folder, progress) -> (rows, paths written).
+    runner: Callable[..., tuple[list[Row], list[Path]]] | None = field(default=None, compare=False)
 
 
 def summary_value(summary: dict[str, Any], path: str) -> Any:
@@ -272,6 +277,21 @@ EXPERIMENTS: dict[str, Experiment] = {
                     goodput_mbps,
                 ),
             ),
+        ),
+        Experiment(
+            name="atou",
+            title="Limited Slow-Start stretches slow start: 87 ms, 1000-segment window, over UDP",
+            source="net100, Floyd's slow-start mods in atou, their TCP over UDP (ORNL-NERSC)",
+            scenario="net100-atou",
+            metric="seconds to the 1000-segment window; stretch = LSS less standard",
+            unit=" s",
+            tolerance=0.25,
+            common=(),
+            variants=(
+                Variant("standard slow start (reno)", ('flow.0.cc="reno"',), None),
+                Variant("LSS max_ssthresh 100 (lss)", ('flow.0.cc="lss:max_ssthresh=100"',), None),
+            ),
+            runner=lambda exp, out, progress: run_atou(exp, out, progress),
         ),
         Experiment(
             name="vegas-gamma",
@@ -551,6 +571,8 @@ def _run_experiment(
     store: Store | None,
     rerun: bool,
 ) -> tuple[list[Row], list[Path]]:
+    if exp.runner is not None:  # runs its variants itself (atou: simulated and real)
+        return exp.runner(exp, out_dir, progress)
     rows: list[Row] = []
     results: list[Result] = []
     ran: list[Variant] = []
