@@ -381,7 +381,7 @@ impl SwarmSim {
                 end = t;
                 break;
             }
-            if self.events & (crate::PROGRESS_EVERY - 1) == 0 && !progress(t, self.duration_ns) {
+            if crate::told_to_stop(self.events, t, self.duration_ns, progress) {
                 self.interrupted = true;
                 end = t;
                 break;
