@@ -600,13 +600,7 @@ def _summary(
                 "start_late_s": late,
             }
         )
-    tun = stats.get("tun_tx_dropped", {})
-    for side, n in tun.items():
-        if n:
-            warnings.append(
-                f"the {side}'s TUN device dropped {n} packets before the emulator saw them "
-                "(losses outside the emulated link)"
-            )
+    warnings.extend(tun_warnings(stats))
 
     return {
         "scenario": config.get("name"),
@@ -615,9 +609,19 @@ def _summary(
         "flows": rows,
         "links": _link_rows(config, stats),
         "apps": apps,
-        "tun_tx_dropped": tun,
+        "tun_tx_dropped": stats.get("tun_tx_dropped", {}),
         "warnings": warnings,
     }
+
+
+def tun_warnings(stats: dict[str, Any]) -> list[str]:
+    """One line per TUN device that dropped packets before the emulator saw them."""
+    return [
+        f"the {side}'s TUN device dropped {n} packets before the emulator saw them "
+        "(losses outside the emulated link)"
+        for side, n in stats.get("tun_tx_dropped", {}).items()
+        if n
+    ]
 
 
 def _link_rows(config: dict[str, Any], stats: dict[str, Any]) -> list[dict[str, Any]]:

@@ -189,7 +189,7 @@ def run_real_udp(config: dict[str, Any], timeout_s: float | None = None) -> Resu
 def _summary(
     config: dict[str, Any], flows: Any, runs: list[dict[str, Any]], stats: dict[str, Any]
 ) -> dict[str, Any]:
-    from slowstart.real import _link_rows
+    from slowstart.real import _link_rows, tun_warnings
 
     rows, warnings = [], []
     for i, r in enumerate(runs):
@@ -226,13 +226,7 @@ def _summary(
                 "dropped_datagrams": {"sender": tx["dropped"], "receiver": rx["dropped"]},
             }
         )
-    tun = stats.get("tun_tx_dropped", {})
-    for side, n in tun.items():
-        if n:
-            warnings.append(
-                f"the {side}'s TUN device dropped {n} packets before the emulator saw them "
-                "(losses outside the emulated link)"
-            )
+    warnings.extend(tun_warnings(stats))
     return {
         "scenario": config.get("name"),
         "mode": "real",
@@ -241,6 +235,6 @@ def _summary(
         "flows": rows,
         "links": _link_rows(config, stats),
         "apps": [],
-        "tun_tx_dropped": tun,
+        "tun_tx_dropped": stats.get("tun_tx_dropped", {}),
         "warnings": warnings,
     }

@@ -31,6 +31,36 @@ pub struct Limits {
     pub linger_ns: u64,
 }
 
+impl Limits {
+    /// At `now`, for a run that started at `start` and last made progress at `progressed`:
+    /// `Ok(true)` once its duration is over, an error once it stalled (`progress` says how far
+    /// it got), else `Ok(false)`.
+    fn over(
+        &self,
+        now: u64,
+        start: u64,
+        progressed: u64,
+        progress: impl FnOnce() -> String,
+    ) -> Result<bool, String> {
+        if now - start >= self.duration_ns {
+            return Ok(true);
+        }
+        if now - progressed >= self.stall_ns {
+            return Err(format!(
+                "no progress for {:.1} s: {}",
+                self.stall_ns as f64 / 1e9,
+                progress()
+            ));
+        }
+        Ok(false)
+    }
+
+    /// The earliest of the run's end and the time it would count as stalled.
+    fn next_bound(&self, start: u64, progressed: u64) -> u64 {
+        (start + self.duration_ns).min(progressed + self.stall_ns)
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
@@ -262,25 +292,17 @@ pub fn run_sender(
             report.completion_s = Some(seconds(now));
             break;
         }
-        if now - start >= limits.duration_ns {
+        if limits.over(now, start, last_progress.0, || {
+            format!("{} bytes acknowledged", s.acked_bytes())
+        })? {
             break;
-        }
-        if now - last_progress.0 >= limits.stall_ns {
-            return Err(format!(
-                "no progress for {:.1} s: {} bytes acknowledged",
-                limits.stall_ns as f64 / 1e9,
-                s.acked_bytes()
-            ));
         }
         let deadline = SENDER_TIMERS
             .iter()
             .filter_map(|&k| s.timer_mut(k).and_then(|t| t.deadline()))
-            .chain([
-                start + limits.duration_ns,
-                last_progress.0 + limits.stall_ns,
-            ])
+            .chain([limits.next_bound(start, last_progress.0)])
             .min()
-            .expect("two bounds");
+            .expect("one bound");
         if wait_readable(fd, deadline) {
             loop {
                 let (n, from) = match sock.recv_from(&mut buf) {
@@ -383,17 +405,12 @@ pub fn run_receiver(
         if r.completed_ns().is_some() && now - last_datagram >= limits.linger_ns {
             break;
         }
-        if now - start >= limits.duration_ns {
+        if limits.over(now, start, last_progress.0, || {
+            format!("{} bytes received", r.rcv_nxt())
+        })? {
             break;
         }
-        if now - last_progress.0 >= limits.stall_ns {
-            return Err(format!(
-                "no progress for {:.1} s: {} bytes received",
-                limits.stall_ns as f64 / 1e9,
-                r.rcv_nxt()
-            ));
-        }
-        let mut deadline = (start + limits.duration_ns).min(last_progress.0 + limits.stall_ns);
+        let mut deadline = limits.next_bound(start, last_progress.0);
         if let Some(d) = r.delack_timer_mut().deadline() {
             deadline = deadline.min(d);
         }
