@@ -42,6 +42,10 @@ LABELS = {
 # The options' spelling in scenarios and overrides (scenario.POPULATIONS, scenario.SEEDINGS).
 SPELLING = {"mixed": "50-50", "never_leave": "never-leave", "random_stay": "random-stay"}
 COLOURS = {"tcp": "#c2410c", "utp": "#1f3b73", "mixed": "#2e7d32"}
+# The paper's random-stay uplink queues (Fig. 2): mean packets per population, and the share of
+# TCP samples above 100 packets.
+PUBLISHED_QUEUE_MEANS = {"tcp": 52.0, "mixed": 34.0, "utp": 6.0}
+PUBLISHED_TCP_ABOVE_100 = 0.20
 # The paper: per run, the first 50 completions are the transient, the next 50 are kept.
 DISCARD, KEEP = 50, 50
 # Uplink buffers of the paper's Fig. 3(b), packets, and 2 packets (24 ms at 1 Mbps): the
@@ -685,7 +689,7 @@ def findings(study: Study) -> list[Finding]:
             verdict = "ok" if g is not None and g <= ALIKE else "off"
         out.append(Finding(f"50-50 {seeding}: uTP vs TCP peers", published, ours, tol, verdict))
 
-    for p, published in (("tcp", 52.0), ("mixed", 34.0), ("utp", 6.0)):
+    for p, published in PUBLISHED_QUEUE_MEANS.items():
         hist = study.queue_hist(p, "random_stay")
         m = mean_of(hist)
         tol = max(0.25 * published, 3.0)
@@ -702,7 +706,7 @@ def findings(study: Study) -> list[Finding]:
     out.append(
         Finding(
             "random stay, TCP: uplink queue above 100 packets",
-            "about 20% of samples",
+            f"about {PUBLISHED_TCP_ABOVE_100:.0%} of samples",
             "-" if above is None else f"{above:.0%} of samples",
             "15% to 25%",
             "-" if above is None else "ok" if 0.15 <= above <= 0.25 else "off",
@@ -862,6 +866,13 @@ def plot_queues(study: Study) -> Figure:
         ax.set_ylabel("P(queue > x)")
         ax.grid(alpha=0.3)
         ax.set_title(LABELS[seeding])
+        if seeding == "random_stay":
+            # Published: each population's mean (dashed), TCP's share above 100 packets (x).
+            for p, mean in PUBLISHED_QUEUE_MEANS.items():
+                ax.axvline(mean, color=COLOURS[p], linestyle="--", linewidth=1)
+            ax.plot([100], [PUBLISHED_TCP_ABOVE_100], "x", color=COLOURS["tcp"], markersize=9)
+            ax.plot([], [], "k--", linewidth=1, label="published mean")
+            ax.plot([], [], "kx", label="published: TCP > 100 pkt")
         _ms_axis(ax, study.ms_per_packet)
         _legend(ax, fontsize="small", title="population")
     fig.suptitle("Uplink queue occupancy, every uplink sampled at 10 Hz, CCDF")
