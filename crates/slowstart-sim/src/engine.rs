@@ -1,10 +1,16 @@
-//! The event queue: a binary heap of (time, insertion counter, event). The counter breaks ties
-//! first-in first-out, so same-time events run in a fixed order and runs are deterministic.
-//! Links keep their own in-flight packets and put only their head here, so the heap stays small
-//! (one entry per busy link direction and per armed timer) however many packets are in flight.
-
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+//! The event queue: pending (time, insertion counter, event) entries, popped in that order. The
+//! counter breaks ties first-in first-out, so same-time events run in a fixed order and runs are
+//! deterministic. Links keep their own in-flight packets and put only their head here, so the
+//! queue stays small (one entry per busy link direction and per armed timer) however many
+//! packets are in flight.
+//!
+//! Two 4-ary min-heaps hold the entries: one for link heads, which are most events, and one
+//! for everything else (timers, arrivals), which is most entries: a swarm keeps about a thousand
+//! timers pending and 200 link heads, a thousand flows thousands of timers and a few links. A
+//! pop compares the two tops and sifts only in the heap it took from, so the frequent events
+//! pay for the depth of a small heap. Keys and events are kept apart and a node has four
+//! children: a sift compares four adjacent keys per level over half the levels of a binary heap
+//! (issue #14; LaMarca and Ladner, "The influence of caches on the performance of heaps", 1996).
 
 use slowstart_transport::TimerKind;
 
@@ -19,72 +25,167 @@ pub enum Event {
     Timer(u32, TimerKind),
 }
 
-/// A heap entry ordered by one integer: time in the high 64 bits, insertion counter below.
-#[derive(Clone, Copy, Debug)]
-struct Entry<E> {
-    key: u128,
-    event: E,
+const ARITY: usize = 4;
+
+/// A 4-ary min-heap; `keys[i]` is entry `i`'s time in the high 64 bits and its insertion counter
+/// below, so keys are unique.
+struct Heap<E> {
+    keys: Vec<u128>,
+    events: Vec<E>,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
+impl<E: Copy> Heap<E> {
+    fn push(&mut self, key: u128, event: E) {
+        let mut i = self.keys.len();
+        self.keys.push(key);
+        self.events.push(event);
+        while i > 0 {
+            let parent = (i - 1) / ARITY;
+            if self.keys[parent] <= key {
+                break;
+            }
+            self.keys[i] = self.keys[parent];
+            self.events[i] = self.events[parent];
+            i = parent;
+        }
+        self.keys[i] = key;
+        self.events[i] = event;
+    }
+
+    fn top(&self) -> Option<u128> {
+        self.keys.first().copied()
+    }
+
+    /// Remove the top entry (the heap must not be empty) and return its event.
+    fn pop(&mut self) -> E {
+        let top = self.events[0];
+        let key = self.keys.pop().expect("not empty");
+        let event = self.events.pop().expect("not empty");
+        let n = self.keys.len();
+        if n == 0 {
+            return top;
+        }
+        // Sift the last entry down from the root.
+        let mut i = 0;
+        loop {
+            let first = ARITY * i + 1;
+            if first >= n {
+                break;
+            }
+            let child = if first + ARITY <= n {
+                // A full node: a tournament the compiler can do without branches.
+                let k = &self.keys[first..first + ARITY];
+                let a = usize::from(k[1] < k[0]);
+                let b = 2 + usize::from(k[3] < k[2]);
+                first + if k[b] < k[a] { b } else { a }
+            } else {
+                let mut child = first;
+                for c in first + 1..n {
+                    if self.keys[c] < self.keys[child] {
+                        child = c;
+                    }
+                }
+                child
+            };
+            if self.keys[child] >= key {
+                break;
+            }
+            self.keys[i] = self.keys[child];
+            self.events[i] = self.events[child];
+            i = child;
+        }
+        self.keys[i] = key;
+        self.events[i] = event;
+        top
     }
 }
 
-impl<E> Eq for Entry<E> {}
-
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
+impl<E> Default for Heap<E> {
+    fn default() -> Self {
+        Self {
+            keys: Vec::new(),
+            events: Vec::new(),
+        }
     }
 }
 
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.key.cmp(&other.key)
-    }
-}
-
-/// The heap of pending events; `E` is the simulation's event type ([`Event`] for flows, the
-/// swarm's own for swarms).
+/// The pending events; `E` is the simulation's event type ([`Event`] for flows, the swarm's own
+/// for swarms).
 pub struct EventQueue<E = Event> {
-    heap: BinaryHeap<Reverse<Entry<E>>>,
+    links: Heap<E>,
+    others: Heap<E>,
     inserted: u64,
 }
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         Self {
-            heap: BinaryHeap::new(),
+            links: Heap::default(),
+            others: Heap::default(),
             inserted: 0,
         }
     }
 }
 
 impl<E: Copy> EventQueue<E> {
-    pub fn push(&mut self, time: u64, event: E) {
+    fn key(&mut self, time: u64) -> u128 {
         let key = (time as u128) << 64 | self.inserted as u128;
-        self.heap.push(Reverse(Entry { key, event }));
         self.inserted += 1;
+        key
+    }
+
+    /// Schedule a timer or any event other than a link's head.
+    pub fn push(&mut self, time: u64, event: E) {
+        let key = self.key(time);
+        self.others.push(key, event);
+    }
+
+    /// Schedule a link head. The order of events does not depend on which push was used.
+    pub fn push_link(&mut self, time: u64, event: E) {
+        let key = self.key(time);
+        self.links.push(key, event);
+    }
+
+    /// Which heap holds the next event (`true`: the links').
+    fn next_is_link(&self) -> Option<bool> {
+        match (self.links.top(), self.others.top()) {
+            (Some(l), Some(o)) => Some(l < o),
+            (Some(_), None) => Some(true),
+            (None, Some(_)) => Some(false),
+            (None, None) => None,
+        }
     }
 
     pub fn pop(&mut self) -> Option<(u64, E)> {
-        self.heap
-            .pop()
-            .map(|Reverse(e)| ((e.key >> 64) as u64, e.event))
+        let heap = if self.next_is_link()? {
+            &mut self.links
+        } else {
+            &mut self.others
+        };
+        let time = (heap.top().expect("not empty") >> 64) as u64;
+        Some((time, heap.pop()))
+    }
+
+    /// The next event, without removing it.
+    pub fn peek(&self) -> Option<(u64, E)> {
+        let heap = if self.next_is_link()? {
+            &self.links
+        } else {
+            &self.others
+        };
+        Some(((heap.keys[0] >> 64) as u64, heap.events[0]))
     }
 
     pub fn peek_time(&self) -> Option<u64> {
-        self.heap.peek().map(|Reverse(e)| (e.key >> 64) as u64)
+        self.peek().map(|(t, _)| t)
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.links.keys.len() + self.others.keys.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -109,5 +210,42 @@ mod tests {
                 (5, Event::FlowStart(1))
             ]
         );
+    }
+
+    proptest::proptest! {
+        /// Whichever heap an event goes to, pops come out in (time, insertion) order: the same
+        /// order as sorting everything pushed, interleaved with pops at random.
+        #[test]
+        fn pops_follow_time_then_insertion(
+            ops in proptest::collection::vec((0u64..50, proptest::bool::ANY, 0u8..3), 1..400),
+        ) {
+            let mut q = EventQueue::default();
+            let mut reference = std::collections::BTreeSet::new();
+            let mut now = 0;
+            for (n, &(dt, link, op)) in ops.iter().enumerate() {
+                if op == 0 {
+                    let got = q.pop();
+                    let want = reference.pop_first().map(|(t, n): (u64, usize)| (t, n as u32));
+                    proptest::prop_assert_eq!(got.map(|(t, e)| (t, match e {
+                        Event::ChannelHead(n) | Event::FlowStart(n) => n,
+                        Event::Timer(..) => unreachable!(),
+                    })), want);
+                    if let Some((t, _)) = got {
+                        now = t;
+                    }
+                } else {
+                    // Never earlier than the last pop, as in a simulation.
+                    let t = now + dt;
+                    if link {
+                        q.push_link(t, Event::ChannelHead(n as u32));
+                    } else {
+                        q.push(t, Event::FlowStart(n as u32));
+                    }
+                    reference.insert((t, n));
+                }
+                proptest::prop_assert_eq!(q.len(), reference.len());
+                proptest::prop_assert_eq!(q.peek_time(), reference.first().map(|&(t, _)| t));
+            }
+        }
     }
 }

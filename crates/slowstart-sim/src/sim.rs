@@ -371,7 +371,7 @@ impl Simulation {
         let channel = &mut self.topo.channels[c as usize];
         let popped = channel.pop_head(self.now);
         if let Some(t) = channel.rearm() {
-            self.queue.push(t, Event::ChannelHead(c));
+            self.queue.push_link(t, Event::ChannelHead(c));
         }
         let node = channel.to_node;
         if !channel.dropped.is_empty() {
@@ -407,7 +407,7 @@ impl Simulation {
             Offer::Queued { was_idle } => {
                 if was_idle {
                     let t = channel.head_time().expect("just queued");
-                    self.queue.push(t, Event::ChannelHead(c));
+                    self.queue.push_link(t, Event::ChannelHead(c));
                 }
             }
             _ => self.count_drop(&packet),

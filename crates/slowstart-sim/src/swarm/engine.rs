@@ -1064,7 +1064,7 @@ impl SwarmSim {
             return;
         };
         if let Some(t) = channel.rearm() {
-            self.queue.push(t, Ev::Channel(c));
+            self.queue.push_link(t, Ev::Channel(c));
         }
         if c.is_multiple_of(2) {
             // Through the core to the far peer's downlink.
@@ -1087,7 +1087,7 @@ impl SwarmSim {
             Offer::Queued { was_idle } => {
                 if was_idle {
                     let t = channel.head_time().expect("just queued");
-                    self.queue.push(t, Ev::Channel(c));
+                    self.queue.push_link(t, Ev::Channel(c));
                 }
             }
             _ => {
