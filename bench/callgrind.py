@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,10 +35,20 @@ def cubic_flows(n: int) -> dict:
     }
 
 
+def small_swarm(completions: int) -> dict:
+    """Issue #10's swarm (scenarios/swarm-adsl.toml), ended at the `completions`-th download so
+    that callgrind's slowdown stays bearable."""
+    with open(ROOT / "scenarios" / "swarm-adsl.toml", "rb") as f:
+        scenario = tomllib.load(f)
+    scenario["swarm"]["stop_after"] = completions
+    return scenario
+
+
 # name -> (scenario path or dict, duration)
 CASES: dict[str, tuple[str | dict, str]] = {
     "early-loss-60s": ("scenarios/lfn-early-loss.toml", "60s"),
     **{f"cubic-{n}": (cubic_flows(n), "5s") for n in (1, 10, 100, 1000)},
+    "swarm-20": (small_swarm(20), "4000s"),
 }
 
 CHILD = r"""
