@@ -33,6 +33,13 @@ struct FlowMetrics {
     delivered_window: VecDeque<(u64, u64)>,
 }
 
+#[derive(Clone, Copy)]
+struct Route {
+    src: u32,
+    dst: u32,
+    mss: u64,
+}
+
 struct Flow {
     spec: CcSpec,
     /// To open a new connection (a web flow without keep-alive).
@@ -46,11 +53,8 @@ struct Flow {
     prior_delivered: u64,
     /// Bytes the earlier connections' senders saw acknowledged.
     prior_acked: u64,
-    src: u32,
-    dst: u32,
     start_ns: u64,
     handshake: bool,
-    mss: u64,
     size_bytes: Option<u64>,
     sender: Sender,
     receiver: Receiver,
@@ -194,6 +198,9 @@ pub struct Simulation {
     queue: EventQueue,
     topo: Topology,
     flows: Vec<Flow>,
+    /// Per flow, what forwarding a packet needs, apart from the flows' large state: with
+    /// thousands of flows, a packet crossing a router then touches one small record.
+    routes: Vec<Route>,
     io: Io,
     flow_trace: FlowTrace,
     flow_sampler: Sampler,
@@ -209,6 +216,7 @@ impl Simulation {
         cfg.validate()?;
         let topo = Topology::build(cfg)?;
         let mut flows = Vec::with_capacity(cfg.flows.len());
+        let mut routes = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
             let common = CommonParams {
                 mss: f.mss,
@@ -220,6 +228,11 @@ impl Simulation {
             let cc =
                 Controller::new(&f.cc, &common).map_err(|e| SimError(format!("flow.{i}.{e}")))?;
             let (src, dst) = (topo.node(&f.src), topo.node(&f.dst));
+            routes.push(Route {
+                src,
+                dst,
+                mss: f.mss,
+            });
             let forward = topo.route(src, dst);
             let reverse = topo.route(dst, src);
             let base_rtt_ns: u64 = forward
@@ -258,11 +271,8 @@ impl Simulation {
                 prior_stats: SenderStats::default(),
                 prior_delivered: 0,
                 prior_acked: 0,
-                src,
-                dst,
                 start_ns: f.start_ns,
                 handshake: f.handshake,
-                mss: f.mss,
                 size_bytes: f.size_bytes,
                 sender,
                 receiver: Receiver::new(i as u32, &settings, f.size_bytes),
@@ -292,6 +302,7 @@ impl Simulation {
             queue: EventQueue::default(),
             topo,
             flows,
+            routes,
             io: Io::default(),
             flow_trace: FlowTrace::default(),
             flow_sampler: Sampler::new(cfg.trace.flow_interval_ns, cfg.trace.max_rows, n_flows),
@@ -380,11 +391,11 @@ impl Simulation {
         let Some(packet) = popped else {
             return;
         };
-        let flow = &self.flows[packet.flow as usize];
+        let route = self.routes[packet.flow as usize];
         let dest = if packet.to_receiver() {
-            flow.dst
+            route.dst
         } else {
-            flow.src
+            route.src
         };
         if node == dest {
             self.deliver(packet);
@@ -398,7 +409,7 @@ impl Simulation {
             .topo
             .next_hop(node, dest)
             .expect("routes checked at build");
-        let mss = self.flows[packet.flow as usize].mss;
+        let mss = self.routes[packet.flow as usize].mss;
         let now = self.now;
         let channel = &mut self.topo.channels[c as usize];
         let offer = channel.offer(now, packet, mss);
@@ -638,12 +649,12 @@ impl Simulation {
         }
         let mut packets = std::mem::take(&mut self.io.packets);
         for mut p in packets.drain(..) {
-            let flow = &self.flows[p.flow as usize];
-            p.conn = flow.conn;
+            p.conn = self.flows[p.flow as usize].conn;
+            let route = self.routes[p.flow as usize];
             let (from, to) = if p.to_receiver() {
-                (flow.src, flow.dst)
+                (route.src, route.dst)
             } else {
-                (flow.dst, flow.src)
+                (route.dst, route.src)
             };
             self.forward(from, to, p);
         }
