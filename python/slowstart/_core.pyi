@@ -21,3 +21,11 @@ def validate(config_json: str) -> None:
 
 def algorithms() -> str:
     """JSON list of {name, summary, source, params: [{name, doc, default, accepted}]}."""
+
+def defaults() -> str:
+    """JSON object of every default of the canonical config: flow, web, bittorrent, trace,
+    swarm (with its tcp and utp transports) and path (crates/slowstart-sim/src/config.rs)."""
+
+def schema() -> str:
+    """JSON object of the names a run reports under: `flow` and `link` (an empty summary row
+    of each, keys in order) and `flows` and `queues` (trace column names in order)."""

@@ -106,11 +106,25 @@ fn algorithms() -> String {
     serde_json::Value::Array(list).to_string()
 }
 
+/// Every default of the canonical config, as JSON (`slowstart_sim::config::defaults_json`).
+#[pyfunction]
+fn defaults() -> String {
+    slowstart_sim::config::defaults_json()
+}
+
+/// The summary's and the traces' names, as JSON (`slowstart_sim::sim::schema_json`).
+#[pyfunction]
+fn schema() -> String {
+    slowstart_sim::sim::schema_json()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -384,40 +384,60 @@ pub struct DropSpec {
     pub seq: u64,
 }
 
+/// A connection and its transport. Every field but the ends has a default (the `default_*`
+/// functions below, named in `#[serde(default)]`): what a `[[flow]]` table that leaves the key
+/// out gets, here and in the Python loader, which reads them through [`defaults_json`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
     /// Node sending the data and node receiving it.
     pub src: String,
     pub dst: String,
+    #[serde(default = "default_cc")]
     pub cc: CcSpec,
     /// Bytes to transfer; `None` for unbounded.
+    #[serde(default)]
     pub size_bytes: Option<u64>,
     #[serde(default)]
     pub start_ns: u64,
+    #[serde(default = "default_mss")]
     pub mss: u64,
     /// TCP/IP header bytes on the wire per packet (MSS excludes them).
+    #[serde(default = "default_header_bytes")]
     pub header_bytes: u64,
+    #[serde(default = "default_initial_window")]
     pub initcwnd: u64,
+    #[serde(default = "default_initial_window")]
     pub initrwnd: u64,
     /// Receiver window ceiling (socket buffer), bytes; `None` for unlimited.
+    #[serde(default)]
     pub max_rwnd_bytes: Option<u64>,
     /// Sender window ceiling (send buffer), bytes; `None` for unlimited.
+    #[serde(default)]
     pub max_window_bytes: Option<u64>,
+    #[serde(default = "yes")]
     pub handshake: bool,
+    #[serde(default = "yes")]
     pub delayed_ack: bool,
+    #[serde(default = "default_delack_timeout_ns")]
     pub delack_timeout_ns: u64,
     /// With delayed ACKs, ACK every `ack_every` full-sized segments (2 in RFC 1122 / RFC 5681).
+    #[serde(default = "default_ack_every")]
     pub ack_every: u64,
     /// Linux's quick ACKs: from the first data segment, ACK each segment at once for
     /// min(16, max(2, receive window / (2 x 536))) ACKs (tcp_input.c `tcp_incr_quickack`),
     /// and whenever the segment grew the receive window (`tcp_grow_window`).
     #[serde(default)]
     pub quickack: bool,
+    #[serde(default = "yes")]
     pub abc: bool,
+    #[serde(default = "default_min_rto_ns")]
     pub min_rto_ns: u64,
+    #[serde(default = "default_max_rto_ns")]
     pub max_rto_ns: u64,
+    #[serde(default)]
     pub pacing: bool,
+    #[serde(default)]
     pub recovery: Recovery,
     #[serde(default)]
     pub loss_detection: LossDetection,
@@ -428,6 +448,68 @@ pub struct FlowConfig {
     /// What the application on top of the connection does; bulk by default.
     #[serde(default)]
     pub app: AppConfig,
+}
+
+/// Reno, the algorithm RFC 5681 specifies.
+fn default_cc() -> CcSpec {
+    CcSpec::named("reno")
+}
+/// Ethernet's 1500-byte MTU less 40 bytes of IPv4 and TCP headers (RFC 879, RFC 6691).
+fn default_mss() -> u64 {
+    1460
+}
+fn default_header_bytes() -> u64 {
+    40
+}
+/// RFC 6928: an initial window of 10 segments (Linux since 2.6.39, for cwnd and rwnd).
+fn default_initial_window() -> u64 {
+    10
+}
+/// Linux TCP_DELACK_MIN (include/net/tcp.h): 40 ms.
+fn default_delack_timeout_ns() -> u64 {
+    40_000_000
+}
+fn default_ack_every() -> u64 {
+    2
+}
+/// Linux TCP_RTO_MIN and TCP_RTO_MAX (include/net/tcp.h): 200 ms and 120 s.
+fn default_min_rto_ns() -> u64 {
+    200_000_000
+}
+fn default_max_rto_ns() -> u64 {
+    120_000_000_000
+}
+
+impl FlowConfig {
+    /// A bulk flow from `src` to `dst` of unbounded size with every default.
+    pub fn new(src: &str, dst: &str) -> Self {
+        Self {
+            src: src.into(),
+            dst: dst.into(),
+            cc: default_cc(),
+            size_bytes: None,
+            start_ns: 0,
+            mss: default_mss(),
+            header_bytes: default_header_bytes(),
+            initcwnd: default_initial_window(),
+            initrwnd: default_initial_window(),
+            max_rwnd_bytes: None,
+            max_window_bytes: None,
+            handshake: true,
+            delayed_ack: true,
+            delack_timeout_ns: default_delack_timeout_ns(),
+            ack_every: default_ack_every(),
+            quickack: false,
+            abc: true,
+            min_rto_ns: default_min_rto_ns(),
+            max_rto_ns: default_max_rto_ns(),
+            pacing: false,
+            recovery: Recovery::default(),
+            loss_detection: LossDetection::default(),
+            ecn: false,
+            app: AppConfig::Bulk,
+        }
+    }
 }
 
 /// The application on a flow. Requests of `web` and `bittorrent` travel from `dst` back to
@@ -543,7 +625,7 @@ fn default_slow_start_threshold() -> u64 {
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct TraceConfig {
     /// Sample each flow's state at most once per this interval (0 = at every ACK).
     pub flow_interval_ns: u64,
@@ -585,9 +667,10 @@ pub enum Seeding {
 }
 
 /// A swarm: seeds at t = 0, leechers arriving with exponential inter-arrival times, each peer
-/// behind its own access link, a core of infinite capacity and no delay.
+/// behind its own access link, a core of infinite capacity and no delay. Defaults: the swarm of
+/// Testa and Rossi, "The impact of uTP on BitTorrent completion time" (ns-2), see `Default`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct SwarmConfig {
     /// Seeds present at t = 0 (they never leave).
     pub seeds: u64,
@@ -615,7 +698,7 @@ pub struct SwarmConfig {
 
 /// Every peer's access link: `up` to the core, `down` from it, delay drawn per link.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct AccessConfig {
     pub up_bps: u64,
     pub down_bps: u64,
@@ -628,7 +711,7 @@ pub struct AccessConfig {
 
 /// The BitTorrent module of Eger et al. (ns-2), as the utp seed ran it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct SwarmBittorrentConfig {
     /// Peers the tracker returns per announce (`num_from_tracker`).
     pub tracker_peers: u64,
@@ -654,6 +737,152 @@ pub struct SwarmBittorrentConfig {
     /// A peer that sent no block for this long is snubbed (ANTI_SNUBBING x choking interval).
     pub snub_ns: u64,
     pub super_seeding: bool,
+}
+
+impl Default for SwarmConfig {
+    fn default() -> Self {
+        // ns-2's one-way TCP as the paper used it: no SYN, window_ 20, windowInit_ 2, a
+        // TCPSink that ACKs every segment, dupack-threshold loss detection, per-ACK growth.
+        let ns2_agent = |cc: CcSpec| {
+            let mut f = FlowConfig::new("uploader", "downloader");
+            f.cc = cc;
+            f.initcwnd = 2;
+            f.initrwnd = 20;
+            f.max_window_bytes = Some(20 * f.mss);
+            f.handshake = false;
+            f.delayed_ack = false;
+            f.abc = false;
+            f.recovery = Recovery::Rfc6675;
+            f.loss_detection = LossDetection::Dupthresh;
+            f
+        };
+        // The paper's LEDBAT module is an ns-2 TCP agent with a 25 ms target and no slow
+        // start (ledbat's own default).
+        let ledbat = CcSpec {
+            name: "ledbat".into(),
+            params: [(
+                "target".to_string(),
+                slowstart_cc::registry::ParamValue::Number(0.025),
+            )]
+            .into(),
+        };
+        Self {
+            seeds: 1,
+            leechers: 100,
+            arrival_mean_ns: 10_000_000_000,
+            // Not given in the paper; its never-leave downloads take about 30 s at 8 Mbps.
+            file_bytes: 25_000_000,
+            piece_bytes: 256 * 1024,
+            block_bytes: 16 * 1024,
+            population: Population::Mixed,
+            seeding: Seeding::RandomStay,
+            stay_factor: 0.5,
+            // 50 completions discarded, 50 kept.
+            stop_after_completions: Some(100),
+            queue_sample_ns: 100_000_000,
+            access: AccessConfig::default(),
+            bittorrent: SwarmBittorrentConfig::default(),
+            tcp: ns2_agent(default_cc()),
+            utp: ns2_agent(ledbat),
+        }
+    }
+}
+
+impl Default for AccessConfig {
+    /// 1 Mbps up and 8 Mbps down, 200-packet buffers, 1 to 25 ms one way (the paper's ADSL).
+    fn default() -> Self {
+        Self {
+            up_bps: 1_000_000,
+            down_bps: 8_000_000,
+            up_queue: QueueLimit::Packets(200),
+            down_queue: QueueLimit::Packets(200),
+            delay_min_ns: 1_000_000,
+            delay_max_ns: 25_000_000,
+        }
+    }
+}
+
+impl Default for SwarmBittorrentConfig {
+    /// The ns-2 module's settings as the paper ran them.
+    fn default() -> Self {
+        Self {
+            tracker_peers: 25,
+            min_peers: 10,
+            max_initiate: 20,
+            max_connections: 40,
+            reannounce_ns: 300_000_000_000,
+            unchoke_slots: 4,
+            rechoke_ns: 10_000_000_000,
+            rate_window_ns: 20_000_000_000,
+            optimistic_ns: 30_000_000_000,
+            new_peer_weight: 3,
+            pipeline: 5,
+            end_game: false,
+            anti_snubbing: false,
+            snub_ns: 60_000_000_000,
+            super_seeding: false,
+        }
+    }
+}
+
+/// The `[path]` shorthand's defaults, for the loader that expands it into nodes and links:
+/// the bottleneck's buffer in multiples of its BDP, no loss or jitter, and the sender's access
+/// link (10 Gbps with a 100 MB buffer, fast enough never to be the bottleneck).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct PathDefaults {
+    pub buffer_bdp: u64,
+    pub loss: f64,
+    pub jitter_ns: u64,
+    pub access_rate_bps: u64,
+    pub access_buffer_bytes: u64,
+}
+
+pub const PATH_DEFAULTS: PathDefaults = PathDefaults {
+    buffer_bdp: 1,
+    loss: 0.0,
+    jitter_ns: 0,
+    access_rate_bps: 10_000_000_000,
+    access_buffer_bytes: 100_000_000,
+};
+
+/// Every default of the canonical config as one JSON object, read by the Python loader
+/// (`_core.defaults()`): `flow` (a flow's fields but its ends), `web` and `bittorrent` (a
+/// flow's application), `trace`, `swarm` (with its `tcp` and `utp` transports) and `path`.
+/// Fields written only when set (`ecn`) are written here too, with their default.
+pub fn defaults_json() -> String {
+    let flow = |f: FlowConfig| {
+        let ecn = f.ecn;
+        let mut v = serde_json::to_value(f).expect("a config serializes");
+        let o = v.as_object_mut().expect("a struct is an object");
+        o.remove("src");
+        o.remove("dst");
+        o.insert("ecn".into(), ecn.into());
+        v
+    };
+    let swarm = SwarmConfig::default();
+    let mut swarm_json = serde_json::to_value(&swarm).expect("a config serializes");
+    swarm_json["tcp"] = flow(swarm.tcp);
+    swarm_json["utp"] = flow(swarm.utp);
+    let web = WebConfig {
+        request_bytes: default_request_bytes(),
+        response_bytes: vec![],
+        objects: None,
+        keep_alive: true,
+    };
+    let mut web_json = serde_json::to_value(web).expect("a config serializes");
+    web_json
+        .as_object_mut()
+        .expect("a struct is an object")
+        .remove("response_bytes");
+    serde_json::json!({
+        "flow": flow(FlowConfig::new("", "")),
+        "web": web_json,
+        "bittorrent": BittorrentConfig::default(),
+        "trace": TraceConfig::default(),
+        "swarm": swarm_json,
+        "path": PATH_DEFAULTS,
+    })
+    .to_string()
 }
 
 fn err(msg: String) -> SimError {
@@ -1038,4 +1267,57 @@ fn validate_app(i: usize, f: &FlowConfig) -> Result<(), SimError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flow_that_names_only_its_ends_gets_every_default() {
+        let f: FlowConfig = serde_json::from_str(r#"{"src": "a", "dst": "b"}"#).unwrap();
+        let d = FlowConfig::new("a", "b");
+        assert_eq!(
+            serde_json::to_string(&f).unwrap(),
+            serde_json::to_string(&d).unwrap()
+        );
+        assert_eq!((d.mss, d.initcwnd, d.min_rto_ns), (1460, 10, 200_000_000));
+        let missing = serde_json::from_str::<FlowConfig>(r#"{"dst": "b"}"#).unwrap_err();
+        assert!(
+            missing.to_string().contains("missing field `src`"),
+            "{missing}"
+        );
+    }
+
+    #[test]
+    fn the_swarm_defaults_validate_and_an_empty_table_is_them() {
+        let d = SwarmConfig::default();
+        d.validate().unwrap();
+        let empty: SwarmConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(
+            serde_json::to_string(&empty).unwrap(),
+            serde_json::to_string(&d).unwrap()
+        );
+        // ns-2's window_ 20, in the default MSS.
+        assert_eq!(d.tcp.max_window_bytes, Some(20 * 1460));
+        assert_eq!(d.utp.cc.name, "ledbat");
+    }
+
+    #[test]
+    fn defaults_json_holds_every_table_and_the_fields_written_only_when_set() {
+        let d: serde_json::Value = serde_json::from_str(&defaults_json()).unwrap();
+        for table in ["flow", "web", "bittorrent", "trace", "swarm", "path"] {
+            assert!(d[table].is_object(), "{table}");
+        }
+        assert_eq!(d["flow"]["ecn"], false);
+        assert_eq!(d["swarm"]["tcp"]["ecn"], false);
+        assert!(d["flow"].get("src").is_none() && d["web"].get("response_bytes").is_none());
+        assert_eq!(d["trace"]["max_rows"], 2_000_000);
+        assert_eq!(d["web"]["request_bytes"], 400);
+        assert_eq!(d["path"]["access_rate_bps"], 10_000_000_000u64);
+        // Each default flow passes validation as the loader would send it.
+        let mut f = FlowConfig::new("a", "b");
+        f.size_bytes = Some(1);
+        f.validate_transport("flow.0").unwrap();
+    }
 }

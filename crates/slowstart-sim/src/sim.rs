@@ -104,7 +104,7 @@ pub struct Summary {
     pub interrupted: bool,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct FlowSummary {
     pub id: u32,
     pub cc: String,
@@ -134,7 +134,7 @@ pub struct FlowSummary {
     pub ecn_reductions: Option<u64>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct LinkSummary {
     pub name: String,
     pub rate_bps: u64,
@@ -169,6 +169,25 @@ impl LinkSummary {
             marks: c.ecn.then_some(c.stats.marks),
         }
     }
+}
+
+/// The names a run reports under, as JSON, for results measured elsewhere (`slowstart real`)
+/// to be reported alike: `flow` and `link`, an empty summary row of each (its keys in order;
+/// fields written only when they apply are left out), and `flows` and `queues`, the trace
+/// tables' column names in order (`*_ns` columns are times in nanoseconds).
+pub fn schema_json() -> String {
+    let names = |columns: Vec<crate::trace::Column>| {
+        let names: Vec<&str> = columns.iter().map(|c| c.name).collect();
+        serde_json::to_string(&names).expect("names serialize")
+    };
+    // Struct fields serialize in declaration order; a `serde_json::Value` would sort them.
+    format!(
+        r#"{{"flow": {}, "link": {}, "flows": {}, "queues": {}}}"#,
+        serde_json::to_string(&FlowSummary::default()).expect("a summary serializes"),
+        serde_json::to_string(&LinkSummary::default()).expect("a summary serializes"),
+        names(crate::trace::FlowTrace::default().columns()),
+        names(crate::trace::QueueTrace::default().columns()),
+    )
 }
 
 pub(crate) fn seconds(ns: u64) -> f64 {

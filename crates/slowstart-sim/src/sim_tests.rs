@@ -663,3 +663,20 @@ fn trace_driven_link_delivers_at_the_traces_rate() {
     };
     assert_eq!(sent, received + dropped + held);
 }
+
+#[test]
+fn schema_names_the_summary_fields_and_trace_columns_in_order() {
+    let s: serde_json::Value = serde_json::from_str(&crate::sim::schema_json()).unwrap();
+    let flows: Vec<&str> = s["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(flows[..3], ["t_ns", "flow", "cwnd_bytes"]);
+    assert_eq!(s["queues"][1], "link");
+    // Field order is the struct's: the text, not a re-sorted map, carries it.
+    let text = crate::sim::schema_json();
+    assert!(text.find("\"id\"").unwrap() < text.find("\"bytes_delivered\"").unwrap());
+    assert!(s["flow"].get("stalls").is_some() && s["link"].get("mean_queue_delay_s").is_some());
+}
