@@ -247,13 +247,10 @@ def test_atou_simulated_rows_and_the_skipped_real_part(tmp_path, monkeypatch):
     LSS adds at most max_ssthresh / 2 = 50 a round (18 rounds of 87 ms), standard slow start
     doubles (about 3.3 rounds): about 1.3 s. Without root the UDP part is a pending row that
     says why."""
-    from slowstart import real, real_udp
+    from slowstart import testbed
     from slowstart.atou import run_atou
 
-    # real_udp binds unavailable_reason when first imported: import it before the patch, or
-    # the patched one would stay there for the tests after this one.
-    assert real_udp.unavailable_reason is real.unavailable_reason
-    monkeypatch.setattr(real, "unavailable_reason", lambda: "real runs need root (test)")
+    monkeypatch.setattr(testbed, "unavailable_reason", lambda: "real runs need root (test)")
     rows, written = run_atou(EXPERIMENTS["atou"], tmp_path)
     std, lss, stretch, skipped = rows
     assert 0.6 < std.ours < 0.8 and 1.9 < lss.ours < 2.2, (std.ours, lss.ours)

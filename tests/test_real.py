@@ -2,7 +2,7 @@
 UDP, `--stack udp`) through the emulated link.
 
 The transfers need root, /dev/net/tun and iproute2 (network namespaces); elsewhere they are
-skipped with the reason `slowstart.real.unavailable_reason()` gives.
+skipped with the reason `slowstart.testbed.unavailable_reason()` gives.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, cli
-from slowstart import real
+from slowstart import compare, real_kernel, real_summary, testbed
+from slowstart.cli import check_real_cc, format_compare_both
 
-REASON = real.unavailable_reason()
+REASON = testbed.unavailable_reason()
 needs_root = pytest.mark.skipif(REASON is not None, reason=f"skipped: {REASON}")
 
 SMALL = """
@@ -66,7 +67,7 @@ def leftovers(pid: int | None = None) -> list[str]:
 def test_refuses_clearly_when_unavailable(monkeypatch, capsys):
     from slowstart.cli import main
 
-    monkeypatch.setattr(real, "unavailable_reason", lambda: "real runs need root (test)")
+    monkeypatch.setattr(testbed, "unavailable_reason", lambda: "real runs need root (test)")
     for cmd in ("real", "compare"):
         assert main([cmd, str(ROOT / "scenarios" / "real-20mbps.toml")]) == 2
         err = capsys.readouterr().err.strip().splitlines()
@@ -78,27 +79,47 @@ def test_flows_it_cannot_run_are_named():
 
     base = {"duration": "5s", "path": {"rate": "10Mbps", "rtt": "50ms"}}
     ok = load({**base, "flow": [{"size": "1MB"}, {"app": {"kind": "web", "response": "17kB"}}]})
-    real._check_flows(ok)
+    real_kernel.check_flows(ok)
     for flows, message in (
         ([{"app": {"kind": "bittorrent"}}], "app.0.kind: real runs accept bulk or web"),
         ([{}], "flow.0.size: a real bulk flow needs a size"),
         ([{"size": "1MB"}, {"size": "1MB", "initcwnd": 20}], "flow.1.initcwnd: real flows share"),
     ):
         with pytest.raises(ValueError, match=message):
-            real._check_flows(load({**base, "flow": flows}))
+            real_kernel.check_flows(load({**base, "flow": flows}))
 
 
 def test_kernel_stack_names_the_algorithms_it_runs():
     from argparse import Namespace
 
-    assert real._check_cc(Namespace(stack="kernel", cc="cubic")) is None
-    assert real._check_cc(Namespace(stack="udp", cc="lss:max_ssthresh=100")) is None
-    assert real._check_cc(Namespace(stack="both", cc="lss")) is not None  # Linux runs it too
-    bad = real._check_cc(Namespace(stack="kernel", cc="lss"))
+    assert check_real_cc(Namespace(stack="kernel", cc="cubic")) is None
+    assert check_real_cc(Namespace(stack="udp", cc="lss:max_ssthresh=100")) is None
+    assert check_real_cc(Namespace(stack="both", cc="lss")) is not None  # Linux runs it too
+    bad = check_real_cc(Namespace(stack="kernel", cc="lss"))
     assert bad == (
         "--cc: the kernel stack runs reno, cubic, bbr, bbr1, got 'lss' "
         "(--stack udp runs every algorithm)"
     )
+
+
+def test_real_rows_use_the_simulators_names():
+    """A real run's summary rows and traces carry the simulator's fields in its order (None
+    where a real run measures nothing), its own after; a name the core lacks is refused."""
+    import slowstart
+
+    sim = slowstart.run("satellite", duration="1s")
+    sim_flow, sim_link = sim.summary["flows"][0], sim.summary["links"][0]
+    optional = {"ecn_reductions", "queue", "marks"}  # written only when they apply
+    row = real_summary.in_schema("flow", {"id": 3, "retransmits": 7}, {"mss": 1448})
+    assert list(row) == [k for k in sim_flow if k not in optional] + ["mss"]
+    assert (row["id"], row["retransmits"], row["loss_events"]) == (3, 7, None)
+    rows = real_summary.link_rows(sim.config, {"forward": {"forwarded": 4, "total_wait_ns": 8}})
+    assert [list(r) for r in rows] == [[k for k in sim_link if k not in optional]] * 2
+    assert rows[0]["mean_queue_delay_s"] == 2e-9
+    with pytest.raises(RuntimeError, match="not in the simulator's flow summary: cwnd"):
+        real_summary.in_schema("flow", {"cwnd": 1}, {})
+    assert real_summary.schema()["flows"] == list(sim.flows.columns)
+    assert real_summary.schema()["queues"] == list(sim.queues.columns)
 
 
 def test_udp_stack_takes_bulk_flows_with_a_size():
@@ -121,7 +142,7 @@ def test_udp_stack_takes_bulk_flows_with_a_size():
 @pytest.fixture(scope="module")
 def emu_built():
     if REASON is None:
-        real.emulator_binary()  # build once, outside the timed runs
+        testbed.emulator_binary()  # build once, outside the timed runs
 
 
 @needs_root
@@ -147,9 +168,9 @@ def test_real_transfer_delivers_and_cleans_up(tmp_path, emu_built):
     import pandas as pd
 
     flows = pd.read_parquet(out / "flows.parquet")
-    assert {"t_s", "cwnd_bytes", "inflight_bytes", "srtt_s", "phase"} <= set(flows.columns)
+    assert list(flows.columns)[:8] == real_summary.schema()["flows"]
     # The first flight is initcwnd full segments.
-    assert flows["cwnd_bytes"].iloc[0] == 10 * real.MSS
+    assert flows["cwnd_bytes"].iloc[0] == 10 * real_summary.MSS
     assert leftovers() == []
 
 
@@ -163,7 +184,7 @@ def test_compare_writes_table_and_json(tmp_path, emu_built):
     assert proc.returncode == 0, proc.stderr
     c = json.loads(proc.stdout)
     assert len(c["real"]) == 2
-    assert set(c["diff"]) == set(real.METRICS)
+    assert set(c["diff"]) == set(compare.METRICS)
     # Reno through the emulated link finishes within 10% of the simulation.
     assert abs(c["diff"]["completion_s"]) < 0.10
     assert (tmp_path / "compare.png").exists()
@@ -182,7 +203,7 @@ def test_real_20mbps_acceptance(emu_built, cc):
     from slowstart.paths import scenario_path
     from slowstart.scenario import load
 
-    c = real.compare(load(scenario_path("real-20mbps"), cc=cc), runs=3)
+    c = compare.compare(load(scenario_path("real-20mbps"), cc=cc), runs=3)
     c.pop("_results")
     assert abs(c["diff"]["completion_s"]) < 0.10, c["metrics"]
     rounds = c["slow_start_rounds"]
@@ -393,7 +414,7 @@ def test_compare_both_is_one_table():
             "slow_start_rounds": {"sim": [10, 20], "real": [[10, 20]] * 3},
         }
 
-    text = real.format_compare_both({"kernel": side(4.6, 4.7), "udp": side(4.7, 4.8)})
+    text = format_compare_both({"kernel": side(4.6, 4.7), "udp": side(4.7, 4.8)})
     head, row = text.splitlines()[:2]
     assert head.split() == ["metric", "sim", "(MSS", "1448)", "Linux", "(3)", "diff"] + [
         "sim",

@@ -27,6 +27,11 @@ UNSET = 2**64 - 1  # the core's "no value" in a u64 column (np.iinfo(np.uint64).
 Table = dict[str, tuple[bytes, str, bool, str | None]]
 
 
+def shown_name(column: str) -> str:
+    """A core column's name as a frame shows it: `*_ns` (nanoseconds) as `*_s` (seconds)."""
+    return column[: -len("_ns")] + "_s" if column.endswith("_ns") else column
+
+
 def frame(table: Table, names: dict[str, list[str]]) -> pd.DataFrame:
     """A trace table as a DataFrame: `*_ns` columns as `*_s` seconds, "no value" as NaN, codes
     as categories from `names` ("phases", "links")."""
@@ -46,7 +51,7 @@ def frame(table: Table, names: dict[str, list[str]]) -> pd.DataFrame:
                 values.astype(np.int64), categories=list(names[codes])
             )
         elif name.endswith("_ns"):
-            columns[name[: -len("_ns")] + "_s"] = values / 1e9
+            columns[shown_name(name)] = values / 1e9
         else:
             columns[name] = values
     return pd.DataFrame(columns)
@@ -71,7 +76,7 @@ def arrow_table(table: Table, names: dict[str, list[str]]) -> Any:
                 pa.array(values.astype(np.int32)), pa.array(list(names[codes]), pa.string())
             )
         elif name.endswith("_ns"):
-            columns[name[: -len("_ns")] + "_s"] = pa.array(values / 1e9)
+            columns[shown_name(name)] = pa.array(values / 1e9)
         else:
             columns[name] = pa.array(values)
     return pa.table(columns)

@@ -56,8 +56,8 @@ def run_atou(
     runs: int = REAL_RUNS,
 ) -> tuple[list[Row], list[Path]]:
     from slowstart.plot import plot_overlay
-    from slowstart.real import unavailable_reason
     from slowstart.reproduce import Row
+    from slowstart.testbed import unavailable_reason
 
     say = progress or (lambda _: None)
     std, lss = exp.variants

@@ -11,6 +11,7 @@ import json
 import sys
 import tomllib
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from slowstart.units import show
@@ -202,8 +203,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from slowstart.paths import scenario_path
     from slowstart.progress import bar
     from slowstart.store import default_store
@@ -450,8 +449,6 @@ def cmd_results(args: argparse.Namespace) -> int:
         (args.parquet, lambda p: frame.to_parquet(p, index=False)),
     ):
         if path:
-            from pathlib import Path
-
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             write(path)
             print(f"wrote {path} ({len(frame)} rows)", file=sys.stderr)
@@ -618,10 +615,274 @@ def build_parser() -> Parser:
     p.add_argument("--out", default="out/report.html", help="page to write (default %(default)s)")
     p.set_defaults(handler=cmd_report)
 
-    from slowstart.real import add_parsers  # `real` and `compare` (root only)
-
-    add_parsers(sub)
+    add_real_parsers(sub)
     return parser
+
+
+# --- real and compare ---------------------------------------------------------------------
+
+
+def format_compare_both(c: dict[str, Any]) -> str:
+    """One table: per metric, the simulation beside Linux and beside the UDP stack."""
+    k, u = c["kernel"], c["udp"]
+
+    def f(v: Any) -> str:
+        return "-" if v is None else f"{v:.4g}"
+
+    def d(v: Any) -> str:
+        return "-" if v is None else f"{v:+.1%}"
+
+    rows = []
+    for key in dict.fromkeys([*k["diff"], *u["diff"]]):
+        rows.append(
+            [key]
+            + [f(k["metrics"]["sim"].get(key)), f(k["metrics"]["real_median"].get(key))]
+            + [d(k["diff"].get(key))]
+            + [f(u["metrics"]["sim"].get(key)), f(u["metrics"]["real_median"].get(key))]
+            + [d(u["diff"].get(key))]
+        )
+    headers = ["metric", "sim (MSS 1448)", f"Linux ({len(k['real'])})", "diff"]
+    headers += ["sim (MSS 1424)", f"UDP ({len(u['real'])})", "diff"]
+    out = table(headers, rows)
+    lines = []
+    for name, c1 in (("Linux", k), ("UDP", u)):
+        rounds = c1.get("slow_start_rounds")
+        if rounds:
+            real = "; ".join(str(r) for r in rounds["real"])
+            lines.append(
+                f"slow-start rounds (cwnd, segments), {name}: sim {rounds['sim']}; real {real}"
+            )
+    return "\n".join([out, *lines])
+
+
+def format_compare(c: dict[str, Any]) -> str:
+    m = c["metrics"]
+    rows = []
+    for k in c["diff"]:
+        sim_v, med, rng, d = m["sim"].get(k), m["real_median"][k], m["real_range"][k], c["diff"][k]
+
+        def f(v: Any) -> str:
+            return "-" if v is None else f"{v:.4g}"
+
+        rows.append(
+            [
+                k,
+                f(sim_v),
+                f(med),
+                f"{f(rng[0])}..{f(rng[1])}" if rng else "-",
+                "-" if d is None else f"{d:+.1%}",
+            ]
+        )
+    out = table(["metric", "sim", f"real median ({len(c['real'])})", "real range", "diff"], rows)
+    rounds = c.get("slow_start_rounds")
+    if rounds:
+        real = "; ".join(str(r) for r in rounds["real"])
+        out += f"\nslow-start rounds (cwnd, segments): sim {rounds['sim']}; real {real}"
+    return out
+
+
+def format_real(s: dict[str, Any]) -> str:
+    """A real run's summary as tables: flows, links, web objects, TUN drops."""
+    tun = s.get("tun_tx_dropped") or {}
+    stack = "the simulator's transport over UDP" if s.get("stack") == "udp" else "Linux TCP"
+    head = (
+        f"{s['scenario']}: real ({stack} through the emulated link), seed {s['seed']}; "
+        "TUN tx_dropped " + ", ".join(f"{k} {v}" for k, v in tun.items())
+    )
+    flows = table(
+        ["flow", "cc", "delivered", "completion_s", "goodput", "ss_exit_s", "retx", "max_cwnd"],
+        [
+            [str(f["id"]), f["cc"], fmt_bytes(f["bytes_delivered"]), fmt_s(f["completion_s"])]
+            + [fmt_rate(f["goodput_bps"]), fmt_s(f["slow_start_exit_s"]), str(f["retransmits"])]
+            + [fmt_bytes(f["max_cwnd_bytes"])]
+            for f in s["flows"]
+        ],
+    )
+    links = table(
+        ["link", "drops", "max_queue", "mean_queue_delay_ms"],
+        [
+            [x["name"], str(x["drops"]), fmt_bytes(x["max_queue_bytes"])]
+            + [f"{x['mean_queue_delay_s'] * 1e3:.3f}"]
+            for x in s["links"]
+        ],
+    )
+    parts = [head, flows, links]
+    objects = [
+        [str(a["flow"]), str(k), fmt_bytes(o["bytes"]), fmt_s(o["ttfb_s"])]
+        + [fmt_s(o["first_to_last_s"]), fmt_s(o["total_s"])]
+        for a in s.get("apps") or []
+        for k, o in enumerate(a["objects"])
+    ]
+    if objects:
+        headers = ["flow", "object", "bytes", "ttfb_s", "first_to_last_s", "total_s"]
+        parts.append(table(headers, objects))
+    return "\n\n".join(parts)
+
+
+def _load_real(args: argparse.Namespace) -> dict[str, Any]:
+    from slowstart.paths import scenario_path
+    from slowstart.scenario import load
+
+    return load(scenario_path(args.file), cc=args.cc, set=args.set or [], seed=args.seed)
+
+
+def check_real_cc(args: argparse.Namespace) -> str | None:
+    """The kernel stack runs Linux's algorithms only; the UDP stack any of the library's."""
+    from slowstart.real_kernel import LINUX_CC
+
+    if args.stack in ("kernel", "both") and args.cc.split(":")[0] not in LINUX_CC:
+        return (
+            f"--cc: the kernel stack runs {', '.join(LINUX_CC)}, got {args.cc!r} "
+            "(--stack udp runs every algorithm)"
+        )
+    return None
+
+
+def cmd_real(args: argparse.Namespace) -> int:
+    from slowstart import testbed
+
+    reason = testbed.unavailable_reason()
+    if reason:
+        return _error(reason, 2)
+    bad = check_real_cc(args)
+    if bad:
+        return _error(bad, 2)
+    config = _load_real(args)
+    try:
+        if args.stack == "udp":
+            from slowstart.real_udp import run_real_udp
+
+            result = run_real_udp(config)
+        else:
+            from slowstart.real_kernel import run_real
+
+            result = run_real(config)
+    except testbed.RealUnavailable as e:
+        return _error(e, 2)
+    if args.out:
+        for path in result.save(args.out):
+            print(f"wrote {path}", file=sys.stderr)
+    print(json.dumps(result.summary) if args.json else format_real(result.summary))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from slowstart import testbed
+
+    reason = testbed.unavailable_reason()
+    if reason:
+        return _error(reason, 2)
+    if args.runs < 1:
+        return _error("--runs: expected a positive integer", 2)
+    bad = check_real_cc(args)
+    if bad:
+        return _error(bad, 2)
+    config = _load_real(args)
+    if args.stack == "both":
+        return _compare_both(args, config)
+    from slowstart.compare import compare, overlay_plot
+
+    try:
+        c = compare(config, runs=args.runs, stack=args.stack)
+    except testbed.RealUnavailable as e:
+        return _error(e, 2)
+    sim, reals = c.pop("_results")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    fig = overlay_plot(
+        sim, reals, title=f"{config.get('name')}: {config['flows'][0]['cc']['name']}"
+    )
+    fig.savefig(out / "compare.png", dpi=120)
+    (out / "compare.json").write_text(json.dumps(c, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {out / 'compare.png'}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"sim": c["sim"], "real": c["real"], "diff": c["diff"]}))
+    else:
+        print(format_compare(c))
+    return 0
+
+
+def _compare_both(args: argparse.Namespace, config: dict[str, Any]) -> int:
+    """`compare --stack both`: compare-kernel.png, compare-udp.png, compare.json, one table."""
+    from slowstart.compare import compare_both, overlay_plot
+    from slowstart.testbed import RealUnavailable
+
+    try:
+        c = compare_both(config, runs=args.runs)
+    except RealUnavailable as e:
+        return _error(e, 2)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    title = f"{config.get('name')}: {config['flows'][0]['cc']['name']}"
+    for stack, who in (("kernel", "Linux"), ("udp", "UDP stack")):
+        sim, reals = c[stack].pop("_results")
+        fig = overlay_plot(sim, reals, title=f"{title}, {who}")
+        fig.savefig(out / f"compare-{stack}.png", dpi=120)
+        print(f"wrote {out / f'compare-{stack}.png'}", file=sys.stderr)
+    (out / "compare.json").write_text(json.dumps(c, indent=2) + "\n", encoding="utf-8")
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    stack: {
+                        "sim": c[stack]["sim"],
+                        "real": c[stack]["real"],
+                        "diff": c[stack]["diff"],
+                    }
+                    for stack in ("kernel", "udp")
+                }
+            )
+        )
+    else:
+        print(format_compare_both(c))
+    return 0
+
+
+def add_real_parsers(sub: Any) -> None:
+    """`slowstart real` and `slowstart compare` (root only), added to the CLI's subparsers."""
+    from slowstart.real_kernel import LINUX_CC
+
+    for name, helptext, handler in (
+        (
+            "real",
+            "run a scenario for real: Linux TCP (or the simulator's transport over UDP) "
+            "through an emulated link (root)",
+            cmd_real,
+        ),
+        ("compare", "simulate and run for real, side by side (root)", cmd_compare),
+    ):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("file", help="scenario .toml (or the name of one in scenarios/)")
+        p.add_argument(
+            "--cc",
+            default="cubic",
+            help=f"congestion control: {', '.join(LINUX_CC)} on the kernel stack (bbr1 "
+            "simulates Linux's bbr, bbr the IETF draft), any algorithm on the UDP stack "
+            "(default %(default)s)",
+        )
+        p.add_argument(
+            "--stack",
+            default="kernel",
+            choices=["kernel", "udp", "both"] if name == "compare" else ["kernel", "udp"],
+            help="kernel: Linux TCP; udp: the simulator's own transport and controller over "
+            "UDP sockets"
+            + ("; both: the two, each beside its own simulation" if name == "compare" else "")
+            + " (default %(default)s)",
+        )
+        p.add_argument(
+            "--set",
+            action="append",
+            metavar="KEY=VALUE",
+            help="override a scenario value, e.g. flow.0.initcwnd=20 (repeatable)",
+        )
+        p.add_argument("--seed", type=int, help="random seed (loss, jitter)")
+        p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+        if name == "real":
+            p.add_argument("--out", help="write summary.json, flows/queues.parquet, cwnd.png here")
+        else:
+            p.add_argument("--runs", type=int, default=3, help="real runs (default %(default)s)")
+            p.add_argument("--out", default="out/compare", help="folder (default %(default)s)")
+        p.set_defaults(handler=handler)
 
 
 def _error(message: object, status: int) -> int:

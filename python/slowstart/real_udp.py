@@ -1,6 +1,6 @@
 """`slowstart real --stack udp`: the simulator's own transport and controller over UDP.
 
-The same namespaces, TUN devices and emulator as the kernel stack (real.py), but each flow's
+The same namespaces, TUN devices and emulator as the kernel stack (testbed.py), but each flow's
 ends are `slowstart-udp send` and `slowstart-udp recv` (crates/slowstart-udp): the very sender,
 receiver and controller the simulation runs, driven by the monotonic clock, one packet per
 datagram. Every algorithm of the library runs this way, not only Linux's. Packets are sized to
@@ -13,30 +13,24 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from slowstart.api import Result
-from slowstart.real import (
-    _ACTIVE,
+from slowstart.real_summary import cwnd_at, frame, in_schema, link_rows, queues_frame, tun_warnings
+from slowstart.testbed import (
     PORT,
     RCV_ADDR,
     REPO,
     SND_ADDR,
     START_LEAD_NS,
     RealUnavailable,
-    _bottleneck,
-    _cwnd_at,
-    _on_signal,
-    _queues_frame,
-    _Session,
-    cleanup_stale,
-    unavailable_reason,
+    check_available,
+    testbed,
+    workdir,
 )
 
 UDP_MSS = 1424  # MTU 1500 minus 20 (IP), 8 (UDP) and 48 (slowstart_transport::wire header)
@@ -81,13 +75,15 @@ def _check_flows(config: dict[str, Any]) -> None:
 
 
 def _flows_frame(path: Path, flow_id: int, start_s: float) -> Any:
+    """The sender's trace (crates/slowstart-udp) → the simulator's flow trace."""
     import numpy as np
     import pandas as pd
 
     df = pd.read_csv(path, dtype={"ssthresh": np.uint64})
     ssthresh = df["ssthresh"].astype(np.float64)
     ssthresh[df["ssthresh"] == np.uint64(UNSET)] = np.nan
-    return pd.DataFrame(
+    return frame(
+        "flows",
         {
             "t_s": df["t_ns"] / 1e9 + start_s,
             "flow": np.full(len(df), flow_id, dtype=np.uint32),
@@ -97,7 +93,8 @@ def _flows_frame(path: Path, flow_id: int, start_s: float) -> Any:
             "srtt_s": df["srtt_ns"] / 1e9,
             "delivered_bytes": df["delivered"].astype(np.uint64),
             "phase": df["phase"].astype(str),
-        }
+        },
+        {},
     )
 
 
@@ -105,26 +102,15 @@ def run_real_udp(config: dict[str, Any], timeout_s: float | None = None) -> Resu
     """Run a canonical config's bulk flows over the UDP stack through the emulated path."""
     import pandas as pd
 
-    reason = unavailable_reason()
-    if reason:
-        raise RealUnavailable(reason)
-    _bottleneck(config)
+    check_available(config)
     _check_flows(config)
     config = udp_like(config)
     binary = udp_binary()
-    cleanup_stale()
     timeout_s = timeout_s or config["duration_ns"] / 1e9 + 10
     duration_ms = str(config["duration_ns"] // 1_000_000)
-    old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
-    with tempfile.TemporaryDirectory(prefix=f"slowstart-real-{os.getpid()}-") as tmp:
-        work = Path(tmp)
-        session = _Session(config, work, mss=UDP_MSS)
-        _ACTIVE.append(session)
-        for s in old:
-            signal.signal(s, _on_signal)
-        runs: list[dict[str, Any]] = []
-        try:
-            session.open()
+    runs: list[dict[str, Any]] = []
+    with workdir() as work:
+        with testbed(config, work, UDP_MSS) as session:
             for i, flow in enumerate(config["flows"]):
                 spec = work / f"flow{i}.json"
                 spec.write_text(json.dumps(flow), encoding="utf-8")
@@ -168,19 +154,14 @@ def run_real_udp(config: dict[str, Any], timeout_s: float | None = None) -> Resu
                             + (why[-1] if why else f"status {p.returncode}")
                         )
                     r[end + "_report"] = json.loads(out.strip().splitlines()[-1])
-        finally:
-            _ACTIVE.remove(session)
-            stats = session.close()
-            for s, h in old.items():
-                signal.signal(s, h)
         frames = [
             _flows_frame(r["trace"], i, r["flow"]["start_ns"] / 1e9) for i, r in enumerate(runs)
         ]
         flows = pd.concat(frames, ignore_index=True)
         phases = list(dict.fromkeys(flows["phase"]))
         flows["phase"] = pd.Categorical(flows["phase"], categories=phases)
-        queues = _queues_frame(session.emu_log, t_base)
-    summary = _summary(config, flows, runs, stats)
+        queues = queues_frame(session.emu_log, t_base)
+    summary = _summary(config, flows, runs, session.stats)
     for warning in summary["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
     return Result(config=config, summary=summary, flows=flows, queues=queues, phase_names=phases)
@@ -189,8 +170,6 @@ def run_real_udp(config: dict[str, Any], timeout_s: float | None = None) -> Resu
 def _summary(
     config: dict[str, Any], flows: Any, runs: list[dict[str, Any]], stats: dict[str, Any]
 ) -> dict[str, Any]:
-    from slowstart.real import _link_rows, tun_warnings
-
     rows, warnings = [], []
     for i, r in enumerate(runs):
         flow, tx, rx = r["flow"], r["tx_report"], r["rx_report"]
@@ -204,27 +183,34 @@ def _summary(
         f = flows[flows["flow"] == i]
         start_s = flow["start_ns"] / 1e9
         rows.append(
-            {
-                "id": i,
-                "cc": flow["cc"]["name"],
-                "size_bytes": flow["size_bytes"],
-                "bytes_delivered": rx["bytes"],
-                "completion_s": completion,
-                "goodput_bps": rx["bytes"] * 8 / completion if completion else None,
-                "slow_start_exit_s": ss_exit,
-                "retransmits": tx["retransmits"],
-                "loss_events": tx["loss_events"],
-                "rto_count": tx["rto_count"],
-                "max_cwnd_bytes": tx["max_cwnd_bytes"],
-                "cwnd_at_exit_bytes": _cwnd_at(f, None if ss_exit is None else ss_exit + start_s),
-                "mss": UDP_MSS,
-                "initcwnd": flow["initcwnd"],
-                "initrwnd": flow["initrwnd"],
-                "start_late_s": late,
-                "pacing_late_p50_us": tx["pacing_late_p50_us"],
-                "pacing_late_p99_us": tx["pacing_late_p99_us"],
-                "dropped_datagrams": {"sender": tx["dropped"], "receiver": rx["dropped"]},
-            }
+            in_schema(
+                "flow",
+                {
+                    "id": i,
+                    "cc": flow["cc"]["name"],
+                    "size_bytes": flow["size_bytes"],
+                    "bytes_delivered": rx["bytes"],
+                    "completion_s": completion,
+                    "goodput_bps": rx["bytes"] * 8 / completion if completion else None,
+                    "slow_start_exit_s": ss_exit,
+                    "retransmits": tx["retransmits"],
+                    "loss_events": tx["loss_events"],
+                    "rto_count": tx["rto_count"],
+                    "max_cwnd_bytes": tx["max_cwnd_bytes"],
+                },
+                {
+                    "cwnd_at_exit_bytes": cwnd_at(
+                        f, None if ss_exit is None else ss_exit + start_s
+                    ),
+                    "mss": UDP_MSS,
+                    "initcwnd": flow["initcwnd"],
+                    "initrwnd": flow["initrwnd"],
+                    "start_late_s": late,
+                    "pacing_late_p50_us": tx["pacing_late_p50_us"],
+                    "pacing_late_p99_us": tx["pacing_late_p99_us"],
+                    "dropped_datagrams": {"sender": tx["dropped"], "receiver": rx["dropped"]},
+                },
+            )
         )
     warnings.extend(tun_warnings(stats))
     return {
@@ -233,7 +219,7 @@ def _summary(
         "stack": "udp",
         "seed": config.get("seed", 0),
         "flows": rows,
-        "links": _link_rows(config, stats),
+        "links": link_rows(config, stats),
         "apps": [],
         "tun_tx_dropped": stats.get("tun_tx_dropped", {}),
         "warnings": warnings,

@@ -1,0 +1,315 @@
+"""The testbed of `slowstart real`: a scenario's path emulated on this machine.
+
+Topology. Two network namespaces, `ss-snd-<pid>` (the sender) and `ss-rcv-<pid>` (the sink),
+joined by nothing but two TUN devices. The emulator (`slowstart-emu`, crates/slowstart-emu)
+stays in the root namespace holding both TUN descriptors and runs the simulator's own link
+model (`Channel`) per direction against the monotonic clock: the bottleneck's forward
+direction carries data, its reverse the ACKs and requests. The sender's access link is not
+emulated (at 10 Gbps it adds nothing measurable). The devices disappear with the emulator
+process; the namespaces are deleted when the testbed closes, at exit and on SIGTERM/SIGINT;
+emulator and endpoints die with a SIGKILLed parent (PR_SET_PDEATHSIG), and every run starts by
+removing the namespaces and work folders of runs whose process is gone.
+
+Flow i uses port 5001 + i (the emulator numbers flows by it, for `drop = [{flow, seq}]`). Each
+flow's active end starts at its `start` on a common clock, START_LEAD_NS after the passive ends
+listen. Kernel settings per namespace: MTU 1500, `tcp_no_metrics_save=1`, IPv6 off, routes with
+flow 0's `initcwnd` on the sender and `initrwnd` on the receiver. Each TUN device's tx_dropped
+(packets lost before the emulator saw them) is read before it goes and reported; it must stay 0.
+
+The endpoints are the stacks' own: real_kernel.py (Linux TCP) and real_udp.py (the simulator's
+transport over UDP); real_summary.py reports what they measured in the simulator's schema.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+PORT = 5001
+SND_ADDR, RCV_ADDR = "10.200.0.1", "10.200.0.2"
+REPO = Path(__file__).resolve().parents[2]
+# Endpoints start in parallel (a Python interpreter each); the flows' common time 0 is this far
+# after the passive ends are listening, so every active end is ready before its start.
+START_LEAD_NS = 500_000_000
+
+
+class RealUnavailable(RuntimeError):
+    """This machine cannot run a real transfer (not root, no TUN, no `ip`)."""
+
+
+def unavailable_reason() -> str | None:
+    """Why a real run cannot happen here, or None when it can."""
+    if sys.platform != "linux":
+        return "real runs need Linux network namespaces"
+    if os.geteuid() != 0:
+        return "real runs need root (network namespaces and TUN devices)"
+    if not os.path.exists("/dev/net/tun"):
+        return "real runs need /dev/net/tun"
+    if shutil.which("ip") is None:
+        return "real runs need the `ip` command (iproute2)"
+    return None
+
+
+def emulator_binary() -> str:
+    """Path of slowstart-emu: $SLOWSTART_EMU, else built (or found up to date) by cargo in this
+    checkout, else an existing release build."""
+    env = os.environ.get("SLOWSTART_EMU")
+    if env:
+        return env
+    target = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
+    binary = target / "release" / "slowstart-emu"
+    built = None
+    if shutil.which("cargo") and (REPO / "crates" / "slowstart-emu").is_dir():
+        built = subprocess.run(
+            ["cargo", "build", "--release", "--quiet", "-p", "slowstart-emu"],
+            cwd=REPO,
+            check=False,
+        ).returncode
+    if not binary.exists():
+        why = f"cargo build failed (status {built})" if built else "not found"
+        raise RealUnavailable(f"slowstart-emu: {why}; set SLOWSTART_EMU or install cargo")
+    if built:
+        print(
+            f"warning: cargo build of slowstart-emu failed (status {built}); using {binary}",
+            file=sys.stderr,
+        )
+    return str(binary)
+
+
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["ip", *args], check=check, capture_output=True, text=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _child_env() -> dict[str, str]:
+    """Children die with this process (PR_SET_PDEATHSIG); they exit at once if their parent is
+    not this pid any more, which covers a kill before they armed the signal."""
+    return {**os.environ, "SLOWSTART_PARENT": str(os.getpid())}
+
+
+def _kill_ns(ns: str) -> None:
+    pids = _ip("netns", "pids", ns, check=False).stdout.split()
+    for p in pids:
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(p), signal.SIGKILL)
+    _ip("netns", "del", ns, check=False)
+
+
+def cleanup_stale() -> list[str]:
+    """Delete `ss-snd-<pid>`/`ss-rcv-<pid>` namespaces (with any process left in them) and
+    `slowstart-real-<pid>-*` work folders whose creating process is gone. Every real run
+    starts with this, so a killed run's remains go with the next run."""
+    removed = []
+    for line in _ip("netns", "list", check=False).stdout.splitlines():
+        m = re.match(r"(ss-(?:snd|rcv)-(\d+))\b", line)
+        if m and not _alive(int(m.group(2))):
+            _kill_ns(m.group(1))
+            removed.append(m.group(1))
+    for d in Path(tempfile.gettempdir()).glob("slowstart-real-*-*"):
+        m = re.match(r"slowstart-real-(\d+)-", d.name)
+        if m and d.is_dir() and not _alive(int(m.group(1))):
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(str(d))
+    return removed
+
+
+def check_available(config: dict[str, Any]) -> None:
+    """RealUnavailable if this machine cannot run it, ValueError if the config has no one
+    bottleneck to emulate."""
+    reason = unavailable_reason()
+    if reason:
+        raise RealUnavailable(reason)
+    bottleneck(config)
+
+
+def bottleneck(config: dict[str, Any]) -> dict[str, Any]:
+    """The one emulated link; a real run takes `[path]` scenarios only."""
+    links = {link["name"]: link for link in config["links"]}
+    if set(links) != {"access", "bottleneck"}:
+        raise ValueError("real: only [path] scenarios (one bottleneck) can run for real")
+    return links["bottleneck"]
+
+
+class Session:
+    """Namespaces, emulator and endpoints of one real run; `close()` undoes everything and
+    returns the emulator's statistics."""
+
+    def __init__(self, config: dict[str, Any], workdir: Path, mss: int) -> None:
+        self.pid = os.getpid()
+        self.ns_snd, self.ns_rcv = f"ss-snd-{self.pid}", f"ss-rcv-{self.pid}"
+        self.tun_snd, self.tun_rcv = f"sst{self.pid}s", f"sst{self.pid}r"
+        self.workdir = workdir
+        self.procs: list[subprocess.Popen[str]] = []
+        self.emu: subprocess.Popen[str] | None = None
+        self.emu_log = workdir / "emu.csv"
+        self.flows = config["flows"]
+        self.stats: dict[str, Any] = {}
+        link = bottleneck(config)
+        emu_cfg = {
+            "forward": link["forward"],
+            "reverse": link["reverse"],
+            "seed": config.get("seed", 0),
+            "mss": mss,
+            # Flow i listens on PORT + i, so the emulator numbers flows as the scenario does.
+            "ports": [PORT + i for i in range(len(self.flows))],
+        }
+        (workdir / "emu.json").write_text(json.dumps(emu_cfg), encoding="utf-8")
+
+    def open(self) -> None:
+        self.emu = subprocess.Popen(
+            [
+                emulator_binary(),
+                str(self.workdir / "emu.json"),
+                self.tun_snd,
+                self.tun_rcv,
+                str(self.emu_log),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=_child_env(),
+        )
+        self.procs.append(self.emu)
+        assert self.emu.stdout is not None
+        if self.emu.stdout.readline().strip() != "ready":
+            raise RuntimeError("slowstart-emu did not start")
+        initcwnd, initrwnd = self.flows[0]["initcwnd"], self.flows[0]["initrwnd"]
+        for ns, tun, me, peer, route in (
+            (self.ns_snd, self.tun_snd, SND_ADDR, RCV_ADDR, ["initcwnd", str(initcwnd)]),
+            (self.ns_rcv, self.tun_rcv, RCV_ADDR, SND_ADDR, ["initrwnd", str(initrwnd)]),
+        ):
+            _ip("netns", "add", ns)
+            _ip("link", "set", tun, "netns", ns)
+            # Before the device comes up: no IPv6 (its router solicitations and MLD reports
+            # would cross the emulated link), no cached metrics between runs, large buffers.
+            sysctls = {
+                "net.ipv6.conf.all.disable_ipv6": "1",
+                "net.ipv6.conf.default.disable_ipv6": "1",
+                f"net.ipv6.conf.{tun}.disable_ipv6": "1",
+                "net.ipv4.tcp_no_metrics_save": "1",
+                "net.ipv4.tcp_rmem": "4096 131072 33554432",
+                "net.ipv4.tcp_wmem": "4096 16384 33554432",
+            }
+            subprocess.run(
+                ["ip", "netns", "exec", ns, "sysctl", "-q", "-w"]
+                + [f"{k}={v}" for k, v in sysctls.items()],
+                check=False,
+                capture_output=True,
+            )
+            _ip("-n", ns, "link", "set", "lo", "up")
+            _ip("-n", ns, "link", "set", tun, "mtu", "1500", "txqueuelen", "10000", "up")
+            _ip("-n", ns, "addr", "add", me, "peer", peer, "dev", tun)
+            _ip("-n", ns, "route", "replace", peer, "dev", tun, *route)
+
+    def process(self, ns: str, argv: list[str], stderr: bool = True) -> subprocess.Popen[str]:
+        """A program in namespace `ns` that dies with this process ($SLOWSTART_PARENT); its
+        stdout (and, with `stderr`, its stderr) piped."""
+        p = subprocess.Popen(
+            ["ip", "netns", "exec", ns, *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if stderr else None,
+            text=True,
+            env=_child_env(),
+        )
+        self.procs.append(p)
+        return p
+
+    def tx_dropped(self) -> dict[str, int | None]:
+        """Packets each TUN device dropped on its way to the emulator (its queue full): they
+        would be losses the emulated link never saw, so they must stay 0."""
+        out: dict[str, int | None] = {}
+        for side, ns, dev in (
+            ("sender", self.ns_snd, self.tun_snd),
+            ("receiver", self.ns_rcv, self.tun_rcv),
+        ):
+            r = _ip("-n", ns, "-j", "-s", "link", "show", "dev", dev, check=False)
+            try:
+                out[side] = int(json.loads(r.stdout)[0]["stats64"]["tx"]["dropped"])
+            except (ValueError, LookupError, TypeError):
+                out[side] = None
+        return out
+
+    def close(self) -> dict[str, Any]:
+        stats: dict[str, Any] = {}
+        if self.emu is not None and self.emu.poll() is None:
+            stats["tun_tx_dropped"] = self.tx_dropped()
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in self.procs:
+            try:
+                out, _ = p.communicate(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, _ = p.communicate()
+            if p is self.emu and out:
+                with contextlib.suppress(json.JSONDecodeError):
+                    stats.update(json.loads(out.strip().splitlines()[-1]))
+        self.procs.clear()
+        for ns in (self.ns_snd, self.ns_rcv):
+            _kill_ns(ns)
+        return stats
+
+
+_ACTIVE: list[Session] = []
+
+
+def _close_all() -> None:
+    while _ACTIVE:
+        _ACTIVE.pop().close()
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    _close_all()
+    raise SystemExit(128 + signum)
+
+
+atexit.register(_close_all)
+
+
+@contextlib.contextmanager
+def workdir() -> Iterator[Path]:
+    """A run's work folder, `slowstart-real-<pid>-*` (a killed run's is removed by the next)."""
+    with tempfile.TemporaryDirectory(prefix=f"slowstart-real-{os.getpid()}-") as tmp:
+        yield Path(tmp)
+
+
+@contextlib.contextmanager
+def testbed(config: dict[str, Any], work: Path, mss: int) -> Iterator[Session]:
+    """The open testbed of a `[path]` config: namespaces, TUN devices and the emulator, closed
+    on leaving (also on SIGTERM/SIGINT, which exit with 128 + the signal). The emulator's
+    statistics are then in `session.stats`; its log stays in `work` until that goes. Remains
+    of killed runs go first (`cleanup_stale`)."""
+    cleanup_stale()
+    old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    session = Session(config, work, mss)
+    _ACTIVE.append(session)
+    for s in old:
+        signal.signal(s, _on_signal)
+    try:
+        session.open()
+        yield session
+    finally:
+        _ACTIVE.remove(session)
+        session.stats = session.close()
+        for s, h in old.items():
+            signal.signal(s, h)
