@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from slowstart import _core
 from slowstart.scenario import (
-    FLOW_DEFAULTS,
+    FLOW_KEYS,
     PATH_KEYS,
-    SWARM_DEFAULTS,
+    SWARM_KEYS,
     TRACE_KEYS,
     build_config,
 )
@@ -56,9 +56,9 @@ SCENARIOS = st.fixed_dictionaries(
     optional={
         "seed": VALUES,
         "path": st.one_of(st.just(GOOD_PATH), table(PATH_KEYS)),
-        "flow": st.lists(table(tuple(FLOW_DEFAULTS)), min_size=0, max_size=3),
+        "flow": st.lists(table(FLOW_KEYS), min_size=0, max_size=3),
         "trace": table(TRACE_KEYS),
-        "swarm": table(tuple(SWARM_DEFAULTS)),
+        "swarm": table(SWARM_KEYS),
         "nodes": VALUES,
         "link": VALUES,
         "name": VALUES,

@@ -212,7 +212,7 @@ def test_flow_values_resolve():
 
 def test_name_defaults_to_file_stem(tmp_path):
     path = tmp_path / "my-test.toml"
-    path.write_text('duration = "1s"\n[path]\nrate = "1Mbps"\nrtt = "10ms"\n[[flow]]\n')
+    path.write_text('duration = "1s"\n[path]\nrate = "10Mbps"\nrtt = "10ms"\n[[flow]]\n')
     assert load(path, algorithms=ALGORITHMS)["name"] == "my-test"
 
 
@@ -279,7 +279,6 @@ def test_general_form():
     [
         ({"flow.0.mss": "abc"}, 'flow.0.mss: expected a positive integer, got "abc"'),
         ({"flow.0.mss": 0}, "flow.0.mss: expected a positive integer, got 0"),
-        ({"flow.0.mss": 70000}, "flow.0.mss: must be at most 65000, got 70000"),
         ({"flow.0.mss": True}, "flow.0.mss: expected a positive integer, got true"),
         ({"flow.0.initcwnd": 0}, "flow.0.initcwnd: expected a positive integer, got 0"),
         ({"flow.0.initrwnd": 1.5}, "flow.0.initrwnd: expected a positive integer, got 1.5"),

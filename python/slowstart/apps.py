@@ -12,28 +12,24 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+from slowstart.defaults import defaults
 from slowstart.units import ScenarioError, parse_size, parse_time, show
 
 APP_KINDS = ("bulk", "web", "bittorrent")
-WEB_DEFAULTS: dict[str, Any] = {
-    "request": "400B",
-    "response": None,
-    "objects": None,
-    "keep_alive": True,
-}
-BITTORRENT_DEFAULTS: dict[str, Any] = {
-    "block": "16KiB",
-    "queue_time": "3s",
-    "min_queue": 2,
-    "max_queue": 200,
-    "app_slow_start": True,
-    "slow_start_threshold": "10kB",
-    "blocks": None,
-}
+# The keys of each kind; their defaults are the core's (slowstart.defaults).
 KEYS = {
     "bulk": ("kind",),
-    "web": ("kind", *WEB_DEFAULTS),
-    "bittorrent": ("kind", *BITTORRENT_DEFAULTS),
+    "web": ("kind", "request", "response", "objects", "keep_alive"),
+    "bittorrent": (
+        "kind",
+        "block",
+        "queue_time",
+        "min_queue",
+        "max_queue",
+        "app_slow_start",
+        "slow_start_threshold",
+        "blocks",
+    ),
 }
 # Every key of every kind, for `--set app.N.KEY=VALUE`.
 ALL_KEYS = tuple(dict.fromkeys(k for keys in KEYS.values() for k in keys))
@@ -85,7 +81,7 @@ def parse_app(value: object, i: int) -> dict[str, Any]:
     if kind == "bulk":
         return {"kind": "bulk"}
     if kind == "web":
-        w = {**WEB_DEFAULTS, **value}
+        w = {**defaults("web"), "response": None, **value}
         if w["response"] is None:
             raise ScenarioError(f'{at}.response: missing (expected a size such as "17kB")')
         out: dict[str, Any] = {
@@ -97,7 +93,7 @@ def parse_app(value: object, i: int) -> dict[str, Any]:
         if w["objects"] is not None:
             out["objects"] = _int(w["objects"], f"{at}.objects", 1)
         return out
-    b = {**BITTORRENT_DEFAULTS, **value}
+    b = {**defaults("bittorrent"), **value}
     out = {
         "kind": "bittorrent",
         "block_bytes": parse_size(b["block"], f"{at}.block"),

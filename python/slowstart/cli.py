@@ -46,6 +46,23 @@ class Version(argparse.Action):
         parser.exit()
 
 
+class CoreDefault:
+    """An option's default, a scenario default the core owns (slowstart.defaults): read when
+    help shows it or the command uses it, so building the parser asks the core nothing."""
+
+    def __init__(self, table: str, key: str) -> None:
+        self.table, self.key = table, key
+
+    def __str__(self) -> str:
+        from slowstart.defaults import defaults
+
+        value = defaults(self.table)[self.key]
+        if self.key != "cc":
+            return str(value)
+        params = ",".join(f"{k}={v}" for k, v in value.items() if k != "name")
+        return value["name"] + (f":{params}" if params else "")
+
+
 # --- human-readable numbers ---------------------------------------------------------------
 
 
@@ -410,8 +427,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         parse_sizes(args.size),
         cwnds=parse_windows(args.initcwnd or windows, "--initcwnd"),
         rwnds=parse_windows(args.initrwnd or windows, "--initrwnd"),
-        buffer=args.buffer,
-        cc=args.cc,
+        buffer=str(args.buffer),
+        cc=str(args.cc),
         overrides=args.set or [],
         abc=None if args.abc is None else args.abc == "on",
     )
@@ -540,8 +557,14 @@ def build_parser() -> Parser:
     )
     p.add_argument("--initcwnd", help="server initcwnd choices, e.g. 3,10,20 (segments)")
     p.add_argument("--initrwnd", help="client initrwnd choices, e.g. 4,10,20 (segments)")
-    p.add_argument("--buffer", default="1bdp", help="bottleneck buffer (default %(default)s)")
-    p.add_argument("--cc", default="reno", help="congestion control (default %(default)s)")
+    p.add_argument(
+        "--buffer",
+        default=CoreDefault("path", "buffer"),
+        help="bottleneck buffer (default %(default)s)",
+    )
+    p.add_argument(
+        "--cc", default=CoreDefault("flow", "cc"), help="congestion control (default %(default)s)"
+    )
     p.add_argument(
         "--abc",
         choices=("on", "off"),

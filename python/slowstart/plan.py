@@ -22,17 +22,15 @@ MAX_WINDOW = 1024
 
 
 def plan_scenario(
-    rtt: str, rate: str, buffer: str = "1bdp", cc: str = "reno", request: str = "400B"
+    rtt: str, rate: str, buffer: str | None = None, cc: str | None = None
 ) -> dict[str, Any]:
-    """The raw scenario `plan` runs: one web flow over a [path]; the size is set per run."""
+    """The raw scenario `plan` runs: one web flow over a [path]; the size is set per run. The
+    buffer, algorithm and request are the core's defaults unless given."""
     parse_time(rtt, "--rtt")
     parse_rate(rate, "--rate")
-    return {
-        "name": "plan",
-        "duration": "600s",
-        "path": {"rate": rate, "rtt": rtt, "buffer": buffer},
-        "flow": [{"cc": cc, "app": {"kind": "web", "request": request, "response": "1B"}}],
-    }
+    path = {"rate": rate, "rtt": rtt} | ({} if buffer is None else {"buffer": buffer})
+    flow = {"app": {"kind": "web", "response": "1B"}} | ({} if cc is None else {"cc": cc})
+    return {"name": "plan", "duration": "600s", "path": path, "flow": [flow]}
 
 
 def first_object(summary: dict[str, Any]) -> dict[str, Any] | None:
@@ -153,17 +151,23 @@ def plan(
     sizes: list[int],
     cwnds: Iterable[int] = DEFAULT_WINDOWS,
     rwnds: Iterable[int] = DEFAULT_WINDOWS,
-    buffer: str = "1bdp",
-    cc: str = "reno",
+    buffer: str | None = None,
+    cc: str | None = None,
     overrides: Iterable[str] = (),
     abc: bool | None = None,
 ) -> dict[str, Any]:
     """The operator's answer: the grid table and the smallest one-flight setting, with its
     rows (`one_flight_rows`) when it is not a point of the grid. `abc` sets how the sender
     counts: bytes acknowledged (RFC 3465, Linux today, the default) or one segment per ACK
-    (Linux 2.6.3x, `reproduce web-initcwnd`); `abc` in the answer says which was used."""
+    (Linux 2.6.3x, `reproduce web-initcwnd`); `abc` in the answer says which was used.
+    `buffer` and `cc` default to the core's (a `[path]` buffer, a flow's algorithm)."""
+    from slowstart.defaults import defaults
     from slowstart.scenario import load
 
+    if buffer is None:
+        buffer = str(defaults("path")["buffer"])
+    if cc is None:
+        cc = defaults("flow")["cc"]["name"]
     scenario = plan_scenario(rtt, rate, buffer, cc)
     overrides = list(overrides)
     if abc is not None:

@@ -1,8 +1,11 @@
 """Scenario loading: a TOML file (or dict) plus overrides → the canonical config for the core.
 
 The canonical config mirrors the serde structs in crates/slowstart-sim/src/config.rs: integer
-ns, bytes and bits per second. Every error is a ScenarioError whose message starts with the
-dotted field (`flow.0.mss`, `path.rate`) and says what is accepted.
+ns, bytes and bits per second. That file owns every default (read here through
+slowstart.defaults) and every bound (`load` has the core check the result); this module owns
+the scenario's words: units, the `[path]` shorthand, overrides. Every error is a ScenarioError
+whose message starts with the dotted field (`flow.0.mss`, `path.rate`) and says what is
+accepted.
 """
 
 from __future__ import annotations
@@ -13,12 +16,14 @@ import json
 import math
 import numbers
 import os
+import re
 import tomllib
 from fractions import Fraction
 from typing import Any
 
 from slowstart.apps import ALL_KEYS as APP_KEYS
 from slowstart.apps import parse_app
+from slowstart.defaults import defaults
 from slowstart.paths import scenario_path
 from slowstart.queues import parse_gilbert_elliott, parse_queue, parse_rate_or_trace
 from slowstart.units import (
@@ -80,111 +85,82 @@ LINK_KEYS = (
 )
 DROP_KEYS = ("flow", "seq")
 TRACE_KEYS = ("flow_interval", "queue_interval", "max_rows")
-FLOW_DEFAULTS: dict[str, Any] = {
-    "cc": "reno",
-    "size": "inf",
-    "start": 0,
-    "mss": 1460,
-    "header_bytes": 40,
-    "initcwnd": 10,
-    "initrwnd": 10,
-    "max_rwnd": "inf",
-    "max_window": "inf",
-    "handshake": True,
-    "delayed_ack": True,
-    "delack_timeout": "40ms",
-    "ack_every": 2,
-    "quickack": False,
-    "abc": True,
-    "min_rto": "200ms",
-    "max_rto": "120s",
-    "pacing": False,
-    "recovery": "prr",
-    "loss_detection": "rack",
-    "ecn": False,
-    "src": None,
-    "dst": None,
-    "app": "bulk",
-}
-TRACE_DEFAULTS = {"flow_interval": 0, "queue_interval": 0, "max_rows": 2_000_000}
-PATH_DEFAULTS = {"buffer": "1bdp", "loss": 0, "access_rate": "10Gbps", "jitter": 0}
+# The keys each table takes, in the order messages list them; their defaults are the core's
+# (crates/slowstart-sim/src/config.rs, through slowstart.defaults).
+FLOW_KEYS = (
+    "cc",
+    "size",
+    "start",
+    "mss",
+    "header_bytes",
+    "initcwnd",
+    "initrwnd",
+    "max_rwnd",
+    "max_window",
+    "handshake",
+    "delayed_ack",
+    "delack_timeout",
+    "ack_every",
+    "quickack",
+    "abc",
+    "min_rto",
+    "max_rto",
+    "pacing",
+    "recovery",
+    "loss_detection",
+    "ecn",
+    "src",
+    "dst",
+    "app",
+)
 RECOVERY = ("prr", "rfc6675")
 LOSS_DETECTION = ("rack", "dupthresh")
-MAX_MSS = 65_000
-ACCESS_BUFFER = {"bytes": 100_000_000}
 PATH_NODES = ["sender", "router", "receiver"]
 
 # The BitTorrent swarm of Testa and Rossi, "The impact of uTP on BitTorrent completion time"
-# (ns-2: Eger et al.'s BitTorrent module, Rossi et al.'s LEDBAT module). `tcp` and `utp` hold
-# only where the paper's transports differ from FLOW_DEFAULTS; the README says what each rests on.
-SWARM_DEFAULTS: dict[str, Any] = {
-    "seeds": 1,
-    "leechers": 100,
-    "arrival_mean": "10s",
-    # Not given in the paper; its never-leave downloads take about 30 s at 8 Mbps.
-    "file": "25MB",
-    "piece": "256KiB",
-    "block": "16KiB",
-    "population": "50-50",
-    "seeding": "random-stay",
-    "stay_factor": 0.5,
-    # 50 completions discarded, 50 kept.
-    "stop_after": 100,
-    "queue_sample": "100ms",
-    "up": "1Mbps",
-    "down": "8Mbps",
-    "buffer": "200pkt",
-    "down_buffer": "200pkt",
-    "delay": ["1ms", "25ms"],
-    "bittorrent": {
-        "tracker_peers": 25,
-        "min_peers": 10,
-        "max_initiate": 20,
-        "max_connections": 40,
-        "reannounce": "300s",
-        "unchoke_slots": 4,
-        "rechoke": "10s",
-        "rate_window": "20s",
-        "optimistic": "30s",
-        "new_peer_weight": 3,
-        "pipeline": 5,
-        "end_game": False,
-        "anti_snubbing": False,
-        "snub": "60s",
-        "super_seeding": False,
-    },
-    # ns-2's one-way TCP: no SYN, window_ 20, windowInit_ 2, a TCPSink that ACKs every
-    # segment, dupack-threshold loss detection, per-ACK window growth.
-    "tcp": {
-        "cc": "reno",
-        "initcwnd": 2,
-        "initrwnd": 20,
-        "max_window": "20seg",
-        "handshake": False,
-        "delayed_ack": False,
-        "abc": False,
-        "recovery": "rfc6675",
-        "loss_detection": "dupthresh",
-    },
-    # The paper's LEDBAT module is an ns-2 TCP agent (TCP framing) with a 25 ms target and no
-    # slow start (ledbat's default): the same agent defaults as `tcp` otherwise.
-    "utp": {
-        "cc": "ledbat:target=0.025",
-        "initcwnd": 2,
-        "initrwnd": 20,
-        "max_window": "20seg",
-        "handshake": False,
-        "delayed_ack": False,
-        "abc": False,
-        "recovery": "rfc6675",
-        "loss_detection": "dupthresh",
-    },
-}
+# (ns-2: Eger et al.'s BitTorrent module, Rossi et al.'s LEDBAT module); the README says what
+# each default rests on.
+SWARM_KEYS = (
+    "seeds",
+    "leechers",
+    "arrival_mean",
+    "file",
+    "piece",
+    "block",
+    "population",
+    "seeding",
+    "stay_factor",
+    "stop_after",
+    "queue_sample",
+    "up",
+    "down",
+    "buffer",
+    "down_buffer",
+    "delay",
+    "bittorrent",
+    "tcp",
+    "utp",
+)
+SWARM_BITTORRENT_KEYS = (
+    "tracker_peers",
+    "min_peers",
+    "max_initiate",
+    "max_connections",
+    "reannounce",
+    "unchoke_slots",
+    "rechoke",
+    "rate_window",
+    "optimistic",
+    "new_peer_weight",
+    "pipeline",
+    "end_game",
+    "anti_snubbing",
+    "snub",
+    "super_seeding",
+)
 SWARM_TABLES = ("bittorrent", "tcp", "utp")
-SWARM_KEYS = tuple(SWARM_DEFAULTS)
-SWARM_BITTORRENT_KEYS = tuple(SWARM_DEFAULTS["bittorrent"])
 # A swarm transport takes a [[flow]] table's keys but for what the swarm decides itself.
-SWARM_FLOW_KEYS = tuple(k for k in FLOW_DEFAULTS if k not in ("src", "dst", "size", "start", "app"))
+SWARM_FLOW_KEYS = tuple(k for k in FLOW_KEYS if k not in ("src", "dst", "size", "start", "app"))
 POPULATIONS = {"tcp": "tcp", "utp": "utp", "50-50": "mixed", "mixed": "mixed"}
 SEEDINGS = {
     "never-leave": "never_leave",
@@ -373,13 +349,17 @@ def parse_set_value(text: str) -> Any:
 
 class _Cc:
     """A `cc` value in the override schema: `KEY.cc.PARAM=VALUE` edits the algorithm's
-    parameters, starting from `default` where the table names no algorithm."""
+    parameters, starting from the default of `table` (the core's) where it names none."""
 
-    def __init__(self, default: str) -> None:
-        self.default = default
+    def __init__(self, table: str) -> None:
+        self.table = table
+
+    @property
+    def default(self) -> Any:
+        return defaults(self.table)["cc"]
 
 
-_CC = _Cc(FLOW_DEFAULTS["cc"])
+_CC = _Cc("flow")
 _DROPS = [dict.fromkeys(DROP_KEYS)]
 _SCHEMA: dict[str, Any] = {
     "name": None,
@@ -389,13 +369,13 @@ _SCHEMA: dict[str, Any] = {
     "nodes": None,
     "path": {**dict.fromkeys(PATH_KEYS), "drop": _DROPS},
     "link": [{**dict.fromkeys(LINK_KEYS), "drop": _DROPS}],
-    "flow": [{**dict.fromkeys(FLOW_DEFAULTS), "cc": _CC, "app": dict.fromkeys(APP_KEYS)}],
+    "flow": [{**dict.fromkeys(FLOW_KEYS), "cc": _CC, "app": dict.fromkeys(APP_KEYS)}],
     "trace": dict.fromkeys(TRACE_KEYS),
     "swarm": {
         **dict.fromkeys(SWARM_KEYS),
         "bittorrent": dict.fromkeys(SWARM_BITTORRENT_KEYS),
         **{
-            kind: {**dict.fromkeys(SWARM_FLOW_KEYS), "cc": _Cc(SWARM_DEFAULTS[kind]["cc"])}
+            kind: {**dict.fromkeys(SWARM_FLOW_KEYS), "cc": _Cc(f"swarm.{kind}")}
             for kind in ("tcp", "utp")
         },
     },
@@ -589,7 +569,7 @@ def _buffer(value: object, field: str, rate_bps: int, bdp: Fraction | None) -> d
 
 def expand_path(path: object, n_flows: int) -> tuple[list[str], list[dict[str, Any]]]:
     """`[path]` → sender —access— router —bottleneck— receiver."""
-    p = {**PATH_DEFAULTS, **check_table(path, "path", PATH_KEYS)}
+    p = {**defaults("path"), **check_table(path, "path", PATH_KEYS)}
     rate, trace = parse_rate_or_trace(
         require(p, "path", "rate", 'a rate such as "250Mbps"'), "path.rate"
     )
@@ -605,6 +585,7 @@ def expand_path(path: object, n_flows: int) -> tuple[list[str], list[dict[str, A
     reverse_field = "path.reverse_buffer" if "reverse_buffer" in p else "path.buffer"
     reverse_queue = _buffer(p.get("reverse_buffer", p["buffer"]), reverse_field, reverse_rate, bdp)
     access_rate = parse_rate(p["access_rate"], "path.access_rate")
+    access_queue = defaults("path_access_queue")
     discipline, reverse_discipline, ecn = _queues(p, "path")
     forward = _direction(
         rate,
@@ -622,8 +603,8 @@ def expand_path(path: object, n_flows: int) -> tuple[list[str], list[dict[str, A
             "name": "access",
             "a": "sender",
             "b": "router",
-            "forward": _direction(access_rate, 0, ACCESS_BUFFER),
-            "reverse": _direction(access_rate, 0, ACCESS_BUFFER),
+            "forward": _direction(access_rate, 0, access_queue),
+            "reverse": _direction(access_rate, 0, dict(access_queue)),
         },
         {
             "name": "bottleneck",
@@ -732,7 +713,7 @@ def build_flow(
     algorithms: list[dict[str, Any]] | None,
 ) -> dict[str, Any]:
     at = f"flow.{i}"
-    f = {**FLOW_DEFAULTS, **check_table(item, at, tuple(FLOW_DEFAULTS))}
+    f = {**defaults("flow"), "src": None, "dst": None, **check_table(item, at, FLOW_KEYS)}
     ends = []
     for end, default in zip(("src", "dst"), default_ends or (None, None), strict=True):
         value = f[end] if f[end] is not None else default
@@ -761,11 +742,11 @@ def transport(
     f: dict[str, Any], at: str, algorithms: list[dict[str, Any]] | None
 ) -> dict[str, Any]:
     """A flow's transport settings (all of FlowConfig but its ends, size, start and app);
-    `f` holds every key of FLOW_DEFAULTS, errors are named `at.KEY`."""
+    `f` holds every key of SWARM_FLOW_KEYS, errors are named `at.KEY`."""
     cc = parse_cc(f["cc"], f"{at}.cc")
     if algorithms is not None:
         check_cc(cc, f"{at}.cc", algorithms)
-    mss = parse_int(f["mss"], f"{at}.mss", 1, MAX_MSS)
+    mss = parse_int(f["mss"], f"{at}.mss", 1)
     min_rto = parse_time(f["min_rto"], f"{at}.min_rto")
     max_rto = parse_time(f["max_rto"], f"{at}.max_rto")
     if min_rto == 0:
@@ -794,7 +775,7 @@ def transport(
     t = {
         "cc": cc,
         "mss": mss,
-        "header_bytes": parse_int(f["header_bytes"], f"{at}.header_bytes", 0, MAX_MSS),
+        "header_bytes": parse_int(f["header_bytes"], f"{at}.header_bytes", 0),
         "initcwnd": parse_int(f["initcwnd"], f"{at}.initcwnd", 1),
         "initrwnd": parse_int(f["initrwnd"], f"{at}.initrwnd", 1),
         "max_rwnd_bytes": windows["max_rwnd"],
@@ -876,7 +857,7 @@ def _swarm_transport(
     kind: str, value: object, algorithms: list[dict[str, Any]] | None
 ) -> dict[str, Any]:
     at = f"swarm.{kind}"
-    f = {**FLOW_DEFAULTS, **SWARM_DEFAULTS[kind], **check_table(value, at, SWARM_FLOW_KEYS)}
+    f = {**defaults(at), **check_table(value, at, SWARM_FLOW_KEYS)}
     return {
         "src": "uploader",
         "dst": "downloader",
@@ -889,9 +870,11 @@ def _swarm_transport(
 
 def _swarm_bittorrent(value: object) -> dict[str, Any]:
     at = "swarm.bittorrent"
-    b = {**SWARM_DEFAULTS["bittorrent"], **check_table(value, at, SWARM_BITTORRENT_KEYS)}
+    given = defaults(at)
+    b = {**given, **check_table(value, at, SWARM_BITTORRENT_KEYS)}
     out: dict[str, Any] = {}
-    for key, default in SWARM_DEFAULTS["bittorrent"].items():
+    for key in SWARM_BITTORRENT_KEYS:
+        default = given[key]
         field = f"{at}.{key}"
         if isinstance(default, bool):
             out[key] = parse_bool(b[key], field)
@@ -904,7 +887,8 @@ def _swarm_bittorrent(value: object) -> dict[str, Any]:
 
 def build_swarm(value: object, algorithms: list[dict[str, Any]] | None) -> dict[str, Any]:
     """`[swarm]` → the canonical SwarmConfig (crates/slowstart-sim/src/config.rs)."""
-    w = {**SWARM_DEFAULTS, **check_table(value, "swarm", SWARM_KEYS)}
+    w = {**defaults("swarm"), "bittorrent": {}, "tcp": {}, "utp": {}}
+    w.update(check_table(value, "swarm", SWARM_KEYS))
     seeds = parse_int(w["seeds"], "swarm.seeds")
     if seeds == 0:
         raise ScenarioError("swarm.seeds: at least one seed is needed (it holds the file), got 0")
@@ -962,7 +946,7 @@ def build_swarm(value: object, algorithms: list[dict[str, Any]] | None) -> dict[
 
 
 def build_trace(value: object) -> dict[str, int]:
-    t = {**TRACE_DEFAULTS, **check_table(value, "trace", TRACE_KEYS)}
+    t = {**defaults("trace"), **check_table(value, "trace", TRACE_KEYS)}
     return {
         "flow_interval_ns": parse_time(t["flow_interval"], "trace.flow_interval"),
         "queue_interval_ns": parse_time(t["queue_interval"], "trace.queue_interval"),
@@ -1034,9 +1018,42 @@ def load(
     duration: str | int | float | None = None,
     algorithms: list[dict[str, Any]] | None | str = "core",
 ) -> dict[str, Any]:
-    """A scenario file or dict with overrides → the canonical config (not yet run)."""
+    """A scenario file or dict with overrides → the canonical config (not yet run), checked
+    by the core's own rules (crates/slowstart-sim/src/config.rs `validate`) when it is built."""
     raw = apply_overrides(read_scenario(source), cc=cc, set=set, seed=seed, duration=duration)
     if algorithms == "core":
         algorithms = core_algorithms()
     assert not isinstance(algorithms, str)
-    return build_config(raw, algorithms)
+    config = build_config(raw, algorithms)
+    if algorithms is not None:
+        from slowstart import _core
+
+        try:
+            _core.validate(json.dumps(config))
+        except ValueError as e:
+            raise ScenarioError(scenario_field(str(e), "path" in raw)) from None
+    return config
+
+
+_LINK_FIELD = re.compile(r"links\.(\d+)\.(forward|reverse)\.([a-z_]+)(.*)", re.DOTALL)
+# A reverse direction's keys as a [path] or [[link]] table writes them.
+_REVERSE = {"rate": "reverse_rate", "buffer": "reverse_buffer", "queue": "reverse_queue"}
+
+
+def scenario_field(message: str, path: bool) -> str:
+    """The core's message with a link field named as the scenario wrote it: the core says
+    `links.1.forward.buffer`, a `[path]` scenario `path.buffer`, the general form
+    `link.1.buffer` (`links.N.reverse.rate` is `reverse_rate`, and so on)."""
+    m = _LINK_FIELD.match(message)
+    if m is None:
+        return message
+    index, direction, key, rest = int(m.group(1)), m.group(2), m.group(3), m.group(4)
+    if path and key == "delay":
+        key = "rtt"
+    elif direction == "reverse":
+        key = _REVERSE.get(key, f"reverse_{key}")
+    if not path:
+        return f"link.{index}.{key}{rest}"
+    if index == 0:  # the access link: only its rate is the scenario's
+        return f"path.access_{key}{rest}" if key == "rate" else f"path.{key}{rest}"
+    return f"path.{key}{rest}"

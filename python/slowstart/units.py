@@ -234,6 +234,13 @@ def resolve_buffer(
             )
         limit = {"bytes": _round(buf.bdp * bdp_bytes)}
     if next(iter(limit.values())) < 1:
+        if buf.bdp is not None and bdp_bytes is not None:
+            # A tiny rate or rtt, not the multiple, is what leaves no room.
+            raise ScenarioError(
+                f"{field}: {show(value)} of a {float(bdp_bytes):.3g}-byte BDP (path.rate x "
+                "path.rtt) holds no packet; give a larger rate or rtt, or the buffer in "
+                'packets ("10pkt")'
+            )
         raise ScenarioError(f"{field}: must hold at least one packet, got {show(value)}")
     if next(iter(limit.values())) > U64_MAX:
         raise ScenarioError(f"{field}: {show(value)} is too large")

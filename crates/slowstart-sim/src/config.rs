@@ -946,6 +946,33 @@ impl SimConfig {
             }
         }
         let known = |n: &str| self.nodes.iter().any(|x| x == n);
+        // Flows first: a link's buffer is checked against the largest packet they send.
+        if self.flows.is_empty() {
+            return Err(err("flow: at least one [[flow]] is needed".into()));
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            let at = format!("flow.{i}");
+            for (end, name) in [("src", &f.src), ("dst", &f.dst)] {
+                if !known(name) {
+                    return Err(err(format!("{at}.{end}: unknown node '{name}'")));
+                }
+            }
+            if f.src == f.dst {
+                return Err(err(format!("{at}: src and dst must differ")));
+            }
+            f.validate_transport(&at)?;
+            if f.size_bytes == Some(0) {
+                return Err(err(format!("{at}.size: must be > 0 bytes or \"inf\"")));
+            }
+            if f.start_ns >= self.duration_ns {
+                return Err(err(format!(
+                    "{at}.start: {} s is not before the run ends (duration {} s)",
+                    f.start_ns as f64 / 1e9,
+                    self.duration_ns as f64 / 1e9
+                )));
+            }
+            validate_app(i, f)?;
+        }
         for (i, l) in self.links.iter().enumerate() {
             for (end, name) in [("a", &l.a), ("b", &l.b)] {
                 if !known(name) {
@@ -1026,32 +1053,6 @@ impl SimConfig {
                     }
                 }
             }
-        }
-        if self.flows.is_empty() {
-            return Err(err("flow: at least one [[flow]] is needed".into()));
-        }
-        for (i, f) in self.flows.iter().enumerate() {
-            let at = format!("flow.{i}");
-            for (end, name) in [("src", &f.src), ("dst", &f.dst)] {
-                if !known(name) {
-                    return Err(err(format!("{at}.{end}: unknown node '{name}'")));
-                }
-            }
-            if f.src == f.dst {
-                return Err(err(format!("{at}: src and dst must differ")));
-            }
-            f.validate_transport(&at)?;
-            if f.size_bytes == Some(0) {
-                return Err(err(format!("{at}.size: must be > 0 bytes or \"inf\"")));
-            }
-            if f.start_ns >= self.duration_ns {
-                return Err(err(format!(
-                    "{at}.start: {} s is not before the run ends (duration {} s)",
-                    f.start_ns as f64 / 1e9,
-                    self.duration_ns as f64 / 1e9
-                )));
-            }
-            validate_app(i, f)?;
         }
         Ok(())
     }

@@ -1,0 +1,137 @@
+"""Every default and bound has one owner, crates/slowstart-sim/src/config.rs: the loader reads
+the defaults from the core (`_core.defaults()`), so a left-out key loads as the core's default,
+and `load` applies the core's bounds."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from slowstart import _core
+from slowstart.apps import KEYS as APP_KEYS
+from slowstart.defaults import defaults, time_text
+from slowstart.scenario import (
+    FLOW_KEYS,
+    PATH_KEYS,
+    SWARM_BITTORRENT_KEYS,
+    SWARM_FLOW_KEYS,
+    SWARM_KEYS,
+    TRACE_KEYS,
+    load,
+)
+from slowstart.units import ScenarioError
+
+CORE = json.loads(_core.defaults())
+PATH = {"rate": "10Mbps", "rtt": "10ms"}
+
+
+def test_every_core_default_is_a_key_the_loader_takes():
+    assert set(defaults("flow")) == set(FLOW_KEYS) - {"src", "dst"}  # the ends: [path] or given
+    assert set(defaults("trace")) == set(TRACE_KEYS)
+    assert set(defaults("path")) <= set(PATH_KEYS)
+    assert set(defaults("swarm")) == set(SWARM_KEYS) - {"bittorrent", "tcp", "utp"}
+    assert set(defaults("swarm.bittorrent")) == set(SWARM_BITTORRENT_KEYS)
+    for kind in ("tcp", "utp"):
+        assert set(SWARM_FLOW_KEYS) <= set(defaults(f"swarm.{kind}"))
+    assert set(defaults("web")) == set(APP_KEYS["web"]) - {"kind", "response"}  # response: given
+    assert set(defaults("bittorrent")) == set(APP_KEYS["bittorrent"]) - {"kind"}
+
+
+def test_a_left_out_key_loads_as_the_cores_default():
+    web = {"kind": "web", "response": "1kB"}
+    cfg = load({"duration": "1s", "path": PATH, "flow": [{}, {"app": web}, {"app": "bittorrent"}]})
+    flow = cfg["flows"][0]
+    for key, value in CORE["flow"].items():
+        if key == "ecn":
+            assert key not in flow  # written only when on
+        else:
+            assert flow[key] == value, key
+    assert cfg["trace"] == CORE["trace"]
+    assert {k: cfg["flows"][1]["app"][k] for k in ("request_bytes", "keep_alive")} == {
+        "request_bytes": CORE["web"]["request_bytes"],
+        "keep_alive": CORE["web"]["keep_alive"],
+    }
+    bittorrent = {k: v for k, v in CORE["bittorrent"].items() if v is not None}  # blocks: none
+    assert cfg["flows"][2]["app"] == {"kind": "bittorrent", **bittorrent}
+    access, bottleneck = cfg["links"]
+    assert access["forward"]["rate_bps"] == CORE["path"]["access_rate_bps"]
+    assert access["forward"]["queue"] == {"bytes": CORE["path"]["access_buffer_bytes"]}
+    # 1 BDP of 10 Mbps x 10 ms.
+    assert bottleneck["forward"]["queue"] == {"bytes": 12_500 * CORE["path"]["buffer_bdp"]}
+    assert bottleneck["forward"]["loss"] == CORE["path"]["loss"]
+
+
+def test_a_swarm_left_out_loads_as_the_cores():
+    swarm = load({"duration": "10s", "swarm": {}})["swarm"]
+    core = CORE["swarm"]
+    for kind in ("tcp", "utp"):
+        got = {k: v for k, v in swarm.pop(kind).items() if k not in ("src", "dst")}
+        want = {k: v for k, v in core.pop(kind).items() if k != "ecn"}
+        assert got == want, kind
+    assert swarm == core
+
+
+def test_an_algorithm_parameter_set_alone_starts_from_the_cores_algorithm():
+    # `flow.0.cc.PARAM=VALUE` on a flow that names no algorithm edits the core's default (reno).
+    with pytest.raises(ValueError, match='flow.0.cc: reno has no parameter "beta"'):
+        load({"duration": "1s", "path": PATH, "flow": [{}]}, set=["flow.0.cc.beta=0.5"])
+    utp = load({"duration": "1s", "swarm": {}}, set=["swarm.utp.cc.target=0.05"])["swarm"]["utp"]
+    assert utp["cc"] == {"name": "ledbat", "params": {"target": 0.05}}
+
+
+@pytest.mark.parametrize(
+    ("ns", "text"),
+    [(0, "0s"), (120_000_000_000, "120s"), (40_000_000, "40ms"), (1_500, "1500ns"), (7_000, "7us")],
+)
+def test_times_are_written_in_the_largest_exact_unit(ns, text):
+    assert time_text(ns) == text
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("mss", 70_000, "flow.0.mss: must be in 1..=65000, got 70000"),
+        ("header_bytes", 65_000, "flow.0.header_bytes: must be in 0..=1024, got 65000"),
+        ("initcwnd", 100_001, "flow.0.initcwnd: must be in 1..=100000, got 100001"),
+    ],
+)
+def test_load_checks_the_cores_bounds(key, value, message):
+    """The bounds are the core's alone; `load` applies them, naming the field and the range."""
+    with pytest.raises(ScenarioError) as err:
+        load({"duration": "1s", "path": PATH, "flow": [{key: value}]})
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize(
+    ("scenario", "message"),
+    [
+        (
+            {"path": {**PATH, "buffer": "100B"}, "flow": [{}]},
+            "path.buffer: 100 bytes hold no full-size packet (1500 bytes with headers)",
+        ),
+        (
+            {"path": {**PATH, "reverse_buffer": "100B"}, "flow": [{}]},
+            "path.reverse_buffer: 100 bytes hold no full-size packet",
+        ),
+        (
+            {
+                "nodes": ["a", "b"],
+                "link": [{"a": "a", "b": "b", "rate": "1Mbps", "delay": "1ms", "buffer": "9B"}],
+                "flow": [{"src": "a", "dst": "b"}],
+            },
+            "link.0.buffer: 9 bytes hold no full-size packet",
+        ),
+    ],
+)
+def test_the_cores_link_errors_name_the_scenarios_field(scenario, message):
+    with pytest.raises(ScenarioError) as err:
+        load({"duration": "1s", **scenario})
+    assert str(err.value).startswith(message), err.value
+
+
+def test_a_bdp_buffer_too_small_for_a_packet_names_the_rate_too():
+    """Issue #15: `rate = "1bps"` was blamed on path.buffer alone."""
+    with pytest.raises(ScenarioError) as err:
+        load({"duration": "1s", "path": {**PATH, "rate": "1bps"}, "flow": [{}]})
+    assert str(err.value).startswith('path.buffer: "1bdp" of a 0.00125-byte BDP (path.rate x')
