@@ -109,8 +109,11 @@ def test_cli_writes_every_run_and_a_plot(tmp_path):
     assert (out / "sweep.png").read_bytes().startswith(PNG_MAGIC)
     listed = json.loads(cli("sweep", str(scenario), *args[:4], "--json").stdout)
     assert [r["cc"] for r in listed] == ["reno", "reno", "cubic", "cubic"]
-    bad = cli("sweep", str(scenario), "--vary", "flow.0.cc=reno", "--metric", "speed")
-    assert bad.returncode == 2 and "--metric speed: not a summary field" in bad.stderr
+    for metric in ("speed", "cc", "id"):  # unknown, text, an identity: refused before any run
+        bad = cli("sweep", str(scenario), "--vary", "flow.0.cc=reno", "--metric", metric)
+        assert bad.returncode == 2, bad.stderr
+        assert bad.stderr.startswith(f"error: --metric {metric}: not a number"), bad.stderr
+        assert "runs made" not in bad.stderr and "retransmits" in bad.stderr
 
 
 def test_a_scenario_name_works_as_in_the_cli():

@@ -6,6 +6,7 @@ reads only the summary (`slowstart run --json`) never loads them.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -25,6 +26,23 @@ UNSET = 2**64 - 1  # the core's "no value" in a u64 column (np.iinfo(np.uint64).
 # u64::MAX means "no value", the name list its codes index or None). The core declares the
 # columns (crates/slowstart-sim/src/trace.rs); this turns any of them into a DataFrame.
 Table = dict[str, tuple[bytes, str, bool, str | None]]
+
+
+@functools.cache
+def core_schema() -> dict[str, list[str]]:
+    """The core's names (`_core.schema()`): `flow` and `link`, the summary rows' fields; `text`,
+    the flow fields that hold text; `flows` and `queues`, the trace columns as a frame shows
+    them (`*_ns` as `*_s`). Each in order."""
+    from slowstart import _core
+
+    s = json.loads(_core.schema())
+    return {
+        "flow": list(s["flow"]),
+        "text": [k for k, v in s["flow"].items() if isinstance(v, str)],
+        "link": list(s["link"]),
+        "flows": [shown_name(c) for c in s["flows"]],
+        "queues": [shown_name(c) for c in s["queues"]],
+    }
 
 
 def shown_name(column: str) -> str:

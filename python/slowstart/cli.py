@@ -223,7 +223,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from slowstart.paths import scenario_path
     from slowstart.progress import bar
     from slowstart.store import default_store
-    from slowstart.sweep import aggregate, default_metric, parse_seeds, parse_vary, plot, sweep
+    from slowstart.sweep import (
+        aggregate,
+        check_metric,
+        default_metric,
+        parse_seeds,
+        parse_vary,
+        plot,
+        sweep,
+    )
     from slowstart.sweepplan import is_plan, load_plan
 
     grid, vary, metrics = None, None, [args.metric] if args.metric else []
@@ -242,6 +250,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         vary = parse_vary(args.vary)
         seeds = parse_seeds(args.seeds) if args.seeds else None
         files = [scenario_path(f) for f in args.files]
+    for m in metrics:
+        check_metric(m)
     store = args.store or default_store()
     with bar("sweep", unit="runs", quiet=args.quiet) as update:
         rows = sweep(

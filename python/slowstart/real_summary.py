@@ -10,8 +10,6 @@ rows of both stacks.
 
 from __future__ import annotations
 
-import functools
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,20 +30,11 @@ PHASES += ["probe_rtt"]
 BBR_HIGH_GAIN = 256 * 2885 // 1000 + 1
 
 
-@functools.cache
 def schema() -> dict[str, list[str]]:
-    """The core's names: `flow` and `link` (summary row fields), `flows` and `queues` (trace
-    columns as Python shows them, `*_ns` as `*_s`), each in order."""
-    from slowstart import _core
-    from slowstart.api import shown_name
+    """The core's names (slowstart.api.core_schema)."""
+    from slowstart.api import core_schema
 
-    s = json.loads(_core.schema())
-    return {
-        "flow": list(s["flow"]),
-        "link": list(s["link"]),
-        "flows": [shown_name(c) for c in s["flows"]],
-        "queues": [shown_name(c) for c in s["queues"]],
-    }
+    return core_schema()
 
 
 def in_schema(kind: str, measured: dict[str, Any], extras: dict[str, Any]) -> dict[str, Any]:

@@ -525,6 +525,21 @@ def run_parallel(
     return [out[i] for i in range(len(items))]
 
 
+def check_metric(metric: str) -> None:
+    """Before any run: `metric` must be a number the core reports per flow (its summary
+    schema) or per run (RUN_FIELDS)."""
+    from slowstart.api import core_schema
+
+    schema = core_schema()
+    numbers = [k for k in schema["flow"] if k != "id" and k not in schema["text"]]
+    numbers += RUN_FIELDS
+    if metric not in numbers:
+        raise ScenarioError(
+            f"--metric {metric}: not a number the summary holds per flow; accepted: "
+            + ", ".join(numbers)
+        )
+
+
 def default_metric(rows: pd.DataFrame) -> tuple[str, str]:
     """completion_s when every flow swept has a size and some complete, else goodput_bps
     (which every flow has); and why, in words."""

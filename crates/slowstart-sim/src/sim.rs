@@ -172,9 +172,10 @@ impl LinkSummary {
 }
 
 /// The names a run reports under, as JSON, for results measured elsewhere (`slowstart real`)
-/// to be reported alike: `flow` and `link`, an empty summary row of each (its keys in order;
-/// fields written only when they apply are left out), and `flows` and `queues`, the trace
-/// tables' column names in order (`*_ns` columns are times in nanoseconds).
+/// to be reported alike and for field names to be checked before a run (`sweep --metric`):
+/// `flow` and `link`, an empty summary row of each (every key in order, fields written only
+/// when they apply included; a string value marks a text field), and `flows` and `queues`,
+/// the trace tables' column names in order (`*_ns` columns are times in nanoseconds).
 pub fn schema_json() -> String {
     let names = |columns: Vec<crate::trace::Column>| {
         let names: Vec<&str> = columns.iter().map(|c| c.name).collect();
@@ -183,8 +184,17 @@ pub fn schema_json() -> String {
     // Struct fields serialize in declaration order; a `serde_json::Value` would sort them.
     format!(
         r#"{{"flow": {}, "link": {}, "flows": {}, "queues": {}}}"#,
-        serde_json::to_string(&FlowSummary::default()).expect("a summary serializes"),
-        serde_json::to_string(&LinkSummary::default()).expect("a summary serializes"),
+        serde_json::to_string(&FlowSummary {
+            ecn_reductions: Some(0),
+            ..FlowSummary::default()
+        })
+        .expect("a summary serializes"),
+        serde_json::to_string(&LinkSummary {
+            queue: Some(""),
+            marks: Some(0),
+            ..LinkSummary::default()
+        })
+        .expect("a summary serializes"),
         names(crate::trace::FlowTrace::default().columns()),
         names(crate::trace::QueueTrace::default().columns()),
     )

@@ -679,4 +679,7 @@ fn schema_names_the_summary_fields_and_trace_columns_in_order() {
     let text = crate::sim::schema_json();
     assert!(text.find("\"id\"").unwrap() < text.find("\"bytes_delivered\"").unwrap());
     assert!(s["flow"].get("stalls").is_some() && s["link"].get("mean_queue_delay_s").is_some());
+    // Fields written only when they apply are named too.
+    assert!(s["flow"].get("ecn_reductions").is_some() && s["link"].get("marks").is_some());
+    assert!(s["flow"]["cc"].is_string() && s["flow"]["goodput_bps"].is_number());
 }
