@@ -4,7 +4,7 @@ canonical `app` of crates/slowstart-sim/src/config.rs.
 `kind` is "bulk" (the default: `size` bytes written at once), "web" (an HTTP/1.1-like client
 at `dst` fetching objects from `src`) or "bittorrent" (a downloader at `dst` requesting blocks
 from a seed at `src`, with libtorrent's request-queue policy). Errors name the field as
-`app.N.key`, N the flow's index. Value ranges are checked by the core with the same names.
+`app.N.key`, N the flow's index. Defaults and value ranges are the core's, with the same names.
 """
 
 from __future__ import annotations
@@ -36,9 +36,10 @@ ALL_KEYS = tuple(dict.fromkeys(k for keys in KEYS.values() for k in keys))
 APP_HELP = 'an application such as {kind = "web", response = "17kB"} or "bulk"'
 
 
-def _int(value: object, field: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ScenarioError(f"{field}: expected an integer >= {minimum}, got {show(value)}")
+def _int(value: object, field: str) -> int:
+    """A count the core can hold (its range is the core's)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        raise ScenarioError(f"{field}: expected an integer >= 0, got {show(value)}")
     return int(value)
 
 
@@ -49,18 +50,14 @@ def _bool(value: object, field: str) -> bool:
 
 
 def _sizes(value: object, field: str) -> list[int]:
-    """One size or a list of sizes, each > 0."""
+    """One size or a list of sizes (the core checks each is > 0)."""
     items = value if isinstance(value, list) else [value]
     if not items:
         raise ScenarioError(f'{field}: expected a size such as "17kB" or a list of sizes')
-    out = []
-    for k, item in enumerate(items):
-        at = f"{field}.{k}" if isinstance(value, list) else field
-        size = parse_size(item, at)
-        if size == 0:
-            raise ScenarioError(f"{at}: must be > 0 bytes, got {show(item)}")
-        out.append(size)
-    return out
+    return [
+        parse_size(item, f"{field}.{k}" if isinstance(value, list) else field)
+        for k, item in enumerate(items)
+    ]
 
 
 def parse_app(value: object, i: int) -> dict[str, Any]:
@@ -91,20 +88,20 @@ def parse_app(value: object, i: int) -> dict[str, Any]:
             "keep_alive": _bool(w["keep_alive"], f"{at}.keep_alive"),
         }
         if w["objects"] is not None:
-            out["objects"] = _int(w["objects"], f"{at}.objects", 1)
+            out["objects"] = _int(w["objects"], f"{at}.objects")
         return out
     b = {**defaults("bittorrent"), **value}
     out = {
         "kind": "bittorrent",
         "block_bytes": parse_size(b["block"], f"{at}.block"),
         "queue_time_ns": parse_time(b["queue_time"], f"{at}.queue_time"),
-        "min_queue": _int(b["min_queue"], f"{at}.min_queue", 0),
-        "max_queue": _int(b["max_queue"], f"{at}.max_queue", 0),
+        "min_queue": _int(b["min_queue"], f"{at}.min_queue"),
+        "max_queue": _int(b["max_queue"], f"{at}.max_queue"),
         "app_slow_start": _bool(b["app_slow_start"], f"{at}.app_slow_start"),
         "slow_start_threshold_bytes": parse_size(
             b["slow_start_threshold"], f"{at}.slow_start_threshold"
         ),
     }
     if b["blocks"] is not None:
-        out["blocks"] = _int(b["blocks"], f"{at}.blocks", 0)
+        out["blocks"] = _int(b["blocks"], f"{at}.blocks")
     return out

@@ -958,7 +958,10 @@ impl SimConfig {
                 }
             }
             if f.src == f.dst {
-                return Err(err(format!("{at}: src and dst must differ")));
+                return Err(err(format!(
+                    "{at}.dst: src and dst must differ, both are '{}'",
+                    f.dst
+                )));
             }
             f.validate_transport(&at)?;
             if f.size_bytes == Some(0) {
@@ -1109,9 +1112,22 @@ impl SwarmConfig {
             |field: &str, v: u64, lo: u64, hi: u64| in_range(&format!("swarm.{field}"), v, lo, hi);
         range("seeds", self.seeds, 1, MAX_SWARM_PEERS)?;
         range("leechers", self.leechers, 1, MAX_SWARM_PEERS - self.seeds)?;
+        range("arrival_mean", self.arrival_mean_ns, 1, MAX_DELAY_NS)?;
         range("file", self.file_bytes, 1, MAX_FILE_BYTES)?;
-        range("piece", self.piece_bytes, 1, self.file_bytes)?;
-        range("block", self.block_bytes, 1, self.piece_bytes.min(1 << 24))?;
+        range("piece", self.piece_bytes, 1, MAX_FILE_BYTES)?;
+        if self.piece_bytes > self.file_bytes {
+            return Err(err(format!(
+                "swarm.piece: must not exceed swarm.file ({} bytes), got {}",
+                self.file_bytes, self.piece_bytes
+            )));
+        }
+        range("block", self.block_bytes, 1, 1 << 24)?;
+        if self.block_bytes > self.piece_bytes {
+            return Err(err(format!(
+                "swarm.block: must not exceed swarm.piece ({} bytes), got {}",
+                self.piece_bytes, self.block_bytes
+            )));
+        }
         range(
             "file",
             self.file_bytes.div_ceil(self.piece_bytes),
@@ -1156,7 +1172,13 @@ impl SwarmConfig {
                 }
             }
         }
-        range("delay", a.delay_max_ns, a.delay_min_ns, MAX_DELAY_NS)?;
+        if a.delay_min_ns > a.delay_max_ns {
+            return Err(err(format!(
+                "swarm.delay: the minimum must not exceed the maximum, got {} > {} ns",
+                a.delay_min_ns, a.delay_max_ns
+            )));
+        }
+        range("delay", a.delay_max_ns, 0, MAX_DELAY_NS)?;
         let b = &self.bittorrent;
         range(
             "bittorrent.tracker_peers",
@@ -1232,7 +1254,12 @@ fn validate_app(i: usize, f: &FlowConfig) -> Result<(), SimError> {
                 )));
             }
             if let Some(k) = w.response_bytes.iter().position(|&b| b == 0) {
-                return Err(err(format!("{at}.response.{k}: must be > 0 bytes")));
+                // One size is written without a list, so without an index.
+                let field = match w.response_bytes.len() {
+                    1 => format!("{at}.response"),
+                    _ => format!("{at}.response.{k}"),
+                };
+                return Err(err(format!("{field}: must be > 0 bytes")));
             }
             let n = w.object_count();
             if n == 0 || n > MAX_WEB_OBJECTS {

@@ -103,16 +103,25 @@ impl Settings {
         range("mss", self.mss, 1, MAX_MSS)?;
         range("header_bytes", self.header_bytes, 0, MAX_HEADER_BYTES)?;
         range("initrwnd", self.initrwnd, 1, MAX_INITIAL_WINDOW)?;
-        if self.max_window_bytes.is_some_and(|w| w < self.mss) {
-            return fail("max_window", "must be at least one MSS".into());
-        }
-        if self.max_rwnd_bytes.is_some_and(|w| w < self.mss) {
-            return fail("max_rwnd", "must be at least one MSS".into());
+        for (field, window) in [
+            ("max_window", self.max_window_bytes),
+            ("max_rwnd", self.max_rwnd_bytes),
+        ] {
+            if let Some(w) = window.filter(|&w| w < self.mss) {
+                return fail(
+                    field,
+                    format!("must be at least one MSS ({} bytes), got {w}", self.mss),
+                );
+            }
         }
         range("ack_every", self.ack_every, 1, MAX_ACK_EVERY)?;
         range("delack_timeout", self.delack_timeout_ns, 0, MAX_DELACK_NS)?;
         if self.min_rto_ns == 0 || self.max_rto_ns < self.min_rto_ns {
-            return fail("min_rto", "must be > 0 and <= max_rto".into());
+            let (lo, hi) = (self.min_rto_ns, self.max_rto_ns);
+            return fail(
+                "min_rto",
+                format!("must be in 1..=max_rto ({hi}) ns, got {lo}"),
+            );
         }
         range("max_rto", self.max_rto_ns, 1, MAX_RTO_NS)
     }
