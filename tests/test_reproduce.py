@@ -1,4 +1,5 @@
 import json
+import re
 
 import pytest
 
@@ -112,3 +113,121 @@ def test_the_readme_states_the_verdict_rule_the_cli_applies():
         if line.startswith("> ")
     )
     assert VERDICT_RULE in readme
+
+
+def _readme_verdict_tables() -> dict[str, list[list[str]]]:
+    """Per `### NAME` section of README.md naming an experiment, the rows of its verdict
+    table (the header `markdown_table` writes), as cells."""
+    from conftest import ROOT
+    from slowstart.reproduce import headers
+
+    tables: dict[str, list[list[str]]] = {}
+    section, rows = None, None
+    for line in (ROOT / "README.md").read_text().splitlines():
+        if line.startswith("#"):
+            section, rows = line.lstrip("#").strip(), None
+            continue
+        exp = EXPERIMENTS.get(section or "")
+        if exp is not None and line == "| " + " | ".join(headers(exp)) + " |":
+            assert section not in tables, f"README: two verdict tables under ### {section}"
+            rows = tables[section] = []
+        elif rows is not None and line.startswith("| ---"):
+            continue
+        elif rows is not None and line.startswith("|"):
+            cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            rows.append(cells)
+        else:
+            rows = None
+    return tables
+
+
+def _readme_row(exp: Experiment, cells: list[str]) -> Row:
+    """The Row a README line stands for: the published value, bound and unit from the
+    experiment's own data (found by label), ours as the README prints it."""
+    from slowstart.atou import STRETCH
+
+    label, _published, ours, _diff, verdict = cells
+    if exp.runner is not None:  # atou: its rows are made by its runner; the stretch is judged
+        spec = (STRETCH if label.startswith("stretch") else None, "=", None)
+    else:
+        by_label = {v.label: v for v in exp.variants}
+        assert label in by_label, f"README {exp.name}: no variant {label!r} in reproduce.py"
+        v = by_label[label]
+        spec = (v.published, v.bound, v.unit)
+    value = None if ours == "-" else float(ours.split()[0])
+    pending = verdict.removeprefix("pending: ") if verdict.startswith("pending: ") else None
+    return Row(label, spec[0], value, exp.tolerance, spec[1], spec[2], pending)
+
+
+def test_the_readme_verdict_tables_follow_the_rule_and_the_published_values():
+    from slowstart.reproduce import cells
+
+    tables = _readme_verdict_tables()
+    judged = [n for n, e in EXPERIMENTS.items() if any(v.published for v in e.variants)]
+    assert sorted(tables) == sorted(judged + ["atou"])
+    for name, rows in tables.items():
+        exp = EXPERIMENTS[name]
+        assert rows, f"README {name}: an empty verdict table"
+        for shown in rows:
+            row = _readme_row(exp, shown)
+            expected = cells(exp, row)
+            # Published, ours and verdict exactly as the CLI prints them; the difference as
+            # the CLI prints it for some value that rounds to ours as printed.
+            assert [shown[i] for i in (0, 1, 2, 4)] == [expected[i] for i in (0, 1, 2, 4)], name
+            if expected[3] == "-":
+                assert shown[3] == "-", (name, shown)
+            else:
+                number = shown[2].split()[0]
+                half = 0.5 * 10.0 ** -len(number.partition(".")[2])
+                low, high = (
+                    100 * (row.ours + d - row.published) / row.published for d in (-half, half)
+                )
+                assert low - 0.05 <= float(shown[3].rstrip("%")) <= high + 0.05, (name, shown)
+        # Every published value of the experiment is in its table.
+        labels = {r[0] for r in rows}
+        missing = [v.label for v in exp.variants if v.published and v.label not in labels]
+        assert exp.runner is not None or not missing, (name, missing)
+
+
+def test_a_markdown_table_row_per_row_with_the_cells_the_cli_prints():
+    from slowstart.reproduce import markdown_table
+
+    rows = [
+        Row("initcwnd 10", 9.0, 4.2, 0.5),
+        Row("initcwnd 40", 1.0, None, 0.5, "<"),
+        Row("a | b", None, 12.34, 0.5, unit=" Mbps"),
+    ]
+    text = markdown_table(TINY, rows).splitlines()
+    assert text[0] == "| variant | published | ours | difference | verdict (±50%) |"
+    assert text[2:] == [
+        "| initcwnd 10 | 9 s | 4.2 s | -53.3% | off |",
+        "| initcwnd 40 | <1 s | - | - | not reached |",
+        "| a \\| b | - | 12.3 Mbps | - | - |",
+    ]
+
+
+def test_reproduce_markdown_prints_the_readme_table(tmp_path):
+    from slowstart.reproduce import headers
+
+    proc = cli(
+        "reproduce",
+        "web-initcwnd",
+        "--markdown",
+        "--quiet",
+        "--out",
+        str(tmp_path),
+        "--store",
+        str(tmp_path / "s.duckdb"),
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[:3] == [
+        "### web-initcwnd",
+        "",
+        "| " + " | ".join(headers(EXPERIMENTS["web-initcwnd"])) + " |",
+    ]
+    rows = [line for line in lines[4:] if line.startswith("| ")]
+    assert [r.split(" | ")[0][2:] for r in rows] == [
+        v.label for v in EXPERIMENTS["web-initcwnd"].variants
+    ]
+    assert rows[2].endswith("| 2 | 2 | +0.0% | ok |")  # two round trips with initcwnd 20

@@ -363,6 +363,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         EXPERIMENTS,
         STUDIES,
         format_table,
+        markdown_table,
         run_experiment,
         unknown_experiment,
     )
@@ -412,11 +413,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             "rows": [r.as_dict() for r in rows],
             "plots": [str(p) for p in written],
         }
-        if not args.json:
+        if args.markdown:
+            print(f"### {name}\n\n{markdown_table(exp, rows)}\n")
+        elif not args.json:
             print(format_table(exp, rows))
             for p in written:
                 print(f"  {'figure' if p.suffix == '.png' else 'wrote'}: {p}")
-    if args.json:
+    if args.json and not args.markdown:
         print(json.dumps(report))
     return 0 if all_ok or not args.strict else EXIT_INTERNAL
 
@@ -530,6 +533,11 @@ def build_parser() -> Parser:
     )
     p.add_argument("--out", default="out/reproduce", help="folder for plots (default %(default)s)")
     p.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    p.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print each verdict table as README.md holds it (a tested copy)",
+    )
     p.add_argument("--strict", action="store_true", help="exit 1 if any value is off")
     p.add_argument("--list", action="store_true", help="list the experiments and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -82,17 +82,18 @@ def _table(headers: list[str], rows: list[list[tuple[str, str]]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _value(x: float | None, unit: str) -> str:
-    if x is None:
-        return "-"
-    text = f"{x:.1f}" if abs(x) >= 10 else f"{x:.3g}"
-    return f"{text}{unit}"
-
-
 def reproductions(store: Store, sources: set[str]) -> list[Section]:
     """A section per reproduction whose every run is stored."""
     from slowstart.paths import scenario_path
-    from slowstart.reproduce import EXPERIMENTS, VERDICT_RULE, missing_algorithms, run_experiment
+    from slowstart.reproduce import (
+        EXPERIMENTS,
+        VERDICT_RULE,
+        cells,
+        headers,
+        missing_algorithms,
+        run_experiment,
+        tally,
+    )
     from slowstart.scenario import load
     from slowstart.store import run_key
 
@@ -124,29 +125,14 @@ def reproductions(store: Store, sources: set[str]) -> list[Section]:
             figures = "".join(_png(p) for p in written if p.suffix == ".png")
         table_rows = []
         for r in rows:
-            unit = exp.unit if r.unit is None else r.unit
-            published = (
-                "-"
-                if r.published is None
-                else f"{'' if r.bound == '=' else r.bound}{r.published:g}{unit}"
-            )
-            verdict = r.verdict
+            *shown, verdict = cells(exp, r)
             table_rows.append(
-                [
-                    (r.label, ""),
-                    (published, ""),
-                    (_value(r.ours, unit), ""),
-                    ("-" if r.rel_diff is None else f"{r.rel_diff:+.1%}", ""),
-                    (verdict, verdict if verdict in ("ok", "off") else ""),
-                ]
+                [(c, "") for c in shown] + [(verdict, verdict if verdict in ("ok", "off") else "")]
             )
-        ok = sum(r.verdict == "ok" for r in rows)
-        compared = sum(r.published is not None and r.pending is None for r in rows)
         body = (
             f'<p class="note">source: {html.escape(exp.source)}<br>metric: '
-            f"{html.escape(exp.metric)}; tolerance ±{exp.tolerance:.0%}; "
-            f"{ok}/{compared} within it</p>"
-            + _table(["variant", "published", "ours", "difference", "verdict"], table_rows)
+            f"{html.escape(exp.metric)}; {tally(exp, rows)}</p>"
+            + _table(headers(exp), table_rows)
             + f'<p class="note">{html.escape(VERDICT_RULE)}</p>'
             + figures
         )

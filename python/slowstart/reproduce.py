@@ -627,30 +627,56 @@ def _run_experiment(
     return rows, written
 
 
+def _number(x: float) -> str:
+    return f"{x:.1f}" if abs(x) >= 10 else f"{x:.3g}"
+
+
+def _with_unit(text: str, unit: str) -> str:
+    return f"{text} {unit.strip()}" if unit.strip() else text
+
+
+def headers(exp: Experiment) -> list[str]:
+    """The columns of every verdict table: the CLI's, the report's and the README's."""
+    return ["variant", "published", "ours", "difference", f"verdict (±{exp.tolerance:.0%})"]
+
+
+def cells(exp: Experiment, r: Row) -> list[str]:
+    """A row as every verdict table shows it: variant, published (with its bound), ours,
+    relative difference, verdict by `VERDICT_RULE`."""
+    unit = exp.unit if r.unit is None else r.unit
+    bound = "" if r.bound == "=" else r.bound
+    return [
+        r.label,
+        "-" if r.published is None else _with_unit(f"{bound}{r.published:g}", unit),
+        "-" if r.ours is None else _with_unit(_number(r.ours), unit),
+        "-" if r.rel_diff is None else f"{r.rel_diff:+.1%}",
+        r.verdict,
+    ]
+
+
+def tally(exp: Experiment, rows: list[Row]) -> str:
+    ok = sum(r.verdict == "ok" for r in rows)
+    compared = sum(r.published is not None and r.pending is None for r in rows)
+    return f"{ok}/{compared} within ±{exp.tolerance:.0%}"
+
+
 def format_table(exp: Experiment, rows: list[Row]) -> str:
     """A plain table: published, ours, relative difference, verdict."""
     head = f"{exp.name}: {exp.title}\n  source: {exp.source}\n  metric: {exp.metric}"
-    width = max(len(r.label) for r in rows)
-    lines = [
-        head,
-        f"  {'variant':<{width}}  {'published':>10}  {'ours':>10}  {'diff':>7}  verdict "
-        f"(±{exp.tolerance:.0%})",
-    ]
-    for r in rows:
-        unit = exp.unit if r.unit is None else r.unit
-        ours = "-" if r.ours is None else f"{r.ours:.1f}" if abs(r.ours) >= 10 else f"{r.ours:.3g}"
-        diff = "-" if r.rel_diff is None else f"{r.rel_diff:+.1%}"
-        published = (
-            "-" if r.published is None else f"{'' if r.bound == '=' else r.bound}{r.published:g}"
-        )
-        pub_unit = unit if r.published is not None else ""
-        ours_unit = unit if r.ours is not None else ""
-        lines.append(
-            f"  {r.label:<{width}}  {published:>9}{pub_unit:<{len(unit)}}  "
-            f"{ours:>9}{ours_unit:<{len(unit)}}  {diff:>7}  {r.verdict}"
-        )
-    ok = sum(r.verdict == "ok" for r in rows)
-    compared = sum(r.published is not None and r.pending is None for r in rows)
-    lines.append(f"  {ok}/{compared} within ±{exp.tolerance:.0%}")
+    table = [headers(exp), *(cells(exp, r) for r in rows)]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    lines = [head]
+    for row in table:
+        label, *numbers, verdict = row
+        padded = [n.rjust(w) for n, w in zip(numbers, widths[1:-1], strict=True)]
+        lines.append("  " + "  ".join([label.ljust(widths[0]), *padded, verdict]).rstrip())
+    lines.append(f"  {tally(exp, rows)}")
     lines.append(textwrap.fill(VERDICT_RULE, 96, initial_indent="  ", subsequent_indent="    "))
     return "\n".join(lines)
+
+
+def markdown_table(exp: Experiment, rows: list[Row]) -> str:
+    """The verdict table as README.md holds it (tests/test_reproduce.py checks the README's
+    against `cells`)."""
+    lines = [headers(exp), ["---"] * 5, *(cells(exp, r) for r in rows)]
+    return "\n".join("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in lines)
