@@ -415,3 +415,32 @@ def test_reproduce_swarm_small_and_listed(tmp_path):
     assert listed.returncode == 0 and "swarm " in listed.stdout and "floyd " in listed.stdout
     bad = cli("reproduce", "swarms")
     assert bad.returncode == 2 and "accepted: floyd" in bad.stderr and "swarm" in bad.stderr
+
+
+def test_a_store_gives_back_each_study_as_it_was_run(tmp_path):
+    from slowstart.store import Store
+    from slowstart.swarm import findings, run_study, stored_studies
+
+    store = tmp_path / "results.duckdb"
+    small = ["swarm.file=2MB"]
+    study = run_study(
+        SWARM_ADSL, seeds=[1, 2], buffers=(2, 10), set=small, leechers=6, jobs=1, store=store
+    )
+    # Another study in the same store: another file, no buffer sweep, one seed.
+    other = run_study(
+        SWARM_ADSL, seeds=[1], buffers=(), set=["swarm.file=1MB"], leechers=4, jobs=1, store=store
+    )
+    with Store(store, read_only=True) as s:
+        back = sorted(stored_studies(s), key=lambda x: len(x.runs))
+    assert [len(b.runs) for b in back] == [6, 16]
+    for b, original in zip(back, (other, study), strict=True):
+        assert (b.discard, b.keep, b.buffer, b.buffers) == (
+            original.discard,
+            original.keep,
+            original.buffer,
+            original.buffers,
+        )
+        assert {(r.setting, r.seed) for r in b.runs} == {(r.setting, r.seed) for r in original.runs}
+        assert [f.as_dict() for f in findings(b)] == [f.as_dict() for f in findings(original)]
+    assert back[1].buffers == (2, 10, 200) and back[0].buffers == ()
+    assert back[0].notes == ["4 leechers, a 1 MB file, uplink buffer 200 packets"]

@@ -3,10 +3,11 @@ results store holds.
 
 For every reproduction whose runs are all in the store: its table (variant, published, ours,
 difference, verdict, by the rule in `slowstart.reproduce.VERDICT_RULE`) and its figures, made
-again from the stored runs (nothing is simulated). For the swarm study: how many runs are
-stored. For sweeps (runs stored with source `sweep`, grouped by scenario and varied keys): the
-metric against the first varied key, one interactive plot per flow, and a heatmap over the
-first two keys when there are two or more. Plotly's script is embedded once, so the page
+again from the stored runs (nothing is simulated). For each swarm study: its findings with
+their verdicts and its figures, from the stored runs likewise. For sweeps (runs stored with
+source `sweep`, grouped by scenario and varied keys): the metric against the first varied key,
+one interactive plot per flow, and a heatmap over the first two keys when there are two or
+more. Plotly's script is embedded once, so the page
 reads offline; matplotlib figures are embedded as PNG. A small script at the end of the page
 records in `<body data-figures>` how many figures were drawn, for tests in a browser.
 """
@@ -138,18 +139,56 @@ def reproductions(store: Store, sources: set[str]) -> list[Section]:
         )
         sections.append(Section(f"{name}: {exp.title}", body))
     if "reproduce swarm" in sources:
-        n = store.con.execute(
-            "SELECT count(*) FROM runs WHERE source = 'reproduce swarm'"
-        ).fetchone()[0]
-        sections.append(
+        sections += swarm_studies(store)
+    return sections
+
+
+def swarm_studies(store: Store) -> list[Section]:
+    """A section per swarm study in the store: its findings with their verdicts and the
+    study's figures, made again from the stored runs (`slowstart.swarm.stored_studies`)."""
+    from slowstart.swarm import (
+        FINDING_COLUMNS,
+        FINDING_NOTES,
+        SOURCE,
+        TITLE,
+        describe,
+        findings,
+        stored_studies,
+        tally,
+        write_outputs,
+    )
+
+    studies = stored_studies(store)
+    if not studies:
+        return [
             Section(
-                "swarm: BitTorrent swarms over ADSL",
-                f'<p class="note">{n} swarm runs are stored (one row per peer: '
-                "<code>slowstart results STORE --table peers</code>); "
-                "<code>slowstart reproduce swarm --out DIR</code> reads them back and draws "
-                "the study's findings and figures into DIR.</p>",
+                f"swarm: {TITLE}",
+                '<p class="note">Its runs in this store were made by another engine version: '
+                "run <code>slowstart reproduce swarm</code> again to see its findings.</p>",
             )
+        ]
+    sections = []
+    for study in studies:
+        rows = findings(study)
+        with tempfile.TemporaryDirectory() as tmp:
+            written = write_outputs(study, rows, tmp)
+            figures = "".join(_png(p) for p in written if p.suffix == ".png")
+        table = _table(
+            FINDING_COLUMNS,
+            [
+                [(r.label, ""), (r.published, ""), (r.ours, ""), (r.tolerance, "")]
+                + [(r.verdict, r.verdict if r.verdict in ("ok", "off") else "")]
+                for r in rows
+            ],
         )
+        body = (
+            f'<p class="note">source: {html.escape(SOURCE)}<br>'
+            f"{html.escape('; '.join([*study.notes, describe(study)]))}; {tally(rows)}</p>"
+            f"{table}"
+            f'<p class="note">{html.escape(FINDING_NOTES)}</p>'
+            f"{figures}"
+        )
+        sections.append(Section(f"swarm: {TITLE}", body))
     return sections
 
 

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from slowstart.api import Result
+    from slowstart.store import Store
 
 POPULATIONS = ("tcp", "utp", "mixed")
 SEEDINGS = ("never_leave", "random_stay")
@@ -53,6 +54,8 @@ DISCARD, KEEP = 50, 50
 BUFFERS = (2, 10, 25, 50, 75, 100, 150, 200)
 SEEDS = 10
 SCENARIO = "swarm-adsl"
+TITLE = "BitTorrent swarms over ADSL: uTP vs TCP completion time"
+SOURCE = 'Testa and Rossi, "The impact of uTP on BitTorrent completion time" (IEEE P2P 2011)'
 PEER_COLUMNS = (
     "id",
     "transport",
@@ -548,8 +551,9 @@ def run_study(
             config = load(scenario, set=[*extra, *setting.overrides()], seed=seed)
         except ValueError as e:
             raise ScenarioError(f"{setting} seed {seed}: {e}") from None
-        # The measurement window is part of what is stored: a run is keyed by it too.
-        configs.append({**config, "reproduce": {"discard": discard}})
+        # The measurement window is part of what is stored: a run is keyed by it too, and a
+        # report reads it back (`stored_studies`).
+        configs.append({**config, "reproduce": {"discard": discard, "keep": keep}})
     start = time.perf_counter()
     workers = min(jobs or os.cpu_count() or 1, len(configs))
     items = [
@@ -586,6 +590,76 @@ def run_study(
         wall_s=time.perf_counter() - start,
         jobs=workers,
     )
+
+
+def stored_studies(store: Store) -> list[Study]:
+    """The studies a results store holds, made again from its `reproduce swarm` runs of this
+    engine (nothing is run): runs whose configs differ only in population, seeding, uplink
+    buffer and seed form one study. Its main buffer is the one the TCP and uTP swarms ran
+    with; its buffer sweep, the 50-50 random-stay swarm's buffers when there are several."""
+    from slowstart.store import canonical, engine_version
+
+    rows = store.con.execute(
+        "SELECT config, summary, extra, wall_s FROM runs "
+        "WHERE source = 'reproduce swarm' AND version = ? ORDER BY stored_at, key",
+        [engine_version()],
+    ).fetchall()
+    groups: dict[str, list[tuple[dict[str, Any], SwarmRun]]] = {}
+    for config_text, summary, extra, wall_s in rows:
+        config = json.loads(config_text)
+        window = config.get("reproduce") or {}
+        sw = config["swarm"]
+        buffer = sw["access"]["up_queue"].get("packets")
+        if "keep" not in window or buffer is None:
+            continue  # stored before the window was recorded whole
+        run = SwarmRun(
+            Setting(sw["population"], sw["seeding"], buffer),
+            int(config["seed"]),
+            json.loads(summary),
+            np.asarray(json.loads(extra)["queue_counts"]),
+            wall_s,
+        )
+        access = {**sw["access"], "up_queue": None}
+        common = {**config, "seed": None, "swarm": {**sw, "population": None, "seeding": None}}
+        common["swarm"]["access"] = access
+        groups.setdefault(canonical(common), []).append((config, run))
+    studies = []
+    for members in groups.values():
+        config, _ = members[0]
+        sw, runs = config["swarm"], [r for _, r in members]
+        main = {r.setting.buffer for r in runs if r.setting.population != "mixed"}
+        swept = {
+            r.setting.buffer
+            for r in runs
+            if (r.setting.population, r.setting.seeding) == ("mixed", "random_stay")
+        }
+        buffer = max(main) if main else max(swept)
+        order = {s: i for i, s in enumerate(POPULATIONS + SEEDINGS)}
+        studies.append(
+            Study(
+                runs=sorted(
+                    runs,
+                    key=lambda r: (
+                        order[r.setting.seeding],
+                        order[r.setting.population],
+                        r.setting.buffer,
+                        r.seed,
+                    ),
+                ),
+                discard=config["reproduce"]["discard"],
+                keep=config["reproduce"]["keep"],
+                buffer=buffer,
+                buffers=tuple(sorted(swept | {buffer})) if len(swept) > 1 else (),
+                ms_per_packet=packet_ms(sw),
+                target_s=delay_target(sw["utp"]["cc"]),
+                wall_s=sum(r.wall_s for r in runs),
+                notes=[
+                    f"{sw['leechers']} leechers, a {sw['file_bytes'] / 1e6:g} MB file, uplink "
+                    f"buffer {buffer} packets"
+                ],
+            )
+        )
+    return studies
 
 
 # --- findings ---------------------------------------------------------------------------------
@@ -772,30 +846,43 @@ def findings(study: Study) -> list[Finding]:
     return out
 
 
-def format_findings(study: Study, rows: list[Finding]) -> str:
-    from slowstart.cli import table
+FINDING_COLUMNS = ["finding", "published", "ours", "tolerance", "verdict"]
+FINDING_NOTES = (
+    "medians pool every kept download (in brackets: the range of the runs' own medians); "
+    "p: one-sided Mann-Whitney U over the kept downloads, uTP peers against TCP peers"
+)
 
+
+def describe(study: Study) -> str:
+    """What a study ran: runs, settings, seeds, the measurement window."""
     n_settings = len({r.setting for r in study.runs})
     seeds = sorted({r.seed for r in study.runs})
-    head = (
-        "swarm: BitTorrent swarms over ADSL, uTP vs TCP completion time\n"
-        '  source: Testa and Rossi, "The impact of uTP on BitTorrent completion time" '
-        "(IEEE P2P 2011)\n"
-        f"  {len(study.runs)} runs ({n_settings} settings x {len(seeds)} seeds) in "
-        f"{study.wall_s:.0f} s on {study.jobs} process{'' if study.jobs == 1 else 'es'}; "
-        f"per run the first {study.discard} completions discarded, the next {study.keep} kept"
+    return (
+        f"{len(study.runs)} runs ({n_settings} settings x {len(seeds)} seeds); per run the "
+        f"first {study.discard} completions discarded, the next {study.keep} kept"
     )
-    body = table(
-        ["finding", "published", "ours", "tolerance", "verdict"],
-        [[r.label, r.published, r.ours, r.tolerance, r.verdict] for r in rows],
-    )
+
+
+def tally(rows: list[Finding]) -> str:
     ok = sum(r.verdict == "ok" for r in rows)
     measured = sum(r.verdict in ("ok", "off") for r in rows)
-    notes = (
-        "  medians pool every kept download (in brackets: the range of the runs' own medians);\n"
-        "  p: one-sided Mann-Whitney U over the kept downloads, uTP peers against TCP peers"
+    return f"{ok}/{measured} findings within their tolerance"
+
+
+def format_findings(study: Study, rows: list[Finding]) -> str:
+    import textwrap
+
+    from slowstart.cli import table
+
+    procs = f"{study.jobs} process{'' if study.jobs == 1 else 'es'}"
+    head = (
+        f"swarm: {TITLE}\n  source: {SOURCE}\n  {describe(study)}; {study.wall_s:.0f} s on {procs}"
     )
-    return f"{head}\n{body}\n{notes}\n  {ok}/{measured} findings within their tolerance"
+    body = table(
+        FINDING_COLUMNS, [[r.label, r.published, r.ours, r.tolerance, r.verdict] for r in rows]
+    )
+    notes = textwrap.fill(FINDING_NOTES, 96, initial_indent="  ", subsequent_indent="  ")
+    return f"{head}\n{body}\n{notes}\n  {tally(rows)}"
 
 
 # --- the reproduction's figures -----------------------------------------------------------------
@@ -971,9 +1058,6 @@ def write_outputs(study: Study, rows: list[Finding], out_dir: str | os.PathLike[
 
 
 # --- `slowstart reproduce swarm` ----------------------------------------------------------------
-
-TITLE = "BitTorrent swarms over ADSL: uTP vs TCP completion time"
-SOURCE = 'Testa and Rossi, "The impact of uTP on BitTorrent completion time" (IEEE P2P 2011)'
 
 
 def parse_buffers(text: str | None) -> tuple[int, ...]:
