@@ -463,8 +463,10 @@ def add_store_arguments(p: argparse.ArgumentParser, traces: bool = True) -> None
         p.add_argument(
             "--traces",
             action="store_true",
-            help="store every run's traces too (Parquet, about 200 kB per short run, and "
-            "encoding them takes about as long as the run)",
+            help="store every run's traces too, as Parquet (off by default: a short run's "
+            "traces take longer to encode than the run; a 10 000-run sweep of 5 MB transfers "
+            "spent 71.6%% of its wall time outside the runs with them, 7.3%% without, and "
+            "wrote 2 GB; README, The results store)",
         )
 
 
