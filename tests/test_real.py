@@ -20,7 +20,7 @@ import pytest
 
 from conftest import ROOT, cli
 from slowstart import compare, real_kernel, real_summary, testbed
-from slowstart.cli import check_real_cc, format_compare_both
+from slowstart.cli import check_real_cc, format_compare, format_compare_both
 
 REASON = testbed.unavailable_reason()
 needs_root = pytest.mark.skipif(REASON is not None, reason=f"skipped: {REASON}")
@@ -424,7 +424,9 @@ def test_compare_both_is_one_table():
         "(3)",
         "diff",
     ]
-    assert row.split() == ["completion_s", "4.6", "4.7", "-2.1%", "4.7", "4.8", "-2.1%"]
+    assert row == (
+        "completion_s  4.600 s         4.700 s    -2.1%  4.700 s         4.800 s  -2.1%"
+    ), row
     assert "slow-start rounds (cwnd, segments), UDP: sim [10, 20]; real [10, 20]" in text
 
 
@@ -456,3 +458,73 @@ def test_compare_both_stacks(tmp_path, udp_built):
         assert (out / f"compare-{stack}.png").exists()
     assert json.loads((out / "compare.json").read_text())["stack"] == "both"
     assert leftovers(os.getpid()) == []
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "shown"),
+    [
+        ("completion_s", 0.20741, "207.4 ms"),
+        ("object0.ttfb_s", 0.0128, "12.80 ms"),
+        ("completion_s", 4.6131, "4.613 s"),
+        ("cwnd_at_exit_bytes", 965_800, "965.8 kB"),
+        ("flow1.cwnd_at_exit_bytes", 12_345_678, "12.35 MB"),
+        ("goodput_bps", 655_600.0, "655.6 kbps"),
+        ("goodput_bps", 19_300_000.0, "19.30 Mbps"),
+        ("retransmits", 327.0, "327"),
+        ("loss_events", 1.5, "1.500"),
+        ("retransmits", None, "-"),
+        ("retransmits", 0, "0"),
+    ],
+)
+def test_compared_values_in_plain_units(key, value, shown):
+    assert compare.plain(key, value) == shown
+
+
+def test_the_compare_table_has_no_exponents():
+    metrics = {"goodput_bps": 965_800.0, "cwnd_at_exit_bytes": 1_234_567, "completion_s": 12.5}
+    c = {
+        "metrics": {
+            "sim": metrics,
+            "real_median": metrics,
+            "real_range": {k: [v, v] for k, v in metrics.items()},
+        },
+        "diff": dict.fromkeys(metrics, 0.0),
+        "real": [{}],
+    }
+    text = format_compare(c)
+    assert "e+" not in text and "965.8 kbps" in text and "1.235 MB..1.235 MB" in text
+
+
+def test_loss_events_of_a_real_run_count_entries_into_recovery():
+    import pandas as pd
+
+    states = ["open", "recovery", "recovery", "open", "loss", "open", "disorder", "recovery"]
+    assert real_summary.recoveries(pd.Series(states)) == 2
+    assert real_summary.recoveries(pd.Series(["open"] * 5)) == 0
+
+
+def test_compare_simulates_a_web_page_as_long_as_the_real_run_lasted():
+    """A simulated page ends with its last byte; the real run lasts until its last ACKs are
+    back: the simulation goes on to the longest real run's end, the page unchanged."""
+    import pandas as pd
+
+    from slowstart.paths import scenario_path
+    from slowstart.scenario import load
+
+    config = compare.kernel_like(load(scenario_path("real-web"), cc="cubic"))
+    alone = compare.simulate_beside(config, [])
+    end = alone.summary["sim_time_s"]
+
+    class Real:  # a real run, as far as its length goes
+        def __init__(self, last_s: float) -> None:
+            self.flows = pd.DataFrame({"t_s": [0.0, last_s]})
+
+    longer = compare.simulate_beside(config, [Real(end / 2), Real(end + 0.25)])
+    assert longer.summary["sim_time_s"] == pytest.approx(end + 0.25, abs=1e-9)
+    assert longer.summary["apps"] == alone.summary["apps"]
+    # Its trace goes on: the last flight's ACKs come back and nothing is left in flight.
+    assert alone.flows["inflight_bytes"].iloc[-1] > 0
+    assert longer.flows["inflight_bytes"].iloc[-1] == 0
+    assert longer.flows["t_s"].max() > alone.flows["t_s"].max()
+    shorter = compare.simulate_beside(config, [Real(end / 2)])
+    assert shorter.summary == {**alone.summary, "wall_s": shorter.summary["wall_s"]}

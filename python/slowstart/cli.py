@@ -667,10 +667,9 @@ def build_parser() -> Parser:
 
 def format_compare_both(c: dict[str, Any]) -> str:
     """One table: per metric, the simulation beside Linux and beside the UDP stack."""
-    k, u = c["kernel"], c["udp"]
+    from slowstart.compare import plain
 
-    def f(v: Any) -> str:
-        return "-" if v is None else f"{v:.4g}"
+    k, u = c["kernel"], c["udp"]
 
     def d(v: Any) -> str:
         return "-" if v is None else f"{v:+.1%}"
@@ -679,10 +678,10 @@ def format_compare_both(c: dict[str, Any]) -> str:
     for key in dict.fromkeys([*k["diff"], *u["diff"]]):
         rows.append(
             [key]
-            + [f(k["metrics"]["sim"].get(key)), f(k["metrics"]["real_median"].get(key))]
-            + [d(k["diff"].get(key))]
-            + [f(u["metrics"]["sim"].get(key)), f(u["metrics"]["real_median"].get(key))]
-            + [d(u["diff"].get(key))]
+            + [plain(key, k["metrics"]["sim"].get(key))]
+            + [plain(key, k["metrics"]["real_median"].get(key)), d(k["diff"].get(key))]
+            + [plain(key, u["metrics"]["sim"].get(key))]
+            + [plain(key, u["metrics"]["real_median"].get(key)), d(u["diff"].get(key))]
         )
     headers = ["metric", "sim (MSS 1448)", f"Linux ({len(k['real'])})", "diff"]
     headers += ["sim (MSS 1424)", f"UDP ({len(u['real'])})", "diff"]
@@ -699,20 +698,18 @@ def format_compare_both(c: dict[str, Any]) -> str:
 
 
 def format_compare(c: dict[str, Any]) -> str:
+    from slowstart.compare import plain
+
     m = c["metrics"]
     rows = []
     for k in c["diff"]:
         sim_v, med, rng, d = m["sim"].get(k), m["real_median"][k], m["real_range"][k], c["diff"][k]
-
-        def f(v: Any) -> str:
-            return "-" if v is None else f"{v:.4g}"
-
         rows.append(
             [
                 k,
-                f(sim_v),
-                f(med),
-                f"{f(rng[0])}..{f(rng[1])}" if rng else "-",
+                plain(k, sim_v),
+                plain(k, med),
+                f"{plain(k, rng[0])}..{plain(k, rng[1])}" if rng else "-",
                 "-" if d is None else f"{d:+.1%}",
             ]
         )

@@ -8,6 +8,7 @@ the slow-start rounds (cwnd per round trip) of each, and a figure overlays their
 from __future__ import annotations
 
 import json
+import math
 from typing import TYPE_CHECKING, Any
 
 from slowstart.real_summary import HEADER_BYTES, MSS, cwnd_at
@@ -33,7 +34,8 @@ def kernel_like(config: dict[str, Any]) -> dict[str, Any]:
 KERNEL_FLOW = {"mss": MSS, "header_bytes": HEADER_BYTES, "abc": True, "quickack": True}
 
 
-METRICS = ("completion_s", "slow_start_exit_s", "cwnd_at_exit_bytes", "retransmits", "goodput_bps")
+METRICS = ("completion_s", "slow_start_exit_s", "cwnd_at_exit_bytes", "retransmits", "loss_events")
+METRICS += ("goodput_bps",)
 
 
 OBJECT_METRICS = ("ttfb_s", "first_to_last_s", "total_s")
@@ -94,25 +96,38 @@ def _rel(sim: float | None, real: float | None) -> float | None:
     return (sim - real) / real
 
 
+def simulate_beside(config: dict[str, Any], reals: list[Result]) -> Result:
+    """The simulation of `config`, on to the end of the longest real run when that lasted
+    longer: a simulated web flow ends with its last byte, a real one once its last ACKs are
+    back (SimConfig::run_to_end)."""
+    from slowstart.api import run_config
+
+    sim = run_config(config)
+    real_end = max((float(r.flows["t_s"].max()) for r in reals if len(r.flows)), default=0.0)
+    if real_end > sim.summary["sim_time_s"]:
+        longer = {**config, "run_to_end": True, "duration_ns": math.ceil(real_end * 1e9)}
+        sim = run_config(longer)
+    return sim
+
+
 def compare(config: dict[str, Any], runs: int = 3, stack: str = "kernel") -> dict[str, Any]:
     """Simulate the config as the stack sends it and run it `runs` times for real: Linux TCP
     (`kernel`, MSS 1448) or the simulator's own transport over UDP (`udp`, MSS 1424)."""
     import numpy as np
 
-    from slowstart.api import run_config
-
     if stack == "udp":
         from slowstart.real_udp import UDP_FLOW, UDP_MSS, run_real_udp, udp_like
 
-        sim = run_config(udp_like(config))
+        like = udp_like(config)
         reals = [run_real_udp(config) for _ in range(runs)]
         settings, mss = UDP_FLOW, UDP_MSS
     else:
         from slowstart.real_kernel import run_real
 
-        sim = run_config(kernel_like(config))
+        like = kernel_like(config)
         reals = [run_real(config) for _ in range(runs)]
         settings, mss = KERNEL_FLOW, MSS
+    sim = simulate_beside(like, reals)
     sim_m = _metrics(sim.summary, sim.flows, config)
     real_m = [_metrics(r.summary, r.flows, config) for r in reals]
     keys = list(dict.fromkeys([*sim_m, *(k for m in real_m for k in m)]))
@@ -136,6 +151,28 @@ def compare(config: dict[str, Any], runs: int = 3, stack: str = "kernel") -> dic
         "diff": {k: _rel(sim_m.get(k), median[k]) for k in keys},
         "_results": (sim, reals),
     }
+
+
+def _digits(x: float) -> str:
+    """Four significant digits, never an exponent."""
+    return f"{x:.{max(0, 3 - math.floor(math.log10(abs(x))))}f}" if x else "0"
+
+
+def plain(key: str, v: float | None) -> str:
+    """A compared value in plain units by its name's suffix: ms or s, kB or MB, kbps to
+    Gbps, counts as they are."""
+    if v is None:
+        return "-"
+    if key.endswith("_s"):
+        return f"{_digits(v * 1e3)} ms" if abs(v) < 1 else f"{_digits(v)} s"
+    for suffix, units in (
+        ("_bytes", ("B", "kB", "MB", "GB")),
+        ("_bps", ("bps", "kbps", "Mbps", "Gbps")),
+    ):
+        if key.endswith(suffix):
+            k = min(max(0, math.floor(math.log10(abs(v)) / 3)) if v else 0, 3)
+            return f"{_digits(v / 1000**k)} {units[k]}"
+    return f"{v:g}" if float(v).is_integer() else _digits(v)
 
 
 def compare_both(config: dict[str, Any], runs: int = 3) -> dict[str, Any]:

@@ -194,6 +194,7 @@ def kernel_summary(
                     "goodput_bps": delivered * 8 / active if active else None,
                     "slow_start_exit_s": ss_exit,
                     "retransmits": int(f["total_retrans"].iloc[-1]) if len(f) else 0,
+                    "loss_events": recoveries(f["ca_state"]),
                     "max_cwnd_bytes": int(f["cwnd_bytes"].max()) if len(f) else 0,
                 },
                 {
@@ -220,6 +221,14 @@ def kernel_summary(
         "tun_tx_dropped": stats.get("tun_tx_dropped", {}),
         "warnings": warnings,
     }
+
+
+def recoveries(ca_state: pd.Series) -> int:
+    """Loss events as the simulator counts them (fast-recovery episodes): how often the
+    sampled TCP_INFO ca_state enters TCP_CA_Recovery (tcp_enter_recovery). An episode lasts
+    at least a round trip, so 1 ms samples see every one."""
+    state = ca_state.astype(str)
+    return int(((state == "recovery") & (state.shift() != "recovery")).sum())
 
 
 def tun_warnings(stats: dict[str, Any]) -> list[str]:

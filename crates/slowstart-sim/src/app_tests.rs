@@ -397,3 +397,25 @@ fn app_json_defaults_to_bulk_and_rejects_unknown_kinds_and_keys() {
     let e = SimConfig::from_json(&json.to_string()).unwrap_err().0;
     assert!(e.contains("unknown field `x`"), "{e}");
 }
+
+#[test]
+fn run_to_end_goes_on_after_the_last_byte_and_traces_the_last_acks() {
+    // A web flow is done with the page's last byte; its last ACKs are still on the way back.
+    let page = web(web_flow(10, 10, vec![17_000], None));
+    let early = Simulation::new(&page).unwrap().run();
+    let mut cfg = page.clone();
+    cfg.run_to_end = true;
+    cfg.duration_ns = 2 * SEC;
+    let full = Simulation::new(&cfg).unwrap().run();
+    assert_eq!(objects(&early), objects(&full));
+    assert!(
+        early.summary.sim_time_s < 0.5,
+        "{}",
+        early.summary.sim_time_s
+    );
+    assert_eq!(full.summary.sim_time_s, 2.0);
+    let last = |out: &RunOutput| *out.flows.inflight_bytes.last().unwrap();
+    assert!(last(&early) > 0);
+    assert_eq!(last(&full), 0);
+    assert!(full.flows.inflight_bytes.len() > early.flows.inflight_bytes.len());
+}

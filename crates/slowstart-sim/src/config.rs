@@ -25,6 +25,11 @@ pub struct SimConfig {
     pub flows: Vec<FlowConfig>,
     #[serde(default)]
     pub trace: TraceConfig,
+    /// Run to `duration_ns` even once every flow is done (a web flow is done with its last
+    /// byte, before its last ACKs are back): `slowstart compare` simulates as long as the real
+    /// run lasted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub run_to_end: bool,
     /// A BitTorrent swarm over access links (utp seed); with it, `nodes`, `links` and `flows`
     /// are empty: the swarm builds its own star and connections.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -220,6 +220,8 @@ pub struct Simulation {
     name: String,
     seed: u64,
     duration_ns: u64,
+    /// Run to `duration_ns` even once every flow is done (SimConfig::run_to_end).
+    run_to_end: bool,
     now: u64,
     events: u64,
     /// Flows whose sender is not done; the run ends early when it reaches 0.
@@ -325,6 +327,7 @@ impl Simulation {
             name: cfg.name.clone(),
             seed: cfg.seed,
             duration_ns: cfg.duration_ns,
+            run_to_end: cfg.run_to_end,
             now: 0,
             events: 0,
             unfinished_flows: n_flows,
@@ -376,7 +379,7 @@ impl Simulation {
                 Event::Timer(f, kind) => self.timer(f, kind),
             }
             self.flush_io();
-            if self.unfinished_flows == 0 {
+            if self.unfinished_flows == 0 && !self.run_to_end {
                 end = t;
                 break;
             }

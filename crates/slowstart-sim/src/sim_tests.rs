@@ -314,6 +314,7 @@ fn star_of_asymmetric_access_links_routes_through_the_hub() {
         links,
         flows: vec![f01, f21],
         trace: TraceConfig::default(),
+        run_to_end: false,
         swarm: None,
     };
     let out = Simulation::new(&cfg).unwrap().run();

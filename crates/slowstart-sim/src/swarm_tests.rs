@@ -44,6 +44,7 @@ pub fn small_swarm(leechers: u64, file_kb: u64, population: Population) -> SimCo
         links: vec![],
         flows: vec![],
         trace: TraceConfig::default(),
+        run_to_end: false,
         swarm: Some(SwarmConfig {
             seeds: 1,
             leechers,

@@ -54,6 +54,7 @@ pub fn path(
         ],
         flows,
         trace: TraceConfig::default(),
+        run_to_end: false,
         swarm: None,
     }
 }
