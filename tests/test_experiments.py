@@ -259,3 +259,31 @@ def test_atou_simulated_rows_and_the_skipped_real_part(tmp_path, monkeypatch):
         skipped.ours is None and skipped.verdict == "pending: skipped: real runs need root (test)"
     )
     assert [p.name for p in written] == ["atou-cwnd.png"] and written[0].exists()
+
+
+def test_the_ledbat_figure_draws_what_the_verdicts_judge(tmp_path):
+    from slowstart.ledbat_figures import queue_delay_series, share_series
+    from slowstart.reproduce import EXPERIMENTS, LEDBAT_HOLD_S, LEDBAT_SETTLED_S
+
+    exp = EXPERIMENTS["ledbat"]
+    rows, written = run_experiment(exp, tmp_path)
+    assert [p.name for p in written] == [
+        "ledbat-verdicts.png",
+        "ledbat-delay-share.png",
+        "ledbat-cwnd.png",
+    ]
+    assert all(p.stat().st_size > 20_000 for p in written)
+    # The curves drawn are the measured ones: the delay's mean over the judged window, and the
+    # share's over the 1 s bins of the judged window, agree with the judged values.
+    alone = run(scenario_path("ledbat-alone"), set=['flow.0.cc="ledbat"'])
+    t, delay_ms = queue_delay_series(alone)
+    settled = delay_ms[t >= LEDBAT_SETTLED_S].mean() / 1e3
+    assert settled == pytest.approx(rows[0].ours, rel=0.01)
+    beside = run(scenario_path("ledbat-vs-reno"), set=['flow.0.cc="ledbat"'])
+    start = 20.0 + beside.summary["flows"][1]["slow_start_exit_s"]
+    t, share = share_series(beside, 0, 1)
+    judged = (t >= start) & (t < start + LEDBAT_HOLD_S)
+    # Alone until Reno starts at 20 s; each bin is drawn from its start.
+    assert share[t < 20.0].min() == 1.0 and share[t == 20.0][0] < 1.0
+    # Whole bins from the first after the window's start (23.05 s): within 0.006.
+    assert share[judged].mean() == pytest.approx(rows[2].ours, abs=0.006)

@@ -25,6 +25,7 @@ from typing import Any
 from slowstart.api import Result
 from slowstart.app_figures import request_ramp_figures, window_grid_figures
 from slowstart.atou import run_atou
+from slowstart.ledbat_figures import ledbat_figures
 from slowstart.links_study import ALGORITHMS as LINK_ALGORITHMS
 from slowstart.links_study import LINKS, links_figures, missing_traces
 from slowstart.measures import (
@@ -126,6 +127,10 @@ LINUX24_WINDOW = "flow.0.max_window=1500seg"
 # packets when the RTT is above 100 ms and the rate above 16 Mbps (picoquic_compute_ack_gap);
 # every 10th full segment is about 1 Mbps of ACKs at 250 Mbps.
 THIN = ('path.reverse_rate="3Mbps"', "flow.0.ack_every=10")
+# ledbat: the queuing delay is averaged from this time of the run on (once LEDBAT has settled),
+# and the share over this long after Reno leaves slow start.
+LEDBAT_SETTLED_S = 30.0
+LEDBAT_HOLD_S = 30.0
 
 
 def facts_figures(exp: Experiment, results: list[Result], out: Path) -> list[Path]:
@@ -421,7 +426,7 @@ EXPERIMENTS: dict[str, Experiment] = {
                         (f'flow.0.cc="{cc}"',),
                         0.100,
                         unit=" s",
-                        measure=settled_queue_delay(30.0),
+                        measure=settled_queue_delay(LEDBAT_SETTLED_S),
                     )
                     for cc in ("ledbat", "utp")
                 ),
@@ -431,12 +436,13 @@ EXPERIMENTS: dict[str, Experiment] = {
                         (f'flow.0.cc="{cc}"',),
                         0.20,
                         bound="<",
-                        measure=share_once_avoiding(0, 1, 30.0),
+                        measure=share_once_avoiding(0, 1, LEDBAT_HOLD_S),
                         scenario="ledbat-vs-reno",
                     )
                     for cc in ("ledbat", "utp")
                 ),
             ),
+            figures=ledbat_figures,
         ),
     ]
 }
