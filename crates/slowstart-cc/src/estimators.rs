@@ -71,6 +71,10 @@ impl RttEstimator {
         self.latest
     }
 
+    pub fn rttvar(&self) -> Nanos {
+        self.rttvar
+    }
+
     pub fn has_sample(&self) -> bool {
         self.has_sample
     }

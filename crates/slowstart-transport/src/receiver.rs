@@ -34,6 +34,9 @@ pub struct Receiver {
     delack_timer: Timer,
     completed_ns: Option<u64>,
     acks_sent: u64,
+    /// ACKs that repeat the previous ACK's acknowledgment number (see [`Receiver::dup_acks`]).
+    dup_acks: u64,
+    last_ack: u64,
     /// Payload bytes that arrived, duplicates included.
     data_bytes_received: u64,
     /// Set ECE on every ACK until the sender's CWR (RFC 3168 §6.1.3).
@@ -68,6 +71,8 @@ impl Receiver {
             delack_timer: Timer::default(),
             completed_ns: None,
             acks_sent: 0,
+            dup_acks: 0,
+            last_ack: 0,
             data_bytes_received: 0,
             ece: false,
             ce_received: 0,
@@ -86,6 +91,14 @@ impl Receiver {
 
     pub fn acks_sent(&self) -> u64 {
         self.acks_sent
+    }
+
+    /// Duplicate ACKs sent: pure ACKs with the acknowledgment number of the ACK before (RFC
+    /// 5681 §2; the window is the same too, since it grows only with in-order data). The SYN-ACK
+    /// does not count as the ACK before: its window is unscaled (RFC 7323 §2.2), so Wireshark
+    /// does not compare it either (`tcp.analysis.duplicate_ack`).
+    pub fn dup_acks(&self) -> u64 {
+        self.dup_acks
     }
 
     /// Payload bytes that arrived, duplicates included.
@@ -245,6 +258,10 @@ impl Receiver {
         p.wire_bytes = (self.header_bytes + options) as u32;
         self.unacked_segments = 0;
         let _ = self.delack_timer.set(None);
+        if self.acks_sent > 0 && p.seq == self.last_ack {
+            self.dup_acks += 1;
+        }
+        self.last_ack = p.seq;
         self.acks_sent += 1;
         io.send(p);
     }

@@ -26,6 +26,7 @@ use crate::Io;
 use pacer::Pacer;
 use probe::LossProbe;
 use recovery::Episodes;
+pub use scoreboard::{Loss, LossTrigger};
 use scoreboard::{Scoreboard, Segment};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -222,6 +223,11 @@ impl Sender {
         &self.rtt
     }
 
+    /// The rate the sender paces at, bytes per second, if it paces.
+    pub fn pacing_rate(&self) -> Option<u64> {
+        self.pacer.rate(&self.cc, &self.rtt)
+    }
+
     /// Bytes of data sent at least once (the highest sequence sent).
     pub fn highest_sent_bytes(&self) -> u64 {
         self.board.snd_nxt()
@@ -260,6 +266,17 @@ impl Sender {
             TimerKind::Pacing => Some(self.pacer.timer_mut()),
             _ => None,
         }
+    }
+
+    /// Keep the segments found lost, for [`Sender::take_losses`] (a qlog wants them).
+    pub fn log_losses(&mut self, on: bool) {
+        self.board.losses = on.then(Vec::new);
+    }
+
+    /// The segments found lost since the last call, in the order found (none unless
+    /// [`Sender::log_losses`]).
+    pub fn take_losses(&mut self) -> impl Iterator<Item = Loss> + '_ {
+        self.board.losses.iter_mut().flat_map(|l| l.drain(..))
     }
 
     // ----------------------------------------------------------------- what the driver tells

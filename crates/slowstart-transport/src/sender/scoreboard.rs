@@ -24,6 +24,26 @@ const EVER_RETRANS: u8 = 8;
 /// RFC 6675 §2 DupThresh.
 const DUP_THRESH: u64 = 3;
 
+/// Which rule found a segment lost (the triggers of qlog's `recovery:packet_lost`,
+/// draft-ietf-quic-qlog-quic-events-03 §7.4.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossTrigger {
+    /// RFC 6675 IsLost: DupThresh SACKed segments above it.
+    ReorderingThreshold,
+    /// RACK's time rule (RFC 8985 §6.2), for originals and retransmissions.
+    TimeThreshold,
+    /// The retransmission timer expired (RFC 6298 §5.5).
+    Timeout,
+}
+
+/// A segment found lost: its first byte, length and the rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loss {
+    pub seq: u64,
+    pub len: u32,
+    pub trigger: LossTrigger,
+}
+
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Segment {
     /// The rate sampler's snapshot at the segment's latest transmission.
@@ -68,6 +88,8 @@ pub(super) struct Scoreboard {
     retransmissions: VecDeque<(u64, u64)>,
     /// Segments whose retransmission was found lost, to send again before `rtx_cursor`'s.
     relost: VecDeque<u64>,
+    /// Losses found since the driver last took them, when it asked for them (qlog).
+    pub losses: Option<Vec<Loss>>,
 }
 
 impl Scoreboard {
@@ -89,6 +111,7 @@ impl Scoreboard {
             retrans_bytes: 0,
             retransmissions: VecDeque::new(),
             relost: VecDeque::new(),
+            losses: None,
         }
     }
 
@@ -234,6 +257,7 @@ impl Scoreboard {
             if seg.flags & (SACKED | LOST) == 0 {
                 seg.flags |= LOST;
                 newly += seg.len as u64;
+                note(&mut self.losses, seg, LossTrigger::ReorderingThreshold);
             }
             k += 1;
         }
@@ -261,6 +285,7 @@ impl Scoreboard {
                 seg.flags &= !RETRANS;
                 self.retrans_bytes -= seg.len as u64;
                 self.relost.push_back(k);
+                note(&mut self.losses, seg, LossTrigger::TimeThreshold);
                 found += 1;
             }
         }
@@ -284,6 +309,7 @@ impl Scoreboard {
                 if seg.flags & (SACKED | LOST) == 0 {
                     seg.flags |= LOST;
                     newly += seg.len as u64;
+                    note(&mut self.losses, seg, LossTrigger::TimeThreshold);
                 }
             }
             k += 1;
@@ -354,6 +380,10 @@ impl Scoreboard {
         let mut lost = 0;
         for seg in self.segments.iter_mut() {
             if seg.flags & SACKED == 0 {
+                // Newly lost: never marked, or a retransmission in flight.
+                if seg.flags & LOST == 0 || seg.flags & RETRANS != 0 {
+                    note(&mut self.losses, seg, LossTrigger::Timeout);
+                }
                 seg.flags = (seg.flags | LOST) & !RETRANS;
                 lost += seg.len as u64;
             }
@@ -365,6 +395,16 @@ impl Scoreboard {
         self.loss_frontier = self.nxt;
         self.rtx_cursor = self.una;
         self.rack_frontier = self.nxt;
+    }
+}
+
+fn note(losses: &mut Option<Vec<Loss>>, seg: &Segment, trigger: LossTrigger) {
+    if let Some(l) = losses {
+        l.push(Loss {
+            seq: seg.seq,
+            len: seg.len,
+            trigger,
+        });
     }
 }
 
