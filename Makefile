@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
 
-.PHONY: setup demo test rust-test python-test lint fmt bench browser clean
+.PHONY: setup demo test rust-test python-test lint fmt bench browser tshark clean
 
 setup: $(STAMP)
 
@@ -39,7 +39,17 @@ browser:
 		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
 		>/dev/null; } || echo "chromium not installed: the report's browser test will skip"
 
-test: setup browser rust-test lint python-test
+# Debian's tshark, for the capture test (tests/test_exports.py skips without it). Its package asks
+# whether non-root users may capture; the answer is preset (no), so nothing prompts.
+tshark:
+	@command -v tshark >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& apt-get update -qq \
+		&& echo "wireshark-common wireshark-common/install-setuid boolean false" \
+			| debconf-set-selections \
+		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; } \
+		|| echo "tshark not installed: the capture test will skip"
+
+test: setup browser tshark rust-test lint python-test
 
 rust-test:
 	cargo fmt --all --check

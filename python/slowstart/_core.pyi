@@ -6,9 +6,14 @@ from typing import Any
 __version__: str
 
 def run(
-    config_json: str, progress: Callable[[float, float], object] | None = None
+    config_json: str,
+    progress: Callable[[float, float], object] | None = None,
+    qlog: str | None = None,
+    pcap: str | None = None,
 ) -> dict[str, Any]:
     """Run a canonical JSON config; `progress(now_s, end_s)` about every 100 ms of wall time.
+    `qlog` and `pcap` are folders for one qlog file per flow and one capture per link direction
+    (OSError if one cannot be written).
 
     Returns {"summary": JSON str, "flows": {column: (bytes, dtype, unset, codes)}, "queues":
     {...}, "apps": {...}, "phase_names": [str], "link_names": [str]} (see api.frame). Ctrl-C

@@ -225,15 +225,36 @@ class Interrupted(KeyboardInterrupt):
         self.result = result
 
 
+def export_dir(path: str | os.PathLike[str], option: str) -> str:
+    """Create folder `path` for an export and check it takes files; ValueError naming `option`
+    (e.g. "--pcap") if not."""
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".slowstart-write-check"
+        probe.touch()
+        probe.unlink()
+    except OSError as e:
+        raise ValueError(f"{option}: cannot write to {str(folder)!r}: {e.strerror}") from None
+    return str(folder)
+
+
 def run_config(
-    config: dict[str, Any], progress: Callable[[float, float], None] | None = None
+    config: dict[str, Any],
+    progress: Callable[[float, float], None] | None = None,
+    *,
+    qlog: str | os.PathLike[str] | None = None,
+    pcap: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Run an already canonical config. `progress(now_s, end_s)` is called about every 100 ms
-    of wall time; Ctrl-C raises Interrupted, which carries the partial result."""
+    of wall time; Ctrl-C raises Interrupted, which carries the partial result. `qlog` and
+    `pcap` are folders: one qlog file per flow (`.sqlog`), one capture per link direction."""
     from slowstart import _core
 
+    qlog_dir = None if qlog is None else export_dir(qlog, "qlog")
+    pcap_dir = None if pcap is None else export_dir(pcap, "pcap")
     start = time.perf_counter()
-    out = _core.run(json.dumps(config), progress)
+    out = _core.run(json.dumps(config), progress, qlog_dir, pcap_dir)
     wall_s = time.perf_counter() - start
     summary = json.loads(out["summary"])
     summary.setdefault("wall_s", wall_s)
@@ -258,11 +279,15 @@ def run(
     set: list[str] | tuple[str, ...] | str = (),  # noqa: A002 - the documented keyword
     seed: int | None = None,
     duration: str | int | float | None = None,
+    qlog: str | os.PathLike[str] | None = None,
+    pcap: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Load a scenario (TOML path or dict), apply overrides, run it.
 
     `cc` replaces every flow's algorithm ("reno", "lss:max_ssthresh=100"); `set` is a list of
     "key=value" overrides such as "flow.0.initcwnd=20"; `seed` and `duration` ("10s") override
-    the scenario's. Bad input raises ValueError naming the field.
+    the scenario's; `qlog` and `pcap` name folders for qlog files and captures. Bad input
+    raises ValueError naming the field.
     """
-    return run_config(load(scenario, cc=cc, set=set, seed=seed, duration=duration))
+    config = load(scenario, cc=cc, set=set, seed=seed, duration=duration)
+    return run_config(config, qlog=qlog, pcap=pcap)

@@ -192,13 +192,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         seed=args.seed,
         duration=args.duration,
     )
-    from slowstart.api import Interrupted, run_config
+    from slowstart.api import Interrupted, export_dir, run_config
     from slowstart.progress import bar
 
+    qlog = None if args.qlog is None else export_dir(args.qlog, "--qlog")
+    pcap = None if args.pcap is None else export_dir(args.pcap, "--pcap")
     interrupted = None
     with bar("simulating", quiet=args.quiet) as progress:
         try:
-            result = run_config(config, progress)
+            result = run_config(config, progress, qlog=qlog, pcap=pcap)
         except Interrupted as e:
             result, interrupted = e.result, e
     swarm = "swarm" in config  # peers and uplink queues instead of flows (slowstart.swarm)
@@ -523,6 +525,8 @@ def build_parser() -> Parser:
     p.add_argument("--duration", help='simulated time, e.g. "10s"')
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--out", help="write summary.json, flows/queues.parquet, cwnd.png here")
+    p.add_argument("--qlog", metavar="DIR", help="write one qlog file per flow here (.sqlog)")
+    p.add_argument("--pcap", metavar="DIR", help="write one capture per link direction here")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=cmd_run)
 

@@ -1,11 +1,13 @@
 //! `slowstart._core`: the Python binding. No logic: JSON config in, summary JSON and trace
 //! columns (little-endian bytes for `numpy.frombuffer`) out.
 
-use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyBytes, PyDict};
 use slowstart_cc::registry::ALGORITHMS;
 use slowstart_cc::Phase;
+use slowstart_sim::ExportDirs;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Wall time between two looks at Ctrl-C and the caller's progress callback.
@@ -13,13 +15,16 @@ const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Run a canonical JSON config; raises ValueError naming the bad field. `progress(now_s,
 /// end_s)` is called about every 100 ms of wall time. Ctrl-C (or an exception from `progress`)
-/// stops the run: it returns what it has, its summary saying `interrupted`.
+/// stops the run: it returns what it has, its summary saying `interrupted`. `qlog` and `pcap`
+/// are folders to write qlog files and captures into (OSError if they cannot be written).
 #[pyfunction]
-#[pyo3(signature = (config_json, progress=None))]
+#[pyo3(signature = (config_json, progress=None, qlog=None, pcap=None))]
 fn run<'py>(
     py: Python<'py>,
     config_json: &str,
     progress: Option<Bound<'py, PyAny>>,
+    qlog: Option<PathBuf>,
+    pcap: Option<PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut last = Instant::now();
     let mut failure: Option<PyErr> = None;
@@ -42,8 +47,12 @@ fn run<'py>(
             }
         }
     };
-    let out = slowstart_sim::run_json_with(config_json, &mut tick)
+    let exports = ExportDirs { qlog, pcap };
+    let out = slowstart_sim::run_json_exporting(config_json, &exports, &mut tick)
         .map_err(|e| PyValueError::new_err(e.0))?;
+    if let Some(e) = out.export_error {
+        return Err(PyOSError::new_err(e));
+    }
     // Ctrl-C returns what was run so far (`interrupted`); any other exception is raised.
     if let Some(e) = failure {
         if !e.is_instance_of::<PyKeyboardInterrupt>(py) {

@@ -13,6 +13,7 @@ pub mod app;
 mod app_tests;
 pub mod config;
 pub mod engine;
+pub mod export;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod network;
@@ -27,6 +28,7 @@ mod testing;
 pub mod trace;
 
 pub use config::SimConfig;
+pub use export::ExportDirs;
 pub use sim::{RunOutput, Simulation, Summary};
 
 /// An error in a scenario or config, naming the field and what is accepted.
@@ -60,12 +62,28 @@ pub fn run(config: &SimConfig) -> Result<RunOutput, SimError> {
 
 /// Validate and run a config, reporting progress (and stopping when `progress` says so).
 pub fn run_with(config: &SimConfig, progress: Progress) -> Result<RunOutput, SimError> {
+    run_exporting(config, &ExportDirs::default(), progress)
+}
+
+/// [`run_with`], writing captures and qlog files where `exports` says.
+pub fn run_exporting(
+    config: &SimConfig,
+    exports: &ExportDirs,
+    progress: Progress,
+) -> Result<RunOutput, SimError> {
     if config.swarm.is_some() {
+        if !exports.is_empty() {
+            return Err(SimError(
+                "pcap, qlog: not written for swarm scenarios (their peers' connections come and go)"
+                    .into(),
+            ));
+        }
         let mut sim = swarm::SwarmSim::new(config)?;
         let end = sim.advance_with(progress);
         return Ok(sim.finish(end));
     }
     let mut sim = Simulation::new(config)?;
+    sim.set_exports(exports)?;
     let end = sim.advance_with(progress);
     Ok(sim.finish(end))
 }
@@ -78,4 +96,13 @@ pub fn run_json(config_json: &str) -> Result<RunOutput, SimError> {
 /// [`run_json`] with a [`Progress`].
 pub fn run_json_with(config_json: &str, progress: Progress) -> Result<RunOutput, SimError> {
     run_with(&SimConfig::from_json(config_json)?, progress)
+}
+
+/// [`run_json_with`], writing captures and qlog files where `exports` says.
+pub fn run_json_exporting(
+    config_json: &str,
+    exports: &ExportDirs,
+    progress: Progress,
+) -> Result<RunOutput, SimError> {
+    run_exporting(&SimConfig::from_json(config_json)?, exports, progress)
 }

@@ -13,6 +13,8 @@ use slowstart_transport::{Io, Settings, TimerKind};
 use crate::app::{App, AppSummary, Ctx};
 use crate::config::SimConfig;
 use crate::engine::{Event, EventQueue};
+use crate::export::qlog::Qlogs;
+use crate::export::{tcp::TcpView, Captures, ExportDirs};
 use crate::network::channel::{Channel, Offer};
 use crate::network::topology::{substream_seed, Topology};
 use crate::swarm::{PeerSummary, SwarmSummary};
@@ -53,6 +55,8 @@ struct Flow {
     prior_delivered: u64,
     /// Bytes the earlier connections' senders saw acknowledged.
     prior_acked: u64,
+    /// Duplicate ACKs the earlier connections' receivers sent.
+    prior_dup_acks: u64,
     start_ns: u64,
     handshake: bool,
     size_bytes: Option<u64>,
@@ -82,6 +86,8 @@ pub struct RunOutput {
     pub flows: FlowTrace,
     pub queues: QueueTrace,
     pub apps: AppTrace,
+    /// Writing a capture or qlog file failed (the run itself went on to its end).
+    pub export_error: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -116,6 +122,8 @@ pub struct FlowSummary {
     pub time_to_full_bw_s: Option<f64>,
     pub time_to_window_cap_s: Option<f64>,
     pub retransmits: u64,
+    /// Duplicate ACKs the receiver sent (see `Receiver::dup_acks`).
+    pub dup_acks: u64,
     pub loss_events: u64,
     pub rto_count: u64,
     pub lost_retransmissions: u64,
@@ -240,6 +248,9 @@ pub struct Simulation {
     app_trace: AppTrace,
     app_sampler: Sampler,
     interrupted: bool,
+    /// `--pcap` and `--qlog`, when asked for.
+    captures: Option<Box<Captures>>,
+    qlogs: Option<Box<Qlogs>>,
 }
 
 impl Simulation {
@@ -302,6 +313,7 @@ impl Simulation {
                 prior_stats: SenderStats::default(),
                 prior_delivered: 0,
                 prior_acked: 0,
+                prior_dup_acks: 0,
                 start_ns: f.start_ns,
                 handshake: f.handshake,
                 size_bytes: f.size_bytes,
@@ -347,7 +359,35 @@ impl Simulation {
             app_trace: AppTrace::default(),
             app_sampler: Sampler::new(cfg.trace.flow_interval_ns, cfg.trace.max_rows, n_flows),
             interrupted: false,
+            captures: None,
+            qlogs: None,
         })
+    }
+
+    /// Write captures and qlog files as the run goes (see [`crate::export`]).
+    pub fn set_exports(&mut self, dirs: &ExportDirs) -> Result<(), SimError> {
+        if let Some(dir) = &dirs.pcap {
+            let views = self
+                .flows
+                .iter()
+                .zip(&self.routes)
+                .enumerate()
+                .map(|(i, (f, r))| {
+                    let s = &f.settings;
+                    TcpView::new(i as u32, r.src, r.dst, r.mss, s.max_rwnd_bytes, s.ecn)
+                })
+                .collect();
+            let links: Vec<&str> = self.topo.channels.iter().map(|c| c.name.as_str()).collect();
+            self.captures = Some(Box::new(Captures::new(dir, &links, views)?));
+        }
+        if let Some(dir) = &dirs.qlog {
+            let titles: Vec<String> = self.flows.iter().map(|f| cc_label(&f.spec)).collect();
+            self.qlogs = Some(Box::new(Qlogs::new(dir, &self.name, self.seed, &titles)?));
+            for f in &mut self.flows {
+                f.sender.log_losses(true);
+            }
+        }
+        Ok(())
     }
 
     pub fn run(mut self) -> RunOutput {
@@ -443,6 +483,9 @@ impl Simulation {
             .expect("routes checked at build");
         let mss = self.routes[packet.flow as usize].mss;
         let now = self.now;
+        if let Some(x) = self.captures.as_deref_mut() {
+            x.on_link(c, now, &packet);
+        }
         let channel = &mut self.topo.channels[c as usize];
         let offer = channel.offer(now, packet, mss);
         let aqm_dropped = !channel.dropped.is_empty();
@@ -512,9 +555,14 @@ impl Simulation {
         flow.prior_stats.add(flow.sender.stats());
         flow.prior_delivered += flow.receiver.rcv_nxt();
         flow.prior_acked += flow.sender.delivered();
+        flow.prior_dup_acks += flow.receiver.dup_acks();
         flow.conn = flow.conn.wrapping_add(1);
         let mut sender = Sender::new(f as u32, &flow.settings, cc);
         sender.set_stall_threshold(flow.stall_threshold);
+        if let Some(x) = self.qlogs.as_deref_mut() {
+            sender.log_losses(true);
+            x.on_reconnect(f);
+        }
         flow.sender = sender;
         flow.receiver = Receiver::new(f as u32, &flow.settings, flow.size_bytes);
         let mut requests = RequestSender::new(f as u32, &flow.settings);
@@ -549,6 +597,12 @@ impl Simulation {
         let flow = &mut self.flows[f];
         if packet.conn != flow.conn {
             return; // from a connection this flow has replaced
+        }
+        if let Some(x) = self.captures.as_deref_mut() {
+            x.on_delivered(&packet);
+        }
+        if let (Some(x), Kind::Ack | Kind::SynAck) = (self.qlogs.as_deref_mut(), packet.kind) {
+            x.on_received(f, now, &packet);
         }
         match packet.kind {
             Kind::Syn => flow.receiver.on_syn(now, &packet, &mut self.io),
@@ -682,6 +736,9 @@ impl Simulation {
         let mut packets = std::mem::take(&mut self.io.packets);
         for mut p in packets.drain(..) {
             p.conn = self.flows[p.flow as usize].conn;
+            if let Some(x) = self.qlogs.as_deref_mut() {
+                x.on_sent(p.flow as usize, self.now, &p);
+            }
             let route = self.routes[p.flow as usize];
             let (from, to) = if p.to_receiver() {
                 (route.src, route.dst)
@@ -732,6 +789,10 @@ impl Simulation {
         }
         let phase_changed = phase != flow.last_phase;
         flow.last_phase = phase;
+        if let Some(x) = self.qlogs.as_deref_mut() {
+            x.after_sender_event(f, now, &mut flow.sender);
+        }
+        let s = &flow.sender;
         if self.flow_sampler.due(f, now, phase_changed) {
             let row = FlowRow {
                 t_ns: now,
@@ -747,7 +808,14 @@ impl Simulation {
         }
     }
 
-    pub fn finish(self, end_ns: u64) -> RunOutput {
+    pub fn finish(mut self, end_ns: u64) -> RunOutput {
+        let mut export_error = None;
+        if let Some(x) = self.captures.take() {
+            export_error = x.finish().err();
+        }
+        if let Some(x) = self.qlogs.take() {
+            export_error = export_error.or(x.finish().err());
+        }
         let flows = self
             .flows
             .iter()
@@ -775,6 +843,7 @@ impl Simulation {
                     time_to_full_bw_s: since_start(f.metrics.full_bw_ns),
                     time_to_window_cap_s: since_start(f.metrics.window_cap_ns),
                     retransmits: st.retransmits,
+                    dup_acks: f.prior_dup_acks + f.receiver.dup_acks(),
                     loss_events: st.loss_events,
                     rto_count: st.rto_count,
                     lost_retransmissions: st.lost_retransmissions,
@@ -814,6 +883,7 @@ impl Simulation {
             flows: self.flow_trace,
             queues: self.queue_trace,
             apps: self.app_trace,
+            export_error,
         }
     }
 }

@@ -1293,6 +1293,7 @@ impl SwarmSim {
             flows: FlowTrace::default(),
             queues: self.queue_trace,
             apps: AppTrace::default(),
+            export_error: None,
         }
     }
 }
