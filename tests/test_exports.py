@@ -298,3 +298,52 @@ def test_swarm_runs_refuse_exports(tmp_path: Path, capsys: pytest.CaptureFixture
     code = main(["run", "swarm-adsl", "--quiet", "--pcap", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2 and "not written for swarm scenarios" in err and err.count("\n") == 1
+
+
+# --- real runs ------------------------------------------------------------------------------
+
+REAL_REASON = None
+try:
+    from slowstart import real
+
+    REAL_REASON = real.unavailable_reason()
+except ImportError as e:  # pragma: no cover - the module ships with the package
+    REAL_REASON = str(e)
+needs_real = pytest.mark.skipif(REAL_REASON is not None, reason=f"skipped: {REAL_REASON}")
+
+SMALL_REAL = """
+duration = "20s"
+[path]
+rate = "20Mbps"
+rtt = "50ms"
+buffer = "1bdp"
+[[flow]]
+cc = "reno"
+size = "2MB"
+"""
+
+
+@needs_real
+@needs_tshark
+def test_a_real_run_writes_the_captures_of_its_emulated_link(tmp_path: Path) -> None:
+    from conftest import cli
+
+    real.emulator_binary()  # built once, outside the run
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL_REAL)
+    pcap = tmp_path / "pcap"
+    proc = cli("real", str(scenario), "--cc", "reno", "--json", "--pcap", str(pcap))
+    assert proc.returncode == 0, proc.stderr
+    flow = json.loads(proc.stdout)["flows"][0]
+    # The simulated run's names for the bottleneck's two directions.
+    sent, acks = pcap / "bottleneck.pcap", pcap / "bottleneck_reverse.pcap"
+    assert sorted(p.name for p in pcap.iterdir()) == [sent.name, acks.name]
+    # Linux's handshake, with the options it negotiates.
+    syn = "tcp.flags.syn == 1 && tcp.flags.ack == 0"
+    assert tshark_count(sent, f"{syn} && tcp.options.mss_val && tcp.options.sack_perm") == 1
+    assert tshark_count(acks, "tcp.flags.syn == 1 && tcp.flags.ack == 1") == 1
+    # The 1 BDP buffer overflows in slow start: tshark finds every retransmission TCP_INFO
+    # counted, as it does in a simulated capture.
+    assert flow["retransmits"] > 0
+    assert tshark_count(sent, RETRANSMISSION) == flow["retransmits"]
+    assert tshark_count(acks, "tcp.analysis.duplicate_ack") > 0

@@ -792,15 +792,18 @@ def cmd_real(args: argparse.Namespace) -> int:
     if bad:
         return _error(bad, 2)
     config = _load_real(args)
+    from slowstart.api import export_dir
+
+    pcap = None if args.pcap is None else export_dir(args.pcap, "--pcap")
     try:
         if args.stack == "udp":
             from slowstart.real_udp import run_real_udp
 
-            result = run_real_udp(config)
+            result = run_real_udp(config, pcap=pcap)
         else:
             from slowstart.real_kernel import run_real
 
-            result = run_real(config)
+            result = run_real(config, pcap=pcap)
     except testbed.RealUnavailable as e:
         return _error(e, 2)
     if args.out:
@@ -923,6 +926,7 @@ def add_real_parsers(sub: Any) -> None:
         p.add_argument("--json", action="store_true", help="print JSON instead of the table")
         if name == "real":
             p.add_argument("--out", help="write summary.json, flows/queues.parquet, cwnd.png here")
+            p.add_argument("--pcap", metavar="DIR", help="write a capture per link direction here")
         else:
             p.add_argument("--runs", type=int, default=3, help="real runs (default %(default)s)")
             p.add_argument("--out", default="out/compare", help="folder (default %(default)s)")

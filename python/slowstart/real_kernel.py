@@ -144,8 +144,11 @@ def _start_flows(session: Session, work: Path, interval: int) -> tuple[int, list
     return t_base, runs
 
 
-def run_real(config: dict[str, Any], timeout_s: float | None = None) -> Result:
-    """Run a canonical config's flows for real (Linux TCP through the emulated path)."""
+def run_real(
+    config: dict[str, Any], timeout_s: float | None = None, pcap: str | None = None
+) -> Result:
+    """Run a canonical config's flows for real (Linux TCP through the emulated path); with
+    `pcap`, the emulator writes a capture of each direction of the link there."""
     import pandas as pd
 
     from slowstart.api import Result
@@ -156,7 +159,7 @@ def run_real(config: dict[str, Any], timeout_s: float | None = None) -> Result:
     # 0 means "every event" in the simulator; TCP_INFO is sampled every 1 ms then.
     interval = int(config.get("trace", {}).get("flow_interval_ns") or 1_000_000)
     with workdir() as work:
-        with testbed(config, work, MSS) as session:
+        with testbed(config, work, MSS, pcap) as session:
             t_base, runs = _start_flows(session, work, interval)
             deadline = time.monotonic() + START_LEAD_NS / 1e9 + timeout_s
             for i, r in enumerate(runs):

@@ -98,8 +98,11 @@ def _flows_frame(path: Path, flow_id: int, start_s: float) -> Any:
     )
 
 
-def run_real_udp(config: dict[str, Any], timeout_s: float | None = None) -> Result:
-    """Run a canonical config's bulk flows over the UDP stack through the emulated path."""
+def run_real_udp(
+    config: dict[str, Any], timeout_s: float | None = None, pcap: str | None = None
+) -> Result:
+    """Run a canonical config's bulk flows over the UDP stack through the emulated path (with
+    `pcap`, the emulator's captures go there)."""
     import pandas as pd
 
     check_available(config)
@@ -110,7 +113,7 @@ def run_real_udp(config: dict[str, Any], timeout_s: float | None = None) -> Resu
     duration_ms = str(config["duration_ns"] // 1_000_000)
     runs: list[dict[str, Any]] = []
     with workdir() as work:
-        with testbed(config, work, UDP_MSS) as session:
+        with testbed(config, work, UDP_MSS, pcap) as session:
             for i, flow in enumerate(config["flows"]):
                 spec = work / f"flow{i}.json"
                 spec.write_text(json.dumps(flow), encoding="utf-8")

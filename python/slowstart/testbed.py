@@ -154,7 +154,10 @@ class Session:
     """Namespaces, emulator and endpoints of one real run; `close()` undoes everything and
     returns the emulator's statistics."""
 
-    def __init__(self, config: dict[str, Any], workdir: Path, mss: int) -> None:
+    def __init__(
+        self, config: dict[str, Any], workdir: Path, mss: int, pcap: str | None = None
+    ) -> None:
+        self.pcap = pcap  # folder for the emulator's captures (`--pcap`), if any
         self.pid = os.getpid()
         self.ns_snd, self.ns_rcv = f"ss-snd-{self.pid}", f"ss-rcv-{self.pid}"
         self.tun_snd, self.tun_rcv = f"sst{self.pid}s", f"sst{self.pid}r"
@@ -183,6 +186,7 @@ class Session:
                 self.tun_snd,
                 self.tun_rcv,
                 str(self.emu_log),
+                *([self.pcap] if self.pcap else []),
             ],
             stdout=subprocess.PIPE,
             text=True,
@@ -294,14 +298,17 @@ def workdir() -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def testbed(config: dict[str, Any], work: Path, mss: int) -> Iterator[Session]:
+def testbed(
+    config: dict[str, Any], work: Path, mss: int, pcap: str | None = None
+) -> Iterator[Session]:
     """The open testbed of a `[path]` config: namespaces, TUN devices and the emulator, closed
     on leaving (also on SIGTERM/SIGINT, which exit with 128 + the signal). The emulator's
     statistics are then in `session.stats`; its log stays in `work` until that goes. Remains
-    of killed runs go first (`cleanup_stale`)."""
+    of killed runs go first (`cleanup_stale`). With `pcap`, the emulator writes a capture of
+    each direction of the link there."""
     cleanup_stale()
     old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
-    session = Session(config, work, mss)
+    session = Session(config, work, mss, pcap)
     _ACTIVE.append(session)
     for s in old:
         signal.signal(s, _on_signal)

@@ -65,6 +65,22 @@ fn default_mss() -> u64 {
     1448
 }
 
+/// Bytes of `pkt` a capture keeps: the IPv4 and TCP headers of a TCP segment (options
+/// included), else the first 128 bytes, as `tcpdump -s` would; the payload is left out.
+pub fn capture_len(pkt: &[u8]) -> usize {
+    const OTHER: usize = 128;
+    if pkt.len() < 20 || pkt[0] >> 4 != 4 {
+        return pkt.len().min(OTHER);
+    }
+    let ihl = (pkt[0] & 0x0f) as usize * 4;
+    // RFC 9293 §3.1: data offset, the TCP header's length in 32-bit words.
+    if pkt[9] == 6 && pkt.len() >= ihl + 13 {
+        let doff = (pkt[ihl + 12] >> 4) as usize * 4;
+        return (ihl + doff).min(pkt.len());
+    }
+    pkt.len().min(OTHER)
+}
+
 /// One logged event: `enqueue`, `drop_full`, `drop_random`, `drop_scheduled` (at offer) or
 /// `deliver` (when the packet leaves the link at the far end). Queue occupancy is the channel's
 /// after the event (bytes and packets waiting or in transmission).
@@ -437,6 +453,22 @@ mod tests {
             mss: 1448,
             ports: vec![],
         }
+    }
+
+    #[test]
+    fn captures_keep_the_headers_only() {
+        let seg = tcp(5000, 1, 0x10, 1000);
+        assert_eq!(
+            capture_len(&seg),
+            52,
+            "IPv4 20 + TCP 32 (timestamps), no payload"
+        );
+        assert_eq!(capture_len(&seg[..30]), 30, "truncated: what there is");
+        assert_eq!(
+            capture_len(&[0x60; 200]),
+            128,
+            "not IPv4: the first 128 bytes"
+        );
     }
 
     #[test]

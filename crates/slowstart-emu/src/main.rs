@@ -1,4 +1,4 @@
-//! `slowstart-emu CONFIG.json TUN_SENDER TUN_RECEIVER LOG.csv`
+//! `slowstart-emu CONFIG.json TUN_SENDER TUN_RECEIVER LOG.csv [PCAP_DIR]`
 //!
 //! Creates the two TUN devices (IFF_TUN | IFF_NO_PI, so no packet-info header and no
 //! offloads: packets stay within the MTU), prints `ready` on stdout
@@ -8,13 +8,17 @@
 //! into its namespaces after `ready`; the descriptors stay valid across the move. On exit the
 //! per-direction statistics are printed on stdout as one JSON line. The process gets SIGTERM
 //! when its parent dies (PR_SET_PDEATHSIG), so a killed caller leaves no emulator behind.
+//! With PCAP_DIR, every packet is also captured as the link takes it (its headers, time since
+//! `ready`), the forward direction into `bottleneck.pcap` and the reverse into
+//! `bottleneck_reverse.pcap`: the names and format of a simulated run's bottleneck captures.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use slowstart_emu::{Dir, EmuConfig, Emulator, LogEvent};
+use slowstart_emu::{capture_len, Dir, EmuConfig, Emulator, LogEvent};
+use slowstart_sim::export::pcap::PcapFile;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -66,8 +70,10 @@ fn main() {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    if args.len() != 5 {
-        return Err("usage: slowstart-emu CONFIG.json TUN_SENDER TUN_RECEIVER LOG.csv".into());
+    if args.len() != 5 && args.len() != 6 {
+        return Err(
+            "usage: slowstart-emu CONFIG.json TUN_SENDER TUN_RECEIVER LOG.csv [PCAP_DIR]".into(),
+        );
     }
     // Die with the parent, even when it is SIGKILLed: the TUN devices go with this process.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
@@ -81,6 +87,16 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let cfg: EmuConfig = serde_json::from_str(&std::fs::read_to_string(&args[1])?)?;
     let tuns = [open_tun(&args[2])?, open_tun(&args[3])?];
     let mut log = BufWriter::new(File::create(&args[4])?);
+    let mut captures = match args.get(5) {
+        Some(dir) => {
+            let dir = std::path::Path::new(dir);
+            Some([
+                PcapFile::create(&dir.join("bottleneck.pcap"))?,
+                PcapFile::create(&dir.join("bottleneck_reverse.pcap"))?,
+            ])
+        }
+        None => None,
+    };
     writeln!(log, "{}", LogEvent::CSV_HEADER)?;
     unsafe {
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
@@ -89,6 +105,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut emu = Emulator::new(&cfg);
     println!("ready");
     std::io::stdout().flush()?;
+    let ready = now_ns();
     // Times in the log are CLOCK_MONOTONIC, shared with every namespace on the machine.
     let t0 = 0;
     let mut buf = vec![0u8; 65536];
@@ -139,7 +156,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 if n <= 0 {
                     break;
                 }
-                emu.ingress(dirs[side], now_ns() - t0, buf[..n as usize].to_vec());
+                let pkt = &buf[..n as usize];
+                let t = now_ns();
+                if let Some(c) = &mut captures {
+                    c[side].write(t - ready, &pkt[..capture_len(pkt)], n as u32)?;
+                }
+                emu.ingress(dirs[side], t - t0, pkt.to_vec());
             }
         }
         let now = now_ns() - t0;
@@ -160,6 +182,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     log.flush()?;
+    for c in captures.into_iter().flatten() {
+        c.finish()?;
+    }
     println!("{}", emu.stats_json());
     Ok(())
 }
