@@ -134,6 +134,34 @@ def test_tshark_reads_the_handshake_options_and_checksums(lossy: tuple[dict, Pat
     assert times[0] == 0 and times == sorted(times) and times[-1] < 30
 
 
+def tshark_fields(capture: Path, display_filter: str, *fields: str) -> list[list[int]]:
+    """Integer `fields` of the frames of `capture` that `display_filter` matches."""
+    assert TSHARK is not None
+    args = [TSHARK, "-n", "-r", str(capture), "-Y", display_filter, "-T", "fields"]
+    for f in fields:
+        args += ["-e", f]
+    done = subprocess.run(args, capture_output=True, text=True, check=True)
+    return [[int(v) for v in line.split("\t")] for line in done.stdout.splitlines()]
+
+
+@needs_tshark
+def test_web_requests_travel_as_data_the_other_way(tmp_path: Path) -> None:
+    # web-initcwnd: a 400-byte request from the receiver, then a 17 kB response.
+    slowstart.run("web-initcwnd", pcap=tmp_path)
+    sent, acks = tmp_path / "access.pcap", tmp_path / "bottleneck_reverse.pcap"
+    [[seq, length]] = tshark_fields(acks, "tcp.len > 0", "tcp.seq_raw", "tcp.len")
+    assert length == 400
+    # Every segment of the response acknowledges the request (one file holds one direction,
+    # so the raw numbers, not tshark's relative ones), and the ACKs follow it.
+    data = tshark_fields(sent, "tcp.len > 0", "tcp.ack_raw", "tcp.len")
+    assert [a for a, _ in data] == [(seq + 400) % 2**32] * 12
+    assert sum(n for _, n in data) == 17_000
+    later = tshark_fields(acks, "tcp.len == 0 && tcp.flags.syn == 0", "tcp.seq_raw")
+    assert later == [[(seq + 400) % 2**32]] * 6
+    for capture in (sent, acks):
+        assert tshark_count(capture, "_ws.malformed || tcp.analysis.flags") == 0
+
+
 # --- qlog -----------------------------------------------------------------------------------
 
 # draft-ietf-quic-qlog-quic-events-03 (with main-schema-04, qlog_version "0.3"): the fields of
@@ -270,6 +298,52 @@ def test_qlog_records_carry_the_drafts_fields_and_types(lossy: tuple[dict, Path]
     assert sum(s["new"] == "recovery" for s in states) == flow["loss_events"]
 
 
+TRIGGERS: dict[str, tuple[dict[str, Any], str, str]] = {
+    # The last segment lost and only DupThresh to find losses: the retransmission timer.
+    "timeout": (
+        {
+            "name": "tail",
+            "duration": "10s",
+            "path": {"rate": "20Mbps", "rtt": "40ms", "buffer": "10MB"}
+            | {"drop": [{"flow": 0, "seq": 205}]},
+            "flow": [{"cc": "reno", "size": "300kB", "loss_detection": "dupthresh"}],
+        },
+        "pto_expired",
+        "persistent_congestion",
+    ),
+    # CoDel marks instead of dropping: the window shrinks on ECN echoes, nothing is lost.
+    "ecn": (
+        {
+            "name": "ecn",
+            "duration": "10s",
+            "path": {"rate": "20Mbps", "rtt": "40ms", "buffer": "1bdp"}
+            | {"queue": "codel", "ecn": True},
+            "flow": [{"cc": "cubic", "size": "5MB", "ecn": True}],
+        },
+        "",
+        "ECN",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", TRIGGERS)
+def test_qlog_names_what_triggered_losses_and_state_changes(case: str, tmp_path: Path) -> None:
+    scenario, lost_trigger, state_trigger = TRIGGERS[case]
+    flow = slowstart.run(scenario, qlog=tmp_path).summary["flows"][0]
+    _, *events = records(tmp_path / f"{scenario['name']}-flow0.sqlog")
+    for i, e in enumerate(events):
+        check(e["data"], EVENTS[e["name"]], f"record {i + 1} ({e['name']})")
+    lost = [e["data"]["trigger"] for e in events if e["name"] == "recovery:packet_lost"]
+    states = [e["data"] for e in events if e["name"] == "recovery:congestion_state_updated"]
+    if lost_trigger:
+        assert lost == [lost_trigger] * flow["retransmits"] and lost, lost
+    else:
+        assert lost == [] and flow["retransmits"] == 0
+    triggered = [s for s in states if "trigger" in s]
+    expected = flow["rto_count"] if case == "timeout" else flow["ecn_reductions"]
+    assert [s["trigger"] for s in triggered] == [state_trigger] * expected and expected > 0
+
+
 # --- both ---------------------------------------------------------------------------------
 
 
@@ -298,52 +372,3 @@ def test_swarm_runs_refuse_exports(tmp_path: Path, capsys: pytest.CaptureFixture
     code = main(["run", "swarm-adsl", "--quiet", "--pcap", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2 and "not written for swarm scenarios" in err and err.count("\n") == 1
-
-
-# --- real runs ------------------------------------------------------------------------------
-
-REAL_REASON = None
-try:
-    from slowstart import real
-
-    REAL_REASON = real.unavailable_reason()
-except ImportError as e:  # pragma: no cover - the module ships with the package
-    REAL_REASON = str(e)
-needs_real = pytest.mark.skipif(REAL_REASON is not None, reason=f"skipped: {REAL_REASON}")
-
-SMALL_REAL = """
-duration = "20s"
-[path]
-rate = "20Mbps"
-rtt = "50ms"
-buffer = "1bdp"
-[[flow]]
-cc = "reno"
-size = "2MB"
-"""
-
-
-@needs_real
-@needs_tshark
-def test_a_real_run_writes_the_captures_of_its_emulated_link(tmp_path: Path) -> None:
-    from conftest import cli
-
-    real.emulator_binary()  # built once, outside the run
-    scenario = tmp_path / "small.toml"
-    scenario.write_text(SMALL_REAL)
-    pcap = tmp_path / "pcap"
-    proc = cli("real", str(scenario), "--cc", "reno", "--json", "--pcap", str(pcap))
-    assert proc.returncode == 0, proc.stderr
-    flow = json.loads(proc.stdout)["flows"][0]
-    # The simulated run's names for the bottleneck's two directions.
-    sent, acks = pcap / "bottleneck.pcap", pcap / "bottleneck_reverse.pcap"
-    assert sorted(p.name for p in pcap.iterdir()) == [sent.name, acks.name]
-    # Linux's handshake, with the options it negotiates.
-    syn = "tcp.flags.syn == 1 && tcp.flags.ack == 0"
-    assert tshark_count(sent, f"{syn} && tcp.options.mss_val && tcp.options.sack_perm") == 1
-    assert tshark_count(acks, "tcp.flags.syn == 1 && tcp.flags.ack == 1") == 1
-    # The 1 BDP buffer overflows in slow start: tshark finds every retransmission TCP_INFO
-    # counted, as it does in a simulated capture.
-    assert flow["retransmits"] > 0
-    assert tshark_count(sent, RETRANSMISSION) == flow["retransmits"]
-    assert tshark_count(acks, "tcp.analysis.duplicate_ack") > 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -528,3 +529,29 @@ def test_compare_simulates_a_web_page_as_long_as_the_real_run_lasted():
     assert longer.flows["t_s"].max() > alone.flows["t_s"].max()
     shorter = compare.simulate_beside(config, [Real(end / 2)])
     assert shorter.summary == {**alone.summary, "wall_s": shorter.summary["wall_s"]}
+
+
+@needs_root
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed")
+def test_a_real_run_writes_the_captures_of_its_emulated_link(tmp_path, emu_built):
+    from test_exports import RETRANSMISSION, tshark_count
+
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL.format(size="2MB"))
+    pcap = tmp_path / "pcap"
+    proc = cli("real", str(scenario), "--cc", "reno", "--json", "--pcap", str(pcap))
+    assert proc.returncode == 0, proc.stderr
+    flow = json.loads(proc.stdout)["flows"][0]
+    # The simulated run's names for the bottleneck's two directions.
+    sent, acks = pcap / "bottleneck.pcap", pcap / "bottleneck_reverse.pcap"
+    assert sorted(p.name for p in pcap.iterdir()) == [sent.name, acks.name]
+    # Linux's handshake, with the options it negotiates.
+    syn = "tcp.flags.syn == 1 && tcp.flags.ack == 0"
+    assert tshark_count(sent, f"{syn} && tcp.options.mss_val && tcp.options.sack_perm") == 1
+    assert tshark_count(acks, "tcp.flags.syn == 1 && tcp.flags.ack == 1") == 1
+    # The 1 BDP buffer overflows in slow start: tshark finds every retransmission TCP_INFO
+    # counted, as it does in a simulated capture.
+    assert flow["retransmits"] > 0
+    assert tshark_count(sent, RETRANSMISSION) == flow["retransmits"]
+    assert tshark_count(acks, "tcp.analysis.duplicate_ack") > 0
+    assert leftovers() == []

@@ -41,8 +41,9 @@ pub struct TcpView {
     /// Bytes each end sent (data from the client, requests from the server).
     client_sent: u64,
     server_sent: u64,
-    /// The server's latest cumulative ACK, which its requests carry too.
+    /// The server's latest cumulative ACK and window, which its requests carry too.
     server_ack: u64,
+    server_window: u16,
 }
 
 /// IPv4 address of node `n`: 10.0.0.0/8, node 0 at 10.0.0.1.
@@ -73,6 +74,7 @@ impl TcpView {
             client_sent: 0,
             server_sent: 0,
             server_ack: 0,
+            server_window: 1,
         };
         view.open(0);
         view
@@ -80,15 +82,14 @@ impl TcpView {
 
     /// A new connection of the flow (web flows without keep-alive): new sequence numbers.
     fn open(&mut self, conn: u8) {
-        let isn = substream_seed(self.flow as u64, 0x7c9, conn as u64);
+        (self.isn_client, self.isn_server) = isns(self.flow, conn);
         self.conn = conn;
-        self.isn_client = isn as u32;
-        self.isn_server = (isn >> 32) as u32;
         self.client_echo = 0;
         self.server_echo = 0;
         self.client_sent = 0;
         self.server_sent = 0;
         self.server_ack = 0;
+        self.server_window = 1;
     }
 
     fn client_port(&self) -> u16 {
@@ -116,9 +117,23 @@ impl TcpView {
 
     /// Write `p`'s IPv4 and TCP headers to `out`; returns the packet's length on the wire.
     pub fn headers(&mut self, p: &Packet, out: &mut Vec<u8>) -> u32 {
-        if p.conn != self.conn {
+        // Connections are numbered in order (wrapping): a newer one starts afresh; a packet of
+        // an older one still in the network keeps its own sequence numbers.
+        let current = (self.isn_client, self.isn_server);
+        let older = p.conn != self.conn && p.conn.wrapping_sub(self.conn) >= 128;
+        if p.conn != self.conn && !older {
             self.open(p.conn);
+        } else if older {
+            (self.isn_client, self.isn_server) = isns(self.flow, p.conn);
         }
+        let len = self.encode(p, out);
+        if older {
+            (self.isn_client, self.isn_server) = current;
+        }
+        len
+    }
+
+    fn encode(&mut self, p: &Packet, out: &mut Vec<u8>) -> u32 {
         let from_client = p.to_receiver();
         let (src, dst, sport, dport) = if from_client {
             (self.client, self.server, self.client_port(), SERVER_PORT)
@@ -148,6 +163,7 @@ impl TcpView {
                     tcp.ece = self.ecn;
                     // RFC 7323 §2.2: the window of a SYN is never scaled.
                     tcp.window_size = p.rwnd.min(u16::MAX as u64) as u16;
+                    self.server_window = self.window_field(p.rwnd);
                 }
                 let echo = if syn { 0 } else { self.server_echo };
                 options.extend([
@@ -183,7 +199,7 @@ impl TcpView {
                 if p.kind == Kind::Ack {
                     self.server_ack = p.seq;
                     tcp.sequence_number = server_seq(self, self.server_sent);
-                    tcp.window_size = self.window_field(p.rwnd);
+                    self.server_window = self.window_field(p.rwnd);
                     tcp.ece = p.has(ECE);
                 } else {
                     payload = p.len;
@@ -191,6 +207,7 @@ impl TcpView {
                     self.server_sent = self.server_sent.max(p.seq + p.len as u64);
                 }
                 tcp.acknowledgment_number = client_seq(self, self.server_ack);
+                tcp.window_size = self.server_window;
                 // An ACK echoes the timestamp of the data that triggered it (`sent_ns`).
                 let echo = if p.kind == Kind::Ack {
                     ts(p.sent_ns)
@@ -240,6 +257,13 @@ impl TcpView {
         tcp.write(out).expect("writing to a Vec");
         ip.total_len as u32
     }
+}
+
+/// Initial sequence numbers of connection `conn` of `flow` (client, server): fixed, but spread
+/// over the sequence space as RFC 6528's would be.
+fn isns(flow: u32, conn: u8) -> (u32, u32) {
+    let isn = substream_seed(flow as u64, 0x7c9, conn as u64);
+    (isn as u32, (isn >> 32) as u32)
 }
 
 /// When the end that sent `p` sent it: data, SYNs and requests carry it in `sent_ns`; an ACK
@@ -349,6 +373,27 @@ mod tests {
                 [Some((at(5840), at(7300))), None, None]
             )
         );
+    }
+
+    #[test]
+    fn each_connection_of_a_flow_keeps_its_own_sequence_numbers() {
+        let mut v = TcpView::new(0, 0, 1, 1460, None, false);
+        let syn = |conn| {
+            let mut p = Packet::control(0, Kind::Syn, 40, 0);
+            p.conn = conn;
+            p
+        };
+        let (_, first, _) = parse(&mut v, &syn(0));
+        let (_, second, _) = parse(&mut v, &syn(1));
+        assert_ne!(first.sequence_number, second.sequence_number);
+        // Data of the first connection, still in the network after the second opened.
+        let mut late = Packet::control(0, Kind::Data, 1500, 0);
+        late.len = 1460;
+        let (_, tcp, _) = parse(&mut v, &late);
+        assert_eq!(tcp.sequence_number, first.sequence_number.wrapping_add(1));
+        late.conn = 1;
+        let (_, tcp, _) = parse(&mut v, &late);
+        assert_eq!(tcp.sequence_number, second.sequence_number.wrapping_add(1));
     }
 
     #[test]
