@@ -68,6 +68,13 @@ def check_flows(config: dict[str, Any]) -> None:
                     f"flow.{i}.{key}: real flows share one route, so it must equal flow.0's "
                     f"{config['flows'][0][key]}, got {flow[key]}"
                 )
+        # ECN is negotiated per namespace (net.ipv4.tcp_ecn), so all flows or none.
+        ecn, ecn0 = flow.get("ecn", False), config["flows"][0].get("ecn", False)
+        if ecn != ecn0:
+            raise ValueError(
+                f"flow.{i}.ecn: real flows share one net.ipv4.tcp_ecn, so it must equal "
+                f"flow.0's {str(ecn0).lower()}"
+            )
 
 
 def _agent(session: Session, ns: str, *args: str) -> subprocess.Popen[str]:

@@ -17,7 +17,6 @@ if TYPE_CHECKING:  # numpy and pandas load when a run makes a frame: `slowstart 
     import numpy as np
     import pandas as pd
 
-from slowstart.testbed import bottleneck
 
 MSS = 1448  # MTU 1500 minus 20 (IP), 20 (TCP) and 12 (timestamp option)
 HEADER_BYTES = 52
@@ -242,26 +241,11 @@ def tun_warnings(stats: dict[str, Any]) -> list[str]:
 
 
 def link_rows(config: dict[str, Any], stats: dict[str, Any]) -> list[dict[str, Any]]:
-    """The bottleneck's two directions as the simulator's link rows, from the emulator's
-    statistics."""
-    link = bottleneck(config)
-
-    def row(name: str, rate: int, s: dict[str, Any]) -> dict[str, Any]:
-        n = s.get("forwarded", 0)
-        measured = {
-            "name": name,
-            "rate_bps": rate,
-            "forwarded": n,
-            "drops": s.get("drops", 0),
-            "max_queue_bytes": s.get("max_queue_bytes", 0),
-            "max_queue_packets": s.get("max_queue_packets", 0),
-            "mean_queue_delay_s": s.get("total_wait_ns", 0) / 1e9 / n if n else 0.0,
-        }
-        return in_schema("link", measured, {})
-
+    """The bottleneck's two directions: the emulator reports each as the simulator's own link
+    row (queue discipline and ECN marks included); only the names are the scenario's."""
     return [
-        row("bottleneck", link["forward"]["rate_bps"], stats.get("forward", {})),
-        row("bottleneck:reverse", link["reverse"]["rate_bps"], stats.get("reverse", {})),
+        in_schema("link", {**stats.get(direction, {}), "name": name}, {})
+        for name, direction in (("bottleneck", "forward"), ("bottleneck:reverse", "reverse"))
     ]
 
 

@@ -72,6 +72,9 @@ def _check_flows(config: dict[str, Any]) -> None:
             raise ValueError(f"app.{i}.kind: the UDP stack runs bulk flows only, got {kind!r}")
         if flow.get("size_bytes") is None:
             raise ValueError(f'flow.{i}.size: a real bulk flow needs a size such as "10MB"')
+        if flow.get("ecn", False):
+            # The emulator marks CE in the IP header, which the UDP endpoints do not read.
+            raise ValueError(f"flow.{i}.ecn: the UDP stack does not carry ECN; use --stack kernel")
 
 
 def _flows_frame(path: Path, flow_id: int, start_s: float) -> Any:

@@ -213,6 +213,9 @@ class Session:
                 "net.ipv4.tcp_rmem": "4096 131072 33554432",
                 "net.ipv4.tcp_wmem": "4096 16384 33554432",
             }
+            if self.flows[0].get("ecn", False):
+                # Both ends ask for ECN (RFC 3168 §6.1.1): web clients open the connections.
+                sysctls["net.ipv4.tcp_ecn"] = "1"
             subprocess.run(
                 ["ip", "netns", "exec", ns, "sysctl", "-q", "-w"]
                 + [f"{k}={v}" for k, v in sysctls.items()],

@@ -26,6 +26,7 @@ use std::io::Write;
 
 use slowstart_sim::config::DirectionConfig;
 use slowstart_sim::network::channel::{Channel, Offer};
+use slowstart_sim::sim::LinkSummary;
 use slowstart_transport::packet::{Kind, Packet, CE, ECT, RETRANSMISSION};
 use slowstart_transport::wire;
 
@@ -387,19 +388,10 @@ impl Emulator {
         out
     }
 
-    /// Statistics of both directions, as JSON.
+    /// Statistics of both directions, as JSON: each the simulator's own link row
+    /// ([`LinkSummary`]), so that real runs report what simulated ones do.
     pub fn stats_json(&self) -> serde_json::Value {
-        let one = |c: &Channel| {
-            serde_json::json!({
-                "forwarded": c.stats.forwarded,
-                "forwarded_bytes": c.stats.forwarded_bytes,
-                "drops": c.stats.drops,
-                "marks": c.stats.marks,
-                "max_queue_bytes": c.stats.max_queue_bytes,
-                "max_queue_packets": c.stats.max_queue_packets,
-                "total_wait_ns": c.stats.total_wait_ns as u64,
-            })
-        };
+        let one = |c: &Channel| serde_json::to_value(LinkSummary::of(c)).expect("plain data");
         serde_json::json!({
             "forward": one(&self.channels[0]),
             "reverse": one(&self.channels[1]),
