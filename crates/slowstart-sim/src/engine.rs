@@ -23,6 +23,8 @@ pub enum Event {
     FlowStart(u32),
     /// A flow's timer may be due.
     Timer(u32, TimerKind),
+    /// A cross-traffic source sends its next packet.
+    Cross(u32),
 }
 
 const ARITY: usize = 4;
@@ -228,7 +230,7 @@ mod tests {
                     let want = reference.pop_first().map(|(t, n): (u64, usize)| (t, n as u32));
                     proptest::prop_assert_eq!(got.map(|(t, e)| (t, match e {
                         Event::ChannelHead(n) | Event::FlowStart(n) => n,
-                        Event::Timer(..) => unreachable!(),
+                        Event::Timer(..) | Event::Cross(..) => unreachable!(),
                     })), want);
                     if let Some((t, _)) = got {
                         now = t;
