@@ -6,7 +6,8 @@
 use serde::{Deserialize, Serialize};
 use slowstart_cc::CcSpec;
 pub use slowstart_transport::settings::{
-    LossDetection, Recovery, MAX_ACK_EVERY, MAX_DELACK_NS, MAX_HEADER_BYTES, MAX_INITIAL_WINDOW,
+    CwndLimited, LossDetection, Recovery, MAX_ACK_EVERY, MAX_DELACK_NS, MAX_HEADER_BYTES,
+    MAX_INITIAL_WINDOW,
 };
 use slowstart_transport::Settings;
 
@@ -269,6 +270,10 @@ impl Default for RedConfig {
     }
 }
 
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
 fn codel_target() -> u64 {
     5_000_000
 }
@@ -453,6 +458,9 @@ pub struct FlowConfig {
     /// reduces its window once per window of data on ECE, without retransmitting.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ecn: bool,
+    /// When slow start grows a cwnd that a window holds back (see [`CwndLimited`]).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub cwnd_limited: CwndLimited,
     /// What the application on top of the connection does; bulk by default.
     #[serde(default)]
     pub app: AppConfig,
@@ -515,6 +523,7 @@ impl FlowConfig {
             recovery: Recovery::default(),
             loss_detection: LossDetection::default(),
             ecn: false,
+            cwnd_limited: CwndLimited::default(),
             app: AppConfig::Bulk,
         }
     }
@@ -1022,12 +1031,14 @@ pub const PATH_DEFAULTS: PathDefaults = PathDefaults {
 /// Fields written only when set (`ecn`) are written here too, with their default.
 pub fn defaults_json() -> String {
     let flow = |f: FlowConfig| {
-        let ecn = f.ecn;
+        let (ecn, cwnd_limited) = (f.ecn, f.cwnd_limited);
         let mut v = serde_json::to_value(f).expect("a config serializes");
         let o = v.as_object_mut().expect("a struct is an object");
         o.remove("src");
         o.remove("dst");
         o.insert("ecn".into(), ecn.into());
+        let rule = serde_json::to_value(cwnd_limited).expect("a config serializes");
+        o.insert("cwnd_limited".into(), rule);
         v
     };
     let swarm = SwarmConfig::default();
@@ -1260,6 +1271,7 @@ impl FlowConfig {
             recovery: self.recovery,
             loss_detection: self.loss_detection,
             ecn: self.ecn,
+            cwnd_limited: self.cwnd_limited,
         }
     }
 
@@ -1518,6 +1530,7 @@ mod tests {
             assert!(d[table].is_object(), "{table}");
         }
         assert_eq!(d["flow"]["ecn"], false);
+        assert_eq!(d["flow"]["cwnd_limited"], "linux");
         assert_eq!(d["swarm"]["tcp"]["ecn"], false);
         assert!(d["flow"].get("src").is_none() && d["web"].get("response_bytes").is_none());
         assert_eq!(d["trace"]["max_rows"], 2_000_000);
