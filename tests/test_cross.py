@@ -88,3 +88,10 @@ def test_parallel_ordering_as_published():
     four, aimd, lss = (r.ours for r in rows)
     assert four > aimd > lss
     assert [r.verdict for r in rows[1:]] == ["ok", "ok"]
+
+
+def test_real_runs_refuse_cross_traffic_rather_than_drop_it():
+    from slowstart.testbed import bottleneck
+
+    with pytest.raises(ValueError, match="^cross: cross traffic is simulated only"):
+        bottleneck(load("net100-blast"))
