@@ -85,9 +85,11 @@ def test_blast_cuts_each_window_by_its_own_decrease():
 def test_parallel_ordering_as_published():
     """4 streams (82 Mbps) > one AIMD (0.125, 4) stream (38) > the same with LSS (29)."""
     rows, _ = run_parallel(EXPERIMENTS["parallel"])
-    four, aimd, lss = (r.ours for r in rows)
+    four, aimd, lss = (r.ours for r in rows[:3])
     assert four > aimd > lss
-    assert [r.verdict for r in rows[1:]] == ["ok", "ok"]
+    # The single streams within ±25%, LSS's cost too (29/38 = 0.76 published); the four
+    # streams are not (see the README).
+    assert [r.verdict for r in rows] == ["off", "ok", "ok", "ok", "off"]
 
 
 def test_real_runs_refuse_cross_traffic_rather_than_drop_it():

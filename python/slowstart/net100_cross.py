@@ -116,4 +116,10 @@ def run_parallel(
         result = _run(exp, v.overrides, None if k == 0 else 1)
         results.append(result)
         rows.append(Row(v.label, v.published, total_goodput_mbps(result.summary), exp.tolerance))
+    # The shapes as ratios: what LSS costs one stream, what four streams get over one.
+    four, aimd, lss = rows
+    for label, a, b in (("with LSS / without", lss, aimd), ("4 streams / one stream", four, aimd)):
+        ours = None if a.ours is None or not b.ours else a.ours / b.ours
+        published = round(a.published / b.published, 2) if a.published and b.published else None
+        rows.append(Row(label, published, ours, exp.tolerance, unit="x"))
     return rows, _overlay(exp, [v.label for v in exp.variants], results, out_dir)
