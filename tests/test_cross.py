@@ -82,9 +82,11 @@ def test_blast_cuts_each_window_by_its_own_decrease():
         assert ssthresh == pytest.approx(1000 * kept, abs=2), cc
 
 
-def test_parallel_ordering_as_published():
+def test_parallel_ordering_as_published(tmp_path):
     """4 streams (82 Mbps) > one AIMD (0.125, 4) stream (38) > the same with LSS (29)."""
-    rows, _ = run_parallel(EXPERIMENTS["parallel"])
+    rows, written = run_parallel(EXPERIMENTS["parallel"], tmp_path)
+    assert [p.name for p in written] == ["parallel-cwnd.png", "parallel-throughput.png"]
+    assert all(p.exists() for p in written)
     four, aimd, lss = (r.ours for r in rows[:3])
     assert four > aimd > lss
     # The single streams within ±25%, LSS's cost too (29/38 = 0.76 published); the four
