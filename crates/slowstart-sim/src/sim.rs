@@ -430,9 +430,9 @@ impl Simulation {
         for (i, f) in self.flows.iter().enumerate() {
             self.queue.push(f.start_ns, Event::FlowStart(i as u32));
         }
-        for (k, s) in self.cross.iter_mut().enumerate() {
+        for s in &mut self.cross {
             if let Some(t) = s.next_send() {
-                self.queue.push(t, Event::Cross(k as u32));
+                self.queue.push(t, Event::FlowStart(s.packet_id));
             }
         }
         let mut end = self.duration_ns;
@@ -446,7 +446,6 @@ impl Simulation {
                 Event::ChannelHead(c) => self.channel_head(c),
                 Event::FlowStart(f) => self.flow_start(f as usize),
                 Event::Timer(f, kind) => self.timer(f, kind),
-                Event::Cross(k) => self.cross_send(k),
             }
             self.flush_io();
             if self.unfinished_flows == 0 && !self.run_to_end {
@@ -495,14 +494,15 @@ impl Simulation {
     }
 
     /// Cross source `k` sends its packet due now and schedules the next. The cross paths stay
-    /// out of line, so the flows' event loop compiles as without them.
+    /// out of line (and cold), so the flows' event loop compiles as without them.
+    #[cold]
     #[inline(never)]
-    fn cross_send(&mut self, k: u32) {
-        let s = &mut self.cross[k as usize];
+    fn cross_send(&mut self, k: usize) {
+        let s = &mut self.cross[k];
         let packet = s.send(self.now);
         let (src, dst) = (s.src, s.dst);
         if let Some(t) = s.next_send() {
-            self.queue.push(t, Event::Cross(k));
+            self.queue.push(t, Event::FlowStart(s.packet_id));
         }
         self.forward(src, dst, packet);
     }
@@ -653,6 +653,9 @@ impl Simulation {
     }
 
     fn flow_start(&mut self, f: usize) {
+        if f >= self.flows.len() {
+            return self.cross_send(f - self.flows.len());
+        }
         let now = self.now;
         self.with_app(f, |app, ctx| app.on_start(ctx));
         let flow = &mut self.flows[f];
