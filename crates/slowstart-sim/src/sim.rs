@@ -241,8 +241,9 @@ pub struct Simulation {
     queue: EventQueue,
     topo: Topology,
     flows: Vec<Flow>,
-    /// Per flow (then per cross source), what forwarding a packet needs, apart from the flows' large state: with
-    /// thousands of flows, a packet crossing a router then touches one small record.
+    /// Per flow, then per cross source, what forwarding a packet needs, apart from the flows'
+    /// large state: with thousands of flows, a packet crossing a router then touches one small
+    /// record.
     routes: Vec<Route>,
     /// Cross-traffic sources; their packets carry ids after the flows' (see `cross`). They do
     /// not keep the run going: it ends when every flow is done, as without them.
