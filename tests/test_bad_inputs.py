@@ -88,6 +88,26 @@ case("web-initcwnd", "app.0.request", f"app.0.request={U}")
 case("web-initcwnd", "app.0.objects", "app.0.objects=0")
 case("web-initcwnd", "app.0.response", 'app.0.response="0B"')
 case("bittorrent-request-slowstart", "app.0.max_queue", "app.0.max_queue=0")
+# Cross traffic (issue #13): units in Python, defaults and bounds in config.rs.
+for key, v in [
+    ("rate", "0"),
+    ("rate", '"fast"'),
+    ("packet_size", "20"),
+    ("packet_size", '"70kB"'),
+    ("kind", '"poisson"'),
+    ("on", '"1s"'),
+    ("stop", '"1s"'),
+    ("start", '"1000s"'),
+    ("src", '"moon"'),
+    ("distribution", '"fixed"'),
+    ("foo", "1"),
+]:
+    case("net100-blast", f"cross.0.{key}", f"cross.0.{key}={v}")
+case(
+    "net100-blast", "cross.0.distribution", 'cross.0.kind="onoff"', 'cross.0.distribution="pareto"'
+)
+case("net100-blast", "cross.0.off", 'cross.0.kind="onoff"', 'cross.0.off="2h"')
+case("satellite", "flow.0.cwnd_limited", 'flow.0.cwnd_limited="loose"')
 # The swarm (issue #10).
 for key, v in [
     ("leechers", "0"),

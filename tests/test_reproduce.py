@@ -147,10 +147,11 @@ def _readme_row(exp: Experiment, cells: list[str]) -> Row:
     from slowstart.atou import STRETCH
 
     label, _published, ours, _diff, verdict = cells
-    if exp.runner is not None:  # atou: its rows are made by its runner; the stretch is judged
+    by_label = {v.label: v for v in exp.variants}
+    if exp.runner is not None and label not in by_label:
+        # Rows a runner makes itself (atou: the stretch is judged).
         spec = (STRETCH if label.startswith("stretch") else None, "=", None)
     else:
-        by_label = {v.label: v for v in exp.variants}
         assert label in by_label, f"README {exp.name}: no variant {label!r} in reproduce.py"
         v = by_label[label]
         spec = (v.published, v.bound, v.unit)

@@ -145,8 +145,28 @@ def format_summary(s: dict[str, Any]) -> str:
         for link in s["links"]
     ]
     links = table(["link", "drops", "max_queue", "mean_queue_delay_ms"], link_rows)
-    apps = format_apps(s.get("apps") or [])
-    return f"{head}\n\n{flows}\n\n{links}" + (f"\n\n{apps}" if apps else "")
+    parts = [
+        head,
+        flows,
+        links,
+        format_cross(s.get("cross") or []),
+        format_apps(s.get("apps") or []),
+    ]
+    return "\n\n".join(p for p in parts if p)
+
+
+def format_cross(cross: list[dict[str, Any]]) -> str:
+    """One row per cross-traffic source: packets sent, delivered and dropped."""
+    if not cross:
+        return ""
+    rows = [
+        [str(c["id"]), c["kind"], f"{c['src']}->{c['dst']}", fmt_rate(c["rate_bps"])]
+        + [str(c["packets_sent"]), str(c["packets_delivered"]), str(c["packets_dropped"])]
+        + [fmt_rate(c["delivered_bps"])]
+        for c in cross
+    ]
+    headers = ["cross", "kind", "path", "rate", "sent", "delivered", "dropped", "delivered_rate"]
+    return table(headers, rows)
 
 
 def format_apps(apps: list[dict[str, Any]]) -> str:

@@ -35,6 +35,7 @@ from slowstart.measures import (
     settled_queue_delay,
     share_once_avoiding,
 )
+from slowstart.net100_cross import run_blast, run_parallel
 from slowstart.paths import scenario_path
 from slowstart.plan import first_object
 from slowstart.plot import plot_overlay, plot_verdicts
@@ -297,6 +298,43 @@ EXPERIMENTS: dict[str, Experiment] = {
                 Variant("LSS max_ssthresh 100 (lss)", ('flow.0.cc="lss:max_ssthresh=100"',), None),
             ),
             runner=lambda exp, out, progress: run_atou(exp, out, progress),
+        ),
+        Experiment(
+            name="blast",
+            title="Recovery after a 0.5 s UDP blast: standard, HighSpeed and Scalable TCP alone",
+            source="net100, Floyd's slow-start and AIMD mods (Kelly's Scalable TCP, "
+            "California-CERN)",
+            scenario="net100-blast",
+            metric="seconds from the blast (3 s) until cwnd is back at the 1000-segment window",
+            unit=" s",
+            tolerance=0.0,
+            common=(),
+            variants=(
+                Variant("standard TCP (reno)", ('flow.0.cc="reno"',), None),
+                Variant("Floyd's HighSpeed TCP (hstcp)", ('flow.0.cc="hstcp"',), None),
+                Variant("Kelly's Scalable TCP (scalable)", ('flow.0.cc="scalable"',), None),
+            ),
+            runner=lambda exp, out, progress: run_blast(exp, out, progress),
+        ),
+        Experiment(
+            name="parallel",
+            title="4 parallel Reno streams vs one AIMD (0.125, 4) stream, without and with LSS",
+            source="net100, Floyd's slow-start and AIMD mods (ORNL-CERN, WAD-tuned AIMD)",
+            scenario="net100-parallel",
+            metric="goodput over the 10 s run (all streams added)",
+            unit=" Mbps",
+            tolerance=0.25,
+            common=(),
+            variants=(
+                Variant("4 parallel standard streams (reno), aggregate", (), 82),
+                Variant("one stream, AIMD (0.125, 4)", ('flow.0.cc="aimd:a=4,b=0.125"',), 38),
+                Variant(
+                    "one stream, AIMD (0.125, 4), Limited Slow-Start",
+                    ('flow.0.cc="aimd:a=4,b=0.125,slow_start=lss"',),
+                    29,
+                ),
+            ),
+            runner=lambda exp, out, progress: run_parallel(exp, out, progress),
         ),
         Experiment(
             name="vegas-gamma",

@@ -49,6 +49,7 @@ TOP_KEYS = (
     "nodes",
     "link",
     "flow",
+    "cross",
     "trace",
     "swarm",
 )
@@ -84,6 +85,20 @@ LINK_KEYS = (
     "ecn",
 )
 DROP_KEYS = ("flow", "seq")
+# `[[cross]]`: TOML key → (unit, canonical field). Defaults, bounds and the words `kind` and
+# `distribution` accept live in crates/slowstart-sim/src/config.rs (CrossConfig).
+CROSS_FIELDS: dict[str, tuple[str, str]] = {
+    "kind": ("word", "kind"),
+    "src": ("word", "src"),
+    "dst": ("word", "dst"),
+    "rate": ("rate", "rate_bps"),
+    "packet_size": ("size", "packet_bytes"),
+    "start": ("time", "start_ns"),
+    "stop": ("time", "stop_ns"),
+    "on": ("time", "on_ns"),
+    "off": ("time", "off_ns"),
+    "distribution": ("word", "distribution"),
+}
 TRACE_KEYS = ("flow_interval", "queue_interval", "max_rows")
 # The keys each table takes, in the order messages list them; their defaults are the core's
 # (crates/slowstart-sim/src/config.rs, through slowstart.defaults).
@@ -109,12 +124,14 @@ FLOW_KEYS = (
     "recovery",
     "loss_detection",
     "ecn",
+    "cwnd_limited",
     "src",
     "dst",
     "app",
 )
 RECOVERY = ("prr", "rfc6675")
 LOSS_DETECTION = ("rack", "dupthresh")
+CWND_LIMITED = ("linux", "strict")
 PATH_NODES = ["sender", "router", "receiver"]
 
 # The BitTorrent swarm of Testa and Rossi, "The impact of uTP on BitTorrent completion time"
@@ -169,7 +186,7 @@ SEEDINGS = {
     "random_stay": "random_stay",
 }
 # Where the swarm builds its own topology and connections, these must not be given.
-NOT_WITH_SWARM = ("path", "nodes", "link", "flow")
+NOT_WITH_SWARM = ("path", "nodes", "link", "flow", "cross")
 
 
 def _at(field: str, key: str | int) -> str:
@@ -370,6 +387,7 @@ _SCHEMA: dict[str, Any] = {
     "path": {**dict.fromkeys(PATH_KEYS), "drop": _DROPS},
     "link": [{**dict.fromkeys(LINK_KEYS), "drop": _DROPS}],
     "flow": [{**dict.fromkeys(FLOW_KEYS), "cc": _CC, "app": dict.fromkeys(APP_KEYS)}],
+    "cross": [dict.fromkeys(CROSS_FIELDS)],
     "trace": dict.fromkeys(TRACE_KEYS),
     "swarm": {
         **dict.fromkeys(SWARM_KEYS),
@@ -777,7 +795,27 @@ def transport(
     # Written only when on, so scenarios without ECN keep their canonical form.
     if parse_bool(f["ecn"], f"{at}.ecn"):
         t["ecn"] = True
+    if f["cwnd_limited"] not in CWND_LIMITED:
+        raise ScenarioError(
+            f"{at}.cwnd_limited: expected one of {', '.join(CWND_LIMITED)}, "
+            f"got {show(f['cwnd_limited'])}"
+        )
+    if f["cwnd_limited"] != "linux":  # the canonical default, left out
+        t["cwnd_limited"] = f["cwnd_limited"]
     return t
+
+
+def build_cross(item: object, i: int) -> dict[str, Any]:
+    """A `[[cross]]` table → the canonical CrossConfig: units resolved, nothing else decided
+    here (what is left out takes config.rs's default; the core checks the values)."""
+    at = f"cross.{i}"
+    table = check_table(item, at, tuple(CROSS_FIELDS))
+    parse = {"rate": parse_rate, "size": parse_size, "time": parse_time, "word": parse_str}
+    return {
+        field: parse[unit](table[key], f"{at}.{key}")
+        for key, (unit, field) in CROSS_FIELDS.items()
+        if key in table
+    }
 
 
 # --- the [swarm] table --------------------------------------------------------------------
@@ -942,7 +980,7 @@ def build_config(
         raise ScenarioError(
             "path: missing (give a [path] table, or nodes = [...] with [[link]] tables)"
         )
-    return {
+    config = {
         "name": name,
         "seed": seed,
         "duration_ns": duration,
@@ -951,6 +989,13 @@ def build_config(
         "flows": [build_flow(f, i, nodes, default_ends, algorithms) for i, f in enumerate(flows)],
         "trace": build_trace(raw.get("trace", {})),
     }
+    # Written only when given, so scenarios without cross traffic keep their canonical form.
+    if "cross" in raw:
+        cross = raw["cross"]
+        if not isinstance(cross, list):
+            raise ScenarioError(f"cross: expected [[cross]] tables, got {show(cross)}")
+        config["cross"] = [build_cross(c, i) for i, c in enumerate(cross)]
+    return config
 
 
 def load(

@@ -147,6 +147,8 @@ def bottleneck(config: dict[str, Any]) -> dict[str, Any]:
     links = {link["name"]: link for link in config["links"]}
     if set(links) != {"access", "bottleneck"}:
         raise ValueError("real: only [path] scenarios (one bottleneck) can run for real")
+    if config.get("cross"):
+        raise ValueError("cross: cross traffic is simulated only; real runs have none yet")
     return links["bottleneck"]
 
 

@@ -6,7 +6,8 @@
 use serde::{Deserialize, Serialize};
 use slowstart_cc::CcSpec;
 pub use slowstart_transport::settings::{
-    LossDetection, Recovery, MAX_ACK_EVERY, MAX_DELACK_NS, MAX_HEADER_BYTES, MAX_INITIAL_WINDOW,
+    CwndLimited, LossDetection, Recovery, MAX_ACK_EVERY, MAX_DELACK_NS, MAX_HEADER_BYTES,
+    MAX_INITIAL_WINDOW,
 };
 use slowstart_transport::Settings;
 
@@ -23,6 +24,9 @@ pub struct SimConfig {
     pub nodes: Vec<String>,
     pub links: Vec<LinkConfig>,
     pub flows: Vec<FlowConfig>,
+    /// Traffic without congestion control beside the flows (`[[cross]]`, see [`CrossConfig`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cross: Vec<CrossConfig>,
     #[serde(default)]
     pub trace: TraceConfig,
     /// Run to `duration_ns` even once every flow is done (a web flow is done with its last
@@ -266,6 +270,10 @@ impl Default for RedConfig {
     }
 }
 
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
 fn codel_target() -> u64 {
     5_000_000
 }
@@ -450,6 +458,9 @@ pub struct FlowConfig {
     /// reduces its window once per window of data on ECE, without retransmitting.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ecn: bool,
+    /// When slow start grows a cwnd that a window holds back (see [`CwndLimited`]).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub cwnd_limited: CwndLimited,
     /// What the application on top of the connection does; bulk by default.
     #[serde(default)]
     pub app: AppConfig,
@@ -512,8 +523,172 @@ impl FlowConfig {
             recovery: Recovery::default(),
             loss_detection: LossDetection::default(),
             ecn: false,
+            cwnd_limited: CwndLimited::default(),
             app: AppConfig::Bulk,
         }
+    }
+}
+
+/// A source of traffic without congestion control (UDP): from `src` to `dst` it sends
+/// `packet_bytes`-byte packets at `rate_bps` from `start_ns` until `stop_ns`, entering the links
+/// as the flows' packets do; drops do not slow it. `onoff` alternates on and off periods, as
+/// ns-2's Application/Traffic/Exponential does, sending at the rate only while on. Names in
+/// error messages are the scenario's (`cross.N.rate`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrossConfig {
+    /// "cbr" (constant bit rate) or "onoff".
+    #[serde(default = "cross_kind")]
+    pub kind: String,
+    #[serde(default = "cross_src")]
+    pub src: String,
+    #[serde(default = "cross_dst")]
+    pub dst: String,
+    /// Rate while sending, counting every byte of the packet (required).
+    #[serde(default)]
+    pub rate_bps: Option<u64>,
+    /// Bytes on the wire per packet, IP and UDP headers included.
+    #[serde(default = "cross_packet_bytes")]
+    pub packet_bytes: u64,
+    #[serde(default)]
+    pub start_ns: u64,
+    /// When it stops sending; `None`: at the end of the run.
+    #[serde(default)]
+    pub stop_ns: Option<u64>,
+    /// `onoff` only: (mean) length of an on and of an off period; see [`CROSS_ON_NS`].
+    #[serde(default)]
+    pub on_ns: Option<u64>,
+    #[serde(default)]
+    pub off_ns: Option<u64>,
+    /// `onoff` only: "exponential" (the default) or "fixed" period lengths.
+    #[serde(default)]
+    pub distribution: Option<String>,
+}
+
+/// ns-2's defaults for Application/Traffic/Exponential (tcl/lib/ns-default.tcl: burst_time_
+/// and idle_time_ 0.5 s); exponential periods as there, since a sum of such sources gives the
+/// Poisson-like burst arrivals background traffic is usually modelled with; "fixed" repeats
+/// exactly, for a periodic burst.
+pub const CROSS_ON_NS: u64 = 500_000_000;
+pub const CROSS_OFF_NS: u64 = 500_000_000;
+pub const CROSS_DISTRIBUTIONS: [&str; 2] = ["exponential", "fixed"];
+pub const CROSS_KINDS: [&str; 2] = ["cbr", "onoff"];
+/// Smallest and largest cross packet: IPv4 and UDP headers alone (RFC 791, RFC 768: 20 + 8
+/// bytes) and IPv4's largest datagram (its 16-bit total length).
+pub const MIN_CROSS_PACKET_BYTES: u64 = 28;
+pub const MAX_CROSS_PACKET_BYTES: u64 = 65_535;
+
+fn cross_kind() -> String {
+    "cbr".into()
+}
+fn cross_src() -> String {
+    "sender".into()
+}
+fn cross_dst() -> String {
+    "receiver".into()
+}
+/// One full Ethernet-MTU IP packet.
+fn cross_packet_bytes() -> u64 {
+    1500
+}
+
+impl CrossConfig {
+    pub fn is_onoff(&self) -> bool {
+        self.kind == "onoff"
+    }
+
+    /// (on, off, exponential) of an `onoff` source, defaults applied.
+    pub fn periods(&self) -> (u64, u64, bool) {
+        (
+            self.on_ns.unwrap_or(CROSS_ON_NS),
+            self.off_ns.unwrap_or(CROSS_OFF_NS),
+            self.distribution.as_deref().unwrap_or("exponential") == "exponential",
+        )
+    }
+
+    /// `nodes` to check `src` and `dst` against; `duration_ns` bounds the start.
+    pub fn validate(&self, i: usize, nodes: &[String], duration_ns: u64) -> Result<(), SimError> {
+        let at = format!("cross.{i}");
+        if !CROSS_KINDS.contains(&self.kind.as_str()) {
+            return Err(err(format!(
+                "{at}.kind: expected one of {}, got \"{}\"",
+                CROSS_KINDS.join(", "),
+                self.kind
+            )));
+        }
+        for (end, name) in [("src", &self.src), ("dst", &self.dst)] {
+            if !nodes.contains(name) {
+                return Err(err(format!(
+                    "{at}.{end}: unknown node '{name}' (nodes: {})",
+                    nodes.join(", ")
+                )));
+            }
+        }
+        if self.src == self.dst {
+            return Err(err(format!("{at}: src and dst must differ")));
+        }
+        let Some(rate) = self.rate_bps else {
+            return Err(err(format!(
+                "{at}.rate: missing (a rate in 1..={MAX_RATE_BPS} bits/s, e.g. \"100Mbps\")"
+            )));
+        };
+        in_range(&format!("{at}.rate"), rate, 1, MAX_RATE_BPS)?;
+        in_range(
+            &format!("{at}.packet_size"),
+            self.packet_bytes,
+            MIN_CROSS_PACKET_BYTES,
+            MAX_CROSS_PACKET_BYTES,
+        )?;
+        in_range(
+            &format!("{at}.start"),
+            self.start_ns,
+            0,
+            duration_ns.saturating_sub(1),
+        )?;
+        if let Some(stop) = self.stop_ns {
+            in_range(
+                &format!("{at}.stop"),
+                stop,
+                self.start_ns + 1,
+                MAX_DURATION_NS,
+            )?;
+        }
+        if self.is_onoff() {
+            in_range(
+                &format!("{at}.on"),
+                self.on_ns.unwrap_or(CROSS_ON_NS),
+                1,
+                MAX_DELAY_NS,
+            )?;
+            in_range(
+                &format!("{at}.off"),
+                self.off_ns.unwrap_or(CROSS_OFF_NS),
+                0,
+                MAX_DELAY_NS,
+            )?;
+            if let Some(d) = &self.distribution {
+                if !CROSS_DISTRIBUTIONS.contains(&d.as_str()) {
+                    return Err(err(format!(
+                        "{at}.distribution: expected one of {}, got \"{d}\"",
+                        CROSS_DISTRIBUTIONS.join(", ")
+                    )));
+                }
+            }
+        } else {
+            for (key, given) in [
+                ("on", self.on_ns.is_some()),
+                ("off", self.off_ns.is_some()),
+                ("distribution", self.distribution.is_some()),
+            ] {
+                if given {
+                    return Err(err(format!(
+                        "{at}.{key}: only for kind = \"onoff\" (this source is \"{}\")",
+                        self.kind
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -856,12 +1031,14 @@ pub const PATH_DEFAULTS: PathDefaults = PathDefaults {
 /// Fields written only when set (`ecn`) are written here too, with their default.
 pub fn defaults_json() -> String {
     let flow = |f: FlowConfig| {
-        let ecn = f.ecn;
+        let (ecn, cwnd_limited) = (f.ecn, f.cwnd_limited);
         let mut v = serde_json::to_value(f).expect("a config serializes");
         let o = v.as_object_mut().expect("a struct is an object");
         o.remove("src");
         o.remove("dst");
         o.insert("ecn".into(), ecn.into());
+        let rule = serde_json::to_value(cwnd_limited).expect("a config serializes");
+        o.insert("cwnd_limited".into(), rule);
         v
     };
     let swarm = SwarmConfig::default();
@@ -934,9 +1111,14 @@ impl SimConfig {
         in_range("trace.queue_interval", t.queue_interval_ns, 0, MAX_DELAY_NS)?;
         in_range("trace.max_rows", t.max_rows, MIN_TRACE_ROWS, MAX_TRACE_ROWS)?;
         if let Some(swarm) = &self.swarm {
-            if !self.nodes.is_empty() || !self.links.is_empty() || !self.flows.is_empty() {
+            if !self.nodes.is_empty()
+                || !self.links.is_empty()
+                || !self.flows.is_empty()
+                || !self.cross.is_empty()
+            {
                 return Err(err(
-                    "swarm: a swarm builds its own peers and links; give no path, nodes, link or flow"
+                    "swarm: a swarm builds its own peers and links; give no path, nodes, link, \
+                     flow or cross"
                         .into(),
                 ));
             }
@@ -1031,6 +1213,7 @@ impl SimConfig {
                     .flows
                     .iter()
                     .map(|f| f.mss.saturating_add(f.header_bytes))
+                    .chain(self.cross.iter().map(|c| c.packet_bytes))
                     .max()
                     .unwrap_or(1);
                 match d.queue {
@@ -1062,6 +1245,9 @@ impl SimConfig {
                 }
             }
         }
+        for (i, c) in self.cross.iter().enumerate() {
+            c.validate(i, &self.nodes, self.duration_ns)?;
+        }
         Ok(())
     }
 }
@@ -1085,6 +1271,7 @@ impl FlowConfig {
             recovery: self.recovery,
             loss_detection: self.loss_detection,
             ecn: self.ecn,
+            cwnd_limited: self.cwnd_limited,
         }
     }
 
@@ -1343,6 +1530,7 @@ mod tests {
             assert!(d[table].is_object(), "{table}");
         }
         assert_eq!(d["flow"]["ecn"], false);
+        assert_eq!(d["flow"]["cwnd_limited"], "linux");
         assert_eq!(d["swarm"]["tcp"]["ecn"], false);
         assert!(d["flow"].get("src").is_none() && d["web"].get("response_bytes").is_none());
         assert_eq!(d["trace"]["max_rows"], 2_000_000);

@@ -19,7 +19,8 @@ use slowstart_transport::TimerKind;
 pub enum Event {
     /// The head packet of a link direction (channel) reaches the far node.
     ChannelHead(u32),
-    /// A flow's application starts.
+    /// A flow's application starts; past the flows' ids, a cross-traffic source sends its next
+    /// packet (one variant for both: a fourth would turn the loop's dispatch into a jump table).
     FlowStart(u32),
     /// A flow's timer may be due.
     Timer(u32, TimerKind),

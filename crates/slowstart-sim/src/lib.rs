@@ -1,9 +1,9 @@
 //! Deterministic packet-level simulator of transfers over a network path.
 //!
 //! Layers, bottom up: [`engine`] (the event queue), [`network`] (link directions with drop-tail
-//! queues, topology and static routes), the transport (the sans-IO crate `slowstart_transport`:
-//! the TCP-like sender and receiver that drive a `slowstart_cc` controller, and the request
-//! stream back), [`app`] (bulk, web and BitTorrent applications on top), [`trace`] (sampled
+//! queues, topology and static routes), [`cross`] (traffic without congestion control), the
+//! transport (the sans-IO crate `slowstart_transport`: the TCP-like sender and receiver that
+//! drive a `slowstart_cc` controller, and the request stream back), [`app`] (bulk, web and BitTorrent applications on top), [`trace`] (sampled
 //! series) and [`sim`] (the run loop and metrics), and [`swarm`] (a BitTorrent swarm of peers
 //! behind access links, with connections that open and close). Time is integer nanoseconds,
 //! sizes integer bytes; the same config and seed give byte-identical output.
@@ -12,6 +12,9 @@ pub mod app;
 #[cfg(test)]
 mod app_tests;
 pub mod config;
+pub mod cross;
+#[cfg(test)]
+mod cross_tests;
 pub mod engine;
 pub mod export;
 #[doc(hidden)]

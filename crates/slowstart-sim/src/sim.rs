@@ -12,6 +12,7 @@ use slowstart_transport::{Io, Settings, TimerKind};
 
 use crate::app::{App, AppSummary, Ctx};
 use crate::config::SimConfig;
+use crate::cross::{CrossSource, CrossSummary};
 use crate::engine::{Event, EventQueue};
 use crate::export::qlog::Qlogs;
 use crate::export::{tcp::TcpView, Captures, ExportDirs};
@@ -100,6 +101,9 @@ pub struct Summary {
     pub links: Vec<LinkSummary>,
     /// Per flow with a web or BitTorrent application.
     pub apps: Vec<AppSummary>,
+    /// Per cross-traffic source (`[[cross]]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cross: Vec<CrossSummary>,
     /// Swarm runs: one row per peer.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub peers: Vec<PeerSummary>,
@@ -237,9 +241,13 @@ pub struct Simulation {
     queue: EventQueue,
     topo: Topology,
     flows: Vec<Flow>,
-    /// Per flow, what forwarding a packet needs, apart from the flows' large state: with
-    /// thousands of flows, a packet crossing a router then touches one small record.
+    /// Per flow, then per cross source, what forwarding a packet needs, apart from the flows'
+    /// large state: with thousands of flows, a packet crossing a router then touches one small
+    /// record.
     routes: Vec<Route>,
+    /// Cross-traffic sources; their packets carry ids after the flows' (see `cross`). They do
+    /// not keep the run going: it ends when every flow is done, as without them.
+    cross: Vec<CrossSource>,
     io: Io,
     flow_trace: FlowTrace,
     flow_sampler: Sampler,
@@ -334,6 +342,22 @@ impl Simulation {
             });
         }
         let n_flows = flows.len();
+        let mut cross = Vec::with_capacity(cfg.cross.len());
+        for (k, c) in cfg.cross.iter().enumerate() {
+            let (src, dst) = (topo.node(&c.src), topo.node(&c.dst));
+            if topo.next_hop(src, dst).is_none() {
+                return Err(SimError(format!(
+                    "cross.{k}: no route from '{}' to '{}'",
+                    c.src, c.dst
+                )));
+            }
+            // Cross packets are forwarded by the flows' route table, after the flows' entries
+            // (no MSS: scheduled drops number flow segments only).
+            routes.push(Route { src, dst, mss: 1 });
+            let id = (n_flows + k) as u32;
+            let seed = substream_seed(cfg.seed, 3, k as u64);
+            cross.push(CrossSource::new(c, id, src, dst, cfg.duration_ns, seed));
+        }
         let n_channels = topo.channels.len();
         Ok(Simulation {
             name: cfg.name.clone(),
@@ -347,6 +371,7 @@ impl Simulation {
             topo,
             flows,
             routes,
+            cross,
             io: Io::default(),
             flow_trace: FlowTrace::default(),
             flow_sampler: Sampler::new(cfg.trace.flow_interval_ns, cfg.trace.max_rows, n_flows),
@@ -406,6 +431,11 @@ impl Simulation {
         for (i, f) in self.flows.iter().enumerate() {
             self.queue.push(f.start_ns, Event::FlowStart(i as u32));
         }
+        for s in &mut self.cross {
+            if let Some(t) = s.next_send() {
+                self.queue.push(t, Event::FlowStart(s.packet_id));
+            }
+        }
         let mut end = self.duration_ns;
         while let Some((t, event)) = self.queue.pop() {
             if t > self.duration_ns {
@@ -448,6 +478,49 @@ impl Simulation {
             flow.metrics.drop_bytes,
             held,
         )
+    }
+
+    /// Bytes on the wire of cross source `k`: (sent, delivered, dropped, held in links), with
+    /// `sent == delivered + dropped + held`.
+    pub fn cross_ledger(&self, k: usize) -> (u64, u64, u64, u64) {
+        let s = &self.cross[k];
+        let held = self
+            .topo
+            .channels
+            .iter()
+            .map(|c| c.held_data_bytes(s.packet_id))
+            .sum();
+        let n = &s.counts;
+        (n.bytes_sent, n.bytes_delivered, n.bytes_dropped, held)
+    }
+
+    /// Cross source `k` sends its packet due now and schedules the next. The cross paths stay
+    /// out of line (and cold), so the flows' event loop compiles as without them.
+    #[cold]
+    #[inline(never)]
+    fn cross_send(&mut self, k: usize) {
+        let s = &mut self.cross[k];
+        let packet = s.send(self.now);
+        let (src, dst) = (s.src, s.dst);
+        if let Some(t) = s.next_send() {
+            self.queue.push(t, Event::FlowStart(s.packet_id));
+        }
+        self.forward(src, dst, packet);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn cross_dropped(&mut self, packet: &Packet) {
+        let k = packet.flow as usize - self.flows.len();
+        self.cross[k].dropped(packet);
+    }
+
+    /// A cross packet reached its destination.
+    #[cold]
+    #[inline(never)]
+    fn cross_delivered(&mut self, packet: &Packet) {
+        let k = packet.flow as usize - self.flows.len();
+        self.cross[k].delivered(packet);
     }
 
     fn channel_head(&mut self, c: u32) {
@@ -510,7 +583,9 @@ impl Simulation {
 
     fn count_drop(&mut self, packet: &Packet) {
         if packet.kind == Kind::Data {
-            let flow = &mut self.flows[packet.flow as usize];
+            let Some(flow) = self.flows.get_mut(packet.flow as usize) else {
+                return self.cross_dropped(packet);
+            };
             flow.metrics.drops += 1;
             flow.metrics.drop_bytes += packet.len as u64;
             if flow.sender.phase().is_initial_slow_start() {
@@ -579,6 +654,9 @@ impl Simulation {
     }
 
     fn flow_start(&mut self, f: usize) {
+        if f >= self.flows.len() {
+            return self.cross_send(f - self.flows.len());
+        }
         let now = self.now;
         self.with_app(f, |app, ctx| app.on_start(ctx));
         let flow = &mut self.flows[f];
@@ -594,7 +672,9 @@ impl Simulation {
     fn deliver(&mut self, packet: Packet) {
         let f = packet.flow as usize;
         let now = self.now;
-        let flow = &mut self.flows[f];
+        let Some(flow) = self.flows.get_mut(f) else {
+            return self.cross_delivered(&packet);
+        };
         if packet.conn != flow.conn {
             return; // from a connection this flow has replaced
         }
@@ -867,6 +947,12 @@ impl Simulation {
             .filter_map(|(i, f)| f.app.summary(i as u32, &f.requests))
             .collect();
         let links = self.topo.channels.iter().map(LinkSummary::of).collect();
+        let cross = self
+            .cross
+            .iter()
+            .enumerate()
+            .map(|(k, s)| s.summary(k as u32, end_ns))
+            .collect();
         RunOutput {
             summary: Summary {
                 scenario: self.name,
@@ -876,6 +962,7 @@ impl Simulation {
                 flows,
                 links,
                 apps,
+                cross,
                 peers: vec![],
                 swarm: None,
                 interrupted: self.interrupted,

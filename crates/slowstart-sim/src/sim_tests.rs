@@ -313,6 +313,7 @@ fn star_of_asymmetric_access_links_routes_through_the_hub() {
         nodes: vec!["hub".into(), "p0".into(), "p1".into(), "p2".into()],
         links,
         flows: vec![f01, f21],
+        cross: vec![],
         trace: TraceConfig::default(),
         run_to_end: false,
         swarm: None,

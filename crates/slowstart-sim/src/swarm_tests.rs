@@ -43,6 +43,7 @@ pub fn small_swarm(leechers: u64, file_kb: u64, population: Population) -> SimCo
         nodes: vec![],
         links: vec![],
         flows: vec![],
+        cross: vec![],
         trace: TraceConfig::default(),
         run_to_end: false,
         swarm: Some(SwarmConfig {

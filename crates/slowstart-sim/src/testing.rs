@@ -53,6 +53,7 @@ pub fn path(
             },
         ],
         flows,
+        cross: vec![],
         trace: TraceConfig::default(),
         run_to_end: false,
         swarm: None,

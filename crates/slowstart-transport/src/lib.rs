@@ -72,6 +72,7 @@ pub(crate) mod testing {
             recovery: Recovery::Prr,
             loss_detection: LossDetection::Rack,
             ecn: false,
+            cwnd_limited: Default::default(),
         }
     }
 }

@@ -28,6 +28,19 @@ pub enum LossDetection {
     Dupthresh,
 }
 
+/// When a sender that a window (not cwnd) holds back still grows cwnd in slow start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CwndLimited {
+    /// Linux `tcp_is_cwnd_limited` (3.x on): in slow start while cwnd is below twice the most
+    /// outstanding this window, so a window-limited cwnd climbs to twice the window.
+    #[default]
+    Linux,
+    /// Only when in flight has reached cwnd, as Linux 2.4's `tcp_ack` (`prior_in_flight >=
+    /// snd_cwnd` before `tcp_cong_avoid`): cwnd stops at the window the sender can use.
+    Strict,
+}
+
 // Every bound of the transport's settings. With these, sums of times (now + an RTO, a
 // delayed-ACK timeout) stay far below u64::MAX, and no setting allocates without bound.
 /// Largest MSS accepted, bytes (a segment's length and offsets fit in 32 bits with room).
@@ -72,6 +85,7 @@ pub struct Settings {
     pub loss_detection: LossDetection,
     /// RFC 3168 ECN: data goes out ECN-capable and an echoed mark reduces the window.
     pub ecn: bool,
+    pub cwnd_limited: CwndLimited,
 }
 
 /// A setting out of bounds: the field (as scenarios name it) and what it accepts.

@@ -44,6 +44,7 @@ fn flow(cc: &str, size: u64) -> FlowConfig {
         recovery: Recovery::Prr,
         loss_detection: LossDetection::Rack,
         ecn: false,
+        cwnd_limited: Default::default(),
         app: AppConfig::Bulk,
     }
 }

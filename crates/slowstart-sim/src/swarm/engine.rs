@@ -1286,6 +1286,7 @@ impl SwarmSim {
                 flows: vec![],
                 links: self.channels.iter().map(LinkSummary::of).collect(),
                 apps: vec![],
+                cross: vec![],
                 peers,
                 swarm: Some(swarm),
                 interrupted: self.interrupted,

@@ -20,7 +20,7 @@ use slowstart_cc::{
 
 use crate::packet::{Kind, Packet, CWR, ECE, ECT, RETRANSMISSION};
 use crate::rto::RetransmissionTimer;
-use crate::settings::{LossDetection, Settings};
+use crate::settings::{CwndLimited, LossDetection, Settings};
 use crate::timer::{Timer, TimerKind};
 use crate::Io;
 use pacer::Pacer;
@@ -126,6 +126,8 @@ pub struct Sender {
     syn_retransmitted: bool,
     pacer: Pacer,
     blocked_by_cwnd: bool,
+    /// Whether slow start also grows cwnd below twice the most outstanding.
+    cwnd_rule: CwndLimited,
     /// When the cwnd last stopped the sender with something to send.
     cwnd_block_ns: Option<u64>,
     /// Most bytes outstanding since `cwnd_usage_seq` was passed (Linux `max_packets_out`, reset
@@ -174,6 +176,7 @@ impl Sender {
             syn_retransmitted: false,
             pacer: Pacer::new(cfg.pacing),
             blocked_by_cwnd: false,
+            cwnd_rule: cfg.cwnd_limited,
             cwnd_block_ns: None,
             max_out_bytes: 0,
             cwnd_usage_seq: 0,
@@ -439,8 +442,10 @@ impl Sender {
                 self.cc.phase().is_initial_slow_start() || self.cc.cwnd() < self.cc.ssthresh();
             // Linux `tcp_is_cwnd_limited`: in slow start, also while cwnd is below twice the
             // most outstanding this window (`max_packets_out`).
-            let cwnd_limited =
-                self.blocked_by_cwnd || (in_slow_start && 2 * self.max_out_bytes > cwnd_before);
+            let cwnd_limited = self.blocked_by_cwnd
+                || (in_slow_start
+                    && self.cwnd_rule == CwndLimited::Linux
+                    && 2 * self.max_out_bytes > cwnd_before);
             let event = AckEvent {
                 now,
                 bytes_acked: delivered.bytes,
