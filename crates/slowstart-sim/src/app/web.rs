@@ -4,6 +4,11 @@
 //! connection with keep-alive, else on a new connection (new handshake, fresh windows), as
 //! HTTP/1.0 does. The server has no think time.
 //!
+//! Two halves, each seeing only its own end, sans-IO as the transport is: [`WebClient`] (the
+//! receiver and the request stream at `dst`) and [`WebServer`] (the data sender at `src`). The
+//! engine drives both through [`WebApp`]; the UDP endpoints (crates/slowstart-udp) drive one
+//! each.
+//!
 //! The connection opens as the transport's handshake does (one RTT); the client sends its first
 //! request the moment the handshake completes, so the first byte arrives two round trips after
 //! the flow starts at best, the seed's "two round trips".
@@ -12,21 +17,24 @@
 //! handshake counts; the request for later ones) to its first byte at the client;
 //! `first_to_last_s`; `total_s` from the same origin to the last byte; `stalls`, the round trips
 //! that ended while the server waited on cwnd or the client's window with response bytes unsent
-//! and less than a path BDP in flight (see `Sender::set_stall_threshold`).
+//! and less than a path BDP in flight (see `Sender::set_stall_threshold`), counted by the
+//! server.
 
 use serde::Serialize;
+use slowstart_transport::receiver::Receiver;
 use slowstart_transport::request::RequestSender;
+use slowstart_transport::sender::Sender;
+use slowstart_transport::Io;
 
 use crate::app::{seconds, Ctx};
 use crate::config::WebConfig;
 
 #[derive(Clone, Copy, Debug, Default)]
-struct ObjectResult {
+struct ObjectTimes {
     bytes: u64,
     wanted_ns: u64,
     first_ns: u64,
     last_ns: u64,
-    stalls: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -35,7 +43,9 @@ pub struct ObjectSummary {
     pub ttfb_s: f64,
     pub first_to_last_s: f64,
     pub total_s: f64,
-    pub stalls: u64,
+    /// Counted by the server; `None` where the client reports alone (a UDP client, whose
+    /// server reports them).
+    pub stalls: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -48,39 +58,66 @@ pub struct WebSummary {
     pub objects: Vec<ObjectSummary>,
 }
 
-pub struct WebApp {
+/// Object `k`'s size.
+fn size_of(sizes: &[u64], k: u64) -> u64 {
+    sizes[(k % sizes.len() as u64) as usize]
+}
+
+/// The client's end of its connection: its data receiver (a delayed ACK it owes leaves with a
+/// request) and its request stream.
+pub struct ClientEnd<'a> {
+    pub now: u64,
+    pub receiver: &'a mut Receiver,
+    pub requests: &'a mut RequestSender,
+    pub io: &'a mut Io,
+}
+
+impl ClientEnd<'_> {
+    /// Write request bytes; a delayed ACK owed leaves with them.
+    pub fn request(&mut self, bytes: u64) {
+        self.receiver.flush_ack(self.now, self.io);
+        self.requests.write(self.now, bytes, self.io);
+    }
+}
+
+/// What the client did with bytes delivered in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivered {
+    /// The object in progress is not complete yet.
+    Partial,
+    /// An object completed; the next (if any) was requested on the same connection.
+    Object,
+    /// An object completed and the next one needs a new connection (no keep-alive): the
+    /// driver opens one, with fresh streams from byte 0, and calls
+    /// [`WebClient::on_established`] when it is.
+    ObjectReconnect,
+}
+
+/// The client (`dst`): requests objects one at a time and times them.
+pub struct WebClient {
     request_bytes: u64,
     sizes: Vec<u64>,
     objects: u64,
     keep_alive: bool,
     start_ns: u64,
-    // Server (`src`).
-    answered: u64,
-    /// Objects answered on earlier connections.
-    answered_before: u64,
-    stalls_at_answer: u64,
-    // Client (`dst`).
     requested: u64,
-    /// Data stream offsets of the object in progress.
+    /// Data stream offsets of the object in progress (on the current connection).
     object_start: u64,
     object_end: u64,
     wanted_ns: u64,
     first_ns: Option<u64>,
-    results: Vec<ObjectResult>,
+    results: Vec<ObjectTimes>,
 }
 
-impl WebApp {
+impl WebClient {
     pub fn new(cfg: &WebConfig, start_ns: u64) -> Self {
         let objects = cfg.object_count();
-        WebApp {
+        WebClient {
             request_bytes: cfg.request_bytes,
             sizes: cfg.response_bytes.clone(),
             objects,
             keep_alive: cfg.keep_alive,
             start_ns,
-            answered: 0,
-            answered_before: 0,
-            stalls_at_answer: 0,
             requested: 0,
             object_start: 0,
             object_end: 0,
@@ -90,68 +127,61 @@ impl WebApp {
         }
     }
 
-    fn size(&self, k: u64) -> u64 {
-        self.sizes[(k % self.sizes.len() as u64) as usize]
+    /// Data stream bytes asked for so far on the current connection: a server sends no byte
+    /// past it.
+    pub fn requested_end(&self) -> u64 {
+        self.object_end
     }
 
-    fn request_next(&mut self, ctx: &mut Ctx) {
+    fn request_next(&mut self, end: &mut ClientEnd) {
         let k = self.requested;
         self.object_start = self.object_end;
-        self.object_end += self.size(k);
+        self.object_end += size_of(&self.sizes, k);
         self.first_ns = None;
         self.requested += 1;
-        ctx.request(self.request_bytes);
+        end.request(self.request_bytes);
     }
 
-    pub fn on_established(&mut self, ctx: &mut Ctx) {
+    /// The connection is open: ask for the next object.
+    pub fn on_established(&mut self, end: &mut ClientEnd) {
         if self.requested == 0 {
             // The first object is wanted from the flow start: its times include the handshake.
             self.wanted_ns = self.start_ns;
         }
-        self.request_next(ctx);
+        self.request_next(end);
     }
 
-    /// Server: every complete request is answered with its object at once.
-    pub fn on_requests(&mut self, upto: u64, ctx: &mut Ctx) {
-        while (self.answered - self.answered_before + 1) * self.request_bytes <= upto
-            && self.answered < self.objects
-        {
-            let size = self.size(self.answered);
-            ctx.sender.write(size);
-            self.stalls_at_answer = ctx.sender.stats().stalls;
-            self.answered += 1;
-        }
-    }
-
-    /// Client: record the object's first and last byte; ask for the next one.
-    pub fn on_delivered(&mut self, upto: u64, ctx: &mut Ctx) {
+    /// The data stream is in order up to byte `upto`: record the object's first and last
+    /// byte; ask for the next one.
+    pub fn on_delivered(&mut self, upto: u64, end: &mut ClientEnd) -> Delivered {
+        let now = end.now;
         if self.results.len() as u64 == self.requested {
-            return;
+            return Delivered::Partial;
         }
         if self.first_ns.is_none() && upto > self.object_start {
-            self.first_ns = Some(ctx.now);
+            self.first_ns = Some(now);
         }
         if upto < self.object_end {
-            return;
+            return Delivered::Partial;
         }
-        self.results.push(ObjectResult {
+        self.results.push(ObjectTimes {
             bytes: self.object_end - self.object_start,
             wanted_ns: self.wanted_ns,
-            first_ns: self.first_ns.unwrap_or(ctx.now),
-            last_ns: ctx.now,
-            stalls: ctx.sender.stats().stalls - self.stalls_at_answer,
+            first_ns: self.first_ns.unwrap_or(now),
+            last_ns: now,
         });
-        if self.requested < self.objects {
-            self.wanted_ns = ctx.now;
-            if self.keep_alive {
-                self.request_next(ctx);
-            } else {
-                // The server closes; the next object's request waits for a new connection,
-                // whose streams start again from byte 0.
-                self.answered_before = self.answered;
-                self.object_end = 0;
-                ctx.reconnect = true;
-            }
+        if self.requested == self.objects {
+            return Delivered::Object;
+        }
+        self.wanted_ns = now;
+        if self.keep_alive {
+            self.request_next(end);
+            Delivered::Object
+        } else {
+            // The server closes; the next object's request waits for a new connection, whose
+            // streams start again from byte 0.
+            self.object_end = 0;
+            Delivered::ObjectReconnect
         }
     }
 
@@ -159,7 +189,8 @@ impl WebApp {
         self.results.len() as u64 == self.objects
     }
 
-    pub fn summary(&self, requests: &RequestSender) -> WebSummary {
+    /// The summary, with the server's per-object stall counts when it has them.
+    pub fn summary(&self, stalls: Option<&[u64]>, requests: &RequestSender) -> WebSummary {
         WebSummary {
             request_bytes: self.request_bytes,
             objects_requested: self.requested,
@@ -169,14 +200,159 @@ impl WebApp {
             objects: self
                 .results
                 .iter()
-                .map(|r| ObjectSummary {
+                .enumerate()
+                .map(|(k, r)| ObjectSummary {
                     bytes: r.bytes,
                     ttfb_s: seconds(r.first_ns - r.wanted_ns),
                     first_to_last_s: seconds(r.last_ns - r.first_ns),
                     total_s: seconds(r.last_ns - r.wanted_ns),
-                    stalls: r.stalls,
+                    stalls: stalls.map(|s| s.get(k).copied().unwrap_or(0)),
                 })
                 .collect(),
         }
+    }
+}
+
+/// The server (`src`): answers each complete request with its object at once, and counts
+/// each object's stalls.
+pub struct WebServer {
+    request_bytes: u64,
+    sizes: Vec<u64>,
+    objects: u64,
+    answered: u64,
+    /// Objects answered on earlier connections.
+    answered_before: u64,
+    /// Data stream bytes written on the current connection.
+    written: u64,
+    /// Data stream end of each answered object whose stalls are not counted yet (current
+    /// connection), oldest first.
+    open: std::collections::VecDeque<u64>,
+    stalls_at_answer: u64,
+    stalls: Vec<u64>,
+}
+
+impl WebServer {
+    pub fn new(cfg: &WebConfig) -> Self {
+        let objects = cfg.object_count();
+        WebServer {
+            request_bytes: cfg.request_bytes,
+            sizes: cfg.response_bytes.clone(),
+            objects,
+            answered: 0,
+            answered_before: 0,
+            written: 0,
+            open: Default::default(),
+            stalls_at_answer: 0,
+            stalls: Vec::with_capacity(objects.min(1 << 16) as usize),
+        }
+    }
+
+    pub fn answered(&self) -> u64 {
+        self.answered
+    }
+
+    /// Every object answered and its stalls counted.
+    pub fn finished(&self) -> bool {
+        self.stalls.len() as u64 == self.objects
+    }
+
+    /// Stall counts per object, in order.
+    pub fn stalls(&self) -> &[u64] {
+        &self.stalls
+    }
+
+    /// The request stream is in order up to byte `upto`: answer every complete request.
+    pub fn on_requests(&mut self, upto: u64, sender: &mut Sender) {
+        while (self.answered - self.answered_before + 1) * self.request_bytes <= upto
+            && self.answered < self.objects
+        {
+            // An earlier object still open has delivered all it will on this connection.
+            while !self.open.is_empty() {
+                self.object_done(sender.stats().stalls);
+            }
+            let size = size_of(&self.sizes, self.answered);
+            sender.write(size);
+            self.written += size;
+            self.open.push_back(self.written);
+            self.stalls_at_answer = sender.stats().stalls;
+            self.answered += 1;
+        }
+    }
+
+    /// The oldest open object is complete (at the client; or acknowledged, for a server that
+    /// cannot see the client): its stalls are those counted since it was answered.
+    pub fn object_done(&mut self, sender_stalls: u64) {
+        if self.open.pop_front().is_some() {
+            self.stalls.push(sender_stalls - self.stalls_at_answer);
+        }
+    }
+
+    /// The sender saw the data stream acknowledged up to `acked`: close the objects it covers.
+    pub fn on_acked(&mut self, acked: u64, sender_stalls: u64) {
+        while self.open.front().is_some_and(|&end| end <= acked) {
+            self.object_done(sender_stalls);
+        }
+    }
+
+    /// The connection closes (no keep-alive); requests and data on the next one count from 0.
+    pub fn on_new_connection(&mut self, sender_stalls: u64) {
+        while !self.open.is_empty() {
+            self.object_done(sender_stalls);
+        }
+        self.answered_before = self.answered;
+        self.written = 0;
+    }
+}
+
+/// Both halves in one value, as the engine holds both ends of a flow.
+pub struct WebApp {
+    pub client: WebClient,
+    pub server: WebServer,
+}
+
+impl WebApp {
+    pub fn new(cfg: &WebConfig, start_ns: u64) -> Self {
+        WebApp {
+            client: WebClient::new(cfg, start_ns),
+            server: WebServer::new(cfg),
+        }
+    }
+
+    fn client_end<'a>(ctx: &'a mut Ctx) -> ClientEnd<'a> {
+        ClientEnd {
+            now: ctx.now,
+            receiver: ctx.receiver,
+            requests: ctx.requests,
+            io: ctx.io,
+        }
+    }
+
+    pub fn on_established(&mut self, ctx: &mut Ctx) {
+        self.client.on_established(&mut Self::client_end(ctx));
+    }
+
+    pub fn on_requests(&mut self, upto: u64, ctx: &mut Ctx) {
+        self.server.on_requests(upto, ctx.sender);
+    }
+
+    pub fn on_delivered(&mut self, upto: u64, ctx: &mut Ctx) {
+        let done = self.client.on_delivered(upto, &mut Self::client_end(ctx));
+        if done != Delivered::Partial {
+            // The simulation sees both ends: the object's stalls are counted until its last
+            // byte reaches the client.
+            self.server.object_done(ctx.sender.stats().stalls);
+        }
+        if done == Delivered::ObjectReconnect {
+            self.server.on_new_connection(ctx.sender.stats().stalls);
+            ctx.reconnect = true;
+        }
+    }
+
+    pub fn finished(&self) -> bool {
+        self.client.finished()
+    }
+
+    pub fn summary(&self, requests: &RequestSender) -> WebSummary {
+        self.client.summary(Some(self.server.stalls()), requests)
     }
 }
