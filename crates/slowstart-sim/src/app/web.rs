@@ -189,6 +189,11 @@ impl WebClient {
         self.results.len() as u64 == self.objects
     }
 
+    /// When the first object's first byte and the last completed object's last byte arrived.
+    pub fn first_and_last_byte_ns(&self) -> Option<(u64, u64)> {
+        Some((self.results.first()?.first_ns, self.results.last()?.last_ns))
+    }
+
     /// The summary, with the server's per-object stall counts when it has them.
     pub fn summary(&self, stalls: Option<&[u64]>, requests: &RequestSender) -> WebSummary {
         WebSummary {
