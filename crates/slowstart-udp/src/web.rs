@@ -183,6 +183,9 @@ pub fn run_server(
                         sender.set_stall_threshold(t);
                     }
                     sender.start(now, cfg.handshake, &mut io);
+                    let mut row = TraceRow::of(&sender, now.saturating_sub(origin));
+                    row.delivered_bytes += prior_acked;
+                    report.trace.push(row);
                     connections += 1;
                     conn = Some(Conn {
                         id: p.conn,
