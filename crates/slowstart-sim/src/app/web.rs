@@ -361,3 +361,127 @@ impl WebApp {
         self.client.summary(Some(self.server.stalls()), requests)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::flow;
+    use slowstart_cc::{CommonParams, Controller};
+
+    fn cfg(keep_alive: bool) -> WebConfig {
+        WebConfig {
+            request_bytes: 100,
+            response_bytes: vec![1_000, 2_000],
+            objects: Some(3),
+            keep_alive,
+        }
+    }
+
+    fn sender() -> Sender {
+        let f = flow("reno", None);
+        let common = CommonParams {
+            mss: f.mss,
+            initcwnd: f.initcwnd,
+            abc: f.abc,
+            seed: 1,
+            paced: false,
+        };
+        Sender::new(0, &f.transport(), Controller::new(&f.cc, &common).unwrap())
+    }
+
+    #[test]
+    fn the_server_answers_whole_requests_and_closes_objects_by_acknowledgement() {
+        let mut server = WebServer::new(&cfg(true));
+        let mut s = sender();
+        server.on_requests(99, &mut s);
+        assert_eq!(server.answered(), 0, "a partial request waits");
+        server.on_requests(100, &mut s);
+        assert_eq!((server.answered(), s.unsent_bytes()), (1, 1_000));
+        server.on_acked(999, 2);
+        assert!(
+            server.stalls().is_empty(),
+            "the object's last byte is not acknowledged"
+        );
+        server.on_acked(1_000, 2);
+        assert_eq!(server.stalls(), [2]);
+        // The next request arrives before the ACK of object 1's last byte: answering it
+        // closes object 1 first.
+        server.on_requests(200, &mut s);
+        server.on_requests(300, &mut s);
+        assert_eq!(server.answered(), 3);
+        assert_eq!(server.stalls(), [2, 0]);
+        server.on_acked(1_000 + 2_000 + 1_000, 7);
+        assert_eq!(server.stalls(), [2, 0, 7]);
+        assert!(server.finished());
+        server.on_requests(400, &mut s);
+        assert_eq!(server.answered(), 3, "no object past the last");
+    }
+
+    #[test]
+    fn without_keep_alive_each_connection_counts_from_zero() {
+        let mut server = WebServer::new(&cfg(false));
+        let mut s = sender();
+        server.on_requests(100, &mut s);
+        server.on_new_connection(4);
+        assert_eq!(
+            server.stalls(),
+            [4],
+            "closing the connection closes its object"
+        );
+        let mut s = sender();
+        server.on_requests(100, &mut s);
+        assert_eq!((server.answered(), s.unsent_bytes()), (2, 2_000));
+        server.on_acked(2_000, 0);
+        assert_eq!(server.stalls(), [4, 0]);
+    }
+
+    #[test]
+    fn the_client_asks_for_one_object_at_a_time() {
+        let f = flow("reno", None);
+        let settings = f.transport();
+        for keep_alive in [true, false] {
+            let mut client = WebClient::new(&cfg(keep_alive), 5);
+            let mut r = Receiver::new(0, &settings, None);
+            let mut requests = RequestSender::new(0, &settings);
+            let mut io = Io::default();
+            macro_rules! end {
+                ($now:expr) => {
+                    &mut ClientEnd {
+                        now: $now,
+                        receiver: &mut r,
+                        requests: &mut requests,
+                        io: &mut io,
+                    }
+                };
+            }
+            client.on_established(end!(10));
+            assert_eq!(client.requested_end(), 1_000);
+            assert_eq!(client.on_delivered(400, end!(20)), Delivered::Partial);
+            let next = client.on_delivered(1_000, end!(30));
+            if keep_alive {
+                assert_eq!(next, Delivered::Object);
+                assert_eq!(client.requested_end(), 3_000, "object 2 on the same stream");
+            } else {
+                assert_eq!(next, Delivered::ObjectReconnect);
+                assert_eq!(
+                    client.requested_end(),
+                    0,
+                    "nothing asked on a new connection yet"
+                );
+                client.on_established(end!(40));
+                assert_eq!(client.requested_end(), 2_000);
+            }
+            assert_eq!(client.first_and_last_byte_ns(), Some((20, 30)));
+            let s = client.summary(None, &requests);
+            assert_eq!(s.objects_requested, 2);
+            assert_eq!(s.objects[0].bytes, 1_000);
+            // Wanted at the flow start (5): first byte 15 ns later, last 25.
+            assert_eq!((s.objects[0].ttfb_s, s.objects[0].total_s), (15e-9, 25e-9));
+            assert_eq!(s.objects[0].stalls, None);
+            assert_eq!(
+                client.summary(Some(&[3]), &requests).objects[0].stalls,
+                Some(3)
+            );
+        }
+    }
+}
