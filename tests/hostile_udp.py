@@ -21,6 +21,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -112,8 +113,17 @@ def main() -> None:
     ports = {int(p) for p in sys.argv[2].split(",")}
     rng = random.Random(seed)
     # Each side's tap sees what arrives there; what to add to it leaves from the other side.
-    snd_tap, snd_raw = sockets(f"ss-snd-{pid}", f"sst{pid}s")
-    rcv_tap, rcv_raw = sockets(f"ss-rcv-{pid}", f"sst{pid}r")
+    # The run creates the namespaces first and moves its TUN devices in after: wait for them.
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            snd_tap, snd_raw = sockets(f"ss-snd-{pid}", f"sst{pid}s")
+            rcv_tap, rcv_raw = sockets(f"ss-rcv-{pid}", f"sst{pid}r")
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
     other = {snd_tap: rcv_raw, rcv_tap: snd_raw}
     held: dict[socket.socket, bytes | None] = {snd_tap: None, rcv_tap: None}
     history: dict[socket.socket, list[bytes]] = {snd_tap: [], rcv_tap: []}

@@ -472,6 +472,7 @@ def test_udp_endpoints_survive_hostile_datagrams_through_the_namespaces(tmp_path
         hostile.send_signal(signal.SIGTERM)
         hostile.wait(timeout=10)
     assert run.returncode == 0, err
+    assert hostile.returncode == 0 and counts.exists(), "tests/hostile_udp.py failed"
     sent = json.loads(counts.read_text())
     for kind in ("truncated", "oversized", "duplicated", "reordered", "replayed"):
         assert sent.get(kind, 0) > 0, sent
