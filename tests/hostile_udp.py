@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import random
 import select
 import signal
@@ -32,19 +33,26 @@ HEADER = 48  # slowstart_transport::wire
 KIND_DATA, KIND_ACK, KIND_REQUEST = 2, 3, 4
 
 
-def enter(ns: str) -> None:
+def enter(path: str) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
-    with open(f"/run/netns/{ns}") as f:
+    with open(path) as f:
         if libc.setns(f.fileno(), CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), f"setns {ns}")
+            raise OSError(ctypes.get_errno(), f"setns {path}")
 
 
 def sockets(ns: str, dev: str) -> tuple[socket.socket, socket.socket]:
-    """In namespace `ns`: a tap on `dev` and a raw IPv4 socket (the caller writes headers)."""
-    enter(ns)
-    tap = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_ALL))
-    tap.bind((dev, 0))
-    raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    """In namespace `ns`: a tap on `dev` and a raw IPv4 socket (the caller writes headers).
+    The process goes back to its own namespace after (sockets keep theirs): the run kills
+    whatever is left in its namespaces when it deletes them."""
+    home = os.open("/proc/self/ns/net", os.O_RDONLY)
+    try:
+        enter(f"/run/netns/{ns}")
+        tap = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_ALL))
+        tap.bind((dev, 0))
+        raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    finally:
+        enter(f"/proc/self/fd/{home}")
+        os.close(home)
     return tap, raw
 
 
