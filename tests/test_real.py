@@ -123,14 +123,15 @@ def test_real_rows_use_the_simulators_names():
     assert real_summary.schema()["queues"] == list(sim.queues.columns)
 
 
-def test_udp_stack_takes_bulk_flows_with_a_size():
+def test_udp_stack_takes_bulk_flows_with_a_size_and_web_flows():
     from slowstart import real_udp
     from slowstart.scenario import load
 
     base = {"duration": "5s", "path": {"rate": "10Mbps", "rtt": "50ms"}}
-    real_udp._check_flows(load({**base, "flow": [{"size": "1MB", "cc": "ledbat"}]}))
+    web = {"app": {"kind": "web", "response": "17kB"}}
+    real_udp._check_flows(load({**base, "flow": [{"size": "1MB", "cc": "ledbat"}, web]}))
     for flows, message in (
-        ([{"app": {"kind": "web", "response": "17kB"}}], "app.0.kind: the UDP stack runs bulk"),
+        ([{"app": {"kind": "bittorrent"}}], "app.0.kind: the UDP stack runs bulk or web"),
         ([{}], "flow.0.size: a real bulk flow needs a size"),
     ):
         with pytest.raises(ValueError, match=message):
@@ -395,25 +396,26 @@ def udp_built(emu_built):
 
 
 @needs_root
-def test_udp_stack_runs_every_algorithm(tmp_path, udp_built):
-    """Every algorithm of the library moves 1 MB over the UDP stack through the emulated
-    20 Mbps / 50 ms path, every byte checked against the known pattern by the receiver."""
+def test_udp_stack_runs_every_algorithm_on_real_20mbps(udp_built):
+    """Issue 11: every algorithm of `slowstart list` (and cubic's slow_start variants) moves
+    real-20mbps's 10 MB over the UDP stack through the emulated 20 Mbps / 100 ms path, every
+    byte checked against the known pattern by the receiver (about 2 minutes: ledbat, the
+    slowest, 13 s)."""
     from slowstart import _core
+    from slowstart.paths import scenario_path
+    from slowstart.real_udp import run_real_udp
+    from slowstart.scenario import load
 
-    scenario = tmp_path / "small.toml"
-    scenario.write_text(SMALL.format(size="1MB"))
     names = [a["name"] for a in json.loads(_core.algorithms())]
     for cc in [*names, "cubic:slow_start=hystart++", "cubic:slow_start=search"]:
-        proc = cli("real", str(scenario), "--stack", "udp", "--cc", cc, "--json")
-        assert proc.returncode == 0, (cc, proc.stderr)
-        s = json.loads(proc.stdout)
+        s = run_real_udp(load(scenario_path("real-20mbps"), cc=cc)).summary
         f = s["flows"][0]
         assert s["stack"] == "udp"
-        assert f["bytes_delivered"] == 1_000_000, cc
+        assert f["bytes_delivered"] == 10_000_000, cc
         assert f["completion_s"] is not None, cc
         assert f["dropped_datagrams"]["receiver"]["bad_data"] == 0, cc
         assert s["tun_tx_dropped"] == {"sender": 0, "receiver": 0}, cc
-    assert leftovers() == []
+    assert leftovers(os.getpid()) == []
 
 
 @needs_root
@@ -447,6 +449,106 @@ def test_udp_compare_matches_the_simulation_for_reno(tmp_path, udp_built):
     real_rounds = [r[:5] for r in full["slow_start_rounds"]["real"]]
     assert real_rounds.count([10, 20, 40, 80, 160]) >= 2, real_rounds
     assert leftovers() == []
+
+
+@needs_root
+def test_udp_web_page_agrees_with_the_simulation(tmp_path, udp_built):
+    """real-web (17 kB x 3, 10 Mbps, 50 ms) over the UDP stack: `compare --stack udp` puts
+    each object's times beside the simulation's (sized as the UDP stack sends); measured
+    within 0.7% (README), 10% here for a loaded machine. Without keep-alive each object opens
+    a connection of its own: two round trips to the first byte every time, as simulated, and
+    the server's stall counts are the simulation's."""
+    proc = cli("compare", "real-web", "--stack", "udp", "--runs", "1", "--json")
+    assert proc.returncode == 0, proc.stderr
+    c = json.loads(proc.stdout)
+    run = c["real"][0]
+    assert run["tun_tx_dropped"] == {"sender": 0, "receiver": 0}
+    assert [o["bytes"] for o in run["apps"][0]["objects"]] == [17_000] * 3
+    for k in range(3):
+        for m in ("ttfb_s", "first_to_last_s", "total_s"):
+            assert abs(c["diff"][f"object{k}.{m}"]) < 0.10, c["diff"]
+    sets = ["--set", "flow.0.app.keep_alive=false", "--set", "flow.0.app.objects=3"]
+    proc = cli("real", "real-web", "--stack", "udp", "--json", *sets)
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads(proc.stdout)
+    from slowstart.api import run_config
+    from slowstart.paths import scenario_path
+    from slowstart.real_udp import udp_like
+    from slowstart.scenario import load
+
+    sim = run_config(udp_like(load(scenario_path("real-web"), set=sets[1::2]))).summary
+    real_objects, sim_objects = s["apps"][0]["objects"], sim["apps"][0]["objects"]
+    assert len(real_objects) == 3
+    for got, want in zip(real_objects, sim_objects, strict=True):
+        assert abs(got["ttfb_s"] - want["ttfb_s"]) / want["ttfb_s"] < 0.10, (got, want)
+        assert got["stalls"] == want["stalls"], (got, want)
+    f = s["flows"][0]
+    assert f["bytes_delivered"] == 51_000
+    assert f["dropped_datagrams"]["receiver"]["bad_data"] == 0
+    assert leftovers(os.getpid()) == []
+
+
+HOSTILE = """
+duration = "60s"
+[path]
+rate = "20Mbps"
+rtt = "50ms"
+buffer = "1bdp"
+[[flow]]
+cc = "reno"
+size = "2MB"
+[[flow]]
+cc = "cubic"
+app = { kind = "web", request = "400B", response = "30kB", objects = 6, keep_alive = false }
+"""
+
+
+@needs_root
+def test_udp_endpoints_survive_hostile_datagrams_through_the_namespaces(tmp_path, udp_built):
+    """A bulk and a web flow over the UDP stack through the emulator while tests/hostile_udp.py
+    adds truncated, oversized, duplicated, reordered, replayed and forged datagrams from each
+    endpoint's peer address, both ways: every byte delivered is checked against the pattern,
+    both transfers complete, what was forged is dropped and counted, no endpoint fails."""
+    scenario = tmp_path / "hostile.toml"
+    scenario.write_text(HOSTILE)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "slowstart", "real", str(scenario), "--stack", "udp", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    ns = Path(f"/run/netns/ss-rcv-{run.pid}")
+    deadline = time.monotonic() + 30
+    while not ns.exists() and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    counts = tmp_path / "hostile.json"
+    helper = Path(__file__).with_name("hostile_udp.py")
+    ports = f"{testbed.PORT},{testbed.PORT + 1}"
+    hostile = subprocess.Popen([sys.executable, str(helper), str(run.pid), ports, str(counts), "7"])
+    try:
+        out, err = run.communicate(timeout=90)
+    finally:
+        hostile.send_signal(signal.SIGTERM)
+        hostile.wait(timeout=10)
+    assert run.returncode == 0, err
+    assert hostile.returncode == 0 and counts.exists(), "tests/hostile_udp.py failed"
+    sent = json.loads(counts.read_text())
+    for kind in ("truncated", "oversized", "duplicated", "reordered", "replayed"):
+        assert sent.get(kind, 0) > 0, sent
+    for kind in ("random bytes", "wrong version", "payload not the pattern", "ACK of data never"):
+        assert sum(n for k, n in sent.items() if kind in k) > 0, sent
+    s = json.loads(out)
+    bulk, web = s["flows"]
+    assert bulk["bytes_delivered"] == 2_000_000
+    assert [o["bytes"] for o in s["apps"][0]["objects"]] == [30_000] * 6
+    dropped = [f["dropped_datagrams"] for f in s["flows"]]
+    total = {
+        side: {k: sum(d[side][k] for d in dropped) for k in dropped[0][side]}
+        for side in ("sender", "receiver")
+    }
+    assert total["receiver"]["unparsed"] > 0 and total["receiver"]["bad_data"] > 0, total
+    assert total["sender"]["unparsed"] > 0 and total["sender"]["bad_ack"] > 0, total
+    assert leftovers(run.pid) == []
 
 
 @needs_root

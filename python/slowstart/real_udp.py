@@ -5,7 +5,13 @@ ends are `slowstart-udp send` and `slowstart-udp recv` (crates/slowstart-udp): t
 receiver and controller the simulation runs, driven by the monotonic clock, one packet per
 datagram. Every algorithm of the library runs this way, not only Linux's. Packets are sized to
 the MTU: 1500 bytes = 20 (IP) + 8 (UDP) + 48 (the transport's header) + 1424 of payload, and the
-simulation it is compared with uses the same MSS and header bytes. Bulk flows only, so far.
+simulation it is compared with uses the same MSS and header bytes.
+
+A bulk flow is `send` in `ss-snd` and `recv` in `ss-rcv`; a web flow is `server` in `ss-snd`
+(the simulator's WebServer on the data sender) and `client` in `ss-rcv` (its WebClient on the
+receiver and the request stream), the client active as in the kernel stack: its request opens
+each connection (crates/slowstart-udp/src/web.rs). The client times the objects, the server
+counts their stalls; the summary's `apps` joins the two as the simulation's does.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from slowstart.testbed import (
     SND_ADDR,
     START_LEAD_NS,
     RealUnavailable,
+    bottleneck,
     check_available,
     testbed,
     workdir,
@@ -65,12 +72,16 @@ def udp_like(config: dict[str, Any]) -> dict[str, Any]:
     return cfg
 
 
+def _kind(flow: dict[str, Any]) -> str:
+    return str((flow.get("app") or {"kind": "bulk"})["kind"])
+
+
 def _check_flows(config: dict[str, Any]) -> None:
     for i, flow in enumerate(config["flows"]):
-        kind = (flow.get("app") or {"kind": "bulk"})["kind"]
-        if kind != "bulk":
-            raise ValueError(f"app.{i}.kind: the UDP stack runs bulk flows only, got {kind!r}")
-        if flow.get("size_bytes") is None:
+        kind = _kind(flow)
+        if kind not in ("bulk", "web"):
+            raise ValueError(f"app.{i}.kind: the UDP stack runs bulk or web flows, got {kind!r}")
+        if kind == "bulk" and flow.get("size_bytes") is None:
             raise ValueError(f'flow.{i}.size: a real bulk flow needs a size such as "10MB"')
         if flow.get("ecn", False):
             # The emulator marks CE in the IP header, which the UDP endpoints do not read.
@@ -78,7 +89,8 @@ def _check_flows(config: dict[str, Any]) -> None:
 
 
 def _flows_frame(path: Path, flow_id: int, start_s: float) -> Any:
-    """The sender's trace (crates/slowstart-udp) → the simulator's flow trace."""
+    """The sender's (or server's) trace (crates/slowstart-udp) → the simulator's flow trace;
+    `start_s` is its time 0 on the scenario's clock."""
     import numpy as np
     import pandas as pd
 
@@ -104,8 +116,8 @@ def _flows_frame(path: Path, flow_id: int, start_s: float) -> Any:
 def run_real_udp(
     config: dict[str, Any], timeout_s: float | None = None, pcap: str | None = None
 ) -> Result:
-    """Run a canonical config's bulk flows over the UDP stack through the emulated path (with
-    `pcap`, the emulator's captures go there)."""
+    """Run a canonical config's bulk and web flows over the UDP stack through the emulated
+    path (with `pcap`, the emulator's captures go there)."""
     import pandas as pd
 
     check_available(config)
@@ -113,37 +125,13 @@ def run_real_udp(
     config = udp_like(config)
     binary = udp_binary()
     timeout_s = timeout_s or config["duration_ns"] / 1e9 + 10
-    duration_ms = str(config["duration_ns"] // 1_000_000)
     runs: list[dict[str, Any]] = []
     with workdir() as work:
         with testbed(config, work, UDP_MSS, pcap) as session:
-            for i, flow in enumerate(config["flows"]):
-                spec = work / f"flow{i}.json"
-                spec.write_text(json.dumps(flow), encoding="utf-8")
-                port = PORT + i
-                rx = session.process(
-                    session.ns_rcv,
-                    [binary, "recv", "--bind", f"{RCV_ADDR}:{port}", "--flow", str(spec)]
-                    + ["--id", str(i), "--duration-ms", duration_ms],
-                )
-                assert rx.stdout is not None
-                if rx.stdout.readline().strip() != "listening":
-                    raise RuntimeError(f"flow {i}: the UDP receiver did not start")
-                runs.append({"flow": flow, "spec": spec, "port": port, "rx": rx})
-            t_base = time.monotonic_ns() + START_LEAD_NS
-            for i, r in enumerate(runs):
-                r["start_at"] = t_base + int(r["flow"]["start_ns"])
-                r["trace"] = work / f"trace{i}.csv"
-                r["tx"] = session.process(
-                    session.ns_snd,
-                    [binary, "send", "--bind", f"{SND_ADDR}:{r['port']}"]
-                    + ["--peer", f"{RCV_ADDR}:{r['port']}", "--flow", str(r["spec"])]
-                    + ["--id", str(i), "--seed", str(config.get("seed", 0))]
-                    + ["--start-at", str(r["start_at"]), "--duration-ms", duration_ms]
-                    + ["--trace", str(r["trace"])],
-                )
+            t_base = _start_flows(session, work, config, binary, runs)
             deadline = time.monotonic() + START_LEAD_NS / 1e9 + timeout_s
             for i, r in enumerate(runs):
+                web = r["web"]
                 for end in ("tx", "rx"):
                     p = r[end]
                     try:
@@ -154,14 +142,15 @@ def run_real_udp(
                         ) from None
                     if p.returncode != 0:
                         why = (err or "").strip().splitlines()
-                        side = "sender" if end == "tx" else "receiver"
+                        side = ("server", "client") if web else ("sender", "receiver")
                         raise RuntimeError(
-                            f"flow {i}: the UDP {side} failed: "
+                            f"flow {i}: the UDP {side[end == 'rx']} failed: "
                             + (why[-1] if why else f"status {p.returncode}")
                         )
                     r[end + "_report"] = json.loads(out.strip().splitlines()[-1])
         frames = [
-            _flows_frame(r["trace"], i, r["flow"]["start_ns"] / 1e9) for i, r in enumerate(runs)
+            _flows_frame(r["trace"], i, r["flow"]["start_ns"] / 1e9 + _server_lead_s(r))
+            for i, r in enumerate(runs)
         ]
         flows = pd.concat(frames, ignore_index=True)
         phases = list(dict.fromkeys(flows["phase"]))
@@ -173,19 +162,114 @@ def run_real_udp(
     return Result(config=config, summary=summary, flows=flows, queues=queues, phase_names=phases)
 
 
+def _start_flows(
+    session: Any, work: Path, config: dict[str, Any], binary: str, runs: list[dict[str, Any]]
+) -> int:
+    """Start every flow's passive end (bulk receiver, web server), then its active end (bulk
+    sender, web client) at the flow's `start` on a common clock; fill `runs` with their
+    processes. Returns time 0 (monotonic ns)."""
+    duration_ms = str(config["duration_ns"] // 1_000_000)
+    link = bottleneck(config)
+    for i, flow in enumerate(config["flows"]):
+        spec = work / f"flow{i}.json"
+        spec.write_text(json.dumps(flow), encoding="utf-8")
+        port, web = PORT + i, _kind(flow) == "web"
+        common = ["--flow", str(spec), "--id", str(i), "--duration-ms", duration_ms]
+        r = {"flow": flow, "spec": spec, "port": port, "web": web, "trace": work / f"trace{i}.csv"}
+        if web:
+            # The server's stall threshold is the emulated path's BDP, as simulated.
+            rtt = link["forward"]["delay_ns"] + link["reverse"]["delay_ns"]
+            passive = session.process(
+                session.ns_snd,
+                [binary, "server", "--bind", f"{SND_ADDR}:{port}", "--peer", f"{RCV_ADDR}:{port}"]
+                + [*common, "--seed", str(config.get("seed", 0)), "--trace", str(r["trace"])]
+                + ["--path-bps", str(link["forward"]["rate_bps"]), "--path-rtt-ns", str(rtt)],
+            )
+        else:
+            passive = session.process(
+                session.ns_rcv, [binary, "recv", "--bind", f"{RCV_ADDR}:{port}", *common]
+            )
+        assert passive.stdout is not None
+        if passive.stdout.readline().strip() != "listening":
+            who = "server" if web else "receiver"
+            raise RuntimeError(f"flow {i}: the UDP {who} did not start")
+        r["tx" if web else "rx"] = passive
+        runs.append(r)
+    t_base = time.monotonic_ns() + START_LEAD_NS
+    for i, r in enumerate(runs):
+        r["start_at"] = t_base + int(r["flow"]["start_ns"])
+        port = r["port"]
+        common = ["--flow", str(r["spec"]), "--id", str(i), "--duration-ms", duration_ms]
+        common += ["--start-at", str(r["start_at"])]
+        if r["web"]:
+            r["rx"] = session.process(
+                session.ns_rcv,
+                [binary, "client", "--bind", f"{RCV_ADDR}:{port}", "--peer", f"{SND_ADDR}:{port}"]
+                + common,
+            )
+        else:
+            r["tx"] = session.process(
+                session.ns_snd,
+                [binary, "send", "--bind", f"{SND_ADDR}:{port}", "--peer", f"{RCV_ADDR}:{port}"]
+                + [*common, "--seed", str(config.get("seed", 0)), "--trace", str(r["trace"])],
+            )
+    return t_base
+
+
+def _server_lead_s(r: dict[str, Any]) -> float:
+    """A web server counts its times from its own start, before the client's: how much
+    earlier, s (0 for a bulk sender, which starts at the flow's start)."""
+    if not r["web"]:
+        return 0.0
+    return (r["tx_report"]["start_ns"] - r["rx_report"]["start_ns"]) / 1e9
+
+
+def _web_rows(r: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A web flow's client and server reports as a bulk flow's would read (bytes, completion
+    from the client's start) and its `apps` entry: the client's summary with the server's
+    stall counts."""
+    tx, rx = r["tx_report"], r["rx_report"]
+    t0, lead = rx["start_ns"], _server_lead_s(r)
+    done = rx.get("last_byte_ns")
+    ss_exit = tx.get("slow_start_exit_s")
+    measures = {
+        "bytes": rx["bytes"],
+        "completion_s": (done - t0) / 1e9 if done else None,
+        "first_byte_s": (rx["first_byte_ns"] - t0) / 1e9 if rx.get("first_byte_ns") else None,
+        "slow_start_exit_s": None if ss_exit is None else ss_exit + lead,
+        "start_ns": t0,
+    }
+    stalls = tx.get("object_stalls") or []
+    app = {"flow": None, "kind": "web", **rx["web"]}
+    app["objects"] = [
+        {**o, "stalls": stalls[k] if k < len(stalls) else None}
+        for k, o in enumerate(rx["web"]["objects"])
+    ]
+    return measures, app
+
+
 def _summary(
     config: dict[str, Any], flows: Any, runs: list[dict[str, Any]], stats: dict[str, Any]
 ) -> dict[str, Any]:
-    rows, warnings = [], []
+    rows, apps, warnings = [], [], []
     for i, r in enumerate(runs):
         flow, tx, rx = r["flow"], r["tx_report"], r["rx_report"]
-        t0 = tx["start_ns"]
-        late = (t0 - r["start_at"]) / 1e9
+        if r["web"]:
+            m, app = _web_rows(r)
+            apps.append({**app, "flow": i})
+        else:
+            done = rx.get("completed_ns")
+            m = {
+                "bytes": rx["bytes"],
+                "completion_s": (done - tx["start_ns"]) / 1e9 if done else None,
+                "first_byte_s": None,
+                "slow_start_exit_s": tx.get("slow_start_exit_s"),
+                "start_ns": tx["start_ns"],
+            }
+        late = (m["start_ns"] - r["start_at"]) / 1e9
         if late > 0.005:
             warnings.append(f"flow {i} started {late * 1e3:.1f} ms late")
-        done = rx.get("completed_ns")
-        completion = (done - t0) / 1e9 if done else None
-        ss_exit = tx.get("slow_start_exit_s")
+        completion, ss_exit = m["completion_s"], m["slow_start_exit_s"]
         f = flows[flows["flow"] == i]
         start_s = flow["start_ns"] / 1e9
         rows.append(
@@ -195,9 +279,9 @@ def _summary(
                     "id": i,
                     "cc": flow["cc"]["name"],
                     "size_bytes": flow["size_bytes"],
-                    "bytes_delivered": rx["bytes"],
+                    "bytes_delivered": m["bytes"],
                     "completion_s": completion,
-                    "goodput_bps": rx["bytes"] * 8 / completion if completion else None,
+                    "goodput_bps": m["bytes"] * 8 / completion if completion else None,
                     "slow_start_exit_s": ss_exit,
                     "retransmits": tx["retransmits"],
                     "loss_events": tx["loss_events"],
@@ -205,6 +289,7 @@ def _summary(
                     "max_cwnd_bytes": tx["max_cwnd_bytes"],
                 },
                 {
+                    "first_byte_s": m["first_byte_s"],
                     "cwnd_at_exit_bytes": cwnd_at(
                         f, None if ss_exit is None else ss_exit + start_s
                     ),
@@ -226,7 +311,7 @@ def _summary(
         "seed": config.get("seed", 0),
         "flows": rows,
         "links": link_rows(config, stats),
-        "apps": [],
+        "apps": apps,
         "tun_tx_dropped": stats.get("tun_tx_dropped", {}),
         "warnings": warnings,
     }

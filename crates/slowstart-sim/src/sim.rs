@@ -81,6 +81,13 @@ struct Flow {
     metrics: FlowMetrics,
 }
 
+/// Payload bytes a path BDP holds: below it, a sender waiting on a window idles the link
+/// (`Sender::set_stall_threshold`).
+pub fn stall_threshold(bottleneck_bps: u64, base_rtt_ns: u64, mss: u64, header_bytes: u64) -> u64 {
+    let bdp = bottleneck_bps as u128 * base_rtt_ns as u128 / 8_000_000_000;
+    (bdp * mss as u128 / (mss + header_bytes) as u128).min(u64::MAX as u128) as u64
+}
+
 /// The outcome of a run: the summary and the sampled series.
 pub struct RunOutput {
     pub summary: Summary,
@@ -307,10 +314,8 @@ impl Simulation {
             }
             let settings = f.transport();
             let mut sender = Sender::new(i as u32, &settings, cc);
-            // Payload bytes a path BDP holds: below it, waiting on a window idles the link.
-            let bdp = bottleneck_bps as u128 * base_rtt_ns as u128 / 8_000_000_000;
-            let stall_threshold = (bdp * f.mss as u128 / (f.mss + f.header_bytes) as u128)
-                .min(u64::MAX as u128) as u64;
+            let stall_threshold =
+                stall_threshold(bottleneck_bps, base_rtt_ns, f.mss, f.header_bytes);
             sender.set_stall_threshold(stall_threshold);
             let last_phase = sender.phase();
             flows.push(Flow {

@@ -35,7 +35,7 @@ impl Limits {
     /// At `now`, for a run that started at `start` and last made progress at `progressed`:
     /// `Ok(true)` once its duration is over, an error once it stalled (`progress` says how far
     /// it got), else `Ok(false)`.
-    fn over(
+    pub(crate) fn over(
         &self,
         now: u64,
         start: u64,
@@ -56,7 +56,7 @@ impl Limits {
     }
 
     /// The earliest of the run's end and the time it would count as stalled.
-    fn next_bound(&self, start: u64, progressed: u64) -> u64 {
+    pub(crate) fn next_bound(&self, start: u64, progressed: u64) -> u64 {
         (start + self.duration_ns).min(progressed + self.stall_ns)
     }
 }
@@ -109,7 +109,7 @@ pub struct TraceRow {
 }
 
 impl TraceRow {
-    fn of(s: &Sender, t_ns: u64) -> Self {
+    pub(crate) fn of(s: &Sender, t_ns: u64) -> Self {
         TraceRow {
             t_ns,
             cwnd_bytes: s.cwnd(),
@@ -141,6 +141,12 @@ pub struct SenderReport {
     pub pacing_late_p50_us: Option<f64>,
     pub pacing_late_p99_us: Option<f64>,
     pub dropped: Dropped,
+    /// A web server's: stall round trips per object, in order (`slowstart_sim::app::web`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object_stalls: Option<Vec<u64>>,
+    /// A web server's: connections opened (one per object without keep-alive).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u64>,
     #[serde(skip)]
     pub trace: Vec<TraceRow>,
 }
@@ -155,17 +161,21 @@ pub struct ReceiverReport {
     pub dropped: Dropped,
 }
 
-fn send_all(
+/// Send what the transport produced to `peer`, stamped with connection `conn`; data and
+/// request payloads are the stream's pattern from their first byte.
+pub(crate) fn send_all(
     sock: &UdpSocket,
     peer: SocketAddr,
+    conn: u8,
     io: &mut Io,
     out: &mut Vec<u8>,
     payload: &mut Vec<u8>,
 ) -> Result<(), String> {
     io.wakeups.clear(); // deadlines are read from the timers themselves
-    for p in io.packets.drain(..) {
+    for mut p in io.packets.drain(..) {
+        p.conn = conn;
         payload.resize(p.len as usize, 0);
-        if matches!(p.kind, Kind::Data) {
+        if matches!(p.kind, Kind::Data | Kind::Request) {
             pattern::fill(p.seq, payload);
         }
         out.clear();
@@ -190,7 +200,7 @@ const SOCKET_BUFFER_BYTES: libc::c_int = 16 << 20;
 
 /// Grow the socket's buffers: past `net.core.rmem_max` as root (SO_RCVBUFFORCE), else as far
 /// as the limit lets.
-fn grow_buffers(sock: &UdpSocket) {
+pub(crate) fn grow_buffers(sock: &UdpSocket) {
     let fd = sock.as_raw_fd();
     let size = SOCKET_BUFFER_BYTES;
     for (force, plain) in [
@@ -212,7 +222,7 @@ fn grow_buffers(sock: &UdpSocket) {
     }
 }
 
-fn percentile_us(sorted: &[u64], q: f64) -> Option<f64> {
+pub(crate) fn percentile_us(sorted: &[u64], q: f64) -> Option<f64> {
     if sorted.is_empty() {
         return None;
     }
@@ -221,14 +231,14 @@ fn percentile_us(sorted: &[u64], q: f64) -> Option<f64> {
 }
 
 /// Check an ACK against what was sent before the sender sees it.
-fn ack_acceptable(p: &Packet, highest_sent: u64, now: u64) -> bool {
+pub(crate) fn ack_acceptable(p: &Packet, highest_sent: u64, now: u64) -> bool {
     p.seq <= highest_sent
         && (0..p.sack_count as usize).all(|i| p.sack_block(i).1 <= highest_sent)
         && p.owd_ns <= MAX_OWD_NS
         && p.sent_ns <= now
 }
 
-const SENDER_TIMERS: [TimerKind; 3] = [
+pub(crate) const SENDER_TIMERS: [TimerKind; 3] = [
     TimerKind::Retransmission,
     TimerKind::LossProbe,
     TimerKind::Pacing,
@@ -248,7 +258,7 @@ pub fn run_sender(
     settings.validate().map_err(|e| format!("flow.{e}"))?;
     if !matches!(cfg.app, AppConfig::Bulk) {
         return Err(format!(
-            "app: only bulk transfers run over UDP so far, not {}",
+            "app: a {} flow runs as server and client, not send and recv",
             cfg.app.kind()
         ));
     }
@@ -283,7 +293,7 @@ pub fn run_sender(
     if !s.phase().is_initial_slow_start() {
         report.slow_start_exit_s = Some(0.0); // a controller without slow start (ledbat)
     }
-    send_all(sock, peer, &mut io, &mut out, &mut payload)?;
+    send_all(sock, peer, 0, &mut io, &mut out, &mut payload)?;
     let mut last_progress = (start, 0u64);
     let seconds = |t: u64| (t - start) as f64 / 1e9;
     loop {
@@ -334,7 +344,7 @@ pub fn run_sender(
                     Kind::Ack => d.bad_ack += 1,
                     _ => d.unexpected += 1,
                 }
-                send_all(sock, peer, &mut io, &mut out, &mut payload)?;
+                send_all(sock, peer, 0, &mut io, &mut out, &mut payload)?;
             }
         }
         let now = now_ns();
@@ -355,7 +365,7 @@ pub fn run_sender(
                 }
             }
         }
-        send_all(sock, peer, &mut io, &mut out, &mut payload)?;
+        send_all(sock, peer, 0, &mut io, &mut out, &mut payload)?;
         report.max_cwnd_bytes = report.max_cwnd_bytes.max(s.cwnd());
         if report.slow_start_exit_s.is_none() && !s.phase().is_initial_slow_start() {
             report.slow_start_exit_s = Some(seconds(now));
@@ -388,6 +398,12 @@ pub fn run_receiver(
 ) -> Result<ReceiverReport, String> {
     let settings = cfg.transport();
     settings.validate().map_err(|e| format!("flow.{e}"))?;
+    if !matches!(cfg.app, AppConfig::Bulk) {
+        return Err(format!(
+            "app: a {} flow runs as server and client, not send and recv",
+            cfg.app.kind()
+        ));
+    }
     let mut r = Receiver::new(flow, &settings, cfg.size_bytes);
     sock.set_nonblocking(true).map_err(|e| e.to_string())?;
     grow_buffers(sock);
@@ -462,7 +478,7 @@ pub fn run_receiver(
                 }
                 peer = Some(from);
                 last_datagram = now;
-                send_all(sock, from, &mut io, &mut out, &mut payload)?;
+                send_all(sock, from, 0, &mut io, &mut out, &mut payload)?;
             }
         }
         let now = now_ns();
@@ -471,7 +487,7 @@ pub fn run_receiver(
             r.on_delack_timer(now, &mut io);
         }
         if let Some(to) = peer {
-            send_all(sock, to, &mut io, &mut out, &mut payload)?;
+            send_all(sock, to, 0, &mut io, &mut out, &mut payload)?;
         }
         if r.rcv_nxt() > last_progress.1 {
             last_progress = (now, r.rcv_nxt());

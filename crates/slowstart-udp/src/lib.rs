@@ -11,5 +11,7 @@
 pub mod clock;
 pub mod endpoint;
 pub mod pattern;
+pub mod web;
 
 pub use endpoint::{run_receiver, run_sender, Limits, ReceiverReport, SenderReport};
+pub use web::{run_client, run_server, ClientReport, ServerOptions};

@@ -1,11 +1,19 @@
 //! `slowstart-udp send --bind ADDR --peer ADDR --flow FLOW.json [--id N] [--seed N]
 //!  [--duration-ms N] [--start-at NS] [--trace TRACE.csv]`
 //! `slowstart-udp recv --bind ADDR --flow FLOW.json [--id N] [--duration-ms N]`
+//! `slowstart-udp server --bind ADDR --peer ADDR --flow FLOW.json [--id N] [--seed N]
+//!  [--duration-ms N] [--start-at NS] [--path-bps N --path-rtt-ns N] [--trace TRACE.csv]`
+//! `slowstart-udp client --bind ADDR --peer ADDR --flow FLOW.json [--id N] [--duration-ms N]
+//!  [--start-at NS]`
 //!
 //! One endpoint of one flow over UDP, on the simulator's own transport and controller. FLOW.json
-//! is one `[[flow]]` of the canonical config (what `slowstart.load` produces). The receiver
-//! prints `listening` once bound; the sender starts at CLOCK_MONOTONIC `--start-at` (ns) if
-//! given; `--seed` is the scenario's seed (the controller's derives from it as the simulator's
+//! is one `[[flow]]` of the canonical config (what `slowstart.load` produces). A bulk flow runs
+//! as `send` and `recv`, a web flow as `server` (the data sender) and `client` (which opens
+//! each connection with its request; see slowstart_udp::web). The receiver and the server
+//! print `listening` once bound; the sender and the client start at CLOCK_MONOTONIC
+//! `--start-at` (ns) if given (the server counts its trace times from it); `--path-bps` and
+//! `--path-rtt-ns` give the server the path's BDP, below which a round trip waiting on a window
+//! counts as a stall, as in the simulation; `--seed` is the scenario's seed (the controller's derives from it as the simulator's
 //! does). On success the endpoint prints its report as one JSON line on stdout and exits 0; on
 //! failure one `error: ` line on stderr and exit 1 (2 for bad arguments). The sender's
 //! `--trace` writes its state at every ACK as CSV (t_ns since the start, cwnd, ssthresh,
@@ -19,8 +27,12 @@ use std::process::ExitCode;
 use slowstart_cc::Phase;
 use slowstart_sim::config::FlowConfig;
 use slowstart_sim::network::topology::substream_seed;
+use slowstart_sim::sim::stall_threshold;
 use slowstart_udp::clock::now_ns;
-use slowstart_udp::{run_receiver, run_sender, Limits};
+use slowstart_udp::endpoint::TraceRow;
+use slowstart_udp::{run_client, run_receiver, run_sender, run_server, Limits, ServerOptions};
+
+const ROLES: [&str; 4] = ["send", "recv", "server", "client"];
 
 struct Args {
     role: String,
@@ -31,17 +43,24 @@ struct Args {
     seed: u64,
     duration_ms: Option<u64>,
     start_at: Option<u64>,
+    path_bps: Option<u64>,
+    path_rtt_ns: Option<u64>,
     trace: Option<String>,
 }
 
 fn parse() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
-    let role = it.next().ok_or("expected a role: send or recv")?;
-    if role != "send" && role != "recv" {
-        return Err(format!("role: expected send or recv, got {role:?}"));
+    let role = it
+        .next()
+        .ok_or("expected a role: send, recv, server or client")?;
+    if !ROLES.contains(&role.as_str()) {
+        return Err(format!(
+            "role: expected send, recv, server or client, got {role:?}"
+        ));
     }
     let (mut bind, mut peer, mut flow, mut id, mut seed) = (None, None, None, 0, 0);
     let (mut duration_ms, mut start_at, mut trace) = (None, None, None);
+    let (mut path_bps, mut path_rtt_ns) = (None, None);
     while let Some(flag) = it.next() {
         let value = it.next().ok_or(format!("{flag}: expected a value"))?;
         let addr = |v: &str| v.parse::<SocketAddr>().map_err(|e| format!("{flag}: {e}"));
@@ -57,12 +76,17 @@ fn parse() -> Result<Args, String> {
             "--seed" => seed = int(&value)?,
             "--duration-ms" => duration_ms = Some(int(&value)?),
             "--start-at" => start_at = Some(int(&value)?),
+            "--path-bps" => path_bps = Some(int(&value)?),
+            "--path-rtt-ns" => path_rtt_ns = Some(int(&value)?),
             "--trace" => trace = Some(value),
             _ => return Err(format!("unknown option {flag}")),
         }
     }
-    if role == "send" && peer.is_none() {
-        return Err("send: --peer is needed".into());
+    if role != "recv" && peer.is_none() {
+        return Err(format!("{role}: --peer is needed"));
+    }
+    if path_bps.is_some() != path_rtt_ns.is_some() {
+        return Err("--path-bps and --path-rtt-ns go together".into());
     }
     Ok(Args {
         role,
@@ -73,6 +97,8 @@ fn parse() -> Result<Args, String> {
         seed,
         duration_ms,
         start_at,
+        path_bps,
+        path_rtt_ns,
         trace,
     })
 }
@@ -90,6 +116,23 @@ fn run(a: &Args) -> Result<String, String> {
         return serde_json::to_string(&r).map_err(|e| e.to_string());
     }
     let peer = a.peer.expect("checked");
+    // The controller's seed derives from the scenario's as in the simulation.
+    let seed = substream_seed(a.seed, 2, a.id as u64);
+    if a.role == "server" {
+        println!("listening");
+        std::io::stdout().flush().map_err(|e| e.to_string())?;
+        let opts = ServerOptions {
+            seed,
+            origin: a.start_at,
+            stall_threshold: a
+                .path_bps
+                .zip(a.path_rtt_ns)
+                .map(|(bps, rtt)| stall_threshold(bps, rtt, a.flow.mss, a.flow.header_bytes)),
+        };
+        let r = run_server(&sock, peer, &a.flow, a.id, &opts, &limits)?;
+        write_trace(a, &r.trace)?;
+        return serde_json::to_string(&r).map_err(|e| e.to_string());
+    }
     if let Some(at) = a.start_at {
         while now_ns() < at {
             std::thread::sleep(std::time::Duration::from_nanos(
@@ -97,16 +140,24 @@ fn run(a: &Args) -> Result<String, String> {
             ));
         }
     }
-    // The controller's seed derives from the scenario's as in the simulation.
-    let seed = substream_seed(a.seed, 2, a.id as u64);
+    if a.role == "client" {
+        let r = run_client(&sock, peer, &a.flow, a.id, &limits)?;
+        return serde_json::to_string(&r).map_err(|e| e.to_string());
+    }
     let r = run_sender(&sock, peer, &a.flow, a.id, seed, &limits)?;
+    write_trace(a, &r.trace)?;
+    serde_json::to_string(&r).map_err(|e| e.to_string())
+}
+
+/// `--trace`: the sender's state at every ACK as CSV.
+fn write_trace(a: &Args, trace: &[TraceRow]) -> Result<(), String> {
     if let Some(path) = &a.trace {
         let mut f = std::io::BufWriter::new(
             std::fs::File::create(path).map_err(|e| format!("{path}: {e}"))?,
         );
         let mut write = || -> std::io::Result<()> {
             writeln!(f, "t_ns,cwnd,ssthresh,inflight,srtt_ns,delivered,phase")?;
-            for t in &r.trace {
+            for t in trace {
                 writeln!(
                     f,
                     "{},{},{},{},{},{},{}",
@@ -125,7 +176,7 @@ fn run(a: &Args) -> Result<String, String> {
         };
         write().map_err(|e| format!("{path}: {e}"))?;
     }
-    serde_json::to_string(&r).map_err(|e| e.to_string())
+    Ok(())
 }
 
 /// Die with the parent named by $SLOWSTART_PARENT (a parent gone before the signal was armed

@@ -11,10 +11,13 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use slowstart_cc::CcSpec;
-use slowstart_sim::config::{AppConfig, FlowConfig, LossDetection, Recovery};
+use slowstart_sim::config::{AppConfig, FlowConfig, LossDetection, Recovery, WebConfig};
 use slowstart_transport::packet::Kind;
 use slowstart_transport::wire;
-use slowstart_udp::{run_receiver, run_sender, Limits, ReceiverReport, SenderReport};
+use slowstart_udp::{
+    run_client, run_receiver, run_sender, run_server, ClientReport, Limits, ReceiverReport,
+    SenderReport, ServerOptions,
+};
 
 const MS: u64 = 1_000_000;
 
@@ -105,8 +108,9 @@ fn mangle(
         let mut forged = p;
         let mut buf = Vec::new();
         match p.kind {
-            // Data whose payload is not the stream's bytes, sent before the original.
-            Kind::Data if roll < 0.03 => {
+            // Data or a request whose payload is not the stream's bytes, sent before the
+            // original.
+            Kind::Data | Kind::Request if roll < 0.03 => {
                 let mut bad = body.to_vec();
                 let i = rng.random_range(0..bad.len());
                 bad[i] ^= 0x55;
@@ -221,4 +225,103 @@ fn a_transfer_with_no_answer_ends_with_one_error() {
     l.stall_ns = 1_500 * MS;
     let err = run_sender(&s, silent.local_addr().unwrap(), &cfg, 0, 1, &l).unwrap_err();
     assert_eq!(err, "no progress for 1.5 s: 0 bytes acknowledged");
+}
+
+fn web_flow(objects: u64, keep_alive: bool) -> FlowConfig {
+    let mut f = flow("cubic", 0);
+    f.size_bytes = None;
+    f.app = AppConfig::Web(WebConfig {
+        request_bytes: 400,
+        response_bytes: vec![17_000, 60_000],
+        objects: Some(objects),
+        keep_alive,
+    });
+    f
+}
+
+/// A server on its own thread and a client towards `peer` (the server, or a relay).
+fn fetch(
+    cfg: &FlowConfig,
+    server: UdpSocket,
+    client: UdpSocket,
+    peer: SocketAddr,
+) -> (Result<SenderReport, String>, Result<ClientReport, String>) {
+    let scfg = cfg.clone();
+    let client_addr = client.local_addr().unwrap();
+    let opts = ServerOptions {
+        seed: 1,
+        ..Default::default()
+    };
+    let srv = thread::spawn(move || run_server(&server, client_addr, &scfg, 0, &opts, &limits()));
+    let c = run_client(&client, peer, cfg, 0, &limits());
+    (srv.join().expect("server thread"), c)
+}
+
+#[test]
+fn web_objects_arrive_with_and_without_keep_alive() {
+    for keep_alive in [true, false] {
+        let cfg = web_flow(5, keep_alive);
+        let (s, c) = (local(), local());
+        let peer = s.local_addr().unwrap();
+        let (srv, cl) = fetch(&cfg, s, c, peer);
+        let (srv, cl) = (srv.unwrap(), cl.unwrap());
+        let sizes = [17_000, 60_000, 17_000, 60_000, 17_000];
+        let got: Vec<u64> = cl.web.objects.iter().map(|o| o.bytes).collect();
+        assert_eq!(got, sizes, "keep_alive {keep_alive}");
+        assert_eq!(cl.bytes, sizes.iter().sum::<u64>());
+        assert_eq!(srv.bytes_acked, cl.bytes);
+        // One connection per object without keep-alive, on both ends.
+        let conns = if keep_alive { 1 } else { 5 };
+        assert_eq!((cl.connections, srv.connections), (conns, Some(conns)));
+        assert_eq!(srv.object_stalls.as_ref().map(Vec::len), Some(5));
+        assert!(cl.web.objects.iter().all(|o| o.stalls.is_none()));
+        // Every object's first byte comes a round trip or more after it was wanted.
+        assert!(cl
+            .web
+            .objects
+            .iter()
+            .all(|o| o.ttfb_s > 0.0 && o.total_s >= o.ttfb_s));
+        assert_eq!(cl.web.request_packets, 5);
+        assert_eq!(cl.dropped.total() + srv.dropped.total(), 0);
+    }
+}
+
+#[test]
+fn web_objects_arrive_through_a_hostile_relay_uncorrupted() {
+    for keep_alive in [true, false] {
+        let cfg = web_flow(12, keep_alive);
+        let (s, c) = (local(), local());
+        let (s_addr, c_addr) = (s.local_addr().unwrap(), c.local_addr().unwrap());
+        // The client talks to `a`, the server to `b`; the relay carries each way between.
+        let (a, b) = (local(), local());
+        let a_addr = a.local_addr().unwrap();
+        let b_addr = b.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let forward = {
+            let (a, b, stop) = (a.try_clone().unwrap(), b.try_clone().unwrap(), stop.clone());
+            thread::spawn(move || relay(a, b, s_addr, 3, stop))
+        };
+        let back = {
+            let stop = stop.clone();
+            thread::spawn(move || relay(b, a, c_addr, 4, stop))
+        };
+        let scfg = cfg.clone();
+        let opts = ServerOptions {
+            seed: 1,
+            ..Default::default()
+        };
+        let srv = thread::spawn(move || run_server(&s, b_addr, &scfg, 0, &opts, &limits()));
+        let cl = run_client(&c, a_addr, &cfg, 0, &limits());
+        let srv = srv.join().unwrap();
+        stop.store(true, Ordering::SeqCst);
+        forward.join().unwrap();
+        back.join().unwrap();
+        let (srv, cl) = (srv.unwrap(), cl.unwrap());
+        assert_eq!(cl.web.objects.len(), 12, "keep_alive {keep_alive}");
+        assert_eq!(cl.bytes, 6 * 17_000 + 6 * 60_000);
+        assert!(cl.dropped.bad_data > 0, "{:?}", cl.dropped);
+        assert!(cl.dropped.unparsed > 0, "{:?}", cl.dropped);
+        assert!(srv.dropped.unparsed > 0, "{:?}", srv.dropped);
+        assert!(srv.dropped.bad_ack > 0, "{:?}", srv.dropped);
+    }
 }

@@ -1,0 +1,461 @@
+//! A web flow's two ends over UDP: the server (`src`, the data sender) and the client (`dst`,
+//! the data receiver and the request stream), each driving its half of the simulator's web
+//! application (`slowstart_sim::app::web`: [`WebServer`], [`WebClient`]) as the engine does,
+//! with the host's clock.
+//!
+//! The client is the active end, as an HTTP client is: its request opens the connection
+//! (request packets of a connection the server has not seen, the next one, from byte 0), and
+//! the server then starts a fresh sender, whose handshake runs before the first byte leaves (as
+//! TCP Fast Open carries the request in the SYN). So an object's first byte still arrives two
+//! round trips after it was wanted, as in the simulation (where the sender's SYN leaves at the
+//! instant the client wants the connection). Without keep-alive each object has a connection
+//! of its own, numbered in the header's `conn`; datagrams of another connection are dropped.
+//!
+//! The server counts each object's stalls until its last byte is acknowledged (the simulation,
+//! seeing both ends, until it reaches the client); `slowstart real` puts them into the
+//! client's summary.
+
+use std::io::ErrorKind;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+
+use serde::Serialize;
+use slowstart_cc::{CommonParams, Controller};
+use slowstart_sim::app::web::{ClientEnd, Delivered, WebClient, WebServer, WebSummary};
+use slowstart_sim::config::{AppConfig, FlowConfig, WebConfig};
+use slowstart_transport::packet::{Kind, Packet};
+use slowstart_transport::receiver::Receiver;
+use slowstart_transport::request::{RequestReceiver, RequestSender};
+use slowstart_transport::sender::{Sender, SenderStats, State};
+use slowstart_transport::wire::{self, MAX_DATAGRAM};
+use slowstart_transport::{Io, Settings, TimerKind};
+
+use crate::clock::{now_ns, wait_readable};
+use crate::endpoint::{
+    ack_acceptable, grow_buffers, percentile_us, send_all, Dropped, Limits, SenderReport, TraceRow,
+    SENDER_TIMERS,
+};
+use crate::pattern;
+
+fn web_config(cfg: &FlowConfig) -> Result<&WebConfig, String> {
+    match &cfg.app {
+        AppConfig::Web(w) => Ok(w),
+        other => Err(format!(
+            "app: server and client run web flows, not {}",
+            other.kind()
+        )),
+    }
+}
+
+/// Request packets whose payload is not the request stream's pattern, or past what a client
+/// asks for in all, are not the client's.
+fn request_acceptable(p: &Packet, body: &[u8], web: &WebConfig) -> bool {
+    let most = web.request_bytes.saturating_mul(web.object_count());
+    p.seq + p.len as u64 <= most && pattern::first_mismatch(p.seq, body).is_none()
+}
+
+/// One connection's server end.
+struct Conn {
+    id: u8,
+    sender: Sender,
+    requests: RequestReceiver,
+}
+
+/// How a server runs, beyond its flow.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ServerOptions {
+    /// The controller's seed.
+    pub seed: u64,
+    /// The flow's start on the monotonic clock, ns: trace times count from it (default: when
+    /// the server starts).
+    pub origin: Option<u64>,
+    /// Payload bytes of a path BDP (`slowstart_sim::sim::stall_threshold`): round trips spent
+    /// waiting on a window with less in flight count as stalls (default: every one).
+    pub stall_threshold: Option<u64>,
+}
+
+/// Serve flow `flow` (a web application) to the client at `peer` from `sock`: answer every
+/// complete request with its object; a request of the next connection opens it. Ends once
+/// every object is acknowledged.
+pub fn run_server(
+    sock: &UdpSocket,
+    peer: SocketAddr,
+    cfg: &FlowConfig,
+    flow: u32,
+    opts: &ServerOptions,
+    limits: &Limits,
+) -> Result<SenderReport, String> {
+    let (seed, origin, stall_threshold) = (opts.seed, opts.origin, opts.stall_threshold);
+    let web = web_config(cfg)?;
+    let settings: Settings = cfg.transport();
+    settings.validate().map_err(|e| format!("flow.{e}"))?;
+    let common = CommonParams {
+        mss: cfg.mss,
+        initcwnd: cfg.initcwnd,
+        abc: cfg.abc,
+        seed,
+        paced: cfg.pacing,
+    };
+    Controller::new(&cfg.cc, &common).map_err(|e| format!("cc: {e}"))?;
+    let mut server = WebServer::new(web);
+    let mut conn: Option<Conn> = None;
+    let (mut prior, mut prior_acked, mut connections) = (SenderStats::default(), 0u64, 0u64);
+    sock.set_nonblocking(true).map_err(|e| e.to_string())?;
+    grow_buffers(sock);
+    let fd = sock.as_raw_fd();
+    let mut io = Io::default();
+    let (mut out, mut payload) = (Vec::new(), Vec::new());
+    let mut buf = vec![0u8; MAX_DATAGRAM + 1];
+    let mut report = SenderReport::default();
+    let mut late = Vec::new();
+    let start = now_ns();
+    let origin = origin.unwrap_or(start).min(start);
+    report.start_ns = origin;
+    let mut last_progress = (start, 0u64);
+    let seconds = |t: u64| (t - origin) as f64 / 1e9;
+    loop {
+        let now = now_ns();
+        if server.finished() {
+            report.completion_s = Some(seconds(now));
+            break;
+        }
+        let acked = prior_acked + conn.as_ref().map_or(0, |c| c.sender.acked_bytes());
+        if limits.over(now, start, last_progress.0, || {
+            format!(
+                "{} of {} objects answered, {acked} bytes acknowledged",
+                server.answered(),
+                web.object_count()
+            )
+        })? {
+            break;
+        }
+        let mut deadline = limits.next_bound(start, last_progress.0);
+        if let Some(c) = conn.as_mut() {
+            for k in SENDER_TIMERS {
+                if let Some(d) = c.sender.timer_mut(k).and_then(|t| t.deadline()) {
+                    deadline = deadline.min(d);
+                }
+            }
+        }
+        if wait_readable(fd, deadline) {
+            loop {
+                let (n, from) = match sock.recv_from(&mut buf) {
+                    Ok(x) => x,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == ErrorKind::ConnectionRefused => continue,
+                    Err(e) => return Err(format!("receive: {e}")),
+                };
+                let now = now_ns();
+                let d = &mut report.dropped;
+                if from != peer {
+                    d.stranger += 1;
+                    continue;
+                }
+                let Ok((p, body)) = wire::decode(&buf[..n]) else {
+                    d.unparsed += 1;
+                    continue;
+                };
+                if p.flow != flow {
+                    d.unexpected += 1;
+                    continue;
+                }
+                let current = conn.as_ref().map(|c| c.id);
+                if p.kind == Kind::Request && current != Some(p.conn) {
+                    let next = current.map_or(0, |c| c.wrapping_add(1));
+                    if p.conn != next || p.seq != 0 || server.answered() == web.object_count() {
+                        d.unexpected += 1;
+                        continue;
+                    }
+                    if !request_acceptable(&p, body, web) {
+                        d.bad_data += 1;
+                        continue;
+                    }
+                    // A new connection: fresh sender and controller, as the simulation's
+                    // reconnect (sim.rs) builds them.
+                    if let Some(old) = conn.take() {
+                        server.on_new_connection(old.sender.stats().stalls);
+                        prior.add(old.sender.stats());
+                        prior_acked += old.sender.delivered();
+                    }
+                    let cc = Controller::new(&cfg.cc, &common).expect("checked above");
+                    let mut sender = Sender::new(flow, &settings, cc);
+                    if let Some(t) = stall_threshold {
+                        sender.set_stall_threshold(t);
+                    }
+                    sender.start(now, cfg.handshake, &mut io);
+                    let mut row = TraceRow::of(&sender, now.saturating_sub(origin));
+                    row.delivered_bytes += prior_acked;
+                    report.trace.push(row);
+                    connections += 1;
+                    conn = Some(Conn {
+                        id: p.conn,
+                        sender,
+                        requests: RequestReceiver::new(flow, &settings),
+                    });
+                }
+                let Some(c) = conn.as_mut().filter(|c| c.id == p.conn) else {
+                    d.unexpected += 1;
+                    continue;
+                };
+                let s = &mut c.sender;
+                match p.kind {
+                    Kind::Request => {
+                        if !request_acceptable(&p, body, web) {
+                            d.bad_data += 1;
+                            continue;
+                        }
+                        // As the engine takes a request (sim.rs `deliver`).
+                        if c.requests.on_request(&p) {
+                            server.on_requests(c.requests.rcv_nxt(), s);
+                        }
+                        s.set_piggyback_ack(c.requests.rcv_nxt());
+                        let sent_before = s.stats().data_packets_sent;
+                        s.try_send(now, &mut io);
+                        if s.stats().data_packets_sent == sent_before {
+                            c.requests.send_ack(now, &mut io);
+                        }
+                    }
+                    Kind::SynAck => s.on_syn_ack(now, &p, &mut io),
+                    Kind::Ack if ack_acceptable(&p, s.highest_sent_bytes(), now) => {
+                        s.on_ack(now, &p, &mut io);
+                        server.on_acked(s.acked_bytes(), s.stats().stalls);
+                        let mut row = TraceRow::of(s, now.saturating_sub(origin));
+                        row.delivered_bytes += prior_acked;
+                        report.trace.push(row);
+                    }
+                    Kind::Ack => d.bad_ack += 1,
+                    _ => d.unexpected += 1,
+                }
+                send_all(sock, peer, c.id, &mut io, &mut out, &mut payload)?;
+            }
+        }
+        let now = now_ns();
+        let Some(c) = conn.as_mut() else {
+            continue;
+        };
+        let s = &mut c.sender;
+        for kind in SENDER_TIMERS {
+            let timer = s.timer_mut(kind).expect("a sender timer");
+            let Some(due) = timer.deadline().filter(|&d| d <= now) else {
+                continue;
+            };
+            if !timer.fire(now) {
+                continue;
+            }
+            match kind {
+                TimerKind::Retransmission => s.on_rto(now, &mut io),
+                TimerKind::LossProbe => s.on_loss_probe(now, &mut io),
+                _ => {
+                    late.push(now - due);
+                    s.on_pacing_timer(now, &mut io);
+                }
+            }
+        }
+        send_all(sock, peer, c.id, &mut io, &mut out, &mut payload)?;
+        report.max_cwnd_bytes = report.max_cwnd_bytes.max(s.cwnd());
+        if report.slow_start_exit_s.is_none()
+            && s.state() == State::Established
+            && !s.phase().is_initial_slow_start()
+        {
+            report.slow_start_exit_s = Some(seconds(now));
+        }
+        let acked = prior_acked + s.acked_bytes();
+        if acked > last_progress.1 {
+            last_progress = (now, acked);
+        }
+    }
+    if let Some(c) = &conn {
+        prior.add(c.sender.stats());
+        prior_acked += c.sender.delivered();
+    }
+    report.bytes_acked = prior_acked;
+    report.retransmits = prior.retransmits;
+    report.loss_events = prior.loss_events;
+    report.rto_count = prior.rto_count;
+    report.loss_probes = prior.loss_probes;
+    report.data_packets_sent = prior.data_packets_sent;
+    late.sort_unstable();
+    report.pacing_samples = late.len() as u64;
+    report.pacing_late_p50_us = percentile_us(&late, 0.5);
+    report.pacing_late_p99_us = percentile_us(&late, 0.99);
+    report.object_stalls = Some(server.stalls().to_vec());
+    report.connections = Some(connections);
+    Ok(report)
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ClientReport {
+    /// CLOCK_MONOTONIC at the start (the first object is wanted from then), ns.
+    pub start_ns: u64,
+    /// Response bytes received in order over every connection, each checked against the
+    /// stream's pattern.
+    pub bytes: u64,
+    /// CLOCK_MONOTONIC when the first object's first byte and the last object's last byte
+    /// arrived, ns.
+    pub first_byte_ns: Option<u64>,
+    pub last_byte_ns: Option<u64>,
+    pub acks_sent: u64,
+    pub connections: u64,
+    /// The application's summary; stalls are the server's to count (null here).
+    pub web: WebSummary,
+    pub dropped: Dropped,
+}
+
+/// Fetch flow `flow`'s objects (a web application) from the server at `peer` over `sock`,
+/// one at a time, checking every byte against the stream's pattern.
+pub fn run_client(
+    sock: &UdpSocket,
+    peer: SocketAddr,
+    cfg: &FlowConfig,
+    flow: u32,
+    limits: &Limits,
+) -> Result<ClientReport, String> {
+    let web = web_config(cfg)?;
+    let settings = cfg.transport();
+    settings.validate().map_err(|e| format!("flow.{e}"))?;
+    sock.set_nonblocking(true).map_err(|e| e.to_string())?;
+    grow_buffers(sock);
+    let fd = sock.as_raw_fd();
+    let mut io = Io::default();
+    let (mut out, mut payload) = (Vec::new(), Vec::new());
+    let mut buf = vec![0u8; MAX_DATAGRAM + 1];
+    let mut dropped = Dropped::default();
+    let start = now_ns();
+    let mut client = WebClient::new(web, start);
+    let mut conn: u8 = 0;
+    let mut r = Receiver::new(flow, &settings, None);
+    let mut requests = RequestSender::new(flow, &settings);
+    let (mut prior_bytes, mut prior_acks, mut connections) = (0u64, 0u64, 1u64);
+    client.on_established(&mut ClientEnd {
+        now: start,
+        receiver: &mut r,
+        requests: &mut requests,
+        io: &mut io,
+    });
+    send_all(sock, peer, conn, &mut io, &mut out, &mut payload)?;
+    let mut last_datagram = start;
+    let mut last_progress = (start, 0u64);
+    loop {
+        let now = now_ns();
+        if client.finished() && now - last_datagram >= limits.linger_ns {
+            break;
+        }
+        let bytes = prior_bytes + r.rcv_nxt();
+        if limits.over(now, start, last_progress.0, || {
+            format!("{bytes} bytes received")
+        })? {
+            break;
+        }
+        let mut deadline = limits.next_bound(start, last_progress.0);
+        for d in [
+            r.delack_timer_mut().deadline(),
+            requests.timer_mut().deadline(),
+        ] {
+            deadline = deadline.min(d.unwrap_or(u64::MAX));
+        }
+        if client.finished() {
+            deadline = deadline.min(last_datagram + limits.linger_ns);
+        }
+        if wait_readable(fd, deadline) {
+            loop {
+                let (n, from) = match sock.recv_from(&mut buf) {
+                    Ok(x) => x,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == ErrorKind::ConnectionRefused => continue,
+                    Err(e) => return Err(format!("receive: {e}")),
+                };
+                let now = now_ns();
+                if from != peer {
+                    dropped.stranger += 1;
+                    continue;
+                }
+                let Ok((p, body)) = wire::decode(&buf[..n]) else {
+                    dropped.unparsed += 1;
+                    continue;
+                };
+                if p.flow != flow || p.conn != conn {
+                    dropped.unexpected += 1;
+                    continue;
+                }
+                let mut reconnect = false;
+                match p.kind {
+                    Kind::Syn => r.on_syn(now, &p, &mut io),
+                    Kind::Data => {
+                        let end = p.seq + p.len as u64; // no overflow: checked by decode
+                        if end > client.requested_end()
+                            || pattern::first_mismatch(p.seq, body).is_some()
+                        {
+                            dropped.bad_data += 1;
+                            continue;
+                        }
+                        // As the engine delivers data to a web client (sim.rs `deliver`).
+                        let before = r.rcv_nxt();
+                        r.on_data(now, &p, &mut io);
+                        requests.on_ack(now, p.rwnd, &mut io);
+                        if r.rcv_nxt() > before {
+                            let mut end = ClientEnd {
+                                now,
+                                receiver: &mut r,
+                                requests: &mut requests,
+                                io: &mut io,
+                            };
+                            reconnect = client.on_delivered(end.receiver.rcv_nxt(), &mut end)
+                                == Delivered::ObjectReconnect;
+                        }
+                    }
+                    Kind::RequestAck => requests.on_ack(now, p.seq, &mut io),
+                    _ => {
+                        dropped.unexpected += 1;
+                        continue;
+                    }
+                }
+                last_datagram = now;
+                // What this connection produced leaves under its own number.
+                send_all(sock, peer, conn, &mut io, &mut out, &mut payload)?;
+                if reconnect {
+                    // A new connection with fresh streams; its request opens it.
+                    prior_bytes += r.rcv_nxt();
+                    prior_acks += r.acks_sent();
+                    conn = conn.wrapping_add(1);
+                    connections += 1;
+                    r = Receiver::new(flow, &settings, None);
+                    let mut fresh = RequestSender::new(flow, &settings);
+                    fresh.continue_counts(&requests);
+                    requests = fresh;
+                    client.on_established(&mut ClientEnd {
+                        now,
+                        receiver: &mut r,
+                        requests: &mut requests,
+                        io: &mut io,
+                    });
+                    send_all(sock, peer, conn, &mut io, &mut out, &mut payload)?;
+                }
+            }
+        }
+        let now = now_ns();
+        let timer = r.delack_timer_mut();
+        if timer.deadline().is_some_and(|d| d <= now) && timer.fire(now) {
+            r.on_delack_timer(now, &mut io);
+        }
+        let timer = requests.timer_mut();
+        if timer.deadline().is_some_and(|d| d <= now) && timer.fire(now) {
+            requests.on_timer(now, &mut io);
+        }
+        send_all(sock, peer, conn, &mut io, &mut out, &mut payload)?;
+        let bytes = prior_bytes + r.rcv_nxt();
+        if bytes > last_progress.1 {
+            last_progress = (now, bytes);
+        }
+    }
+    let times = client.first_and_last_byte_ns();
+    Ok(ClientReport {
+        start_ns: start,
+        bytes: prior_bytes + r.rcv_nxt(),
+        first_byte_ns: times.map(|t| t.0),
+        last_byte_ns: times.map(|t| t.1),
+        acks_sent: prior_acks + r.acks_sent(),
+        connections,
+        web: client.summary(None, &requests),
+        dropped,
+    })
+}
