@@ -114,9 +114,16 @@ def test_real_rows_use_the_simulators_names():
     assert [k for k in row if k in sim_flow] == list(sim_flow)
     assert list(row)[-2:] == ["ecn_reductions", "mss"]  # the core's last, one written if ECN
     assert (row["id"], row["retransmits"], row["loss_events"]) == (3, 7, None)
-    rows = real_summary.link_rows(sim.config, {"forward": {"forwarded": 4, "total_wait_ns": 8}})
+    # The emulator reports each direction as the simulator's link row; the names are ours.
+    emulated = {"name": "forward", "forwarded": 4, "mean_queue_delay_s": 2e-9, "marks": 1}
+    rows = real_summary.link_rows(sim.config, {"forward": emulated})
     assert [[k for k in r if k in sim_link] for r in rows] == [list(sim_link)] * 2
-    assert rows[0]["mean_queue_delay_s"] == 2e-9
+    assert [r["name"] for r in rows] == ["bottleneck", "bottleneck:reverse"]
+    assert (rows[0]["mean_queue_delay_s"], rows[0]["marks"], rows[1]["forwarded"]) == (
+        2e-9,
+        1,
+        None,
+    )
     with pytest.raises(RuntimeError, match="not in the simulator's flow summary: cwnd"):
         real_summary.in_schema("flow", {"cwnd": 1}, {})
     assert real_summary.schema()["flows"] == list(sim.flows.columns)
