@@ -3,39 +3,13 @@
 
 use slowstart_cc::CcSpec;
 
-use crate::config::{
-    AccessConfig, LossDetection, Population, QueueLimit, Recovery, Seeding, SimConfig,
-    SwarmBittorrentConfig, SwarmConfig, TraceConfig,
-};
+use crate::config::{Population, QueueLimit, Seeding, SimConfig, SwarmConfig, TraceConfig};
 use crate::swarm::engine::LogEntry;
 use crate::swarm::SwarmSim;
-use crate::testing::{flow, MS, SEC};
+use crate::testing::SEC;
 
-fn template(cc: &str) -> crate::config::FlowConfig {
-    let mut f = flow(cc, None);
-    f.src = "uploader".into();
-    f.dst = "downloader".into();
-    f.initcwnd = 2;
-    f.max_window_bytes = Some(20 * 1460);
-    f.delayed_ack = false;
-    f.handshake = false;
-    f.recovery = Recovery::Rfc6675;
-    f.loss_detection = LossDetection::Dupthresh;
-    f
-}
-
-/// `leechers` peers, a `file_kb` kB file in 64 KiB pieces, the paper's access links.
+/// `leechers` peers, a `file_kb` kB file in 64 KiB pieces; the rest as the paper's swarm.
 pub fn small_swarm(leechers: u64, file_kb: u64, population: Population) -> SimConfig {
-    let mut utp = template("ledbat");
-    utp.cc = CcSpec {
-        name: "ledbat".into(),
-        params: [(
-            "target".to_string(),
-            slowstart_cc::registry::ParamValue::Number(0.025),
-        )]
-        .into(),
-    };
-    utp.max_window_bytes = None;
     SimConfig {
         name: "swarm-test".into(),
         seed: 1,
@@ -47,44 +21,15 @@ pub fn small_swarm(leechers: u64, file_kb: u64, population: Population) -> SimCo
         trace: TraceConfig::default(),
         run_to_end: false,
         swarm: Some(SwarmConfig {
-            seeds: 1,
             leechers,
             arrival_mean_ns: 2 * SEC,
             file_bytes: file_kb * 1000,
             piece_bytes: 64 * 1024,
-            block_bytes: 16 * 1024,
             population,
             seeding: Seeding::NeverLeave,
-            stay_factor: 0.5,
             stop_after_completions: Some(leechers),
-            queue_sample_ns: 100 * MS,
-            access: AccessConfig {
-                up_bps: 1_000_000,
-                down_bps: 8_000_000,
-                up_queue: QueueLimit::Packets(200),
-                down_queue: QueueLimit::Packets(200),
-                delay_min_ns: MS,
-                delay_max_ns: 25 * MS,
-            },
-            bittorrent: SwarmBittorrentConfig {
-                tracker_peers: 25,
-                min_peers: 10,
-                max_initiate: 20,
-                max_connections: 40,
-                reannounce_ns: 300 * SEC,
-                unchoke_slots: 4,
-                rechoke_ns: 10 * SEC,
-                rate_window_ns: 20 * SEC,
-                optimistic_ns: 30 * SEC,
-                new_peer_weight: 3,
-                pipeline: 5,
-                end_game: false,
-                anti_snubbing: false,
-                snub_ns: 60 * SEC,
-                super_seeding: false,
-            },
-            tcp: template("reno"),
-            utp,
+            // One seed, the paper's access links, BitTorrent module and ns-2 agents.
+            ..SwarmConfig::default()
         }),
     }
 }
