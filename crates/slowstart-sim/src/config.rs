@@ -3,8 +3,9 @@
 //! rates integer bits per second. Unknown fields are rejected; [`SimConfig::validate`] names the
 //! offending field and what it accepts.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use slowstart_cc::CcSpec;
+use slowstart_transport::settings::from_words;
 pub use slowstart_transport::settings::{
     CwndLimited, LossDetection, Recovery, MAX_ACK_EVERY, MAX_DELACK_NS, MAX_HEADER_BYTES,
     MAX_INITIAL_WINDOW,
@@ -826,7 +827,7 @@ impl Default for TraceConfig {
 }
 
 /// Which transport each leecher uploads with (Testa and Rossi §III).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Population {
     Tcp,
@@ -836,7 +837,7 @@ pub enum Population {
 }
 
 /// What a leecher does once it has the whole file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Seeding {
     /// Stays until the run ends.
@@ -844,6 +845,56 @@ pub enum Seeding {
     /// Stays an exponential time with mean `stay_factor` x its own download time, then leaves
     /// and a new leecher arrives at once (constant swarm size).
     RandomStay,
+}
+
+impl Population {
+    /// The words a config may write, the scenario's spelling first; serialized as the last.
+    pub const WORDS: &'static [(&'static str, Self)] = &[
+        ("tcp", Self::Tcp),
+        ("utp", Self::Utp),
+        ("50-50", Self::Mixed),
+        ("mixed", Self::Mixed),
+    ];
+}
+
+impl Seeding {
+    pub const WORDS: &'static [(&'static str, Self)] = &[
+        ("never-leave", Self::NeverLeave),
+        ("random-stay", Self::RandomStay),
+        ("never_leave", Self::NeverLeave),
+        ("random_stay", Self::RandomStay),
+    ];
+}
+
+impl<'de> Deserialize<'de> for Population {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
+}
+
+impl<'de> Deserialize<'de> for Seeding {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
+}
+
+/// Every choice's words, each with the canonical value it stands for, keyed by the setting:
+/// the loader turns a scenario's `"50-50"` into `"mixed"` with it (and leaves other words to
+/// [`SimConfig::from_json`] to refuse).
+fn words_json() -> serde_json::Value {
+    fn table<T: Serialize>(words: &[(&str, T)]) -> serde_json::Value {
+        let pairs = words.iter().map(|(w, v)| {
+            let canonical = serde_json::to_value(v).expect("a choice serializes");
+            (w.to_string(), canonical)
+        });
+        serde_json::Value::Object(pairs.collect())
+    }
+    serde_json::json!({
+        "recovery": table(Recovery::WORDS),
+        "loss_detection": table(LossDetection::WORDS),
+        "population": table(Population::WORDS),
+        "seeding": table(Seeding::WORDS),
+    })
 }
 
 /// A swarm: seeds at t = 0, leechers arriving with exponential inter-arrival times, each peer
@@ -1028,7 +1079,8 @@ pub const PATH_DEFAULTS: PathDefaults = PathDefaults {
 /// Every default of the canonical config as one JSON object, read by the Python loader
 /// (`_core.defaults()`): `flow` (a flow's fields but its ends), `web` and `bittorrent` (a
 /// flow's application), `trace`, `swarm` (with its `tcp` and `utp` transports) and `path`.
-/// Fields written only when set (`ecn`) are written here too, with their default.
+/// Fields written only when set (`ecn`) are written here too, with their default. `words`:
+/// every choice's accepted words and the canonical value of each.
 pub fn defaults_json() -> String {
     let flow = |f: FlowConfig| {
         let (ecn, cwnd_limited) = (f.ecn, f.cwnd_limited);
@@ -1063,8 +1115,40 @@ pub fn defaults_json() -> String {
         "trace": TraceConfig::default(),
         "swarm": swarm_json,
         "path": PATH_DEFAULTS,
+        "words": words_json(),
     })
     .to_string()
+}
+
+/// A serde path as validation names the field: `flows[0].recovery` is `flow.0.recovery`,
+/// `flows[0].app.request_bytes` is `app.0.request`, and units leave the key (`min_rto_ns`).
+fn field_name(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut parts: Vec<String> = path
+        .iter()
+        .filter_map(|s| match s {
+            Segment::Seq { index } => Some(index.to_string()),
+            Segment::Map { key } => Some(key.clone()),
+            Segment::Enum { .. } | Segment::Unknown => None,
+        })
+        .collect();
+    if parts.first().map(String::as_str) == Some("flows") {
+        parts[0] = "flow".into();
+        if parts.get(2).map(String::as_str) == Some("app") {
+            let index = parts[1].clone();
+            parts.splice(0..3, ["app".to_string(), index]);
+        }
+    }
+    if let Some(last) = parts.last_mut() {
+        if last != "header_bytes" {
+            for unit in ["_ns", "_bytes"] {
+                if let Some(key) = last.strip_suffix(unit) {
+                    *last = key.to_string();
+                }
+            }
+        }
+    }
+    parts.join(".")
 }
 
 fn err(msg: String) -> SimError {
@@ -1099,8 +1183,23 @@ pub const MIN_TRACE_ROWS: u64 = 2;
 pub const MAX_REQUEST_BYTES: u64 = 1_000_000;
 
 impl SimConfig {
+    /// Parse a canonical config; an error names the field as [`SimConfig::validate`] does
+    /// (`flow.0.recovery: expected one of prr, rfc6675, got "fast"`), else `config`.
     pub fn from_json(text: &str) -> Result<Self, SimError> {
-        serde_json::from_str(text).map_err(|e| err(format!("config: {e}")))
+        let mut de = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let (field, inner) = (field_name(e.path()), e.inner());
+            let text = inner.to_string();
+            if field.is_empty() {
+                return err(format!("config: {text}"));
+            }
+            // The field says where; serde_json's position only repeats it.
+            let at = format!(" at line {} column {}", inner.line(), inner.column());
+            err(format!(
+                "{field}: {}",
+                text.strip_suffix(&at).unwrap_or(&text)
+            ))
+        })
     }
 
     /// Check every value the engine relies on; the message names the field.
@@ -1234,13 +1333,16 @@ impl SimConfig {
                 for (j, dspec) in d.drops.iter().enumerate() {
                     if dspec.flow as usize >= self.flows.len() {
                         return Err(err(format!(
-                            "{at}.drop.{j}.flow: no flow {} (flows: 0..{})",
+                            "{at}.drop.{j}.flow: no flow {} (flows are numbered 0 to {} in \
+                             file order)",
                             dspec.flow,
-                            self.flows.len()
+                            self.flows.len() - 1
                         )));
                     }
                     if dspec.seq == 0 {
-                        return Err(err(format!("{at}.drop.{j}.seq: segments count from 1")));
+                        return Err(err(format!(
+                            "{at}.drop.{j}.seq: must be >= 1 (segments count from 1), got 0"
+                        )));
                     }
                 }
             }
@@ -1507,6 +1609,80 @@ mod tests {
             missing.to_string().contains("missing field `src`"),
             "{missing}"
         );
+    }
+
+    #[test]
+    fn a_bad_choice_names_its_field_and_every_accepted_word() {
+        let flows = vec![crate::testing::flow("reno", Some(1))];
+        let cfg =
+            crate::testing::path(1_000_000, 1_000_000, QueueLimit::Packets(10), flows, vec![]);
+        let mut good = serde_json::to_value(cfg).unwrap();
+        let parse = |v: &serde_json::Value| SimConfig::from_json(&v.to_string()).map(|_| ());
+        parse(&good).unwrap();
+        let flow = &mut good["flows"][0];
+        flow["recovery"] = "fast".into();
+        assert_eq!(
+            parse(&good).unwrap_err().0,
+            r#"flow.0.recovery: expected one of prr, rfc6675, got "fast""#
+        );
+        good["flows"][0]["recovery"] = "prr".into();
+        good["flows"][0]["loss_detection"] = 3.into();
+        assert_eq!(
+            parse(&good).unwrap_err().0,
+            "flow.0.loss_detection: expected one of rack, dupthresh, got 3"
+        );
+        good["flows"][0]["loss_detection"] = "rack".into();
+        good["flows"][0]["min_rto_ns"] = "soon".into();
+        assert!(parse(&good)
+            .unwrap_err()
+            .0
+            .starts_with("flow.0.min_rto: invalid type"));
+        good["flows"][0]["min_rto_ns"] = 1_000_000.into();
+        good["flows"][0]["app"] =
+            serde_json::json!({"kind": "web", "request_bytes": -1, "response_bytes": [1]});
+        // An internally tagged enum is read whole, so the path stops at the app's table.
+        let e = parse(&good).unwrap_err().0;
+        assert!(e.starts_with("app.0: invalid value: integer `-1`"), "{e}");
+
+        let swarm = |key: &str, word: &str| {
+            let text = format!(
+                r#"{{"name": "s", "duration_ns": 1, "nodes": [], "links": [], "flows": [],
+                    "swarm": {{"{key}": "{word}"}}}}"#
+            );
+            SimConfig::from_json(&text).map(|c| c.swarm.unwrap())
+        };
+        assert_eq!(
+            swarm("population", "50-50").unwrap().population,
+            Population::Mixed
+        );
+        assert_eq!(
+            swarm("seeding", "never-leave").unwrap().seeding,
+            Seeding::NeverLeave
+        );
+        assert_eq!(
+            swarm("population", "quic").unwrap_err().0,
+            r#"swarm.population: expected one of tcp, utp, 50-50, mixed, got "quic""#
+        );
+        assert_eq!(
+            swarm("seeding", "forever").unwrap_err().0,
+            "swarm.seeding: expected one of never-leave, random-stay, never_leave, \
+             random_stay, got \"forever\""
+        );
+        // Not a field's fault: the position says where.
+        assert!(SimConfig::from_json("{")
+            .unwrap_err()
+            .0
+            .starts_with("config: EOF"));
+    }
+
+    #[test]
+    fn every_word_stands_for_a_value_that_serializes_as_the_loader_writes_it() {
+        let words = words_json();
+        assert_eq!(words["population"]["50-50"], "mixed");
+        assert_eq!(words["seeding"]["random-stay"], "random_stay");
+        assert_eq!(words["recovery"]["rfc6675"], "rfc6675");
+        let d: serde_json::Value = serde_json::from_str(&defaults_json()).unwrap();
+        assert_eq!(d["words"], words);
     }
 
     #[test]

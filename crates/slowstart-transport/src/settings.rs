@@ -2,10 +2,10 @@
 //! Scenario defaults live with the scenario loader; the bounds the transport relies on live
 //! here, in [`Settings::validate`].
 
-use serde::{Deserialize, Serialize};
+use serde::{de, Deserialize, Deserializer, Serialize};
 
 /// Loss recovery after fast retransmit.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Recovery {
     /// RFC 6937 Proportional Rate Reduction (Linux's default).
@@ -16,7 +16,7 @@ pub enum Recovery {
 }
 
 /// How the sender decides a segment is lost (besides the retransmission timer).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LossDetection {
     /// RFC 8985 RACK-TLP as Linux does it: a segment is lost once one sent a reordering window
@@ -39,6 +39,77 @@ pub enum CwndLimited {
     /// Only when in flight has reached cwnd, as Linux 2.4's `tcp_ack` (`prior_in_flight >=
     /// snd_cwnd` before `tcp_cong_avoid`): cwnd stops at the window the sender can use.
     Strict,
+}
+
+impl Recovery {
+    /// The words a config may write, each with the value it stands for.
+    pub const WORDS: &'static [(&'static str, Self)] =
+        &[("prr", Self::Prr), ("rfc6675", Self::Rfc6675)];
+}
+
+impl LossDetection {
+    pub const WORDS: &'static [(&'static str, Self)] =
+        &[("rack", Self::Rack), ("dupthresh", Self::Dupthresh)];
+}
+
+impl<'de> Deserialize<'de> for Recovery {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
+}
+
+impl<'de> Deserialize<'de> for LossDetection {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
+}
+
+/// A choice read from one of its `words`; anything else is refused with all of them listed
+/// (`expected one of prr, rfc6675, got "fast"`), where serde's derive would name only the
+/// variants, and not at all for a value that is not a string.
+pub fn from_words<'de, D: Deserializer<'de>, T: Copy>(
+    d: D,
+    words: &'static [(&'static str, T)],
+) -> Result<T, D::Error> {
+    struct Words<T: 'static>(&'static [(&'static str, T)]);
+
+    impl<T: 'static> Words<T> {
+        fn list(&self) -> String {
+            let names: Vec<&str> = self.0.iter().map(|(w, _)| *w).collect();
+            names.join(", ")
+        }
+        fn refuse<E: de::Error>(&self, got: impl std::fmt::Display) -> E {
+            E::custom(format_args!("expected one of {}, got {got}", self.list()))
+        }
+    }
+
+    impl<T: Copy + 'static> de::Visitor<'_> for Words<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "one of {}", self.list())
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+            match self.0.iter().find(|(w, _)| *w == v) {
+                Some(&(_, value)) => Ok(value),
+                None => Err(self.refuse(format_args!("{v:?}"))),
+            }
+        }
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<T, E> {
+            Err(self.refuse(v))
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
+            Err(self.refuse(v))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
+            Err(self.refuse(v))
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
+            Err(self.refuse(v))
+        }
+    }
+
+    d.deserialize_any(Words(words))
 }
 
 // Every bound of the transport's settings. With these, sums of times (now + an RTO, a
@@ -160,5 +231,29 @@ mod tests {
         let mut s = settings();
         s.max_rto_ns = s.min_rto_ns - 1;
         assert_eq!(s.validate().unwrap_err().field, "min_rto");
+    }
+
+    #[test]
+    fn choices_read_their_words_and_list_them_on_a_miss() {
+        use super::{LossDetection, Recovery};
+        for &(word, value) in Recovery::WORDS {
+            let json = serde_json::to_string(&value).unwrap();
+            assert_eq!(json, format!("\"{word}\""));
+            assert_eq!(serde_json::from_str::<Recovery>(&json).unwrap(), value);
+        }
+        for &(word, value) in LossDetection::WORDS {
+            assert_eq!(
+                serde_json::to_string(&value).unwrap(),
+                format!("\"{word}\"")
+            );
+        }
+        let miss = |json: &str| {
+            serde_json::from_str::<Recovery>(json)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(miss("\"fast\"").starts_with("expected one of prr, rfc6675, got \"fast\""));
+        assert!(miss("3").starts_with("expected one of prr, rfc6675, got 3"));
+        assert!(miss("[]").contains("expected one of prr, rfc6675"));
     }
 }
