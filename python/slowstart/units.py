@@ -251,6 +251,7 @@ LOSS_HELP = 'a loss probability in [0, 1) such as 0.001 or "0.1%"'
 
 
 def parse_loss(value: object, field: str) -> float:
+    """A probability, from a number or a percentage; its range is the core's (config.rs)."""
     if isinstance(value, str) and value.strip().endswith("%"):
         number, unit = split_quantity(value, field, LOSS_HELP)
         if unit != "%":
@@ -260,6 +261,6 @@ def parse_loss(value: object, field: str) -> float:
         p = float(value)
     else:
         raise fail(field, LOSS_HELP, value)
-    if not 0.0 <= p < 1.0:
+    if not math.isfinite(p):  # JSON has no NaN or infinity
         raise fail(field, LOSS_HELP, value)
     return p
