@@ -70,6 +70,14 @@ for key, bad in {
 }.items():
     for v in bad:
         case("satellite", f"path.{key}", f"path.{key}={v}")
+# Drops, queue disciplines and bursty loss: bounds the core checks, named as written.
+case("satellite", "path.drop.0.flow", "path.drop=[{flow = 5, seq = 1}]")
+case("satellite", "path.drop.0.seq", "path.drop=[{flow = 0, seq = 0}]")
+case("satellite", "path.queue.interval", 'path.queue={kind = "codel", interval = "0ms"}')
+case("satellite", "path.queue.flows", 'path.queue={kind = "fq_codel", flows = 0}')
+case("satellite", "path.queue.max_th", 'path.queue={kind = "red", min_th = 30}')
+case("satellite", "path.reverse_queue.alpha", 'path.reverse_queue={kind = "pie", alpha = -1}')
+case("satellite", "path.loss.p", "path.loss={p = 2}")
 # Run-wide settings.
 for v in ['"0s"', '"abc"', '"-1s"', f'"{U}ns"']:
     case("satellite", "duration", f"duration={v}")
@@ -128,6 +136,8 @@ for key, v in [
     ("bittorrent.super_seeding", "true"),
     ("bittorrent.unchoke_slots", "0"),
     ("tcp.cc", '"nope"'),
+    ("tcp.recovery", '"fast"'),
+    ("utp.loss_detection", "3"),
     ("utp.mss", "0"),
     ("foo", "1"),
 ]:

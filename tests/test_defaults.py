@@ -10,7 +10,7 @@ import pytest
 
 from slowstart import _core
 from slowstart.apps import KEYS as APP_KEYS
-from slowstart.defaults import defaults, time_text
+from slowstart.defaults import canonical_word, defaults, spellings, time_text
 from slowstart.scenario import (
     FLOW_KEYS,
     PATH_KEYS,
@@ -138,3 +138,22 @@ def test_a_bdp_buffer_too_small_for_a_packet_names_the_rate_too():
     with pytest.raises(ScenarioError) as err:
         load({"duration": "1s", "path": {**PATH, "rate": "1bps"}, "flow": [{}]})
     assert str(err.value).startswith('path.buffer: "1bdp" of a 0.00125-byte BDP (path.rate x')
+
+
+def test_choices_are_the_cores_words():
+    """The loader turns a scenario's word into the canonical value the core lists for it and
+    leaves any other value to the core, which names the field and every word it accepts."""
+    assert canonical_word("population", "50-50") == "mixed"
+    assert canonical_word("seeding", "never-leave") == "never_leave"
+    assert canonical_word("recovery", "prr") == "prr"
+    assert canonical_word("population", "quic") == "quic"
+    assert canonical_word("population", 3) == 3
+    assert spellings() == {
+        "mixed": "50-50",
+        "never_leave": "never-leave",
+        "random_stay": "random-stay",
+    }
+    raw = {"duration": "1s", "swarm": {"population": "quic"}}
+    with pytest.raises(ScenarioError) as err:
+        load(raw)
+    assert str(err.value) == 'swarm.population: expected one of tcp, utp, 50-50, mixed, got "quic"'

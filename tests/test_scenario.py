@@ -278,11 +278,8 @@ def test_general_form():
     ("changes", "message"),
     [
         ({"flow.0.mss": "abc"}, 'flow.0.mss: expected a positive integer, got "abc"'),
-        ({"flow.0.mss": 0}, "flow.0.mss: expected a positive integer, got 0"),
         ({"flow.0.mss": True}, "flow.0.mss: expected a positive integer, got true"),
-        ({"flow.0.initcwnd": 0}, "flow.0.initcwnd: expected a positive integer, got 0"),
         ({"flow.0.initrwnd": 1.5}, "flow.0.initrwnd: expected a positive integer, got 1.5"),
-        ({"flow.0.ack_every": 0}, "flow.0.ack_every: expected a positive integer"),
         ({"flow.0.header_bytes": -1}, "flow.0.header_bytes: expected an integer >= 0, got -1"),
         ({"flow.0.bogus": 1}, "flow.0.bogus: unknown key (accepted: cc, size, start, mss,"),
         ({"flow.0.cc": "warp"}, 'flow.0.cc: unknown algorithm "warp" (accepted: reno, lss, aimd)'),
@@ -291,7 +288,6 @@ def test_general_form():
         ({"flow.0.size": "lots"}, 'flow.0.size: expected a size such as "100MB"'),
         ({"flow.0.delayed_ack": "yes"}, 'flow.0.delayed_ack: expected true or false, got "yes"'),
         ({"flow.0.pacing": 1}, "flow.0.pacing: expected true or false, got 1"),
-        ({"flow.0.recovery": "sack"}, 'flow.0.recovery: expected one of prr, rfc6675, got "sack"'),
         ({"flow.0.max_window": "0seg"}, 'flow.0.max_window: must be positive, got "0seg"'),
         ({"flow.0.max_rwnd": "many"}, 'flow.0.max_rwnd: expected a window such as "3500seg"'),
         ({"flow.0.start": "-1s"}, 'flow.0.start: must not be negative, got "-1s"'),
@@ -312,18 +308,9 @@ def test_general_form():
         ({"path.buffer": "0pkt"}, "path.buffer: must hold at least one packet"),
         ({"path.reverse_buffer": "x"}, "path.reverse_buffer: expected a buffer"),
         ({"path.access_rate": 0}, "path.access_rate: must be positive"),
-        ({"path.loss": 1.5}, "path.loss: expected a loss probability in [0, 1)"),
         ({"path.jitter": "-2ms"}, "path.jitter: must not be negative"),
         ({"path.foo": 1}, "path.foo: unknown key (accepted: rate, rtt, buffer, loss,"),
         ({"path.drop": {"flow": 0}}, "path.drop: expected a list of {flow = N, seq = N}"),
-        (
-            {"path.drop": [{"flow": 3, "seq": 1}]},
-            "path.drop.0.flow: no flow 3 (flows are numbered 0..0",
-        ),
-        (
-            {"path.drop": [{"flow": 0, "seq": 0}]},
-            "path.drop.0.seq: expected a positive integer, got 0",
-        ),
         ({"path.drop": [{"flow": 0}]}, "path.drop.0.seq: missing"),
         (
             {"path.drop": [{"flow": 0, "seq": 1, "at": 2}]},
@@ -373,6 +360,22 @@ def test_loader_errors(changes, message):
         ),
         ({"flow.0.src": "receiver"}, "flow.0.dst: src and dst must differ, both are 'receiver'"),
         ({"duration": "0s"}, "duration: must be in 1..=1000000000000000000, got 0"),
+        ({"flow.0.mss": 0}, "flow.0.mss: must be in 1..=65000, got 0"),
+        ({"flow.0.initcwnd": 0}, "flow.0.initcwnd: must be in 1..=100000, got 0"),
+        ({"flow.0.initrwnd": 0}, "flow.0.initrwnd: must be in 1..=100000, got 0"),
+        ({"flow.0.ack_every": 0}, "flow.0.ack_every: must be in 1..=10000, got 0"),
+        ({"flow.0.recovery": "sack"}, 'flow.0.recovery: expected one of prr, rfc6675, got "sack"'),
+        ({"flow.0.recovery": 3}, "flow.0.recovery: expected one of prr, rfc6675, got 3"),
+        ({"path.loss": 1.5}, "path.loss: must be in [0, 1), got 1.5"),
+        ({"path.loss": "-1%"}, "path.loss: must be in [0, 1), got -0.01"),
+        (
+            {"path.drop": [{"flow": 3, "seq": 1}]},
+            "path.drop.0.flow: no flow 3 (flows are numbered 0 to 0 in file order)",
+        ),
+        (
+            {"path.drop": [{"flow": 0, "seq": 0}]},
+            "path.drop.0.seq: must be >= 1 (segments count from 1), got 0",
+        ),
     ],
 )
 def test_the_cores_checks_on_load(changes, message):
@@ -411,7 +414,6 @@ def general_with(**changes) -> dict:
         ({"link.0.b": "a"}, 'link.0.b: a link needs two different nodes, got "a" twice'),
         ({"link.1.name": "left"}, 'link.1.name: "left" is used by another link'),
         ({"link.1.reverse_loss": 0.1}, "link.1.reverse_loss: unknown key (accepted: name, a, b,"),
-        ({"link.1.drop": [{"flow": 2, "seq": 1}]}, "link.1.drop.0.flow: no flow 2"),
         ({"link": []}, "link: expected one or more [[link]] tables"),
         ({"link": DELETE}, "link: missing"),
         ({"nodes": DELETE}, "nodes: missing"),
@@ -426,6 +428,22 @@ def test_general_form_errors(changes, message):
     with pytest.raises(ScenarioError) as err:
         build(general_with(**changes))
     assert str(err.value).startswith(message), str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (
+            {"link.1.drop": [{"flow": 2, "seq": 1}]},
+            "link.1.drop.0.flow: no flow 2 (flows are numbered 0 to 1 in file order)",
+        ),
+        ({"link.1.loss": 1}, "link.1.loss: must be in [0, 1), got 1"),
+    ],
+)
+def test_general_form_names_the_cores_errors_as_written(changes, message):
+    with pytest.raises(ScenarioError) as err:
+        load(general_with(**changes), algorithms=ALGORITHMS)
+    assert str(err.value) == message
 
 
 def test_file_errors(tmp_path):

@@ -126,11 +126,12 @@ def test_overrides_create_swarm_tables_and_keep_the_transport_algorithm():
         (["--set", "swarm.down=0"], "error: swarm.down: must be positive, got 0"),
         (
             ["--set", "swarm.population=quic"],
-            'error: swarm.population: expected one of tcp, utp, 50-50, got "quic"',
+            'error: swarm.population: expected one of tcp, utp, 50-50, mixed, got "quic"',
         ),
         (
             ["--set", "swarm.seeding=forever"],
-            'error: swarm.seeding: expected one of never-leave, random-stay, got "forever"',
+            "error: swarm.seeding: expected one of never-leave, random-stay, never_leave, "
+            'random_stay, got "forever"',
         ),
         (
             ["--set", 'swarm.delay=["30ms", "1ms"]'],
@@ -139,8 +140,10 @@ def test_overrides_create_swarm_tables_and_keep_the_transport_algorithm():
         (["--set", "swarm.buffer=0pkt"], "error: swarm.buffer: must hold at least one packet"),
         (["--set", "swarm.buffer=1bdp"], "error: swarm.buffer: "),
         (["--set", "swarm.file=0"], "error: swarm.file: must be in 1..=1000000000000000, got 0"),
-        (["--set", "swarm.stop_after=0"], "error: swarm.stop_after: expected a number"),
-        (["--set", "swarm.stay_factor=-1"], "error: swarm.stay_factor: expected a number >= 0"),
+        (["--set", "swarm.stop_after=0"], "error: swarm.stop_after: must be >= 1 completion"),
+        (["--set", "swarm.stop_after=-1"], "error: swarm.stop_after: expected a number"),
+        (["--set", "swarm.stay_factor=-1"], "error: swarm.stay_factor: must be a finite number"),
+        (["--set", "swarm.stay_factor=nan"], "error: swarm.stay_factor: expected a number >= 0"),
         (["--set", "swarm.arrival_mean=0s"], "error: swarm.arrival_mean: must be in 1..="),
         (["--set", "swarm.bittorrent.pipeline=0"], "error: swarm.bittorrent.pipeline: must be"),
         (["--set", "swarm.bittorrent.rechoke=0s"], "error: swarm.bittorrent.rechoke: must be"),

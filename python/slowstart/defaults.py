@@ -98,6 +98,25 @@ def _tables() -> dict[str, dict[str, Any]]:
     }
 
 
+def canonical_word(choice: str, value: object) -> object:
+    """The canonical value a choice's word stands for (`population` "50-50" is "mixed"), as
+    the core lists them; any other value is left for the core to refuse, naming what it
+    accepts."""
+    words = _core_defaults()["words"][choice]
+    return words.get(value, value) if isinstance(value, str) else value
+
+
+def spellings() -> dict[str, str]:
+    """Canonical values a scenario spells otherwise ("mixed" is "50-50", "never_leave"
+    "never-leave"): the first of the core's words for each, where it differs."""
+    out: dict[str, str] = {}
+    for words in _core_defaults()["words"].values():
+        for word, value in words.items():
+            if word != value:
+                out.setdefault(value, word)
+    return out
+
+
 def defaults(table: str) -> dict[str, Any]:
     """The defaults of `table` ("flow", "web", "bittorrent", "trace", "path", "swarm",
     "swarm.bittorrent", "swarm.tcp", "swarm.utp"; "path_access_queue": the canonical queue of

@@ -23,7 +23,7 @@ from typing import Any
 
 from slowstart.apps import ALL_KEYS as APP_KEYS
 from slowstart.apps import parse_app
-from slowstart.defaults import defaults
+from slowstart.defaults import canonical_word, defaults
 from slowstart.paths import scenario_path
 from slowstart.queues import parse_gilbert_elliott, parse_queue, parse_rate_or_trace
 from slowstart.units import (
@@ -129,8 +129,6 @@ FLOW_KEYS = (
     "dst",
     "app",
 )
-RECOVERY = ("prr", "rfc6675")
-LOSS_DETECTION = ("rack", "dupthresh")
 CWND_LIMITED = ("linux", "strict")
 PATH_NODES = ["sender", "router", "receiver"]
 
@@ -178,13 +176,6 @@ SWARM_BITTORRENT_KEYS = (
 SWARM_TABLES = ("bittorrent", "tcp", "utp")
 # A swarm transport takes a [[flow]] table's keys but for what the swarm decides itself.
 SWARM_FLOW_KEYS = tuple(k for k in FLOW_KEYS if k not in ("src", "dst", "size", "start", "app"))
-POPULATIONS = {"tcp": "tcp", "utp": "utp", "50-50": "mixed", "mixed": "mixed"}
-SEEDINGS = {
-    "never-leave": "never_leave",
-    "random-stay": "random_stay",
-    "never_leave": "never_leave",
-    "random_stay": "random_stay",
-}
 # Where the swarm builds its own topology and connections, these must not be given.
 NOT_WITH_SWARM = ("path", "nodes", "link", "flow", "cross")
 
@@ -208,15 +199,16 @@ def require(table: dict[str, Any], field: str, key: str, what: str) -> Any:
     return table[key]
 
 
-def parse_int(value: object, field: str, minimum: int = 0, maximum: int = U64_MAX) -> int:
-    what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+def parse_int(value: object, field: str, what: str = "an integer >= 0") -> int:
+    """An integer the canonical config can hold (0..=u64::MAX); the setting's own range is
+    the core's. `what` names the setting's kind in the message (`"a positive integer"`)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ScenarioError(f"{field}: expected {what}, got {show(value)}")
     value = int(value)  # numpy integers too
-    if value < minimum:
+    if value < 0:
         raise ScenarioError(f"{field}: expected {what}, got {show(value)}")
-    if value > maximum:
-        raise ScenarioError(f"{field}: must be at most {maximum}, got {show(value)}")
+    if value > U64_MAX:
+        raise ScenarioError(f"{field}: must be at most {U64_MAX}, got {show(value)}")
     return value
 
 
@@ -564,7 +556,8 @@ def _queues(
     return forward, reverse, ecn
 
 
-def _drops(value: object, field: str, n_flows: int) -> list[dict[str, int]]:
+def _drops(value: object, field: str) -> list[dict[str, int]]:
+    """Scheduled drops; which flows and segments exist is the core's to check."""
     if not isinstance(value, list):
         raise ScenarioError(f"{field}: expected a list of {{flow = N, seq = N}}, got {show(value)}")
     drops = []
@@ -572,12 +565,8 @@ def _drops(value: object, field: str, n_flows: int) -> list[dict[str, int]]:
         at = _at(field, j)
         check_table(item, at, DROP_KEYS)
         flow = parse_int(require(item, at, "flow", "a flow index"), f"{at}.flow")
-        if flow >= n_flows:
-            raise ScenarioError(
-                f"{at}.flow: no flow {flow} (flows are numbered 0..{n_flows - 1} in file order)"
-            )
-        seq = parse_int(require(item, at, "seq", "a data segment number"), f"{at}.seq", 1)
-        drops.append({"flow": flow, "seq": seq})
+        seq = require(item, at, "seq", "a data segment number")
+        drops.append({"flow": flow, "seq": parse_int(seq, f"{at}.seq", "a positive integer")})
     return drops
 
 
@@ -585,7 +574,7 @@ def _buffer(value: object, field: str, rate_bps: int, bdp: Fraction | None) -> d
     return resolve_buffer(parse_buffer(value, field), field, value, rate_bps, bdp)
 
 
-def expand_path(path: object, n_flows: int) -> tuple[list[str], list[dict[str, Any]]]:
+def expand_path(path: object) -> tuple[list[str], list[dict[str, Any]]]:
     """`[path]` → sender —access— router —bottleneck— receiver."""
     p = {**defaults("path"), **check_table(path, "path", PATH_KEYS)}
     rate, trace = parse_rate_or_trace(
@@ -611,7 +600,7 @@ def expand_path(path: object, n_flows: int) -> tuple[list[str], list[dict[str, A
         forward_queue,
         **_loss(p["loss"], "path.loss"),
         jitter_ns=parse_time(p["jitter"], "path.jitter"),
-        drops=_drops(p.get("drop", []), "path.drop", n_flows),
+        drops=_drops(p.get("drop", []), "path.drop"),
         discipline=discipline,
         ecn=ecn,
         trace=trace,
@@ -664,7 +653,7 @@ def _node_ref(value: object, field: str, nodes: list[str]) -> str:
     return value
 
 
-def expand_links(raw: dict[str, Any], n_flows: int) -> tuple[list[str], list[dict[str, Any]]]:
+def expand_links(raw: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
     """The general form: `nodes = [...]` and `[[link]]` tables."""
     nodes = _nodes(require(raw, "", "nodes", "a list of node names"))
     items = require(raw, "", "link", "[[link]] tables")
@@ -705,7 +694,7 @@ def expand_links(raw: dict[str, Any], n_flows: int) -> tuple[list[str], list[dic
                     _buffer(buffer, f"{at}.buffer", rate, None),
                     **_loss(item.get("loss", 0), f"{at}.loss"),
                     jitter_ns=parse_time(item.get("jitter", 0), f"{at}.jitter"),
-                    drops=_drops(item.get("drop", []), f"{at}.drop", n_flows),
+                    drops=_drops(item.get("drop", []), f"{at}.drop"),
                     discipline=discipline,
                     ecn=ecn,
                     trace=trace,
@@ -755,42 +744,33 @@ def transport(
     f: dict[str, Any], at: str, algorithms: list[dict[str, Any]] | None
 ) -> dict[str, Any]:
     """A flow's transport settings (all of FlowConfig but its ends, size, start and app);
-    `f` holds every key of SWARM_FLOW_KEYS, errors are named `at.KEY`."""
+    `f` holds every key of SWARM_FLOW_KEYS, errors are named `at.KEY`. Ranges and choices
+    (`recovery`, `loss_detection`) are the core's to check."""
     cc = parse_cc(f["cc"], f"{at}.cc")
     if algorithms is not None:
         check_cc(cc, f"{at}.cc", algorithms)
-    mss = parse_int(f["mss"], f"{at}.mss", 1)
+    positive = "a positive integer"
+    mss = parse_int(f["mss"], f"{at}.mss", positive)
     windows = {key: parse_window(f[key], f"{at}.{key}", mss) for key in ("max_rwnd", "max_window")}
-    recovery = f["recovery"]
-    if recovery not in RECOVERY:
-        raise ScenarioError(
-            f"{at}.recovery: expected one of {', '.join(RECOVERY)}, got {show(recovery)}"
-        )
-    loss_detection = f["loss_detection"]
-    if loss_detection not in LOSS_DETECTION:
-        raise ScenarioError(
-            f"{at}.loss_detection: expected one of {', '.join(LOSS_DETECTION)}, "
-            f"got {show(loss_detection)}"
-        )
     t = {
         "cc": cc,
         "mss": mss,
-        "header_bytes": parse_int(f["header_bytes"], f"{at}.header_bytes", 0),
-        "initcwnd": parse_int(f["initcwnd"], f"{at}.initcwnd", 1),
-        "initrwnd": parse_int(f["initrwnd"], f"{at}.initrwnd", 1),
+        "header_bytes": parse_int(f["header_bytes"], f"{at}.header_bytes"),
+        "initcwnd": parse_int(f["initcwnd"], f"{at}.initcwnd", positive),
+        "initrwnd": parse_int(f["initrwnd"], f"{at}.initrwnd", positive),
         "max_rwnd_bytes": windows["max_rwnd"],
         "max_window_bytes": windows["max_window"],
         "handshake": parse_bool(f["handshake"], f"{at}.handshake"),
         "delayed_ack": parse_bool(f["delayed_ack"], f"{at}.delayed_ack"),
         "delack_timeout_ns": parse_time(f["delack_timeout"], f"{at}.delack_timeout"),
-        "ack_every": parse_int(f["ack_every"], f"{at}.ack_every", 1),
+        "ack_every": parse_int(f["ack_every"], f"{at}.ack_every", positive),
         "quickack": parse_bool(f["quickack"], f"{at}.quickack"),
         "abc": parse_bool(f["abc"], f"{at}.abc"),
         "min_rto_ns": parse_time(f["min_rto"], f"{at}.min_rto"),
         "max_rto_ns": parse_time(f["max_rto"], f"{at}.max_rto"),
         "pacing": parse_bool(f["pacing"], f"{at}.pacing"),
-        "recovery": recovery,
-        "loss_detection": loss_detection,
+        "recovery": canonical_word("recovery", f["recovery"]),
+        "loss_detection": canonical_word("loss_detection", f["loss_detection"]),
     }
     # Written only when on, so scenarios without ECN keep their canonical form.
     if parse_bool(f["ecn"], f"{at}.ecn"):
@@ -821,12 +801,6 @@ def build_cross(item: object, i: int) -> dict[str, Any]:
 # --- the [swarm] table --------------------------------------------------------------------
 
 
-def _choice(value: object, field: str, accepted: dict[str, str], shown: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in accepted:
-        raise ScenarioError(f"{field}: expected one of {', '.join(shown)}, got {show(value)}")
-    return accepted[value]
-
-
 def _delay_range(value: object, field: str) -> tuple[int, int]:
     """`["1ms", "25ms"]` (uniform between) or one time (every link the same)."""
     if not isinstance(value, list):
@@ -844,20 +818,13 @@ def _delay_range(value: object, field: str) -> tuple[int, int]:
 def _stop_after(value: object, field: str) -> int | None:
     if isinstance(value, str) and value.strip() == "none":
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ScenarioError(
-            f'{field}: expected a number of completions (a positive integer) or "none", '
-            f"got {show(value)}"
-        )
-    return value
+    what = 'a number of completions (a positive integer) or "none"'
+    return parse_int(value, field, what)
 
 
 def _stay_factor(value: object, field: str) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not 0 <= value < float("inf")
-    ):
+    """A number (JSON has no NaN or infinity); its range is the core's."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ScenarioError(f"{field}: expected a number >= 0, got {show(value)}")
     return float(value)
 
@@ -908,10 +875,8 @@ def build_swarm(value: object, algorithms: list[dict[str, Any]] | None) -> dict[
         "file_bytes": parse_size(w["file"], "swarm.file"),
         "piece_bytes": parse_size(w["piece"], "swarm.piece"),
         "block_bytes": parse_size(w["block"], "swarm.block"),
-        "population": _choice(
-            w["population"], "swarm.population", POPULATIONS, ("tcp", "utp", "50-50")
-        ),
-        "seeding": _choice(w["seeding"], "swarm.seeding", SEEDINGS, ("never-leave", "random-stay")),
+        "population": canonical_word("population", w["population"]),
+        "seeding": canonical_word("seeding", w["seeding"]),
         "stay_factor": _stay_factor(w["stay_factor"], "swarm.stay_factor"),
         "stop_after_completions": _stop_after(w["stop_after"], "swarm.stop_after"),
         "queue_sample_ns": parse_time(w["queue_sample"], "swarm.queue_sample"),
@@ -971,10 +936,10 @@ def build_config(
     if "path" in raw:
         if "nodes" in raw or "link" in raw:
             raise ScenarioError("path: give either [path] or nodes and [[link]], not both")
-        nodes, links = expand_path(raw["path"], len(flows))
+        nodes, links = expand_path(raw["path"])
         default_ends: tuple[str, str] | None = ("sender", "receiver")
     elif "nodes" in raw or "link" in raw:
-        nodes, links = expand_links(raw, len(flows))
+        nodes, links = expand_links(raw)
         default_ends = None
     else:
         raise ScenarioError(
@@ -1037,6 +1002,7 @@ def scenario_field(message: str, path: bool) -> str:
     if m is None:
         return message
     index, direction, key, rest = int(m.group(1)), m.group(2), m.group(3), m.group(4)
+    key = "queue" if key == "discipline" else key  # a parse error stops at the table
     if path and key == "delay":
         key = "rtt"
     elif direction == "reverse":

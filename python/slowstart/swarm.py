@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from slowstart.defaults import spellings
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -40,8 +42,8 @@ LABELS = {
     "never_leave": "never leave",
     "random_stay": "random stay",
 }
-# The options' spelling in scenarios and overrides (scenario.POPULATIONS, scenario.SEEDINGS).
-SPELLING = {"mixed": "50-50", "never_leave": "never-leave", "random_stay": "random-stay"}
+# The options' spelling in scenarios and overrides: the core's words (config.rs).
+SPELLING = spellings()
 COLOURS = {"tcp": "#c2410c", "utp": "#1f3b73", "mixed": "#2e7d32"}
 # The paper's random-stay uplink queues (Fig. 2): mean packets per population, and the share of
 # TCP samples above 100 packets.
