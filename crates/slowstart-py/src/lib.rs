@@ -115,7 +115,8 @@ fn algorithms() -> String {
     serde_json::Value::Array(list).to_string()
 }
 
-/// Every default of the canonical config, as JSON (`slowstart_sim::config::defaults_json`).
+/// Every default of the canonical config and every choice's words, as JSON
+/// (`slowstart_sim::config::defaults_json`).
 #[pyfunction]
 fn defaults() -> String {
     slowstart_sim::config::defaults_json()
