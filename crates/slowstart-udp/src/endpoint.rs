@@ -161,6 +161,55 @@ pub struct ReceiverReport {
     pub dropped: Dropped,
 }
 
+/// A datagram taken for its flow: when it arrived, from where, and what it carries.
+pub(crate) struct Datagram<'a> {
+    pub now: u64,
+    pub from: SocketAddr,
+    pub packet: Packet,
+    pub payload: &'a [u8],
+}
+
+/// The next datagram waiting on `sock` that comes from `peer` (any address while `None`),
+/// parses, and belongs to `flow`, with its arrival time; the others are counted in `dropped`
+/// and skipped. `None` once nothing is waiting.
+pub(crate) fn next_datagram<'a>(
+    sock: &UdpSocket,
+    buf: &'a mut [u8],
+    peer: Option<SocketAddr>,
+    flow: u32,
+    dropped: &mut Dropped,
+) -> Result<Option<Datagram<'a>>, String> {
+    let (now, from, p, n, payload_len) = loop {
+        let (n, from) = match sock.recv_from(buf) {
+            Ok(x) => x,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(None),
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => continue,
+            Err(e) => return Err(format!("receive: {e}")),
+        };
+        let now = now_ns();
+        if peer.is_some_and(|a| a != from) {
+            dropped.stranger += 1;
+            continue;
+        }
+        let Ok((p, payload)) = wire::decode(&buf[..n]) else {
+            dropped.unparsed += 1;
+            continue;
+        };
+        if p.flow != flow {
+            dropped.unexpected += 1;
+            continue;
+        }
+        break (now, from, p, n, payload.len());
+    };
+    // The payload is the datagram's tail (`wire::decode`).
+    Ok(Some(Datagram {
+        now,
+        from,
+        packet: p,
+        payload: &buf[n - payload_len..n],
+    }))
+}
+
 /// Send what the transport produced to `peer`, stamped with connection `conn`; data and
 /// request payloads are the stream's pattern from their first byte.
 pub(crate) fn send_all(
@@ -314,27 +363,10 @@ pub fn run_sender(
             .min()
             .expect("one bound");
         if wait_readable(fd, deadline) {
-            loop {
-                let (n, from) = match sock.recv_from(&mut buf) {
-                    Ok(x) => x,
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == ErrorKind::ConnectionRefused => continue,
-                    Err(e) => return Err(format!("receive: {e}")),
-                };
-                let now = now_ns();
+            while let Some(Datagram { now, packet: p, .. }) =
+                next_datagram(sock, &mut buf, Some(peer), flow, &mut report.dropped)?
+            {
                 let d = &mut report.dropped;
-                if from != peer {
-                    d.stranger += 1;
-                    continue;
-                }
-                let Ok((p, _)) = wire::decode(&buf[..n]) else {
-                    d.unparsed += 1;
-                    continue;
-                };
-                if p.flow != flow {
-                    d.unexpected += 1;
-                    continue;
-                }
                 match p.kind {
                     Kind::SynAck => s.on_syn_ack(now, &p, &mut io),
                     Kind::Ack if ack_acceptable(&p, s.highest_sent_bytes(), now) => {
@@ -434,27 +466,14 @@ pub fn run_receiver(
             deadline = deadline.min(last_datagram + limits.linger_ns);
         }
         if wait_readable(fd, deadline) {
-            loop {
-                let (n, from) = match sock.recv_from(&mut buf) {
-                    Ok(x) => x,
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == ErrorKind::ConnectionRefused => continue,
-                    Err(e) => return Err(format!("receive: {e}")),
-                };
-                let now = now_ns();
+            while let Some(Datagram {
+                now,
+                from,
+                packet: p,
+                payload: body,
+            }) = next_datagram(sock, &mut buf, peer, flow, &mut report.dropped)?
+            {
                 let d = &mut report.dropped;
-                if peer.is_some_and(|a| a != from) {
-                    d.stranger += 1;
-                    continue;
-                }
-                let Ok((p, body)) = wire::decode(&buf[..n]) else {
-                    d.unparsed += 1;
-                    continue;
-                };
-                if p.flow != flow {
-                    d.unexpected += 1;
-                    continue;
-                }
                 let opens = p.kind == Kind::Syn || (p.kind == Kind::Data && !cfg.handshake);
                 if peer.is_none() && !opens {
                     d.unexpected += 1;

@@ -15,7 +15,6 @@
 //! seeing both ends, until it reaches the client); `slowstart real` puts them into the
 //! client's summary.
 
-use std::io::ErrorKind;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 
@@ -27,13 +26,13 @@ use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::receiver::Receiver;
 use slowstart_transport::request::{RequestReceiver, RequestSender};
 use slowstart_transport::sender::{Sender, SenderStats, State};
-use slowstart_transport::wire::{self, MAX_DATAGRAM};
+use slowstart_transport::wire::MAX_DATAGRAM;
 use slowstart_transport::{Io, Settings, TimerKind};
 
 use crate::clock::{now_ns, wait_readable};
 use crate::endpoint::{
-    ack_acceptable, grow_buffers, percentile_us, send_all, Dropped, Limits, SenderReport, TraceRow,
-    SENDER_TIMERS,
+    ack_acceptable, grow_buffers, next_datagram, percentile_us, send_all, Datagram, Dropped,
+    Limits, SenderReport, TraceRow, SENDER_TIMERS,
 };
 use crate::pattern;
 
@@ -138,27 +137,14 @@ pub fn run_server(
             }
         }
         if wait_readable(fd, deadline) {
-            loop {
-                let (n, from) = match sock.recv_from(&mut buf) {
-                    Ok(x) => x,
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == ErrorKind::ConnectionRefused => continue,
-                    Err(e) => return Err(format!("receive: {e}")),
-                };
-                let now = now_ns();
+            while let Some(Datagram {
+                now,
+                packet: p,
+                payload: body,
+                ..
+            }) = next_datagram(sock, &mut buf, Some(peer), flow, &mut report.dropped)?
+            {
                 let d = &mut report.dropped;
-                if from != peer {
-                    d.stranger += 1;
-                    continue;
-                }
-                let Ok((p, body)) = wire::decode(&buf[..n]) else {
-                    d.unparsed += 1;
-                    continue;
-                };
-                if p.flow != flow {
-                    d.unexpected += 1;
-                    continue;
-                }
                 let current = conn.as_ref().map(|c| c.id);
                 if p.kind == Kind::Request && current != Some(p.conn) {
                     let next = current.map_or(0, |c| c.wrapping_add(1));
@@ -357,23 +343,14 @@ pub fn run_client(
             deadline = deadline.min(last_datagram + limits.linger_ns);
         }
         if wait_readable(fd, deadline) {
-            loop {
-                let (n, from) = match sock.recv_from(&mut buf) {
-                    Ok(x) => x,
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == ErrorKind::ConnectionRefused => continue,
-                    Err(e) => return Err(format!("receive: {e}")),
-                };
-                let now = now_ns();
-                if from != peer {
-                    dropped.stranger += 1;
-                    continue;
-                }
-                let Ok((p, body)) = wire::decode(&buf[..n]) else {
-                    dropped.unparsed += 1;
-                    continue;
-                };
-                if p.flow != flow || p.conn != conn {
+            while let Some(Datagram {
+                now,
+                packet: p,
+                payload: body,
+                ..
+            }) = next_datagram(sock, &mut buf, Some(peer), flow, &mut dropped)?
+            {
+                if p.conn != conn {
                     dropped.unexpected += 1;
                     continue;
                 }
