@@ -293,6 +293,28 @@ pub(crate) const SENDER_TIMERS: [TimerKind; 3] = [
     TimerKind::Pacing,
 ];
 
+/// Fire the sender's timers that are due at `now`; each paced departure's lateness (ns) goes
+/// into `late`.
+pub(crate) fn fire_due_timers(s: &mut Sender, now: u64, io: &mut Io, late: &mut Vec<u64>) {
+    for kind in SENDER_TIMERS {
+        let timer = s.timer_mut(kind).expect("a sender timer");
+        let Some(due) = timer.deadline().filter(|&d| d <= now) else {
+            continue;
+        };
+        if !timer.fire(now) {
+            continue;
+        }
+        match kind {
+            TimerKind::Retransmission => s.on_rto(now, io),
+            TimerKind::LossProbe => s.on_loss_probe(now, io),
+            _ => {
+                late.push(now - due);
+                s.on_pacing_timer(now, io);
+            }
+        }
+    }
+}
+
 /// Send flow `flow` (its bulk application: `size_bytes`, or unbounded until the duration) to
 /// `peer` from `sock`, with the controller seeded by `seed`.
 pub fn run_sender(
@@ -380,23 +402,7 @@ pub fn run_sender(
             }
         }
         let now = now_ns();
-        for kind in SENDER_TIMERS {
-            let timer = s.timer_mut(kind).expect("a sender timer");
-            let Some(due) = timer.deadline().filter(|&d| d <= now) else {
-                continue;
-            };
-            if !timer.fire(now) {
-                continue;
-            }
-            match kind {
-                TimerKind::Retransmission => s.on_rto(now, &mut io),
-                TimerKind::LossProbe => s.on_loss_probe(now, &mut io),
-                _ => {
-                    late.push(now - due);
-                    s.on_pacing_timer(now, &mut io);
-                }
-            }
-        }
+        fire_due_timers(&mut s, now, &mut io, &mut late);
         send_all(sock, peer, 0, &mut io, &mut out, &mut payload)?;
         report.max_cwnd_bytes = report.max_cwnd_bytes.max(s.cwnd());
         if report.slow_start_exit_s.is_none() && !s.phase().is_initial_slow_start() {

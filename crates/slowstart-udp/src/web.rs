@@ -27,12 +27,12 @@ use slowstart_transport::receiver::Receiver;
 use slowstart_transport::request::{RequestReceiver, RequestSender};
 use slowstart_transport::sender::{Sender, SenderStats, State};
 use slowstart_transport::wire::MAX_DATAGRAM;
-use slowstart_transport::{Io, Settings, TimerKind};
+use slowstart_transport::{Io, Settings};
 
 use crate::clock::{now_ns, wait_readable};
 use crate::endpoint::{
-    ack_acceptable, grow_buffers, next_datagram, percentile_us, send_all, Datagram, Dropped,
-    Limits, SenderReport, TraceRow, SENDER_TIMERS,
+    ack_acceptable, fire_due_timers, grow_buffers, next_datagram, percentile_us, send_all,
+    Datagram, Dropped, Limits, SenderReport, TraceRow, SENDER_TIMERS,
 };
 use crate::pattern;
 
@@ -220,23 +220,7 @@ pub fn run_server(
             continue;
         };
         let s = &mut c.sender;
-        for kind in SENDER_TIMERS {
-            let timer = s.timer_mut(kind).expect("a sender timer");
-            let Some(due) = timer.deadline().filter(|&d| d <= now) else {
-                continue;
-            };
-            if !timer.fire(now) {
-                continue;
-            }
-            match kind {
-                TimerKind::Retransmission => s.on_rto(now, &mut io),
-                TimerKind::LossProbe => s.on_loss_probe(now, &mut io),
-                _ => {
-                    late.push(now - due);
-                    s.on_pacing_timer(now, &mut io);
-                }
-            }
-        }
+        fire_due_timers(s, now, &mut io, &mut late);
         send_all(sock, peer, c.id, &mut io, &mut out, &mut payload)?;
         report.max_cwnd_bytes = report.max_cwnd_bytes.max(s.cwnd());
         if report.slow_start_exit_s.is_none()
