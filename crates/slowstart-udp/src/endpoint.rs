@@ -14,7 +14,7 @@ use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::receiver::Receiver;
 use slowstart_transport::sender::{Sender, State};
 use slowstart_transport::wire::{self, MAX_DATAGRAM};
-use slowstart_transport::{Io, TimerKind};
+use slowstart_transport::{Io, Settings, TimerKind};
 
 use crate::clock::{now_ns, wait_readable};
 use crate::pattern;
@@ -287,6 +287,24 @@ pub(crate) fn ack_acceptable(p: &Packet, highest_sent: u64, now: u64) -> bool {
         && p.sent_ns <= now
 }
 
+/// The flow's transport settings, checked (an error names the flow's field).
+pub(crate) fn checked_settings(cfg: &FlowConfig) -> Result<Settings, String> {
+    let settings = cfg.transport();
+    settings.validate().map_err(|e| format!("flow.{e}"))?;
+    Ok(settings)
+}
+
+/// `send` and `recv` run bulk flows; web flows have roles of their own.
+fn require_bulk(cfg: &FlowConfig) -> Result<(), String> {
+    match cfg.app {
+        AppConfig::Bulk => Ok(()),
+        _ => Err(format!(
+            "app: a {} flow runs as server and client, not send and recv",
+            cfg.app.kind()
+        )),
+    }
+}
+
 pub(crate) const SENDER_TIMERS: [TimerKind; 3] = [
     TimerKind::Retransmission,
     TimerKind::LossProbe,
@@ -325,14 +343,8 @@ pub fn run_sender(
     seed: u64,
     limits: &Limits,
 ) -> Result<SenderReport, String> {
-    let settings = cfg.transport();
-    settings.validate().map_err(|e| format!("flow.{e}"))?;
-    if !matches!(cfg.app, AppConfig::Bulk) {
-        return Err(format!(
-            "app: a {} flow runs as server and client, not send and recv",
-            cfg.app.kind()
-        ));
-    }
+    let settings = checked_settings(cfg)?;
+    require_bulk(cfg)?;
     let common = CommonParams {
         mss: cfg.mss,
         initcwnd: cfg.initcwnd,
@@ -434,14 +446,8 @@ pub fn run_receiver(
     flow: u32,
     limits: &Limits,
 ) -> Result<ReceiverReport, String> {
-    let settings = cfg.transport();
-    settings.validate().map_err(|e| format!("flow.{e}"))?;
-    if !matches!(cfg.app, AppConfig::Bulk) {
-        return Err(format!(
-            "app: a {} flow runs as server and client, not send and recv",
-            cfg.app.kind()
-        ));
-    }
+    let settings = checked_settings(cfg)?;
+    require_bulk(cfg)?;
     let mut r = Receiver::new(flow, &settings, cfg.size_bytes);
     sock.set_nonblocking(true).map_err(|e| e.to_string())?;
     grow_buffers(sock);

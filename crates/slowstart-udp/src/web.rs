@@ -31,8 +31,8 @@ use slowstart_transport::{Io, Settings};
 
 use crate::clock::{now_ns, wait_readable};
 use crate::endpoint::{
-    ack_acceptable, fire_due_timers, grow_buffers, next_datagram, percentile_us, send_all,
-    Datagram, Dropped, Limits, SenderReport, TraceRow, SENDER_TIMERS,
+    ack_acceptable, checked_settings, fire_due_timers, grow_buffers, next_datagram, percentile_us,
+    send_all, Datagram, Dropped, Limits, SenderReport, TraceRow, SENDER_TIMERS,
 };
 use crate::pattern;
 
@@ -86,8 +86,7 @@ pub fn run_server(
 ) -> Result<SenderReport, String> {
     let (seed, origin, stall_threshold) = (opts.seed, opts.origin, opts.stall_threshold);
     let web = web_config(cfg)?;
-    let settings: Settings = cfg.transport();
-    settings.validate().map_err(|e| format!("flow.{e}"))?;
+    let settings: Settings = checked_settings(cfg)?;
     let common = CommonParams {
         mss: cfg.mss,
         initcwnd: cfg.initcwnd,
@@ -281,8 +280,7 @@ pub fn run_client(
     limits: &Limits,
 ) -> Result<ClientReport, String> {
     let web = web_config(cfg)?;
-    let settings = cfg.transport();
-    settings.validate().map_err(|e| format!("flow.{e}"))?;
+    let settings = checked_settings(cfg)?;
     sock.set_nonblocking(true).map_err(|e| e.to_string())?;
     grow_buffers(sock);
     let fd = sock.as_raw_fd();
