@@ -97,21 +97,32 @@ class Record:
     task_s: float = 0.0  # the worker's whole task: the run and encoding its traces
 
 
-def parquet_bytes(frame: pd.DataFrame) -> bytes:
+def parquet_bytes(table: Any) -> bytes:
+    """A trace table (Arrow, or a DataFrame) as Parquet: lz4, dictionaries only for the
+    columns that are already dictionaries (link, phase), statistics only on `t_s` (what a
+    time-range query prunes on). Twice as fast as pyarrow's defaults and 14% smaller on a
+    short run's traces (bench/README.md)."""
     import io
 
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not isinstance(table, pa.Table):
+        table = pa.Table.from_pandas(table, preserve_index=False)
     buf = io.BytesIO()
-    frame.to_parquet(buf, index=False)
+    pq.write_table(
+        table,
+        buf,
+        compression="lz4",
+        use_dictionary=[f.name for f in table.schema if pa.types.is_dictionary(f.type)],
+        write_statistics=[f.name for f in table.schema if f.name == "t_s"],
+    )
     return buf.getvalue()
 
 
 def traces_of(result: Result) -> dict[str, bytes]:
     """A run's non-empty trace tables as Parquet bytes (straight from the core's columns when
     the table was not read as a DataFrame yet)."""
-    import io
-
-    import pyarrow.parquet as pq
-
     from slowstart.api import _Pending, arrow_table, frame
 
     out = {}
@@ -120,9 +131,7 @@ def traces_of(result: Result) -> dict[str, bytes]:
         if isinstance(pending, _Pending) and pending.build is frame:
             table = arrow_table(*pending.args)
             if table.num_rows:
-                buf = io.BytesIO()
-                pq.write_table(table, buf)
-                out[name] = buf.getvalue()
+                out[name] = parquet_bytes(table)
         elif len(df := getattr(result, name)):
             out[name] = parquet_bytes(df)
     return out
