@@ -259,6 +259,18 @@ impl<'a> Params<'a> {
         }
     }
 
+    /// An error when any of `keys` was given: parameters that the chosen `mode` does not read
+    /// (naming them, rather than ignoring them in silence).
+    pub fn reject_unread(&self, keys: &[&str], mode: &str) -> Result<(), CcError> {
+        match keys.iter().find(|k| self.spec.params.contains_key(**k)) {
+            Some(key) => Err(CcError(format!(
+                "cc {}: parameter '{key}' is not read with {mode} (remove it, or change the mode)",
+                self.algo.name
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// A number in the declared range or one of the declared words, or the declared default.
     pub fn number_or_word(&self, key: &str) -> Result<NumberOrWord, CcError> {
         match self.read(key)? {

@@ -296,13 +296,19 @@ impl Controller {
             )?),
             "aimd" => Controller::Aimd(loss_based(&params, common, {
                 match params.choice("mode")? {
-                    "periodic" => crate::aimd::Aimd::periodic(
-                        crate::hstcp::HighSpeedTable {
-                            low_window: params.number("low_window")?,
-                        },
-                        (params.number("period")? * 1e9) as Nanos,
-                    ),
-                    _ => crate::aimd::Aimd::fixed(params.number("a")?, params.number("b")?),
+                    "periodic" => {
+                        params.reject_unread(&["a", "b"], "mode = \"periodic\"")?;
+                        crate::aimd::Aimd::periodic(
+                            crate::hstcp::HighSpeedTable {
+                                low_window: params.number("low_window")?,
+                            },
+                            (params.number("period")? * 1e9) as Nanos,
+                        )
+                    }
+                    _ => {
+                        params.reject_unread(&["period", "low_window"], "mode = \"static\"")?;
+                        crate::aimd::Aimd::fixed(params.number("a")?, params.number("b")?)
+                    }
                 }
             })?),
             "scalable" => Controller::Scalable(loss_based(
@@ -382,6 +388,31 @@ mod tests {
         spec.params.insert("beta".into(), ParamValue::Number(0.7));
         let err = Controller::new(&spec, &COMMON).unwrap_err();
         assert!(err.0.contains("unknown parameter 'beta'"), "{err}");
+    }
+
+    #[test]
+    fn aimd_refuses_the_other_modes_parameters() {
+        for (mode, key) in [
+            ("static", "period"),
+            ("static", "low_window"),
+            ("periodic", "a"),
+        ] {
+            let mut spec = CcSpec::named("aimd");
+            spec.params
+                .insert("mode".into(), ParamValue::Text(mode.into()));
+            spec.params.insert(key.into(), ParamValue::Number(0.5));
+            let err = Controller::new(&spec, &COMMON).unwrap_err();
+            assert!(
+                err.0.contains(&format!("'{key}' is not read with mode")),
+                "{err}"
+            );
+        }
+        let mut spec = CcSpec::named("aimd");
+        spec.params.insert("period".into(), ParamValue::Number(0.1));
+        assert!(
+            Controller::new(&spec, &COMMON).is_err(),
+            "static is the default mode"
+        );
     }
 
     #[test]
