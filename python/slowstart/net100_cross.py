@@ -70,7 +70,17 @@ def _overlay(exp: Experiment, labels: list[str], results: list[Result], out_dir:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     curves = [(label, r.flows, None) for label, r in zip(labels, results, strict=True)]
-    fig = plot_overlay(curves, exp.title, flow=exp.flow)
+    # Each cross source's sending interval (the blast), the same in every variant.
+    config = results[0].config
+    spans = [
+        (
+            c.get("start_ns", 0) / 1e9,
+            (c.get("stop_ns") or config["duration_ns"]) / 1e9,
+            f"UDP {c['kind']} at {c['rate_bps'] / 1e6:g} Mbps",
+        )
+        for c in config.get("cross") or []
+    ]
+    fig = plot_overlay(curves, exp.title, flow=exp.flow, spans=spans)
     path = out / f"{exp.name}-cwnd.png"
     fig.savefig(path, dpi=120)
     return [path]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -104,16 +104,20 @@ def plot_overlay(
     title: str,
     flow: int = 0,
     unit: float = 1e6,
+    spans: Sequence[tuple[float, float, str]] = (),
 ) -> Figure:
     """cwnd of one flow from several runs on one axis (MB by default); each curve may carry a
     time to mark with a dashed vertical line of its colour (a published value), which the
-    legend then explains. Past eight curves, dashes tell them apart; the legend sits outside
-    the axes, so it covers no data."""
+    legend then explains. `spans` shade intervals, (start s, end s, label), behind the curves
+    (cross traffic's sending). Past eight curves, dashes tell them apart; the legend sits
+    outside the axes, so it covers no data."""
     from matplotlib.lines import Line2D
 
     fig = Figure(figsize=(11, 4.5), layout="constrained")
     ax = fig.subplots()
     marked = False
+    for start, end, label in spans:
+        ax.axvspan(start, end, color="0.88", zorder=0, label=label)
     for i, (label, flows, mark) in enumerate(curves):
         rows = flows[flows["flow"] == flow]
         style = curve_style(i)
