@@ -116,6 +116,8 @@ case(
 )
 case("net100-blast", "cross.0.off", 'cross.0.kind="onoff"', 'cross.0.off="2h"')
 case("satellite", "flow.0.cwnd_limited", 'flow.0.cwnd_limited="loose"')
+case("satellite", "flow.0.cwnd_limited", "flow.0.cwnd_limited=1")
+case("swarm-adsl", "swarm.tcp.cwnd_limited", 'swarm.tcp.cwnd_limited="Linux"')
 # The swarm (issue #10).
 for key, v in [
     ("leechers", "0"),

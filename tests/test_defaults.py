@@ -157,3 +157,40 @@ def test_choices_are_the_cores_words():
     with pytest.raises(ScenarioError) as err:
         load(raw)
     assert str(err.value) == 'swarm.population: expected one of tcp, utp, 50-50, mixed, got "quic"'
+
+
+@pytest.mark.parametrize(
+    ("given", "written"), [(None, None), ("linux", None), ("strict", "strict")]
+)
+def test_cwnd_limited_is_written_only_when_not_the_cores_default(given, written):
+    flow = {} if given is None else {"cwnd_limited": given}
+    swarm = {"tcp": flow}
+    assert (
+        load({"duration": "1s", "path": PATH, "flow": [flow]})["flows"][0].get("cwnd_limited")
+        == written
+    )
+    assert load({"duration": "1s", "swarm": swarm})["swarm"]["tcp"].get("cwnd_limited") == written
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (
+            {"path": PATH, "flow": [{"cwnd_limited": "loose"}]},
+            'flow.0.cwnd_limited: expected one of linux, strict, got "loose"',
+        ),
+        (
+            {"path": PATH, "flow": [{"cwnd_limited": True}]},
+            "flow.0.cwnd_limited: expected one of linux, strict, got true",
+        ),
+        (
+            {"swarm": {"utp": {"cwnd_limited": 2}}},
+            "swarm.utp.cwnd_limited: expected one of linux, strict, got 2",
+        ),
+    ],
+)
+def test_a_bad_cwnd_limited_is_refused_by_the_core_with_its_words(raw, message):
+    assert canonical_word("cwnd_limited", "strict") == "strict"
+    with pytest.raises(ScenarioError) as err:
+        load({"duration": "1s", **raw})
+    assert str(err.value) == message

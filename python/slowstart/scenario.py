@@ -129,7 +129,6 @@ FLOW_KEYS = (
     "dst",
     "app",
 )
-CWND_LIMITED = ("linux", "strict")
 PATH_NODES = ["sender", "router", "receiver"]
 
 # The BitTorrent swarm of Testa and Rossi, "The impact of uTP on BitTorrent completion time"
@@ -745,7 +744,7 @@ def transport(
 ) -> dict[str, Any]:
     """A flow's transport settings (all of FlowConfig but its ends, size, start and app);
     `f` holds every key of SWARM_FLOW_KEYS, errors are named `at.KEY`. Ranges and choices
-    (`recovery`, `loss_detection`) are the core's to check."""
+    (`recovery`, `loss_detection`, `cwnd_limited`) are the core's to check."""
     cc = parse_cc(f["cc"], f"{at}.cc")
     if algorithms is not None:
         check_cc(cc, f"{at}.cc", algorithms)
@@ -775,13 +774,11 @@ def transport(
     # Written only when on, so scenarios without ECN keep their canonical form.
     if parse_bool(f["ecn"], f"{at}.ecn"):
         t["ecn"] = True
-    if f["cwnd_limited"] not in CWND_LIMITED:
-        raise ScenarioError(
-            f"{at}.cwnd_limited: expected one of {', '.join(CWND_LIMITED)}, "
-            f"got {show(f['cwnd_limited'])}"
-        )
-    if f["cwnd_limited"] != "linux":  # the canonical default, left out
-        t["cwnd_limited"] = f["cwnd_limited"]
+    # Written only when not the core's default, as config.rs serializes it; a word the core
+    # does not list is left for it to refuse, naming every word it accepts.
+    cwnd_limited = canonical_word("cwnd_limited", f["cwnd_limited"])
+    if cwnd_limited != defaults("flow")["cwnd_limited"]:
+        t["cwnd_limited"] = cwnd_limited
     return t
 
 

@@ -892,6 +892,7 @@ fn words_json() -> serde_json::Value {
     serde_json::json!({
         "recovery": table(Recovery::WORDS),
         "loss_detection": table(LossDetection::WORDS),
+        "cwnd_limited": table(CwndLimited::WORDS),
         "population": table(Population::WORDS),
         "seeding": table(Seeding::WORDS),
     })
@@ -1632,6 +1633,12 @@ mod tests {
             "flow.0.loss_detection: expected one of rack, dupthresh, got 3"
         );
         good["flows"][0]["loss_detection"] = "rack".into();
+        good["flows"][0]["cwnd_limited"] = "loose".into();
+        assert_eq!(
+            parse(&good).unwrap_err().0,
+            r#"flow.0.cwnd_limited: expected one of linux, strict, got "loose""#
+        );
+        good["flows"][0]["cwnd_limited"] = "strict".into();
         good["flows"][0]["min_rto_ns"] = "soon".into();
         assert!(parse(&good)
             .unwrap_err()
@@ -1681,6 +1688,7 @@ mod tests {
         assert_eq!(words["population"]["50-50"], "mixed");
         assert_eq!(words["seeding"]["random-stay"], "random_stay");
         assert_eq!(words["recovery"]["rfc6675"], "rfc6675");
+        assert_eq!(words["cwnd_limited"]["strict"], "strict");
         let d: serde_json::Value = serde_json::from_str(&defaults_json()).unwrap();
         assert_eq!(d["words"], words);
     }

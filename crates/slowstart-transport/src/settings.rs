@@ -29,7 +29,7 @@ pub enum LossDetection {
 }
 
 /// When a sender that a window (not cwnd) holds back still grows cwnd in slow start.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CwndLimited {
     /// Linux `tcp_is_cwnd_limited` (3.x on): in slow start while cwnd is below twice the most
@@ -52,6 +52,11 @@ impl LossDetection {
         &[("rack", Self::Rack), ("dupthresh", Self::Dupthresh)];
 }
 
+impl CwndLimited {
+    pub const WORDS: &'static [(&'static str, Self)] =
+        &[("linux", Self::Linux), ("strict", Self::Strict)];
+}
+
 impl<'de> Deserialize<'de> for Recovery {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         from_words(d, Self::WORDS)
@@ -59,6 +64,12 @@ impl<'de> Deserialize<'de> for Recovery {
 }
 
 impl<'de> Deserialize<'de> for LossDetection {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
+}
+
+impl<'de> Deserialize<'de> for CwndLimited {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         from_words(d, Self::WORDS)
     }
@@ -235,7 +246,7 @@ mod tests {
 
     #[test]
     fn choices_read_their_words_and_list_them_on_a_miss() {
-        use super::{LossDetection, Recovery};
+        use super::{CwndLimited, LossDetection, Recovery};
         for &(word, value) in Recovery::WORDS {
             let json = serde_json::to_string(&value).unwrap();
             assert_eq!(json, format!("\"{word}\""));
@@ -247,6 +258,15 @@ mod tests {
                 format!("\"{word}\"")
             );
         }
+        for &(word, value) in CwndLimited::WORDS {
+            let json = serde_json::to_string(&value).unwrap();
+            assert_eq!(json, format!("\"{word}\""));
+            assert_eq!(serde_json::from_str::<CwndLimited>(&json).unwrap(), value);
+        }
+        let limited = serde_json::from_str::<CwndLimited>("\"loose\"").unwrap_err();
+        assert!(limited
+            .to_string()
+            .starts_with("expected one of linux, strict, got \"loose\""));
         let miss = |json: &str| {
             serde_json::from_str::<Recovery>(json)
                 .unwrap_err()
