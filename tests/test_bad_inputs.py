@@ -78,6 +78,12 @@ case("satellite", "path.queue.flows", 'path.queue={kind = "fq_codel", flows = 0}
 case("satellite", "path.queue.max_th", 'path.queue={kind = "red", min_th = 30}')
 case("satellite", "path.reverse_queue.alpha", 'path.reverse_queue={kind = "pie", alpha = -1}')
 case("satellite", "path.loss.p", "path.loss={p = 2}")
+case("satellite", "path.queue.target", 'path.queue={kind = "pie", target = "0ms"}')
+case("satellite", "path.queue.max_p", 'path.queue={kind = "red", max_p = 2}')
+case("satellite", "path.queue.w_q", 'path.queue={kind = "red", w_q = "often"}')
+case("satellite", "path.queue.flows", 'path.queue={kind = "fq_codel", flows = 1.5}')
+case("satellite", "path.queue.memory_limit", 'path.queue={kind = "fq_codel", memory_limit = 0}')
+case("satellite", "path.queue.quantum", 'path.queue={kind = "codel", quantum = 1514}')
 # Run-wide settings.
 for v in ['"0s"', '"abc"', '"-1s"', f'"{U}ns"']:
     case("satellite", "duration", f"duration={v}")

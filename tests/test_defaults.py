@@ -5,12 +5,18 @@ and `load` applies the core's bounds."""
 from __future__ import annotations
 
 import json
+import re
+import tomllib
+from pathlib import Path
 
 import pytest
 
 from slowstart import _core
 from slowstart.apps import KEYS as APP_KEYS
-from slowstart.defaults import canonical_word, defaults, spellings, time_text
+from slowstart.defaults import canonical_word, defaults, size_text, spellings, time_text
+from slowstart.queues import KINDS as QUEUE_KINDS
+from slowstart.queues import PARAMETERS as QUEUE_PARAMETERS
+from slowstart.queues import default_parameters, parse_queue
 from slowstart.scenario import (
     FLOW_KEYS,
     PATH_KEYS,
@@ -39,6 +45,9 @@ def test_every_core_default_is_a_key_the_loader_takes():
         assert set(SWARM_FLOW_KEYS) <= set(defaults(f"swarm.{kind}"))
     assert set(defaults("web")) == set(APP_KEYS["web"]) - {"kind", "response"}  # response: given
     assert set(defaults("bittorrent")) == set(APP_KEYS["bittorrent"]) - {"kind"}
+    assert set(CORE["queue"]) == set(QUEUE_KINDS) - {"droptail"}  # drop-tail: no parameters
+    for kind in CORE["queue"]:
+        assert set(defaults(f"queue.{kind}")) == set(QUEUE_PARAMETERS[kind]), kind
 
 
 def test_a_left_out_key_loads_as_the_cores_default():
@@ -81,6 +90,37 @@ def test_an_algorithm_parameter_set_alone_starts_from_the_cores_algorithm():
         load({"duration": "1s", "path": PATH, "flow": [{}]}, set=["flow.0.cc.beta=0.5"])
     utp = load({"duration": "1s", "swarm": {}}, set=["swarm.utp.cc.target=0.05"])["swarm"]["utp"]
     assert utp["cc"] == {"name": "ledbat", "params": {"target": 0.05}}
+
+
+@pytest.mark.parametrize("kind", ["codel", "fq_codel", "pie", "red"])
+def test_a_queue_discipline_as_listed_loads_as_the_cores_defaults(kind):
+    """`slowstart list` writes each discipline's defaults as a scenario would; given back,
+    they are the core's canonical parameters."""
+    listed = tomllib.loads(f'q = {{kind = "{kind}", {default_parameters(kind)}}}')["q"]
+    assert parse_queue(listed, "path.queue") == {"kind": kind, **CORE["queue"][kind]}
+
+
+def test_the_readmes_queue_defaults_are_the_cores():
+    """README.md's table of queue disciplines (`target = "5ms"`, ...), read as a scenario."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
+    table = readme.split("#### Queue disciplines", 1)[1].split("\n\n", 2)[1]
+    body = table.splitlines()[2:]  # under the header and its rule
+    rows = {m[1]: m[2] for m in (re.match(r"\| `(\w+)` \| (.*) \|$", line) for line in body) if m}
+    assert set(rows) == set(CORE["queue"]), rows
+    for kind, text in rows.items():
+        written = dict(re.findall(r"`(\w+) = ([^`]+)`", text))
+        assert written, kind
+        table = tomllib.loads("\n".join(f"{k} = {v}" for k, v in written.items()))
+        canonical = parse_queue({"kind": kind, **table}, "path.queue")
+        for key, value in canonical.items():
+            assert value == CORE["queue"][kind].get(key, kind), (kind, key)
+
+
+@pytest.mark.parametrize(
+    ("n", "text"), [(33_554_432, "32MiB"), (1514, 1514), (100_000_000, "100MB"), (0, 0)]
+)
+def test_sizes_are_written_in_the_largest_exact_unit(n, text):
+    assert size_text(n) == text
 
 
 @pytest.mark.parametrize(

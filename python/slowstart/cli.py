@@ -357,6 +357,8 @@ def _first_line(text: object) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     from slowstart.paths import scenario_dirs, scenario_files
+    from slowstart.queues import KINDS as QUEUE_KINDS
+    from slowstart.queues import default_parameters
     from slowstart.scenario import core_algorithms
 
     dirs = scenario_dirs()
@@ -377,6 +379,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     src_w = max((len(a["source"]) for a in algorithms), default=0)
     for a in algorithms:
         print(f"  {a['name']:<{name_w}}  {a['source']:<{src_w}}  {a['summary']}")
+    print('queue disciplines (queue = "KIND", or {kind = "KIND", ...} to change a default):')
+    kind_w = max(map(len, QUEUE_KINDS))
+    for kind in QUEUE_KINDS:
+        print(f"  {kind:<{kind_w}}  {default_parameters(kind) or 'no parameters'}")
     return 0
 
 
@@ -550,7 +556,7 @@ def build_parser() -> Parser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=cmd_run)
 
-    p = sub.add_parser("list", help="list scenarios and algorithms")
+    p = sub.add_parser("list", help="list scenarios, algorithms and queue disciplines")
     p.set_defaults(handler=cmd_list)
 
     p = sub.add_parser("reproduce", help="rerun published experiments beside their numbers")

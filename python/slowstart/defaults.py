@@ -14,6 +14,8 @@ import functools
 import json
 from typing import Any
 
+from slowstart.units import SIZE_UNITS
+
 # Times are written in the largest of these that divides them (120 s stays "120s").
 _TIME_UNITS = (("s", 10**9), ("ms", 10**6), ("us", 10**3))
 
@@ -24,6 +26,18 @@ def time_text(ns: int) -> str:
         if ns % scale == 0:
             return f"{ns // scale}{unit}"
     return f"{ns}ns"
+
+
+# Sizes are written in the largest scenario unit that divides them (1514 stays bytes).
+_SIZE_UNITS = sorted(((u, n) for u, n in SIZE_UNITS.items() if n > 1), key=lambda u: -u[1])
+
+
+def size_text(n: int) -> str | int:
+    """Bytes as a scenario size: 33_554_432 → "32MiB", 1514 → 1514."""
+    for unit, scale in _SIZE_UNITS:
+        if n and n % scale == 0:
+            return f"{n // scale}{unit}"
+    return n
 
 
 def _queue_text(limit: dict[str, int]) -> str | int:
@@ -95,6 +109,7 @@ def _tables() -> dict[str, dict[str, Any]]:
         "swarm.bittorrent": as_written(swarm["bittorrent"]),
         "swarm.tcp": as_written(swarm["tcp"]),
         "swarm.utp": as_written(swarm["utp"]),
+        **{f"queue.{kind}": as_written(params) for kind, params in core["queue"].items()},
     }
 
 
@@ -119,6 +134,7 @@ def spellings() -> dict[str, str]:
 
 def defaults(table: str) -> dict[str, Any]:
     """The defaults of `table` ("flow", "web", "bittorrent", "trace", "path", "swarm",
-    "swarm.bittorrent", "swarm.tcp", "swarm.utp"; "path_access_queue": the canonical queue of
+    "swarm.bittorrent", "swarm.tcp", "swarm.utp"; "queue.codel", "queue.fq_codel", "queue.pie",
+    "queue.red": a queue discipline's parameters; "path_access_queue": the canonical queue of
     the `[path]` access link), a fresh copy."""
     return json.loads(json.dumps(_tables()[table]))

@@ -3,16 +3,18 @@ and trace-driven capacity.
 
 `queue = "codel"` or `queue = {kind = "codel", target = "5ms"}` becomes the canonical
 `discipline` table of crates/slowstart-sim/src/config.rs. Parameters left out take the defaults
-of the algorithm's document, which live on the Rust side (`config.rs`), so they are written down
-once; `DEFAULTS` repeats them only for `slowstart list` and the docs.
+of the algorithm's document, which live there alone (`slowstart list` shows them, read through
+`_core.defaults()`); which keys a discipline takes, and their units, stay here.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
 
+from slowstart.defaults import defaults, size_text
 from slowstart.units import U64_MAX, ScenarioError, parse_rate, parse_size, parse_time, show
 
 # name → {parameter: (kind, canonical field)}
@@ -46,27 +48,20 @@ PARAMETERS: dict[str, dict[str, tuple[str, str]]] = {
     },
 }
 
-DEFAULTS: dict[str, dict[str, object]] = {
-    "droptail": {},
-    "codel": {"target": "5ms", "interval": "100ms", "mtu": 1514},
-    "fq_codel": {
-        "flows": 1024,
-        "quantum": 1514,
-        "target": "5ms",
-        "interval": "100ms",
-        "memory_limit": "32MiB",
-    },
-    "pie": {
-        "target": "15ms",
-        "t_update": "15ms",
-        "alpha": 0.125,
-        "beta": 1.25,
-        "max_burst": "150ms",
-    },
-    "red": {"min_th": 5, "max_th": 15, "max_p": 0.02, "w_q": 0.002, "gentle": True},
-}
-
 KINDS = tuple(PARAMETERS)
+
+
+def default_parameters(kind: str) -> str:
+    """A discipline's defaults as a scenario writes them, in the order of PARAMETERS:
+    `target = "5ms", interval = "100ms", mtu = 1514` (config.rs owns the values)."""
+    if not PARAMETERS[kind]:
+        return ""
+    given = defaults(f"queue.{kind}")
+    written = {
+        key: size_text(given[key]) if unit == "size" else given[key]
+        for key, (unit, _) in PARAMETERS[kind].items()
+    }
+    return ", ".join(f"{key} = {json.dumps(value)}" for key, value in written.items())
 
 
 def _number(value: object, field: str, what: str) -> float:
@@ -85,14 +80,14 @@ def _parameter(kind: str, value: object, field: str) -> Any:
         return parse_size(value, field)
     if kind == "count":
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= U64_MAX:
-            raise ScenarioError(f"{field}: expected an integer in 1..=65536, got {show(value)}")
+            raise ScenarioError(f"{field}: expected a positive integer, got {show(value)}")
         return value
     if kind == "gain":
-        return _number(value, field, "a positive number (Hz)")
+        return _number(value, field, "a number (Hz)")
     if kind == "packets":
-        return _number(value, field, "a number of packets >= 0")
+        return _number(value, field, "a number of packets")
     if kind == "probability":
-        return _number(value, field, "a probability in (0, 1]")
+        return _number(value, field, "a probability (a number)")
     if not isinstance(value, bool):
         raise ScenarioError(f"{field}: expected true or false, got {show(value)}")
     return value

@@ -1080,8 +1080,9 @@ pub const PATH_DEFAULTS: PathDefaults = PathDefaults {
 /// Every default of the canonical config as one JSON object, read by the Python loader
 /// (`_core.defaults()`): `flow` (a flow's fields but its ends), `web` and `bittorrent` (a
 /// flow's application), `trace`, `swarm` (with its `tcp` and `utp` transports) and `path`.
-/// Fields written only when set (`ecn`) are written here too, with their default. `words`:
-/// every choice's accepted words and the canonical value of each.
+/// Fields written only when set (`ecn`) are written here too, with their default. `queue`: each
+/// queue discipline's parameters, keyed by its `kind` (drop-tail has none). `words`: every
+/// choice's accepted words and the canonical value of each.
 pub fn defaults_json() -> String {
     let flow = |f: FlowConfig| {
         let (ecn, cwnd_limited) = (f.ecn, f.cwnd_limited);
@@ -1109,6 +1110,22 @@ pub fn defaults_json() -> String {
         .as_object_mut()
         .expect("a struct is an object")
         .remove("response_bytes");
+    let queue: serde_json::Map<String, serde_json::Value> = [
+        Discipline::Codel(CodelConfig::default()),
+        Discipline::FqCodel(FqCodelConfig::default()),
+        Discipline::Pie(PieConfig::default()),
+        Discipline::Red(RedConfig::default()),
+    ]
+    .iter()
+    .map(|d| {
+        let mut v = serde_json::to_value(d).expect("a config serializes");
+        let kind = v
+            .as_object_mut()
+            .and_then(|o| o.remove("kind"))
+            .expect("a discipline is tagged by its kind");
+        (kind.as_str().expect("a kind is a word").to_string(), v)
+    })
+    .collect();
     serde_json::json!({
         "flow": flow(FlowConfig::new("", "")),
         "web": web_json,
@@ -1116,6 +1133,7 @@ pub fn defaults_json() -> String {
         "trace": TraceConfig::default(),
         "swarm": swarm_json,
         "path": PATH_DEFAULTS,
+        "queue": queue,
         "words": words_json(),
     })
     .to_string()
@@ -1710,7 +1728,15 @@ mod tests {
     #[test]
     fn defaults_json_holds_every_table_and_the_fields_written_only_when_set() {
         let d: serde_json::Value = serde_json::from_str(&defaults_json()).unwrap();
-        for table in ["flow", "web", "bittorrent", "trace", "swarm", "path"] {
+        for table in [
+            "flow",
+            "web",
+            "bittorrent",
+            "trace",
+            "swarm",
+            "path",
+            "queue",
+        ] {
             assert!(d[table].is_object(), "{table}");
         }
         assert_eq!(d["flow"]["ecn"], false);
@@ -1720,6 +1746,21 @@ mod tests {
         assert_eq!(d["trace"]["max_rows"], 2_000_000);
         assert_eq!(d["web"]["request_bytes"], 400);
         assert_eq!(d["path"]["access_rate_bps"], 10_000_000_000u64);
+        let queue = d["queue"].as_object().unwrap();
+        let kinds: Vec<&str> = queue.keys().map(String::as_str).collect();
+        assert_eq!(kinds, ["codel", "fq_codel", "pie", "red"]);
+        assert_eq!(queue["codel"]["target_ns"], 5_000_000);
+        assert_eq!(queue["fq_codel"]["memory_limit_bytes"], 32 << 20);
+        assert_eq!(queue["pie"]["alpha"], 0.125);
+        assert_eq!(queue["red"]["gentle"], true);
+        // Each kind's defaults read back as that discipline, every parameter given.
+        for (kind, params) in queue {
+            let mut tagged = params.clone();
+            tagged["kind"] = kind.as_str().into();
+            let d: Discipline = serde_json::from_value(tagged).unwrap();
+            assert_eq!(d.name(), kind);
+            d.validate("links.0.forward").unwrap();
+        }
         // Each default flow passes validation as the loader would send it.
         let mut f = FlowConfig::new("a", "b");
         f.size_bytes = Some(1);
