@@ -68,6 +68,7 @@ def test_bittorrent_defaults_are_libtorrent_1_0():
         ({"kind": "web"}, "app.0.response: missing"),
         ({"kind": "web", "response": "0B"}, "app.0.response: must be > 0 bytes"),
         ({"kind": "web", "response": ["1kB", "x"]}, "app.0.response.1: expected a size"),
+        ({"kind": "web", "response": []}, "app.0.response: at least one object size is needed"),
         ({"kind": "bittorrent", "queue_time": "soon"}, "app.0.queue_time: expected a time"),
         ({"kind": "bittorrent", "response": "1kB"}, "app.0.response: unknown key"),
         ({"kind": "bittorrent", "app_slow_start": "no"}, "app.0.app_slow_start: expected true"),

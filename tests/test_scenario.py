@@ -288,7 +288,7 @@ def test_general_form():
         ({"flow.0.size": "lots"}, 'flow.0.size: expected a size such as "100MB"'),
         ({"flow.0.delayed_ack": "yes"}, 'flow.0.delayed_ack: expected true or false, got "yes"'),
         ({"flow.0.pacing": 1}, "flow.0.pacing: expected true or false, got 1"),
-        ({"flow.0.max_window": "0seg"}, 'flow.0.max_window: must be positive, got "0seg"'),
+        ({"flow.0.max_window": "-1seg"}, 'flow.0.max_window: must not be negative, got "-1seg"'),
         ({"flow.0.max_rwnd": "many"}, 'flow.0.max_rwnd: expected a window such as "3500seg"'),
         ({"flow.0.start": "-1s"}, 'flow.0.start: must not be negative, got "-1s"'),
         ({"flow.0.delack_timeout": "soon"}, "flow.0.delack_timeout: expected a time such as"),
@@ -305,9 +305,9 @@ def test_general_form():
         ({"path.rtt": DELETE}, "path.rtt: missing"),
         ({"path.rtt": 0}, "path.rtt: must be positive, got 0"),
         ({"path.buffer": "1bdpx"}, 'path.buffer: expected a buffer such as "200pkt"'),
-        ({"path.buffer": "0pkt"}, "path.buffer: must hold at least one packet"),
+        ({"path.buffer": "x"}, 'path.buffer: expected a buffer such as "200pkt"'),
         ({"path.reverse_buffer": "x"}, "path.reverse_buffer: expected a buffer"),
-        ({"path.access_rate": 0}, "path.access_rate: must be positive"),
+        ({"path.access_rate": "x"}, 'path.access_rate: expected a rate such as "250Mbps"'),
         ({"path.jitter": "-2ms"}, "path.jitter: must not be negative"),
         ({"path.foo": 1}, "path.foo: unknown key (accepted: rate, rtt, buffer, loss,"),
         ({"path.drop": {"flow": 0}}, "path.drop: expected a list of {flow = N, seq = N}"),
@@ -376,6 +376,19 @@ def test_loader_errors(changes, message):
             {"path.drop": [{"flow": 0, "seq": 0}]},
             "path.drop.0.seq: must be >= 1 (segments count from 1), got 0",
         ),
+        # Zero rates, windows and buffers: the loader resolves the units, the core refuses.
+        (
+            {"flow.0.max_window": "0seg"},
+            "flow.0.max_window: must be at least one MSS (1460 bytes), got 0",
+        ),
+        ({"path.rate": "0Mbps"}, "path.rate: must be in 1..=10000000000000, got 0"),
+        ({"path.access_rate": 0}, "path.access_rate: must be in 1..=10000000000000, got 0"),
+        ({"path.reverse_rate": 0}, "path.reverse_rate: must be in 1..=10000000000000, got 0"),
+        ({"path.buffer": "0pkt"}, "path.buffer: must be in 1..=1000000000, got 0"),
+        (
+            {"path.buffer": "1ns"},
+            "path.buffer: 0 bytes hold no full-size packet (1500 bytes with headers)",
+        ),
     ],
 )
 def test_the_cores_checks_on_load(changes, message):
@@ -438,6 +451,8 @@ def test_general_form_errors(changes, message):
             "link.1.drop.0.flow: no flow 2 (flows are numbered 0 to 1 in file order)",
         ),
         ({"link.1.loss": 1}, "link.1.loss: must be in [0, 1), got 1"),
+        ({"link.1.reverse_rate": 0}, "link.1.reverse_rate: must be in 1..=10000000000000, got 0"),
+        ({"link.0.buffer": "0pkt"}, "link.0.buffer: must be in 1..=1000000000, got 0"),
     ],
 )
 def test_general_form_names_the_cores_errors_as_written(changes, message):

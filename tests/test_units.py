@@ -33,6 +33,11 @@ def test_rates_are_exact_bits_per_second(text, bps):
     assert parse_rate(text, "path.rate") == bps
 
 
+def test_a_zero_rate_is_left_to_the_core():
+    """Units only: the core refuses a zero link or source rate, naming its range."""
+    assert parse_rate("0Mbps", "path.rate") == 0
+
+
 @pytest.mark.parametrize(
     ("text", "ns"),
     [
@@ -83,6 +88,7 @@ def test_inf_size_is_none():
         (5_110_000, 1460, 5_110_000),
         ("64KiB", 1460, 65_536),
         ("inf", 1460, None),
+        ("0seg", 1460, 0),  # under one MSS: the core's to refuse
     ],
 )
 def test_windows_in_segments_or_bytes(text, mss, window):
@@ -130,7 +136,6 @@ def test_loss_as_probability_or_percent():
         (parse_rate, "fast", r'^path\.x: expected a rate such as "250Mbps".*got "fast"$'),
         (parse_rate, "5MBps", r'got "5MBps"$'),
         (parse_rate, "-5Mbps", r'^path\.x: must not be negative, got "-5Mbps"$'),
-        (parse_rate, "0bps", r"must be positive"),
         (parse_rate, "1.5bps", r"not a whole number of bits per second"),
         (parse_rate, True, r"got true$"),
         (parse_rate, None, r"got None$"),
@@ -154,7 +159,7 @@ def test_bad_values_name_the_field_and_what_is_accepted(parse, value, message):
     assert "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize("value", ["0seg", "10 pkts", "12 bananas", "-3seg", 1.5])
+@pytest.mark.parametrize("value", ["10 pkts", "12 bananas", "-3seg", 1.5])
 def test_bad_windows(value):
     with pytest.raises(ScenarioError, match=r"^flow\.0\.max_window: "):
         parse_window(value, "flow.0.max_window", 1460)
@@ -167,7 +172,13 @@ def test_bad_buffers(value):
         resolve_buffer(buf, "path.buffer", value, RATE_250M, BDP_SATELLITE)
 
 
-def test_buffer_must_hold_a_packet():
-    buf = parse_buffer("0pkt", "path.buffer")
-    with pytest.raises(ScenarioError, match="at least one packet"):
-        resolve_buffer(buf, "path.buffer", "0pkt", RATE_250M, BDP_SATELLITE)
+def test_an_empty_buffer_is_left_to_the_core_but_for_a_bdp_multiple():
+    """The core refuses a buffer that holds no packet (config.rs); only a BDP multiple that
+    rounds to nothing is the loader's to explain, as only it knows the BDP."""
+    for text, limit in [("0pkt", {"packets": 0}), ("0", {"bytes": 0}), ("0bdp", {"bytes": 0})]:
+        buf = parse_buffer(text, "path.buffer")
+        assert resolve_buffer(buf, "path.buffer", text, RATE_250M, BDP_SATELLITE) == limit
+    buf = parse_buffer("1bdp", "path.buffer")
+    assert resolve_buffer(buf, "path.buffer", "1bdp", 0, Fraction(0)) == {"bytes": 0}
+    with pytest.raises(ScenarioError, match=r'^path\.buffer: "1bdp" of a 0\.001-byte BDP'):
+        resolve_buffer(buf, "path.buffer", "1bdp", 8, Fraction(1, 1000))

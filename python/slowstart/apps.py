@@ -50,10 +50,8 @@ def _bool(value: object, field: str) -> bool:
 
 
 def _sizes(value: object, field: str) -> list[int]:
-    """One size or a list of sizes (the core checks each is > 0)."""
+    """One size or a list of sizes (the core checks there is one and each is > 0)."""
     items = value if isinstance(value, list) else [value]
-    if not items:
-        raise ScenarioError(f'{field}: expected a size such as "17kB" or a list of sizes')
     return [
         parse_size(item, f"{field}.{k}" if isinstance(value, list) else field)
         for k, item in enumerate(items)

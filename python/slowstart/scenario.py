@@ -580,7 +580,7 @@ def expand_path(path: object) -> tuple[list[str], list[dict[str, Any]]]:
         require(p, "path", "rate", 'a rate such as "250Mbps"'), "path.rate"
     )
     rtt = parse_time(require(p, "path", "rtt", 'a time such as "80ms"'), "path.rtt")
-    if rtt == 0:
+    if rtt == 0:  # the core sees only the two one-way delays, and 0 is a valid delay
         raise ScenarioError("path.rtt: must be positive, got 0")
     bdp = Fraction(rate * rtt, 8 * 10**9)
     reverse_field = "path.reverse_rate" if "reverse_rate" in p else "path.rate"

@@ -117,10 +117,8 @@ def _scaled(
 
 
 def parse_rate(value: object, field: str) -> int:
-    """Bits per second, > 0."""
+    """Bits per second, >= 0 (the core refuses 0 where it is a link's or source's rate)."""
     x = _scaled(value, field, RATE_UNITS, 1, RATE_HELP, "bits per second")
-    if x == 0:
-        raise ScenarioError(f"{field}: must be positive, got {show(value)}")
     return _whole(x, field, value, "bits per second")
 
 
@@ -156,25 +154,23 @@ WINDOW_HELP = 'a window such as "3500seg" (segments of the flow\'s MSS) or a siz
 
 
 def parse_window(value: object, field: str, mss: int) -> int | None:
-    """Bytes, or None for "inf"; "Nseg" is N × mss."""
+    """Bytes, or None for "inf"; "Nseg" is N × mss. Its range (at least one MSS) is the
+    core's."""
     if _is_inf(value):
         return None
     if isinstance(value, str) and value.strip().endswith("seg"):
         number, unit = split_quantity(value, field, WINDOW_HELP)
         if unit != "seg":
             raise fail(field, WINDOW_HELP, value)
-        if number <= 0:
-            raise ScenarioError(f"{field}: must be positive, got {show(value)}")
+        if number < 0:
+            raise ScenarioError(f"{field}: must not be negative, got {show(value)}")
         return _whole(number * mss, field, value, "bytes")
     if isinstance(value, float):
         raise fail(field, WINDOW_HELP, value)
     number, unit = split_quantity(value, field, WINDOW_HELP)
     if unit and unit not in SIZE_UNITS:
         raise fail(field, WINDOW_HELP, value)
-    size = parse_size(value, field)
-    if size == 0:
-        raise ScenarioError(f"{field}: must be positive, got {show(value)}")
-    return size
+    return parse_size(value, field)
 
 
 BUFFER_HELP = (
@@ -218,7 +214,8 @@ def _round(x: Fraction) -> int:
 def resolve_buffer(
     buf: Buffer, field: str, value: object, rate_bps: int, bdp_bytes: Fraction | None
 ) -> dict[str, int]:
-    """The canonical queue limit: {"packets": N} or {"bytes": N}, at least 1."""
+    """The canonical queue limit: {"packets": N} or {"bytes": N}. Whether it holds a packet
+    is the core's to check (config.rs), but for a BDP multiple: only the loader knows the BDP."""
     if buf.packets is not None:
         limit = {"packets": _whole(buf.packets, field, value, "packets")}
     elif buf.bytes is not None:
@@ -233,15 +230,14 @@ def resolve_buffer(
                 'give packets ("200pkt"), bytes ("1MB") or a time at the line rate ("50ms")'
             )
         limit = {"bytes": _round(buf.bdp * bdp_bytes)}
-    if next(iter(limit.values())) < 1:
-        if buf.bdp is not None and bdp_bytes is not None:
-            # A tiny rate or rtt, not the multiple, is what leaves no room.
-            raise ScenarioError(
-                f"{field}: {show(value)} of a {float(bdp_bytes):.3g}-byte BDP (path.rate x "
-                "path.rtt) holds no packet; give a larger rate or rtt, or the buffer in "
-                'packets ("10pkt")'
-            )
-        raise ScenarioError(f"{field}: must hold at least one packet, got {show(value)}")
+    if buf.bdp and bdp_bytes and limit["bytes"] < 1:
+        # A tiny rate or rtt, not the multiple, is what leaves no room (a zero rate is the
+        # core's to refuse, naming path.rate).
+        raise ScenarioError(
+            f"{field}: {show(value)} of a {float(bdp_bytes):.3g}-byte BDP (path.rate x "
+            "path.rtt) holds no packet; give a larger rate or rtt, or the buffer in "
+            'packets ("10pkt")'
+        )
     if next(iter(limit.values())) > U64_MAX:
         raise ScenarioError(f"{field}: {show(value)} is too large")
     return limit
