@@ -93,6 +93,22 @@ def test_values_out_of_range_are_refused_by_the_core(setting, message):
         slowstart.run(BITTORRENT, set=[setting], duration="1s")
 
 
+@pytest.mark.parametrize(
+    ("setting", "field"),
+    [
+        ("app.0.min_queue=18446744073709551616", "app.0.min_queue"),
+        ("app.0.blocks=18446744073709551616", "app.0.blocks"),
+        ("app.0.max_queue=-1", "app.0.max_queue"),
+        ("app.0.app_slow_start=1", "app.0.app_slow_start"),
+    ],
+)
+def test_an_app_setting_the_core_cannot_hold_names_its_key(setting, field):
+    """A count beyond u64 once reached the core, whose message stopped at `app.0` (serde reads
+    an app's table whole); the loader names the key, as for a flow's own integers."""
+    with pytest.raises(ScenarioError, match=f"^{field}: "):
+        load(BITTORRENT, set=[setting])
+
+
 def test_size_on_an_app_flow_is_refused():
     with pytest.raises(ValueError, match="^flow.0.size: only for bulk flows"):
         slowstart.run(WEB, set=["flow.0.size=10kB"])
@@ -115,10 +131,13 @@ def test_set_app_addresses_the_flows_app():
     raw = copy.deepcopy(SMALL)
     apply_set(raw, "app.0.kind=bittorrent")
     assert raw["flow"][0]["app"] == {"kind": "bittorrent"}
-    with pytest.raises(ScenarioError, match="no flow.3"):
+    with pytest.raises(ScenarioError, match=r"no app\.3 \(N in app\.N is a flow's index"):
         apply_set(raw, "app.3.app_slow_start=false")
-    with pytest.raises(ScenarioError, match='unknown key "speed"'):
+    # Named as written: app.0, not the flow.0.app it stands for.
+    with pytest.raises(ScenarioError, match='unknown key "speed" in app.0 '):
         apply_set(raw, "app.0.speed=1")
+    with pytest.raises(ScenarioError, match="app.0.kind is a value, not a table"):
+        apply_set(raw, "app.0.kind.x=1")
 
 
 def test_flow_app_table_form(tmp_path):

@@ -102,6 +102,14 @@ case("web-initcwnd", "app.0.request", f"app.0.request={U}")
 case("web-initcwnd", "app.0.objects", "app.0.objects=0")
 case("web-initcwnd", "app.0.response", 'app.0.response="0B"')
 case("bittorrent-request-slowstart", "app.0.max_queue", "app.0.max_queue=0")
+case("bittorrent-request-slowstart", "app.0.min_queue", f"app.0.min_queue={U}1")
+case("bittorrent-request-slowstart", "app.0.queue_time", 'app.0.queue_time="soon"')
+case("web-initcwnd", "app.0.foo", "app.0.foo=1")
+case("web-initcwnd", "app.0.keep_alive", 'app.0.keep_alive="yes"')
+case("web-initcwnd", "app.0.response", "app.0.response=[]")
+case("web-initcwnd", "app.0.kind", 'app.0.kind="ftp"')
+case("web-initcwnd", "app.0.size", 'flow.0.app={kind = "web", response = "1kB", size = 1}')
+case("web-initcwnd", "app.7.request", "app.7.request=1")
 # Cross traffic (issue #13): units in Python, defaults and bounds in config.rs.
 for key, v in [
     ("rate", "0"),

@@ -9,11 +9,10 @@ from a seed at `src`, with libtorrent's request-queue policy). Errors name the f
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 from slowstart.defaults import defaults
-from slowstart.units import ScenarioError, parse_size, parse_time, show
+from slowstart.units import ScenarioError, parse_bool, parse_int, parse_size, parse_time, show
 
 APP_KINDS = ("bulk", "web", "bittorrent")
 # The keys of each kind; their defaults are the core's (slowstart.defaults).
@@ -34,19 +33,6 @@ KEYS = {
 # Every key of every kind, for `--set app.N.KEY=VALUE`.
 ALL_KEYS = tuple(dict.fromkeys(k for keys in KEYS.values() for k in keys))
 APP_HELP = 'an application such as {kind = "web", response = "17kB"} or "bulk"'
-
-
-def _int(value: object, field: str) -> int:
-    """A count the core can hold (its range is the core's)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-        raise ScenarioError(f"{field}: expected an integer >= 0, got {show(value)}")
-    return int(value)
-
-
-def _bool(value: object, field: str) -> bool:
-    if not isinstance(value, bool):
-        raise ScenarioError(f"{field}: expected true or false, got {show(value)}")
-    return value
 
 
 def _sizes(value: object, field: str) -> list[int]:
@@ -83,23 +69,23 @@ def parse_app(value: object, i: int) -> dict[str, Any]:
             "kind": "web",
             "request_bytes": parse_size(w["request"], f"{at}.request"),
             "response_bytes": _sizes(w["response"], f"{at}.response"),
-            "keep_alive": _bool(w["keep_alive"], f"{at}.keep_alive"),
+            "keep_alive": parse_bool(w["keep_alive"], f"{at}.keep_alive"),
         }
         if w["objects"] is not None:
-            out["objects"] = _int(w["objects"], f"{at}.objects")
+            out["objects"] = parse_int(w["objects"], f"{at}.objects")
         return out
     b = {**defaults("bittorrent"), **value}
     out = {
         "kind": "bittorrent",
         "block_bytes": parse_size(b["block"], f"{at}.block"),
         "queue_time_ns": parse_time(b["queue_time"], f"{at}.queue_time"),
-        "min_queue": _int(b["min_queue"], f"{at}.min_queue"),
-        "max_queue": _int(b["max_queue"], f"{at}.max_queue"),
-        "app_slow_start": _bool(b["app_slow_start"], f"{at}.app_slow_start"),
+        "min_queue": parse_int(b["min_queue"], f"{at}.min_queue"),
+        "max_queue": parse_int(b["max_queue"], f"{at}.max_queue"),
+        "app_slow_start": parse_bool(b["app_slow_start"], f"{at}.app_slow_start"),
         "slow_start_threshold_bytes": parse_size(
             b["slow_start_threshold"], f"{at}.slow_start_threshold"
         ),
     }
     if b["blocks"] is not None:
-        out["blocks"] = _int(b["blocks"], f"{at}.blocks")
+        out["blocks"] = parse_int(b["blocks"], f"{at}.blocks")
     return out

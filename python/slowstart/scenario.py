@@ -14,7 +14,6 @@ import copy
 import functools
 import json
 import math
-import numbers
 import os
 import re
 import tomllib
@@ -27,9 +26,10 @@ from slowstart.defaults import canonical_word, defaults
 from slowstart.paths import scenario_path
 from slowstart.queues import parse_gilbert_elliott, parse_queue, parse_rate_or_trace
 from slowstart.units import (
-    U64_MAX,
     ScenarioError,
+    parse_bool,
     parse_buffer,
+    parse_int,
     parse_loss,
     parse_rate,
     parse_size,
@@ -196,25 +196,6 @@ def require(table: dict[str, Any], field: str, key: str, what: str) -> Any:
     if key not in table:
         raise ScenarioError(f"{_at(field, key)}: missing (expected {what})")
     return table[key]
-
-
-def parse_int(value: object, field: str, what: str = "an integer >= 0") -> int:
-    """An integer the canonical config can hold (0..=u64::MAX); the setting's own range is
-    the core's. `what` names the setting's kind in the message (`"a positive integer"`)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ScenarioError(f"{field}: expected {what}, got {show(value)}")
-    value = int(value)  # numpy integers too
-    if value < 0:
-        raise ScenarioError(f"{field}: expected {what}, got {show(value)}")
-    if value > U64_MAX:
-        raise ScenarioError(f"{field}: must be at most {U64_MAX}, got {show(value)}")
-    return value
-
-
-def parse_bool(value: object, field: str) -> bool:
-    if not isinstance(value, bool):
-        raise ScenarioError(f"{field}: expected true or false, got {show(value)}")
-    return value
 
 
 def parse_str(value: object, field: str) -> str:
@@ -451,17 +432,29 @@ def apply_set(raw: dict[str, Any], item: str) -> None:
     parts = key.split(".")
     if any(not p for p in parts):
         raise ScenarioError(f"--set {item}: empty part in the key {show(key)}")
+    value = parse_set_value(text)
     if parts[0] == "app":
-        # `app.N.KEY` addresses flow N's application.
+        # `app.N.KEY` addresses flow N's application, and messages name it so (`app.0.foo`).
         if len(parts) < 2:
             raise ScenarioError(f"--set {item}: expected app.N.KEY=VALUE, N a flow index")
         flows = raw.get("flow")
-        if isinstance(flows, list) and parts[1].isdigit() and int(parts[1]) < len(flows):
-            flow = flows[int(parts[1])]
-            if isinstance(flow, dict) and isinstance(flow.get("app"), str) and len(parts) > 2:
-                flow["app"] = {"kind": flow["app"]}
-        parts = ["flow", parts[1], "app", *parts[2:]]
-    _set_in(raw, parts, parse_set_value(text), _SCHEMA, "", item)
+        count = len(flows) if isinstance(flows, list) else 0
+        if not parts[1].isdigit() or int(parts[1]) >= count:
+            raise ScenarioError(
+                f"--set {item}: no app.{parts[1]} (N in app.N is a flow's index from 0; "
+                f"[[flow]] tables in the scenario: {count})"
+            )
+        index = int(parts[1])
+        flow = flows[index]
+        if isinstance(flow, dict) and parts[2:]:
+            app = flow.setdefault("app", {})
+            if isinstance(app, str):
+                flow["app"] = {"kind": app}
+            schema = _SCHEMA["flow"][0]["app"]
+            _set_in(flow["app"], parts[2:], value, schema, f"app.{index}", item)
+            return
+        parts = ["flow", str(index), "app", *parts[2:]]
+    _set_in(raw, parts, value, _SCHEMA, "", item)
 
 
 def apply_overrides(

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
-from slowstart.scenario import load, parse_int
+from slowstart.scenario import load
 from slowstart.store import Store
-from slowstart.units import ScenarioError, show
+from slowstart.units import ScenarioError, parse_int, show
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

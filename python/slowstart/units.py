@@ -72,6 +72,25 @@ def show(value: object) -> str:
     return str(value)
 
 
+def parse_int(value: object, field: str, what: str = "an integer >= 0") -> int:
+    """An integer the canonical config can hold (0..=u64::MAX); the setting's own range is
+    the core's. `what` names the setting's kind in the message (`"a positive integer"`)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ScenarioError(f"{field}: expected {what}, got {show(value)}")
+    value = int(value)  # numpy integers too
+    if value < 0:
+        raise ScenarioError(f"{field}: expected {what}, got {show(value)}")
+    if value > U64_MAX:
+        raise ScenarioError(f"{field}: must be at most {U64_MAX}, got {show(value)}")
+    return value
+
+
+def parse_bool(value: object, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise ScenarioError(f"{field}: expected true or false, got {show(value)}")
+    return value
+
+
 def fail(field: str, expected: str, value: object) -> ScenarioError:
     return ScenarioError(f"{field}: expected {expected}, got {show(value)}")
 
