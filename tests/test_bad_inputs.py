@@ -53,6 +53,8 @@ for v in [
     '"cubic:beta=nan"',
     '"cubic:beta=inf"',
     '"aimd:a=inf"',
+    '"aimd:period=0.2"',  # read only with mode=periodic
+    '"aimd:mode=periodic,a=2"',  # a and b come from RFC 3649's table in that mode
     '"cubic:beta=5"',
     '"cubic:zzz=1"',
     '":"',
