@@ -39,7 +39,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from slowstart.store import Store
-    from slowstart.sweep import sweep
+    from slowstart.sweeps import sweep
 
     seeds = 100
     cwnds = [str(2 + i) for i in range(max(1, args.runs // seeds))]

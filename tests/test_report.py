@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT, cli
 from slowstart.reproduce import EXPERIMENTS, headers, run_experiment
 from slowstart.swarm import findings, run_study
-from slowstart.sweep import sweep
+from slowstart.sweeps import sweep
 
 SMALL = {
     "name": "small",

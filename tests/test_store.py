@@ -18,7 +18,7 @@ import slowstart
 from conftest import ROOT, cli
 from slowstart.scenario import load
 from slowstart.store import SCHEMA_VERSION, Store, StoreError, run_key
-from slowstart.sweep import sweep
+from slowstart.sweeps import sweep
 
 # A few ms of wall time per run.
 SMALL = {

@@ -8,7 +8,7 @@ import pytest
 from conftest import cli
 from slowstart.api import run
 from slowstart.scenario import ScenarioError
-from slowstart.sweep import parse_seeds, parse_vary, points, sweep
+from slowstart.sweeps import parse_seeds, parse_vary, points, sweep
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -120,3 +120,16 @@ def test_a_scenario_name_works_as_in_the_cli():
     rows = sweep("real-20mbps", {"flow.0.cc": ["reno"]}, duration="1s", jobs=1)
     assert rows["cc"].tolist() == ["reno"]
     assert rows["completion_s"].isna().all()  # 10 MB do not arrive in 1 s: no value
+
+
+def test_the_package_function_survives_importing_the_sweep_module():
+    # The package's `sweep` is loaded lazily; a submodule of the same name would replace it
+    # with itself on first import (Python sets the parent's attribute), as `sweep.py` did.
+    import importlib
+
+    import slowstart
+
+    importlib.import_module("slowstart.sweeps")
+    importlib.import_module("slowstart.sweepplan")
+    assert callable(slowstart.sweep) and callable(slowstart.sweep)
+    assert slowstart.sweep is sweep

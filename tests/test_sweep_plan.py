@@ -9,8 +9,8 @@ import pytest
 
 from conftest import cli
 from slowstart.scenario import ScenarioError
-from slowstart.sweep import sweep
 from slowstart.sweepplan import load_plan, range_values, sample_box
+from slowstart.sweeps import sweep
 
 SMALL = {
     "name": "small",

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from slowstart.api import Result, run, run_config
     from slowstart.scenario import load
     from slowstart.store import results
-    from slowstart.sweep import sweep
+    from slowstart.sweeps import sweep
 
 __all__ = ["Result", "ScenarioError", "algorithms", "load", "results", "run", "run_config", "sweep"]
 __version__ = "0.1.0"
@@ -23,7 +23,7 @@ __version__ = "0.1.0"
 # Imported on first use, so the CLI's error paths and `list` need not load pandas.
 _LAZY = {"Result": "slowstart.api", "run": "slowstart.api", "run_config": "slowstart.api"}
 _LAZY["load"] = "slowstart.scenario"
-_LAZY["sweep"] = "slowstart.sweep"
+_LAZY["sweep"] = "slowstart.sweeps"
 _LAZY["results"] = "slowstart.store"
 
 

@@ -245,7 +245,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from slowstart.paths import scenario_path
     from slowstart.progress import bar
     from slowstart.store import default_store
-    from slowstart.sweep import (
+    from slowstart.sweepplan import is_plan, load_plan
+    from slowstart.sweeps import (
         aggregate,
         check_metric,
         default_metric,
@@ -254,7 +255,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         plot,
         sweep,
     )
-    from slowstart.sweepplan import is_plan, load_plan
 
     grid, vary, metrics = None, None, [args.metric] if args.metric else []
     sets, duration, seeds = list(args.set or []), args.duration, None

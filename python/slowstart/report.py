@@ -208,7 +208,7 @@ def sweeps(store: Store) -> tuple[list[Section], list[str]]:
     import pandas as pd
     import plotly.graph_objects as go
 
-    from slowstart.sweep import aggregate, default_metric
+    from slowstart.sweeps import aggregate, default_metric
 
     runs = store.con.execute("SELECT key, point FROM runs WHERE source = 'sweep'").fetchall()
     if not runs:

@@ -598,7 +598,7 @@ def run_experiment(
 ) -> tuple[list[Row], list[Path]]:
     """Run every variant (telling `progress` each label); plot them into `out_dir` if given.
     With `store`, each run is stored (and a stored one read instead of run, unless `rerun`)."""
-    from slowstart.sweep import open_store
+    from slowstart.sweeps import open_store
 
     the_store, close = open_store(store)
     try:

@@ -525,7 +525,7 @@ def run_study(
     """
     from slowstart.paths import scenario_path
     from slowstart.scenario import load
-    from slowstart.sweep import run_configs
+    from slowstart.sweeps import run_configs
     from slowstart.units import ScenarioError
 
     if isinstance(scenario, str) and not scenario.endswith(".toml"):

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from slowstart.sweep import parse_seeds
+from slowstart.sweeps import parse_seeds
 from slowstart.units import ScenarioError, show, split_quantity
 
 KEYS = {"scenario", "scenarios", "seeds", "metrics", "set", "duration", "axes", "sample"}
@@ -51,7 +51,7 @@ class Plan:
 
     def grid(self) -> list[dict[str, Any]]:
         """Every point: the grid of the axes, each with every sampled point, seeds innermost."""
-        from slowstart.sweep import points
+        from slowstart.sweeps import points
 
         base = points(self.axes, [None]) if self.axes else [{"seed": None}]
         out = []
