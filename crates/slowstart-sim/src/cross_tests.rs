@@ -152,3 +152,31 @@ fn validation_names_the_scenario_field() {
         "cross.0.distribution: expected one of exponential, fixed",
     );
 }
+
+/// A source built outside a simulation (as the link emulator builds them) with
+/// [`source_seed`] sends exactly what the simulated one sends: same seed, same periods.
+#[test]
+fn a_source_seeded_with_source_seed_sends_as_simulated() {
+    use crate::cross::{source_seed, CrossSource};
+    let mut on_off = cbr(6_000_000, 100 * MS, None);
+    on_off.kind = "onoff".into();
+    on_off.on_ns = Some(150 * MS);
+    on_off.off_ns = Some(250 * MS);
+    let mut cfg = shared(Some(10), vec![cbr(1_000_000, 0, None), on_off]);
+    cfg.duration_ns = 20 * SEC;
+    cfg.run_to_end = true;
+    for seed in [0, 1, 77] {
+        cfg.seed = seed;
+        let out = Simulation::new(&cfg).unwrap().run();
+        for (k, c) in cfg.cross.iter().enumerate() {
+            let mut s = CrossSource::new(c, 0, 0, 1, cfg.duration_ns, source_seed(seed, k));
+            while let Some(t) = s.next_send() {
+                s.send(t);
+            }
+            assert_eq!(
+                s.counts.packets_sent, out.summary.cross[k].counts.packets_sent,
+                "seed {seed}, source {k}"
+            );
+        }
+    }
+}
