@@ -20,18 +20,27 @@
 //! accepted the connection (a web server) is numbered too. UDP datagrams of the simulator's own
 //! transport (`slowstart-udp`, `slowstart_transport::wire`) carry their flow's offset and
 //! retransmission flag in the clear: a data datagram is its port's flow, as is.
+//!
+//! Cross traffic (`[[cross]]`) is the emulator's own: each source ([`CrossSource`], the
+//! simulator's, seeded as simulated) offers synthetic packets, with no bytes behind them, to the
+//! channel of the direction it crosses at its send times on the run's clock (time 0 given by
+//! [`Emulator::start_cross`]). They take queue and line rate as real packets do and the
+//! discipline drops them alike; on arrival they are counted delivered and forgotten, never
+//! written to a device.
 
 use std::collections::HashMap;
 use std::io::Write;
 
-use slowstart_sim::config::DirectionConfig;
+use slowstart_sim::config::{CrossConfig, DirectionConfig};
+use slowstart_sim::cross::{self, CrossSource, CrossSummary};
 use slowstart_sim::network::channel::{Channel, Offer};
 use slowstart_sim::sim::LinkSummary;
 use slowstart_transport::packet::{Kind, Packet, CE, ECT, RETRANSMISSION};
 use slowstart_transport::wire;
 
 /// Forward is sender side → receiver side; reverse carries the ACKs back.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Dir {
     Forward,
     Reverse,
@@ -60,10 +69,29 @@ pub struct EmuConfig {
     /// Flow `i` is the connection with port `ports[i]` at either end (its listening port).
     #[serde(default)]
     pub ports: Vec<u16>,
+    /// The scenario's `[[cross]]` sources, each with the direction it crosses.
+    #[serde(default)]
+    pub cross: Vec<CrossSpec>,
+    /// The scenario's duration: cross sources stop sending then, as simulated (default: never).
+    #[serde(default = "no_end")]
+    pub duration_ns: u64,
+}
+
+/// A `[[cross]]` source and the direction of the emulated link its `src` → `dst` crosses
+/// (python/slowstart/testbed.py decides it).
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrossSpec {
+    pub dir: Dir,
+    pub source: CrossConfig,
 }
 
 fn default_mss() -> u64 {
     1448
+}
+
+fn no_end() -> u64 {
+    u64::MAX
 }
 
 /// Bytes of `pkt` a capture keeps: the IPv4 and TCP headers of a TCP segment (options
@@ -251,14 +279,39 @@ fn set_ce(pkt: &mut [u8]) {
     pkt[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
 }
 
+/// What the emulator keeps for a packet a channel holds.
+enum Held {
+    /// Read from a TUN device: its bytes, written to the far side's device on arrival.
+    Bytes(Vec<u8>),
+    /// Cross source `k`'s synthetic packet: counted on arrival, never written.
+    Cross(usize),
+}
+
+/// A cross source played on the wall clock.
+struct CrossPlayer {
+    source: CrossSource,
+    dir: Dir,
+    /// Its next send time on the run's clock; `None` once it has stopped.
+    next: Option<u64>,
+    /// How much later than its send time each packet reached its channel (ns): the emulator's
+    /// clock had passed it. Sum and maximum.
+    late_sum_ns: u128,
+    late_max_ns: u64,
+}
+
 /// Both directions of the emulated link and the packets they hold.
 pub struct Emulator {
     channels: [Channel; 2],
-    /// The bytes of each accepted packet, by id (an AQM queue may reorder or drop them).
-    held: [HashMap<u64, Vec<u8>>; 2],
+    /// What is kept of each accepted packet, by id (an AQM queue may reorder or drop them).
+    held: [HashMap<u64, Held>; 2],
+    /// Per channel, the latest time it was given: nothing is offered to it earlier.
+    clock: [u64; 2],
     tracker: TcpTracker,
     mss: u64,
     next_id: u64,
+    cross: Vec<CrossPlayer>,
+    /// The monotonic time of the run's time 0, once known.
+    cross_origin: Option<u64>,
     pub log: Vec<LogEvent>,
 }
 
@@ -283,13 +336,72 @@ impl Emulator {
                 ),
             ],
             held: [HashMap::new(), HashMap::new()],
+            clock: [0; 2],
             tracker: TcpTracker {
                 ports: cfg.ports.clone(),
                 ..TcpTracker::default()
             },
             mss: cfg.mss,
             next_id: 0,
+            cross: cfg
+                .cross
+                .iter()
+                .enumerate()
+                .map(|(k, c)| {
+                    // Packet ids after the flows', as simulated (sim.rs); the node numbers
+                    // only route in a simulation.
+                    let id = (cfg.ports.len() + k) as u32;
+                    let seed = cross::source_seed(cfg.seed, k);
+                    let mut source = CrossSource::new(&c.source, id, 0, 1, cfg.duration_ns, seed);
+                    CrossPlayer {
+                        next: source.next_send(),
+                        source,
+                        dir: c.dir,
+                        late_sum_ns: 0,
+                        late_max_ns: 0,
+                    }
+                })
+                .collect(),
+            cross_origin: None,
             log: Vec::new(),
+        }
+    }
+
+    /// The run's time 0 is `origin` (monotonic ns): cross sources send from then on.
+    pub fn start_cross(&mut self, origin: u64) {
+        self.cross_origin = Some(origin);
+    }
+
+    /// Offer every cross packet due at or before `now` (monotonic ns), in send-time order,
+    /// each at its send time (or the channel's latest time, when that has passed it). Returns
+    /// how many.
+    pub fn inject_cross(&mut self, now: u64) -> usize {
+        let Some(origin) = self.cross_origin else {
+            return 0;
+        };
+        let mut sent = 0;
+        loop {
+            let due = self
+                .cross
+                .iter()
+                .enumerate()
+                .filter_map(|(k, c)| Some((k, origin.saturating_add(c.next?))))
+                .min_by_key(|&(_, t)| t);
+            let Some((k, t)) = due.filter(|&(_, t)| t <= now) else {
+                return sent;
+            };
+            let c = &mut self.cross[k];
+            let mut p = c.source.send(t - origin);
+            c.next = c.source.next_send();
+            let at = t.max(self.clock[idx(c.dir)]);
+            c.late_sum_ns += (at - t) as u128;
+            c.late_max_ns = c.late_max_ns.max(at - t);
+            let dir = c.dir;
+            // The emulator knows packets by id, which it keeps in `sent_ns` (as `classify`).
+            p.sent_ns = self.next_id;
+            self.next_id += 1;
+            self.offer(dir, at, p, Held::Cross(k));
+            sent += 1;
         }
     }
 
@@ -299,7 +411,16 @@ impl Emulator {
         let id = self.next_id;
         self.next_id += 1;
         let p = self.tracker.classify(id, &bytes);
+        let at = now.max(self.clock[idx(dir)]);
+        self.offer(dir, at, p, Held::Bytes(bytes))
+    }
+
+    /// Offer packet `p` (its id in `sent_ns`) to `dir`'s channel at `now`, log what the
+    /// channel did, and keep `held` while the channel holds it.
+    fn offer(&mut self, dir: Dir, now: u64, p: Packet, held: Held) -> Offer {
         let i = idx(dir);
+        self.clock[i] = now;
+        let id = p.sent_ns;
         let offer = self.channels[i].offer(now, p, self.mss);
         let event = match offer {
             Offer::Queued { .. } => "enqueue",
@@ -314,12 +435,16 @@ impl Emulator {
             dir,
             event,
             id,
-            bytes: bytes.len() as u32,
+            bytes: p.wire_bytes,
             queue_bytes: qb,
             queue_packets: qp,
         });
-        if let Offer::Queued { .. } = offer {
-            self.held[i].insert(id, bytes);
+        match (offer, held) {
+            (Offer::Queued { .. }, held) => {
+                self.held[i].insert(id, held);
+            }
+            (_, Held::Cross(k)) => self.cross[k].source.dropped(&p),
+            (_, Held::Bytes(_)) => {}
         }
         self.log_aqm_drops(dir, now);
         offer
@@ -335,22 +460,31 @@ impl Emulator {
         let (qb, qp) = self.channels[i].backlog();
         for p in dropped {
             // `classify` keeps the packet's id in `sent_ns`.
-            let bytes = self.held[i].remove(&p.sent_ns).map_or(0, |b| b.len());
+            if let Some(Held::Cross(k)) = self.held[i].remove(&p.sent_ns) {
+                self.cross[k].source.dropped(&p);
+            }
             self.log.push(LogEvent {
                 t_ns: now,
                 dir,
                 event: "drop_aqm",
                 id: p.sent_ns,
-                bytes: bytes as u32,
+                bytes: p.wire_bytes,
                 queue_bytes: qb,
                 queue_packets: qp,
             });
         }
     }
 
-    /// Earliest arrival time of a packet held in either direction.
+    /// When the emulator next has work: the earliest event of a channel (a held packet's
+    /// arrival) or the next cross packet's send time.
     pub fn next_deadline(&self) -> Option<u64> {
-        self.channels.iter().filter_map(|c| c.head_time()).min()
+        let channels = self.channels.iter().filter_map(|c| c.head_time());
+        let cross = self.cross_origin.into_iter().flat_map(|origin| {
+            self.cross
+                .iter()
+                .filter_map(move |c| Some(origin.saturating_add(c.next?)))
+        });
+        channels.chain(cross).min()
     }
 
     /// Packets of `dir` whose arrival time is at or before `now`, in order: write them to the
@@ -362,6 +496,7 @@ impl Emulator {
             if t > now {
                 break;
             }
+            self.clock[i] = self.clock[i].max(t);
             let popped = self.channels[i].pop_head(t);
             self.log_aqm_drops(dir, t);
             // An AQM channel's event may be the end of a transmission rather than an arrival.
@@ -369,34 +504,84 @@ impl Emulator {
                 continue;
             };
             let id = p.sent_ns;
-            let mut bytes = self.held[i].remove(&id).expect("held mirrors the channel");
-            if p.has(CE) {
-                set_ce(&mut bytes);
-            }
+            let held = self.held[i].remove(&id).expect("held mirrors the channel");
             let (qb, qp) = self.channels[i].occupancy(now);
             self.log.push(LogEvent {
                 t_ns: now,
                 dir,
                 event: "deliver",
                 id,
-                bytes: bytes.len() as u32,
+                bytes: p.wire_bytes,
                 queue_bytes: qb,
                 queue_packets: qp,
             });
-            out.push(bytes);
+            match held {
+                Held::Bytes(mut bytes) => {
+                    if p.has(CE) {
+                        set_ce(&mut bytes);
+                    }
+                    out.push(bytes);
+                }
+                Held::Cross(k) => self.cross[k].source.delivered(&p),
+            }
         }
         out
     }
 
-    /// Statistics of both directions, as JSON: each the simulator's own link row
-    /// ([`LinkSummary`]), so that real runs report what simulated ones do.
-    pub fn stats_json(&self) -> serde_json::Value {
-        let one = |c: &Channel| serde_json::to_value(LinkSummary::of(c)).expect("plain data");
-        serde_json::json!({
-            "forward": one(&self.channels[0]),
-            "reverse": one(&self.channels[1]),
-        })
+    /// Bytes on the wire of cross source `k`: (sent, delivered, dropped, held in the
+    /// channels), with `sent == delivered + dropped + held`.
+    pub fn cross_ledger(&self, k: usize) -> (u64, u64, u64, u64) {
+        let s = &self.cross[k].source;
+        let held = self
+            .channels
+            .iter()
+            .map(|c| c.held_data_bytes(s.packet_id))
+            .sum();
+        let n = &s.counts;
+        (n.bytes_sent, n.bytes_delivered, n.bytes_dropped, held)
     }
+
+    /// Statistics at `now` (monotonic ns), as one line of JSON: each direction the
+    /// simulator's own link row ([`LinkSummary`]) and, with cross traffic, under `cross` each
+    /// source's own row ([`CrossSummary`], its rate over the time to `now`) then how late its
+    /// packets reached their channel, so that real runs report what simulated ones do, fields
+    /// in the simulator's order.
+    pub fn stats_json(&self, now: u64) -> String {
+        let end = self.cross_origin.map_or(0, |o| now.saturating_sub(o));
+        let stats = Stats {
+            forward: LinkSummary::of(&self.channels[0]),
+            reverse: LinkSummary::of(&self.channels[1]),
+            cross: self
+                .cross
+                .iter()
+                .enumerate()
+                .map(|(k, c)| CrossRow {
+                    summary: c.source.summary(k as u32, end),
+                    send_late_mean_us: c.late_sum_ns as f64
+                        / c.source.counts.packets_sent.max(1) as f64
+                        / 1e3,
+                    send_late_max_us: c.late_max_ns as f64 / 1e3,
+                })
+                .collect(),
+        };
+        serde_json::to_string(&stats).expect("plain data")
+    }
+}
+
+#[derive(serde::Serialize)]
+struct Stats {
+    forward: LinkSummary,
+    reverse: LinkSummary,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    cross: Vec<CrossRow>,
+}
+
+#[derive(serde::Serialize)]
+struct CrossRow {
+    #[serde(flatten)]
+    summary: CrossSummary,
+    send_late_mean_us: f64,
+    send_late_max_us: f64,
 }
 
 #[cfg(test)]
@@ -444,7 +629,59 @@ mod tests {
             seed: 1,
             mss: 1448,
             ports: vec![],
+            cross: vec![],
+            duration_ns: no_end(),
         }
+    }
+
+    const MS: u64 = 1_000_000;
+    /// The run's time 0 on the monotonic clock: anything but 0.
+    const ORIGIN: u64 = 5_000 * MS;
+
+    /// 1500-byte packets at `rate_bps` from `start` to `stop` (ms on the run's clock).
+    fn cbr(dir: Dir, rate_bps: u64, start_ms: u64, stop_ms: u64) -> CrossSpec {
+        let source = serde_json::json!({
+            "rate_bps": rate_bps,
+            "start_ns": start_ms * MS,
+            "stop_ns": stop_ms * MS,
+        });
+        CrossSpec {
+            dir,
+            source: serde_json::from_value(source).unwrap(),
+        }
+    }
+
+    /// An emulator with the given link (both directions) and cross sources, started at ORIGIN.
+    fn with_cross(link: DirectionConfig, cross: Vec<CrossSpec>) -> Emulator {
+        let mut c = cfg(link);
+        c.cross = cross;
+        let mut e = Emulator::new(&c);
+        e.start_cross(ORIGIN);
+        e
+    }
+
+    /// Run as main.rs does, but waking exactly at every deadline until `until`: inject the
+    /// due cross packets, then take the arrivals. Returns how many packets it wrote to devices.
+    fn run_until(e: &mut Emulator, until: u64) -> usize {
+        let mut written = 0;
+        while let Some(t) = e.next_deadline().filter(|&t| t <= until) {
+            e.inject_cross(t);
+            written += e.due(Dir::Forward, t).len() + e.due(Dir::Reverse, t).len();
+        }
+        written
+    }
+
+    fn stats(e: &Emulator, now: u64) -> serde_json::Value {
+        serde_json::from_str(&e.stats_json(now)).unwrap()
+    }
+
+    /// (time after ORIGIN in µs, event) of the log's `dir` rows.
+    fn events(e: &Emulator, dir: Dir) -> Vec<(u64, &'static str)> {
+        e.log
+            .iter()
+            .filter(|l| l.dir == dir)
+            .map(|l| ((l.t_ns - ORIGIN) / 1_000, l.event))
+            .collect()
     }
 
     #[test]
@@ -615,5 +852,189 @@ mod tests {
                 Offer::Queued { .. }
             ));
         }
+    }
+
+    #[test]
+    fn cross_packets_enter_at_their_send_times_and_are_never_written() {
+        // 6 Mbps of 1500-byte packets: one every 2 ms from 1 ms to before 9 ms, on the run's
+        // clock; the link takes 1 ms per packet, then 10 ms.
+        let mut e = with_cross(
+            DirectionConfig::lossless(12_000_000, 10 * MS, QueueLimit::Packets(10)),
+            vec![cbr(Dir::Forward, 6_000_000, 1, 9)],
+        );
+        assert_eq!(e.next_deadline(), Some(ORIGIN + MS));
+        assert_eq!(
+            run_until(&mut e, ORIGIN + 100 * MS),
+            0,
+            "nothing reaches a device"
+        );
+        let mut want: Vec<_> = [1, 3, 5, 7]
+            .iter()
+            .flat_map(|&k| [(k * 1000, "enqueue"), (k * 1000 + 11_000, "deliver")])
+            .collect();
+        want.sort();
+        assert_eq!(events(&e, Dir::Forward), want, "in time order");
+        assert!(events(&e, Dir::Reverse).is_empty());
+        assert_eq!(e.cross_ledger(0), (6000, 6000, 0, 0));
+        assert_eq!(e.next_deadline(), None, "stopped at 9 ms");
+    }
+
+    #[test]
+    fn cross_packets_do_not_start_before_the_runs_time_zero() {
+        let mut c = cfg(DirectionConfig::lossless(
+            12_000_000,
+            0,
+            QueueLimit::Packets(10),
+        ));
+        c.cross = vec![cbr(Dir::Forward, 6_000_000, 0, 10)];
+        let mut e = Emulator::new(&c);
+        assert_eq!(e.next_deadline(), None);
+        assert_eq!(e.inject_cross(u64::MAX / 2), 0);
+        e.start_cross(ORIGIN);
+        assert_eq!(e.next_deadline(), Some(ORIGIN));
+        assert_eq!(e.inject_cross(ORIGIN - 1), 0);
+        assert_eq!(e.inject_cross(ORIGIN + 2 * MS), 2);
+    }
+
+    #[test]
+    fn a_cross_packet_takes_the_line_rate_from_a_real_one() {
+        // The cross packet enters at 1 ms; a real one offered at the same instant waits for
+        // its 1 ms of transmission, then takes its own.
+        let mut e = with_cross(
+            DirectionConfig::lossless(12_000_000, 10 * MS, QueueLimit::Packets(10)),
+            vec![cbr(Dir::Forward, 6_000_000, 1, 2)],
+        );
+        let now = ORIGIN + MS;
+        assert_eq!(e.inject_cross(now), 1);
+        e.ingress(Dir::Forward, now, tcp(1, 0, 0x10, 1448));
+        assert_eq!(e.next_deadline(), Some(now + 11 * MS), "the cross packet");
+        assert!(e.due(Dir::Forward, now + 11 * MS).is_empty());
+        assert_eq!(
+            e.next_deadline(),
+            Some(now + 12 * MS),
+            "the real one, 1 ms later"
+        );
+        assert_eq!(e.due(Dir::Forward, now + 12 * MS).len(), 1);
+    }
+
+    #[test]
+    fn cross_faster_than_the_line_leaves_at_the_line_rate_and_drops_the_rest() {
+        // 24 Mbps into 12 Mbps for 200 ms, a 4-packet buffer: arrivals 1 ms apart, half dropped.
+        let mut e = with_cross(
+            DirectionConfig::lossless(12_000_000, 10 * MS, QueueLimit::Packets(4)),
+            vec![cbr(Dir::Forward, 24_000_000, 0, 200)],
+        );
+        run_until(&mut e, ORIGIN + 100 * MS);
+        let (sent, delivered, dropped, held) = e.cross_ledger(0);
+        assert!(dropped > 0 && held > 0, "{dropped} {held}");
+        assert_eq!(sent, delivered + dropped + held, "conserved mid-run");
+        run_until(&mut e, ORIGIN + 300 * MS);
+        let (sent, delivered, dropped, held) = e.cross_ledger(0);
+        assert_eq!((sent, held), (400 * 1500, 0));
+        assert_eq!(sent, delivered + dropped);
+        // The first arrives 11 ms in, then one per millisecond while the buffer holds any.
+        let arrivals: Vec<u64> = events(&e, Dir::Forward)
+            .into_iter()
+            .filter(|&(_, ev)| ev == "deliver")
+            .map(|(t, _)| t)
+            .collect();
+        assert_eq!(arrivals.len() as u64, delivered / 1500);
+        assert!(arrivals
+            .iter()
+            .enumerate()
+            .all(|(k, &t)| t == 11_000 + k as u64 * 1000));
+        // The link's row counts the emulator's drops as its own.
+        let stats = stats(&e, ORIGIN + 300 * MS);
+        assert_eq!(stats["forward"]["drops"], dropped / 1500);
+        let row = &stats["cross"][0];
+        assert_eq!(row["packets_sent"], 400);
+        assert_eq!(row["packets_dropped"], dropped / 1500);
+        assert_eq!(row["bytes_delivered"], delivered);
+        // Delivered over the 200 ms it sent: about the line rate.
+        let bps = row["delivered_bps"].as_f64().unwrap();
+        assert!((bps - 12e6).abs() < 0.05 * 12e6, "{bps}");
+        assert_eq!(row["send_late_max_us"], 0.0);
+    }
+
+    #[test]
+    fn codel_drops_of_cross_packets_are_counted() {
+        // CoDel drops at dequeue: the emulator learns of it from the channel.
+        let mut d = DirectionConfig::lossless(12_000_000, 10 * MS, QueueLimit::Packets(1000));
+        d.discipline = slowstart_sim::config::Discipline::Codel(Default::default());
+        let mut e = with_cross(d, vec![cbr(Dir::Forward, 18_000_000, 0, 1000)]);
+        run_until(&mut e, ORIGIN + 700 * MS);
+        let (sent, delivered, dropped, held) = e.cross_ledger(0);
+        assert!(dropped > 0 && held > 0, "{dropped} {held}");
+        assert_eq!(sent, delivered + dropped + held);
+        assert!(e.log.iter().any(|l| l.event == "drop_aqm"));
+        run_until(&mut e, ORIGIN + 2000 * MS);
+        let (sent, delivered, dropped, held) = e.cross_ledger(0);
+        assert_eq!((sent, held), (1500 * 1500, 0));
+        assert_eq!(sent, delivered + dropped);
+    }
+
+    #[test]
+    fn reverse_sources_take_the_reverse_channel() {
+        let mut e = with_cross(
+            DirectionConfig::lossless(12_000_000, 0, QueueLimit::Packets(10)),
+            vec![
+                cbr(Dir::Reverse, 1_200_000, 0, 100),
+                cbr(Dir::Forward, 1_200_000, 0, 50),
+            ],
+        );
+        run_until(&mut e, ORIGIN + 200 * MS);
+        let sent = |dir| {
+            events(&e, dir)
+                .iter()
+                .filter(|&&(_, ev)| ev == "enqueue")
+                .count()
+        };
+        // 1.2 Mbps of 1500-byte packets: one every 10 ms.
+        assert_eq!((sent(Dir::Forward), sent(Dir::Reverse)), (5, 10));
+        let stats = stats(&e, ORIGIN + 200 * MS);
+        assert_eq!(stats["reverse"]["forwarded"], 10);
+        assert_eq!(stats["cross"][0]["packets_delivered"], 10);
+        assert_eq!(stats["cross"][1]["packets_delivered"], 5);
+    }
+
+    #[test]
+    fn a_cross_packet_the_loop_is_late_for_enters_at_the_channels_time() {
+        // A real packet was offered at 2.5 ms before the emulator looked at the source due at
+        // 2 ms: the channel does not go back; the lateness is reported.
+        let mut e = with_cross(
+            DirectionConfig::lossless(12_000_000, 0, QueueLimit::Packets(10)),
+            vec![cbr(Dir::Forward, 6_000_000, 2, 3)],
+        );
+        e.ingress(Dir::Forward, ORIGIN + 2_500_000, tcp(1, 0, 0x10, 1448));
+        assert_eq!(e.inject_cross(ORIGIN + 2_600_000), 1);
+        assert_eq!(
+            events(&e, Dir::Forward),
+            [(2500, "enqueue"), (2500, "enqueue")]
+        );
+        let row = &stats(&e, ORIGIN + 3 * MS)["cross"][0];
+        assert_eq!(row["send_late_max_us"], 500.0);
+    }
+
+    #[test]
+    fn the_cross_rows_are_the_simulators_then_the_lateness() {
+        let e = with_cross(
+            DirectionConfig::lossless(12_000_000, 0, QueueLimit::Packets(10)),
+            vec![cbr(Dir::Forward, 6_000_000, 2, 3)],
+        );
+        // The simulator's row as it serializes, then the emulator's two fields.
+        let sim = serde_json::to_string(&e.cross[0].source.summary(0, 0)).unwrap();
+        let stats = e.stats_json(ORIGIN);
+        let row = &stats[stats.find(r#""cross":[{"#).unwrap() + 9..];
+        assert!(row.starts_with(&sim[..sim.len() - 1]), "{row}\n{sim}");
+        assert!(
+            row[sim.len() - 1..].starts_with(r#","send_late_mean_us":0.0,"send_late_max_us":0.0}"#)
+        );
+        assert!(!Emulator::new(&cfg(DirectionConfig::lossless(
+            1,
+            0,
+            QueueLimit::Packets(1)
+        )))
+        .stats_json(0)
+        .contains("cross"));
     }
 }

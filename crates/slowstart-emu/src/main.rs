@@ -11,6 +11,9 @@
 //! With PCAP_DIR, every packet is also captured as the link takes it (its headers, time since
 //! `ready`), the forward direction into `bottleneck.pcap` and the reverse into
 //! `bottleneck_reverse.pcap`: the names and format of a simulated run's bottleneck captures.
+//! The config's cross sources send from the run's time 0, which the caller writes on stdin as
+//! a line `start T` (T: CLOCK_MONOTONIC ns); their packets are the emulator's own, in the log
+//! and the statistics but in no capture and on no device.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -111,6 +114,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut buf = vec![0u8; 65536];
     // Side 0 (sender) feeds Forward and receives Reverse; side 1 the opposite.
     let dirs = [Dir::Forward, Dir::Reverse];
+    // Stdin until it ends (then -1, which ppoll skips), and what it has sent of a line.
+    let mut stdin_fd = libc::STDIN_FILENO;
+    let mut line = Vec::new();
     while !STOP.load(Ordering::SeqCst) {
         let now = now_ns() - t0;
         let wait_ns = match emu.next_deadline() {
@@ -132,8 +138,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 events: libc::POLLIN,
                 revents: 0,
             },
+            libc::pollfd {
+                fd: stdin_fd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
-        let r = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &timeout, std::ptr::null()) };
+        let r = unsafe { libc::ppoll(fds.as_mut_ptr(), 3, &timeout, std::ptr::null()) };
         if r < 0 {
             let e = std::io::Error::last_os_error();
             if e.kind() == std::io::ErrorKind::Interrupted {
@@ -141,6 +152,24 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             }
             return Err(e.into());
         }
+        if fds[2].revents != 0 {
+            let n =
+                unsafe { libc::read(stdin_fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+            if n <= 0 {
+                stdin_fd = -1;
+            } else {
+                line.extend_from_slice(&buf[..n as usize]);
+            }
+            while let Some(end) = line.iter().position(|&b| b == b'\n') {
+                let command: Vec<u8> = line.drain(..=end).collect();
+                let command = String::from_utf8_lossy(&command);
+                match command.trim().strip_prefix("start ").map(str::parse) {
+                    Some(Ok(origin)) => emu.start_cross(origin),
+                    _ => return Err(format!("stdin: expected `start T`, got {command:?}").into()),
+                }
+            }
+        }
+        emu.inject_cross(now_ns() - t0);
         for side in 0..2 {
             if fds[side].revents & libc::POLLIN == 0 {
                 continue;
@@ -181,10 +210,15 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             ev.write_csv(&mut log)?;
         }
     }
+    let end = now_ns() - t0;
+    emu.inject_cross(end);
+    for ev in emu.log.drain(..) {
+        ev.write_csv(&mut log)?;
+    }
     log.flush()?;
     for c in captures.into_iter().flatten() {
         c.finish()?;
     }
-    println!("{}", emu.stats_json());
+    println!("{}", emu.stats_json(end));
     Ok(())
 }
