@@ -97,6 +97,7 @@ def _tables() -> dict[str, dict[str, Any]]:
             "jitter": time_text(path["jitter_ns"]),
         },
         "path_access_queue": {"bytes": path["access_buffer_bytes"]},
+        "cross": {"src": core["cross"]["src"], "dst": core["cross"]["dst"]},
         "swarm": {
             **written,
             "stop_after": "none" if stop is None else stop,
@@ -135,6 +136,6 @@ def spellings() -> dict[str, str]:
 def defaults(table: str) -> dict[str, Any]:
     """The defaults of `table` ("flow", "web", "bittorrent", "trace", "path", "swarm",
     "swarm.bittorrent", "swarm.tcp", "swarm.utp"; "queue.codel", "queue.fq_codel", "queue.pie",
-    "queue.red": a queue discipline's parameters; "path_access_queue": the canonical queue of
-    the `[path]` access link), a fresh copy."""
+    "queue.red": a queue discipline's parameters; "cross": a source's `src` and `dst`;
+    "path_access_queue": the canonical queue of the `[path]` access link), a fresh copy."""
     return json.loads(json.dumps(_tables()[table]))

@@ -1079,7 +1079,8 @@ pub const PATH_DEFAULTS: PathDefaults = PathDefaults {
 
 /// Every default of the canonical config as one JSON object, read by the Python loader
 /// (`_core.defaults()`): `flow` (a flow's fields but its ends), `web` and `bittorrent` (a
-/// flow's application), `trace`, `swarm` (with its `tcp` and `utp` transports) and `path`.
+/// flow's application), `trace`, `swarm` (with its `tcp` and `utp` transports), `path` and
+/// `cross` (a `[[cross]]` source's, its ends included; `rate_bps` has none).
 /// Fields written only when set (`ecn`) are written here too, with their default. `queue`: each
 /// queue discipline's parameters, keyed by its `kind` (drop-tail has none). `words`: every
 /// choice's accepted words and the canonical value of each.
@@ -1134,6 +1135,7 @@ pub fn defaults_json() -> String {
         "swarm": swarm_json,
         "path": PATH_DEFAULTS,
         "queue": queue,
+        "cross": serde_json::from_str::<CrossConfig>("{}").expect("every field has a default"),
         "words": words_json(),
     })
     .to_string()
@@ -1736,6 +1738,7 @@ mod tests {
             "swarm",
             "path",
             "queue",
+            "cross",
         ] {
             assert!(d[table].is_object(), "{table}");
         }
@@ -1746,6 +1749,10 @@ mod tests {
         assert_eq!(d["trace"]["max_rows"], 2_000_000);
         assert_eq!(d["web"]["request_bytes"], 400);
         assert_eq!(d["path"]["access_rate_bps"], 10_000_000_000u64);
+        assert_eq!(
+            (&d["cross"]["src"], &d["cross"]["dst"]),
+            (&"sender".into(), &"receiver".into())
+        );
         let queue = d["queue"].as_object().unwrap();
         let kinds: Vec<&str> = queue.keys().map(String::as_str).collect();
         assert_eq!(kinds, ["codel", "fq_codel", "pie", "red"]);
