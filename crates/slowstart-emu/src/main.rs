@@ -210,8 +210,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             ev.write_csv(&mut log)?;
         }
     }
+    // The statistics are as of `end`: what was due by then has been sent and has arrived
+    // (the run is over, so arrivals are not written any more).
     let end = now_ns() - t0;
     emu.inject_cross(end);
+    for d in dirs {
+        emu.due(d, end);
+    }
     for ev in emu.log.drain(..) {
         ev.write_csv(&mut log)?;
     }
