@@ -94,8 +94,11 @@ def test_parallel_ordering_as_published(tmp_path):
     assert [r.verdict for r in rows] == ["off", "ok", "ok", "ok", "off"]
 
 
-def test_real_runs_refuse_cross_traffic_rather_than_drop_it():
-    from slowstart.testbed import bottleneck
+def test_real_runs_send_the_blast_through_the_emulated_link():
+    """The emulator plays the blast itself, on the bottleneck's forward direction (the real
+    runs are tests/test_real.py's)."""
+    from slowstart.testbed import bottleneck, cross_directions
 
-    with pytest.raises(ValueError, match="^cross: cross traffic is simulated only"):
-        bottleneck(load("net100-blast"))
+    blast = load("net100-blast")
+    assert bottleneck(blast)["forward"]["rate_bps"] == 622_000_000
+    assert cross_directions(blast) == ["forward"]

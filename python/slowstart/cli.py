@@ -752,7 +752,7 @@ def format_compare(c: dict[str, Any]) -> str:
 
 
 def format_real(s: dict[str, Any]) -> str:
-    """A real run's summary as tables: flows, links, web objects, TUN drops."""
+    """A real run's summary as tables: flows, links, cross traffic, web objects, TUN drops."""
     tun = s.get("tun_tx_dropped") or {}
     stack = "the simulator's transport over UDP" if s.get("stack") == "udp" else "Linux TCP"
     head = (
@@ -776,7 +776,7 @@ def format_real(s: dict[str, Any]) -> str:
             for x in s["links"]
         ],
     )
-    parts = [head, flows, links]
+    parts = [head, flows, links, format_cross(s.get("cross") or [])]
     objects = [
         [str(a["flow"]), str(k), fmt_bytes(o["bytes"]), fmt_s(o["ttfb_s"])]
         + [fmt_s(o["first_to_last_s"]), fmt_s(o["total_s"])]
@@ -786,7 +786,7 @@ def format_real(s: dict[str, Any]) -> str:
     if objects:
         headers = ["flow", "object", "bytes", "ttfb_s", "first_to_last_s", "total_s"]
         parts.append(table(headers, objects))
-    return "\n\n".join(parts)
+    return "\n\n".join(p for p in parts if p)
 
 
 def _load_real(args: argparse.Namespace) -> dict[str, Any]:

@@ -40,12 +40,17 @@ METRICS += ("goodput_bps",)
 
 OBJECT_METRICS = ("ttfb_s", "first_to_last_s", "total_s")
 
+# Per `[[cross]]` source: its rate through the link (over its own time, so the simulation's
+# earlier end does not matter) and its losses.
+CROSS_METRICS = ("delivered_bps", "packets_dropped")
+
 
 def _metrics(
     summary: dict[str, Any], flows: pd.DataFrame, config: dict[str, Any]
 ) -> dict[str, Any]:
     """The compared metrics: METRICS per flow (`flowN.` before the names of flows after the
-    first) and, for a web flow, OBJECT_METRICS per object (`objectK.`)."""
+    first), for a web flow OBJECT_METRICS per object (`objectK.`), and CROSS_METRICS per
+    cross source (`crossK.`)."""
     m: dict[str, Any] = {}
     apps = {a["flow"]: a for a in summary.get("apps") or [] if a["kind"] == "web"}
     for f in summary["flows"]:
@@ -59,6 +64,9 @@ def _metrics(
         for n, o in enumerate(apps.get(i, {}).get("objects", [])):
             for k in OBJECT_METRICS:
                 m[f"{pre}object{n}.{k}"] = o[k]
+    for c in summary.get("cross") or []:
+        for k in CROSS_METRICS:
+            m[f"cross{c['id']}.{k}"] = c[k]
     return m
 
 

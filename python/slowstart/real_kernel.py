@@ -122,7 +122,7 @@ def _start_flows(session: Session, work: Path, interval: int) -> tuple[int, list
                 "trace": trace,
             }
         )
-    t_base = time.monotonic_ns() + START_LEAD_NS
+    t_base = session.time_zero()
     for r in runs:
         r["start_at"] = t_base + int(r["flow"]["start_ns"])
         if r["web"]:

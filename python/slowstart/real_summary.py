@@ -4,8 +4,8 @@ columns under the names the core reports them (`_core.schema()`, crates/slowstar
 
 Linux TCP's side is here too: TCP_INFO samples (and BBR's gains from TCP_CC_INFO), taken by the
 sender every `flow_interval` (1 ms by default), become the flow trace and the flow rows. The
-testbed's side, the emulator's queue log and statistics, become the queue trace and the link
-rows of both stacks.
+testbed's side, the emulator's queue log and statistics, become the queue trace, the link
+rows and the cross-traffic rows of both stacks.
 """
 
 from __future__ import annotations
@@ -209,6 +209,7 @@ def kernel_summary(
             )
         )
     warnings.extend(tun_warnings(stats))
+    warnings.extend(cross_warnings(stats))
 
     return {
         "scenario": config.get("name"),
@@ -217,6 +218,7 @@ def kernel_summary(
         "flows": rows,
         "links": link_rows(config, stats),
         "apps": apps,
+        **cross_rows(stats),
         "tun_tx_dropped": stats.get("tun_tx_dropped", {}),
         "warnings": warnings,
     }
@@ -237,6 +239,31 @@ def tun_warnings(stats: dict[str, Any]) -> list[str]:
         "(losses outside the emulated link)"
         for side, n in stats.get("tun_tx_dropped", {}).items()
         if n
+    ]
+
+
+def cross_rows(stats: dict[str, Any]) -> dict[str, Any]:
+    """`{"cross": rows}` with the emulator's cross sources, each the simulator's own row
+    (`CrossSummary`, crates/slowstart-sim/src/cross.rs) then `send_late_mean_us` and
+    `send_late_max_us`, how late its packets reached the link; `{}` without any, as a
+    simulated summary leaves `cross` out. A source sends until the emulator stops, just after
+    the last flow (a simulation ends with it), and its rate is over that time."""
+    rows = stats.get("cross") or []
+    return {"cross": rows} if rows else {}
+
+
+# A cross packet more than 1 ms late into the link (the emulator's loop busy past its send
+# time) is worth a warning; the tests see at most tens of microseconds.
+CROSS_LATE_WARN_US = 1000.0
+
+
+def cross_warnings(stats: dict[str, Any]) -> list[str]:
+    """One line per cross source whose packets reached the link late."""
+    return [
+        f"cross source {c['id']}: packets reached the emulated link up to "
+        f"{c['send_late_max_us'] / 1e3:.1f} ms after their send time"
+        for c in stats.get("cross") or []
+        if c["send_late_max_us"] > CROSS_LATE_WARN_US
     ]
 
 

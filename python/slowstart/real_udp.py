@@ -26,7 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from slowstart.api import Result
-from slowstart.real_summary import cwnd_at, frame, in_schema, link_rows, queues_frame, tun_warnings
+from slowstart.real_summary import (
+    cross_rows,
+    cross_warnings,
+    cwnd_at,
+    frame,
+    in_schema,
+    link_rows,
+    queues_frame,
+    tun_warnings,
+)
 from slowstart.testbed import (
     PORT,
     RCV_ADDR,
@@ -195,7 +204,7 @@ def _start_flows(
             raise RuntimeError(f"flow {i}: the UDP {who} did not start")
         r["tx" if web else "rx"] = passive
         runs.append(r)
-    t_base = time.monotonic_ns() + START_LEAD_NS
+    t_base = session.time_zero()
     for i, r in enumerate(runs):
         r["start_at"] = t_base + int(r["flow"]["start_ns"])
         port = r["port"]
@@ -304,6 +313,7 @@ def _summary(
             )
         )
     warnings.extend(tun_warnings(stats))
+    warnings.extend(cross_warnings(stats))
     return {
         "scenario": config.get("name"),
         "mode": "real",
@@ -312,6 +322,7 @@ def _summary(
         "flows": rows,
         "links": link_rows(config, stats),
         "apps": apps,
+        **cross_rows(stats),
         "tun_tx_dropped": stats.get("tun_tx_dropped", {}),
         "warnings": warnings,
     }

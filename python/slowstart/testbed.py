@@ -16,6 +16,10 @@ listen. Kernel settings per namespace: MTU 1500, `tcp_no_metrics_save=1`, IPv6 o
 flow 0's `initcwnd` on the sender and `initrwnd` on the receiver. Each TUN device's tx_dropped
 (packets lost before the emulator saw them) is read before it goes and reported; it must stay 0.
 
+Cross traffic (`[[cross]]`) is the emulator's own: it sends each source's packets into the
+direction of the bottleneck the source crosses from the same time 0 (`Session.time_zero`), so
+only sources that cross it can run (`cross_directions`).
+
 The endpoints are the stacks' own: real_kernel.py (Linux TCP) and real_udp.py (the simulator's
 transport over UDP); real_summary.py reports what they measured in the simulator's schema.
 """
@@ -32,6 +36,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -143,13 +148,43 @@ def check_available(config: dict[str, Any]) -> None:
 
 
 def bottleneck(config: dict[str, Any]) -> dict[str, Any]:
-    """The one emulated link; a real run takes `[path]` scenarios only."""
+    """The one emulated link; a real run takes `[path]` scenarios only, and cross sources
+    that cross it (`cross_directions`)."""
     links = {link["name"]: link for link in config["links"]}
     if set(links) != {"access", "bottleneck"}:
         raise ValueError("real: only [path] scenarios (one bottleneck) can run for real")
-    if config.get("cross"):
-        raise ValueError("cross: cross traffic is simulated only; real runs have none yet")
+    cross_directions(config)
     return links["bottleneck"]
+
+
+# The emulated link is the [path]'s bottleneck, router -> receiver (scenario.py expand_path):
+# its forward direction leaves the sender's side, where the access link (not emulated) joins
+# sender and router.
+SENDER_SIDE, RECEIVER_SIDE = ("sender", "router"), ("receiver",)
+
+
+def cross_directions(config: dict[str, Any]) -> list[str]:
+    """Per `[[cross]]` source, the direction of the emulated link it crosses: "forward" from
+    the sender's side to the receiver, "reverse" back. ValueError naming `cross.N.src` or
+    `cross.N.dst` for a source that does not cross it."""
+    from slowstart.defaults import defaults
+
+    ends = defaults("cross")
+    directions = []
+    for i, c in enumerate(config.get("cross") or []):
+        src, dst = c.get("src", ends["src"]), c.get("dst", ends["dst"])
+        if src in SENDER_SIDE and dst in RECEIVER_SIDE:
+            directions.append("forward")
+        elif src in RECEIVER_SIDE and dst in SENDER_SIDE:
+            directions.append("reverse")
+        else:
+            field = "dst" if src in SENDER_SIDE + RECEIVER_SIDE else "src"
+            raise ValueError(
+                f"cross.{i}.{field}: a real run emulates only the bottleneck (router to "
+                "receiver), so a source must cross it: from sender or router to receiver, or "
+                f"from receiver to sender or router; got {src} to {dst}"
+            )
+    return directions
 
 
 class Session:
@@ -170,6 +205,7 @@ class Session:
         self.flows = config["flows"]
         self.stats: dict[str, Any] = {}
         link = bottleneck(config)
+        cross = config.get("cross") or []
         emu_cfg = {
             "forward": link["forward"],
             "reverse": link["reverse"],
@@ -177,6 +213,11 @@ class Session:
             "mss": mss,
             # Flow i listens on PORT + i, so the emulator numbers flows as the scenario does.
             "ports": [PORT + i for i in range(len(self.flows))],
+            "cross": [
+                {"dir": d, "source": c}
+                for d, c in zip(cross_directions(config), cross, strict=True)
+            ],
+            "duration_ns": config["duration_ns"],
         }
         (workdir / "emu.json").write_text(json.dumps(emu_cfg), encoding="utf-8")
 
@@ -190,6 +231,7 @@ class Session:
                 str(self.emu_log),
                 *([self.pcap] if self.pcap else []),
             ],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             env=_child_env(),
@@ -228,6 +270,15 @@ class Session:
             _ip("-n", ns, "link", "set", tun, "mtu", "1500", "txqueuelen", "10000", "up")
             _ip("-n", ns, "addr", "add", me, "peer", peer, "dev", tun)
             _ip("-n", ns, "route", "replace", peer, "dev", tun, *route)
+
+    def time_zero(self) -> int:
+        """The run's time 0 (CLOCK_MONOTONIC ns), START_LEAD_NS from now: the flows start
+        from it, and the emulator's cross sources, which it is told here."""
+        t0 = time.monotonic_ns() + START_LEAD_NS
+        assert self.emu is not None and self.emu.stdin is not None
+        self.emu.stdin.write(f"start {t0}\n")
+        self.emu.stdin.flush()
+        return t0
 
     def process(self, ns: str, argv: list[str], stderr: bool = True) -> subprocess.Popen[str]:
         """A program in namespace `ns` that dies with this process ($SLOWSTART_PARENT); its
