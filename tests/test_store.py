@@ -159,3 +159,64 @@ def test_reproductions_store_their_runs_and_read_them_back(tmp_path):
         assert len(runs) == len({v.overrides for v in exp.variants})  # one per distinct config
         assert not any(run_variant(exp, v, s)[1] for v in exp.variants)  # none made again
         assert run_variant(exp, exp.variants[0], s, rerun=True)[1]
+
+
+def test_traces_of_a_run_stored_without_them_are_made_again_exactly(tmp_path, monkeypatch):
+    store = tmp_path / "r.duckdb"
+    sweep(SMALL, {"flow.0.initcwnd": ["2", "10"]}, seeds=[1], jobs=1, store=store)
+    with Store(store, read_only=True) as s:
+        runs = s.runs()
+        key = runs["key"].iloc[0]
+        assert s.result(key).flows.empty  # a sweep stores summaries only
+    direct = slowstart.run_config(load(SMALL, seed=1, set=[f"flow.0.initcwnd={2}"]))
+    key = run_key(direct.config)
+    with Store(store) as s:
+        made = s.traces(s.find(key[:8]))
+        pd.testing.assert_frame_equal(made.flows, direct.flows)
+        pd.testing.assert_frame_equal(made.queues, direct.queues)
+    assert sorted(p.name for p in (tmp_path / "r.duckdb.traces").iterdir()) == [
+        f"{key}.flows.parquet",
+        f"{key}.queues.parquet",
+    ]
+
+    # Kept: read back from the files, not run again.
+    def no_run(_config):
+        raise AssertionError("ran again")
+
+    monkeypatch.setattr("slowstart.api.run_config", no_run)
+    with Store(store, read_only=True) as s:
+        pd.testing.assert_frame_equal(s.traces(key).flows, direct.flows)
+
+
+def test_traces_need_the_engine_that_stored_the_run(tmp_path):
+    store = tmp_path / "r.duckdb"
+    sweep(SMALL, {"flow.0.initcwnd": ["2"]}, seeds=[1], jobs=1, store=store)
+    con = duckdb.connect(str(store))
+    con.execute("UPDATE runs SET version = '0.0.1+core.000000000000'")
+    key = con.execute("SELECT key FROM runs").fetchone()[0]
+    con.close()
+    with Store(store) as s, pytest.raises(StoreError, match="--rerun --traces"):
+        s.traces(key)
+    with Store(store) as s, pytest.raises(StoreError, match="no run with a key starting"):
+        s.find("zz")
+
+
+def test_cli_writes_one_runs_traces(tmp_path):
+    store = tmp_path / "r.duckdb"
+    sweep(SMALL, {"flow.0.initcwnd": ["2", "10"]}, seeds=[1], jobs=1, store=store)
+    key = slowstart.results(store)["key"].iloc[1]
+    out = tmp_path / "run"
+    done = cli("results", str(store), "--traces", key[:10], "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert {p.name for p in out.iterdir()} == {
+        "summary.json",
+        "flows.parquet",
+        "queues.parquet",
+        "cwnd.png",
+    }
+    assert json.loads((out / "summary.json").read_text())["flows"][0]["bytes_delivered"] > 0
+    done = cli("results", str(store), "--traces", "ffff", "--out", str(out))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+    assert "'ffff'" in done.stderr
+    done = cli("results", str(store), "--traces", key)
+    assert done.returncode == 2 and "--out" in done.stderr

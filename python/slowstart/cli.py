@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from slowstart.units import show
+from slowstart.units import ScenarioError, show
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
@@ -501,6 +501,15 @@ def add_store_arguments(p: argparse.ArgumentParser, traces: bool = True) -> None
 def cmd_results(args: argparse.Namespace) -> int:
     from slowstart.store import Store
 
+    if args.traces:
+        if not args.out:
+            raise ScenarioError("--traces: needs --out DIR, the folder to write the run's files")
+        with Store(args.store) as store:
+            key = store.find(args.traces)
+            result = store.traces(key)
+        for path in result.save(args.out):
+            print(f"wrote {path}", file=sys.stderr)
+        return 0
     with Store(args.store, read_only=True) as store:
         frame = store.table(args.table)
         runs = store.runs()
@@ -681,6 +690,13 @@ def build_parser() -> Parser:
         help="one row per flow, or per swarm peer (default %(default)s)",
     )
     p.add_argument("--json", action="store_true", help="print the table as one JSON array")
+    p.add_argument(
+        "--traces",
+        metavar="KEY",
+        help="write one run's summary, traces and figure to --out (KEY: its key or the key's "
+        "first digits); a run stored without traces is run again, exactly, to make them",
+    )
+    p.add_argument("--out", metavar="DIR", help="with --traces: the folder to write")
     p.set_defaults(handler=cmd_results)
 
     p = sub.add_parser("report", help="one self-contained HTML page of a results store")

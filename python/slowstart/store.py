@@ -152,6 +152,7 @@ class Store:
         import duckdb
 
         self.path = Path(path)
+        self.read_only = read_only
         self.trace_dir = self.path.with_name(self.path.name + ".traces")
         if read_only and not self.path.exists():
             raise StoreError(f"{self.path}: no such results store")
@@ -256,6 +257,69 @@ class Store:
         phases = list(frames["flows"]["phase"].cat.categories) if "phase" in frames["flows"] else []
         return Result(config, summary, frames["flows"], frames["queues"], phases, frames["apps"])
 
+    def find(self, prefix: str) -> str:
+        """The one stored key that starts with `prefix` (a key's first digits, as `results`
+        prints them); StoreError when none or several do."""
+        if not self._has_tables() or not prefix.strip():
+            raise StoreError(f"{self.path}: no run with key {prefix!r}")
+        rows = self.con.execute(
+            "SELECT key FROM runs WHERE starts_with(key, ?) LIMIT 2", [prefix.strip()]
+        ).fetchall()
+        if len(rows) != 1:
+            what = "no run" if not rows else "more than one run"
+            raise StoreError(f"{self.path}: {what} with a key starting {prefix!r}")
+        return rows[0][0]
+
+    def traces(self, key: str) -> Result:
+        """Run `key` with its traces. A run stored without them (a sweep's, unless it was given
+        `--traces`) is run again from its stored config, which gives the very traces it made
+        the first time: runs are deterministic and the key names the engine that made it, so
+        this works only with that engine, and the summary must come out the same (checked).
+        A store opened for writing then keeps the traces, named by the key, as any run's."""
+        from slowstart.api import run_config
+
+        row = self.con.execute(
+            "SELECT config, summary, traces, version FROM runs WHERE key = ?", [key]
+        ).fetchone()
+        if row is None:
+            raise StoreError(f"{self.path}: no run with key {key!r}")
+        config, summary, files, version = row
+        if json.loads(files):
+            found = self.result(key)
+            if found is not None:
+                return found
+        engine = engine_version()
+        if version != engine:
+            raise StoreError(
+                f"run {key} was stored by engine {version}, this is {engine}: its traces cannot "
+                "be made again exactly; run its sweep again with --rerun --traces"
+            )
+        result = run_config(json.loads(config))
+
+        def same(summary: dict[str, Any]) -> dict[str, Any]:
+            return {k: v for k, v in json.loads(json.dumps(summary)).items() if k != "wall_s"}
+
+        if same(result.summary) != same(json.loads(summary)):
+            raise StoreError(
+                f"run {key}: running it again gave another summary than the stored one"
+            )
+        if not self.read_only:
+            stored = {}
+            self.trace_dir.mkdir(parents=True, exist_ok=True)
+            for name, data in traces_of(result).items():
+                stored[name] = self._write_trace(key, name, data)
+            self.con.execute("UPDATE runs SET traces = ? WHERE key = ?", [json.dumps(stored), key])
+        return result
+
+    def _write_trace(self, key: str, name: str, data: bytes) -> str:
+        """One trace table's Parquet bytes as `<key>.<name>.parquet` (written to a temporary
+        name, then renamed, so a file that exists is whole); returns the file's name."""
+        file = f"{key}.{name}.parquet"
+        tmp = self.trace_dir / f".{file}.{os.getpid()}.tmp"
+        tmp.write_bytes(data)
+        os.replace(tmp, self.trace_dir / file)
+        return file
+
     def runs(self) -> pd.DataFrame:
         """One row per run: key, source, scenario, seed, version, wall_s, stored_at, and the
         point's values as columns."""
@@ -319,13 +383,7 @@ class Store:
         now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
         version = engine_version()
         for r in records:
-            files = {}
-            for name, data in r.traces.items():
-                file = f"{r.key}.{name}.parquet"
-                tmp = self.trace_dir / f".{file}.{os.getpid()}.tmp"
-                tmp.write_bytes(data)
-                os.replace(tmp, self.trace_dir / file)
-                files[name] = file
+            files = {name: self._write_trace(r.key, name, data) for name, data in r.traces.items()}
             config = r.config if isinstance(r.config, str) else canonical(r.config)
             runs.append(
                 {
