@@ -209,13 +209,14 @@ impl Sampler {
         if now < self.next_due[i] && !force {
             return false;
         }
-        self.next_due[i] = now + self.interval_ns;
+        self.next_due[i] = now.saturating_add(self.interval_ns);
         true
     }
 
     fn widen(&mut self, span_ns: u64) {
         let even = span_ns / (self.max_rows as u64 / 2).max(1);
-        self.interval_ns = (self.interval_ns * 2).max(even).max(1);
+        // Saturating: a trace bound of a few rows doubles the interval at every row (fuzz).
+        self.interval_ns = self.interval_ns.saturating_mul(2).max(even).max(1);
     }
 }
 
