@@ -531,6 +531,10 @@ def cmd_results(args: argparse.Namespace) -> int:
         counts = runs.groupby(["source", "scenario"], sort=False).size().reset_index()
         rows = [[str(r["source"]), str(r["scenario"]), str(r[0])] for _, r in counts.iterrows()]
         print(table(["source", "scenario", "runs"], rows))
+        print(
+            f"one run's traces and figure: slowstart results {args.store} --traces KEY --out DIR "
+            "(each row's key: --json or --csv)"
+        )
     return 0
 
 
