@@ -381,13 +381,7 @@ impl Emulator {
         };
         let mut sent = 0;
         loop {
-            let due = self
-                .cross
-                .iter()
-                .enumerate()
-                .filter_map(|(k, c)| Some((k, origin.saturating_add(c.next?))))
-                .min_by_key(|&(_, t)| t);
-            let Some((k, t)) = due.filter(|&(_, t)| t <= now) else {
+            let Some((k, t)) = self.next_cross(origin).filter(|&(_, t)| t <= now) else {
                 return sent;
             };
             let c = &mut self.cross[k];
@@ -403,6 +397,16 @@ impl Emulator {
             self.offer(dir, at, p, Held::Cross(k));
             sent += 1;
         }
+    }
+
+    /// The source whose packet is due first and its send time on the monotonic clock, the
+    /// run's time 0 being `origin`; `None` once every source has stopped.
+    fn next_cross(&self, origin: u64) -> Option<(usize, u64)> {
+        self.cross
+            .iter()
+            .enumerate()
+            .filter_map(|(k, c)| Some((k, origin.saturating_add(c.next?))))
+            .min_by_key(|&(_, t)| t)
     }
 
     /// A packet read from the `dir` side's TUN device at `now` (monotonic ns). Returns what
@@ -479,12 +483,8 @@ impl Emulator {
     /// arrival) or the next cross packet's send time.
     pub fn next_deadline(&self) -> Option<u64> {
         let channels = self.channels.iter().filter_map(|c| c.head_time());
-        let cross = self.cross_origin.into_iter().flat_map(|origin| {
-            self.cross
-                .iter()
-                .filter_map(move |c| Some(origin.saturating_add(c.next?)))
-        });
-        channels.chain(cross).min()
+        let cross = self.cross_origin.and_then(|origin| self.next_cross(origin));
+        channels.chain(cross.map(|(_, t)| t)).min()
     }
 
     /// Packets of `dir` whose arrival time is at or before `now`, in order: write them to the
@@ -531,14 +531,7 @@ impl Emulator {
     /// Bytes on the wire of cross source `k`: (sent, delivered, dropped, held in the
     /// channels), with `sent == delivered + dropped + held`.
     pub fn cross_ledger(&self, k: usize) -> (u64, u64, u64, u64) {
-        let s = &self.cross[k].source;
-        let held = self
-            .channels
-            .iter()
-            .map(|c| c.held_data_bytes(s.packet_id))
-            .sum();
-        let n = &s.counts;
-        (n.bytes_sent, n.bytes_delivered, n.bytes_dropped, held)
+        self.cross[k].source.ledger(&self.channels)
     }
 
     /// Statistics at `now` (monotonic ns), as one line of JSON: each direction the

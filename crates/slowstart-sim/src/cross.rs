@@ -14,6 +14,7 @@ use serde::Serialize;
 use slowstart_transport::packet::{Kind, Packet};
 
 use crate::config::CrossConfig;
+use crate::network::channel::Channel;
 use crate::network::topology::substream_seed;
 
 /// The seed of source `k`'s on/off draws in a run seeded `seed`, as `Simulation::new` seeds it
@@ -152,6 +153,17 @@ impl CrossSource {
     pub fn dropped(&mut self, p: &Packet) {
         self.counts.packets_dropped += 1;
         self.counts.bytes_dropped += p.wire_bytes as u64;
+    }
+
+    /// Bytes on the wire: (sent, delivered, dropped, held in `channels`), with
+    /// `sent == delivered + dropped + held` when `channels` are all it crosses.
+    pub fn ledger(&self, channels: &[Channel]) -> (u64, u64, u64, u64) {
+        let held = channels
+            .iter()
+            .map(|c| c.held_data_bytes(self.packet_id))
+            .sum();
+        let n = &self.counts;
+        (n.bytes_sent, n.bytes_delivered, n.bytes_dropped, held)
     }
 
     pub fn summary(&self, id: u32, end_ns: u64) -> CrossSummary {

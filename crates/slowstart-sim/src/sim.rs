@@ -488,15 +488,7 @@ impl Simulation {
     /// Bytes on the wire of cross source `k`: (sent, delivered, dropped, held in links), with
     /// `sent == delivered + dropped + held`.
     pub fn cross_ledger(&self, k: usize) -> (u64, u64, u64, u64) {
-        let s = &self.cross[k];
-        let held = self
-            .topo
-            .channels
-            .iter()
-            .map(|c| c.held_data_bytes(s.packet_id))
-            .sum();
-        let n = &s.counts;
-        (n.bytes_sent, n.bytes_delivered, n.bytes_dropped, held)
+        self.cross[k].ledger(&self.topo.channels)
     }
 
     /// Cross source `k` sends its packet due now and schedules the next. The cross paths stay
