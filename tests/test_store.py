@@ -220,3 +220,7 @@ def test_cli_writes_one_runs_traces(tmp_path):
     assert "'ffff'" in done.stderr
     done = cli("results", str(store), "--traces", key)
     assert done.returncode == 2 and "--out" in done.stderr
+    missing = tmp_path / "none.duckdb"
+    done = cli("results", str(missing), "--traces", key, "--out", str(out))
+    assert done.returncode == 2 and "no such results store" in done.stderr
+    assert not missing.exists()  # asking of a store that is not there does not make one

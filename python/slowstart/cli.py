@@ -504,7 +504,7 @@ def cmd_results(args: argparse.Namespace) -> int:
     if args.traces:
         if not args.out:
             raise ScenarioError("--traces: needs --out DIR, the folder to write the run's files")
-        with Store(args.store) as store:
+        with Store(args.store, create=False) as store:  # written to: the traces are kept
             key = store.find(args.traces)
             result = store.traces(key)
         for path in result.save(args.out):

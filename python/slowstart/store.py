@@ -146,15 +146,17 @@ def _scalar(value: Any) -> bool:
 
 
 class Store:
-    """A results store at `path` (created when missing, unless `read_only`)."""
+    """A results store at `path` (created when missing, unless `read_only` or not `create`)."""
 
-    def __init__(self, path: str | os.PathLike[str], read_only: bool = False) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], read_only: bool = False, create: bool = True
+    ) -> None:
         import duckdb
 
         self.path = Path(path)
         self.read_only = read_only
         self.trace_dir = self.path.with_name(self.path.name + ".traces")
-        if read_only and not self.path.exists():
+        if (read_only or not create) and not self.path.exists():
             raise StoreError(f"{self.path}: no such results store")
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -304,10 +306,9 @@ class Store:
                 f"run {key}: running it again gave another summary than the stored one"
             )
         if not self.read_only:
-            stored = {}
             self.trace_dir.mkdir(parents=True, exist_ok=True)
-            for name, data in traces_of(result).items():
-                stored[name] = self._write_trace(key, name, data)
+            encoded = traces_of(result).items()
+            stored = {name: self._write_trace(key, name, data) for name, data in encoded}
             self.con.execute("UPDATE runs SET traces = ? WHERE key = ?", [json.dumps(stored), key])
         return result
 
