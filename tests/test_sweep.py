@@ -1,6 +1,7 @@
 """`slowstart sweep` and `slowstart.sweep`: a scenario over a grid of overrides and seeds."""
 
 import json
+import sys
 
 import pandas as pd
 import pytest
@@ -122,14 +123,16 @@ def test_a_scenario_name_works_as_in_the_cli():
     assert rows["completion_s"].isna().all()  # 10 MB do not arrive in 1 s: no value
 
 
-def test_the_package_function_survives_importing_the_sweep_module():
-    # The package's `sweep` is loaded lazily; a submodule of the same name would replace it
-    # with itself on first import (Python sets the parent's attribute), as `sweep.py` did.
+def test_no_submodule_shadows_a_lazily_loaded_function():
+    # Importing a submodule sets the package's attribute of that name, so a `sweep.py` beside
+    # the lazily loaded `slowstart.sweep` turned it into the module after its first use.
     import importlib
+    import importlib.util
 
     import slowstart
 
-    importlib.import_module("slowstart.sweeps")
-    importlib.import_module("slowstart.sweepplan")
-    assert callable(slowstart.sweep) and callable(slowstart.sweep)
+    for name, module in slowstart._LAZY.items():
+        assert importlib.util.find_spec(f"slowstart.{name}") is None, name
+        importlib.import_module(module)
+        assert getattr(slowstart, name) is getattr(sys.modules[module], name), name
     assert slowstart.sweep is sweep
