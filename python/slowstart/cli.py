@@ -502,11 +502,13 @@ def cmd_results(args: argparse.Namespace) -> int:
     from slowstart.store import Store
 
     if args.traces:
+        from slowstart.progress import bar
+
         if not args.out:
             raise ScenarioError("--traces: needs --out DIR, the folder to write the run's files")
-        with Store(args.store, create=False) as store:  # written to: the traces are kept
-            key = store.find(args.traces)
-            result = store.traces(key)
+        # Written to: the traces are kept.
+        with Store(args.store, create=False) as store, bar("simulating again") as progress:
+            result = store.traces(store.find(args.traces), progress)
         for path in result.save(args.out):
             print(f"wrote {path}", file=sys.stderr)
         return 0

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -272,12 +272,13 @@ class Store:
             raise StoreError(f"{self.path}: {what} with a key starting {prefix!r}")
         return rows[0][0]
 
-    def traces(self, key: str) -> Result:
+    def traces(self, key: str, progress: Callable[[float, float], None] | None = None) -> Result:
         """Run `key` with its traces. A run stored without them (a sweep's, unless it was given
         `--traces`) is run again from its stored config, which gives the very traces it made
         the first time: runs are deterministic and the key names the engine that made it, so
         this works only with that engine, and the summary must come out the same (checked).
-        A store opened for writing then keeps the traces, named by the key, as any run's."""
+        A store opened for writing then keeps the traces, named by the key, as any run's.
+        `progress` is the run's (`run_config`); Ctrl-C stops it and keeps nothing."""
         from slowstart.api import run_config
 
         row = self.con.execute(
@@ -296,7 +297,7 @@ class Store:
                 f"run {key} was stored by engine {version}, this is {engine}: its traces cannot "
                 "be made again exactly; run its sweep again with --rerun --traces"
             )
-        result = run_config(json.loads(config))
+        result = run_config(json.loads(config), progress)
 
         def same(summary: dict[str, Any]) -> dict[str, Any]:
             return {k: v for k, v in json.loads(json.dumps(summary)).items() if k != "wall_s"}
