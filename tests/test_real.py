@@ -376,11 +376,13 @@ def test_real_runs_through_codel_with_and_without_ecn(tmp_path, emu_built):
     # Without ECN, CoDel drops and Linux repairs each drop.
     assert dropped["marks"] is None and dropped["drops"] > 0
     assert dropped["drops"] <= dropped_flow["retransmits"] <= dropped["drops"] + 2
-    # CoDel keeps the mean wait near its target; the deep drop-tail buffer does not.
+    # CoDel keeps the mean wait near its target; the deep drop-tail buffer does not. Not the
+    # peak: CoDel lets a burst stand for one interval before it acts (RFC 8289 §2, "good
+    # queue"), and slow start's burst then reached 127 packets against drop-tail's 227.
+    assert deep["mean_queue_delay_s"] > 0.030
     for aqm in (marked, dropped):
         assert aqm["mean_queue_delay_s"] < 0.015
-        assert aqm["max_queue_packets"] < deep["max_queue_packets"] / 2
-    assert deep["mean_queue_delay_s"] > 0.030
+        assert aqm["mean_queue_delay_s"] < deep["mean_queue_delay_s"] / 4
     assert leftovers() == []
 
 
