@@ -112,9 +112,17 @@ impl<E> Default for Heap<E> {
 
 /// The pending events; `E` is the simulation's event type ([`Event`] for flows, the swarm's own
 /// for swarms).
+///
+/// The entry pushed last waits beside the heaps (`newest`) until the next push moves it in. A
+/// packet that leaves a node onto an idle link is often the very next event (an ACK crossing
+/// the sender's fast access link, the data it releases crossing it the other way), and then it
+/// is popped without ever entering a heap. A pop still takes the least key of all pending
+/// entries, so the order is the same.
 pub struct EventQueue<E = Event> {
     links: Heap<E>,
     others: Heap<E>,
+    /// The last entry pushed, if not popped yet: key, event and whether it is a link head.
+    newest: Option<(u128, E, bool)>,
     inserted: u64,
 }
 
@@ -123,6 +131,7 @@ impl<E> Default for EventQueue<E> {
         Self {
             links: Heap::default(),
             others: Heap::default(),
+            newest: None,
             inserted: 0,
         }
     }
@@ -135,46 +144,68 @@ impl<E: Copy> EventQueue<E> {
         key
     }
 
+    /// Hold (key, event) as the newest entry and move the one it replaces into its heap.
+    #[inline(always)]
+    fn hold(&mut self, key: u128, event: E, link: bool) {
+        if let Some((k, e, l)) = self.newest.replace((key, event, link)) {
+            if l {
+                self.links.push(k, e);
+            } else {
+                self.others.push(k, e);
+            }
+        }
+    }
+
     /// Schedule a timer or any event other than a link's head.
     pub fn push(&mut self, time: u64, event: E) {
         let key = self.key(time);
-        self.others.push(key, event);
+        self.hold(key, event, false);
     }
 
     /// Schedule a link head. The order of events does not depend on which push was used.
     pub fn push_link(&mut self, time: u64, event: E) {
         let key = self.key(time);
-        self.links.push(key, event);
+        self.hold(key, event, true);
     }
 
-    /// Which heap holds the next event (`true`: the links').
-    fn next_is_link(&self) -> Option<bool> {
+    /// The least key in the heaps and whether it is the links' heap's.
+    fn heaps_top(&self) -> Option<(u128, bool)> {
         match (self.links.top(), self.others.top()) {
-            (Some(l), Some(o)) => Some(l < o),
-            (Some(_), None) => Some(true),
-            (None, Some(_)) => Some(false),
+            (Some(l), Some(o)) => Some(if l < o { (l, true) } else { (o, false) }),
+            (Some(l), None) => Some((l, true)),
+            (None, Some(o)) => Some((o, false)),
             (None, None) => None,
         }
     }
 
     pub fn pop(&mut self) -> Option<(u64, E)> {
-        let heap = if self.next_is_link()? {
+        let top = self.heaps_top();
+        if let Some((key, event, _)) = self.newest {
+            if top.is_none_or(|(k, _)| key < k) {
+                self.newest = None;
+                return Some(((key >> 64) as u64, event));
+            }
+        }
+        let (key, link) = top?;
+        let heap = if link {
             &mut self.links
         } else {
             &mut self.others
         };
-        let time = (heap.top().expect("not empty") >> 64) as u64;
-        Some((time, heap.pop()))
+        Some(((key >> 64) as u64, heap.pop()))
     }
 
     /// The next event, without removing it.
     pub fn peek(&self) -> Option<(u64, E)> {
-        let heap = if self.next_is_link()? {
-            &self.links
-        } else {
-            &self.others
-        };
-        Some(((heap.keys[0] >> 64) as u64, heap.events[0]))
+        let top = self.heaps_top();
+        if let Some((key, event, _)) = self.newest {
+            if top.is_none_or(|(k, _)| key < k) {
+                return Some(((key >> 64) as u64, event));
+            }
+        }
+        let (key, link) = top?;
+        let heap = if link { &self.links } else { &self.others };
+        Some(((key >> 64) as u64, heap.events[0]))
     }
 
     pub fn peek_time(&self) -> Option<u64> {
@@ -182,7 +213,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.links.keys.len() + self.others.keys.len()
+        self.links.keys.len() + self.others.keys.len() + usize::from(self.newest.is_some())
     }
 
     pub fn is_empty(&self) -> bool {
