@@ -138,6 +138,10 @@ pub struct Pieces {
     got: Vec<u32>,
     /// Neighbours whose bitfield has the piece (the module's `occurrence`).
     pub availability: Vec<u32>,
+    /// Blocks in every piece but the last, and in the last (the layout's, kept at hand: pick
+    /// asks for every piece it looks at).
+    blocks_full: u32,
+    blocks_last: u32,
 }
 
 impl Pieces {
@@ -163,6 +167,17 @@ impl Pieces {
             got: taken.clone(),
             taken,
             availability: vec![0; n as usize],
+            blocks_full: layout.blocks_in(0),
+            blocks_last: layout.blocks_in(n - 1),
+        }
+    }
+
+    /// [`Layout::blocks_in`] without its division.
+    fn blocks_in(&self, p: u32) -> u32 {
+        if p + 1 == self.layout.pieces {
+            self.blocks_last
+        } else {
+            self.blocks_full
         }
     }
 
@@ -181,7 +196,7 @@ impl Pieces {
 
     /// Piece `p` still has blocks nobody was asked for.
     fn open(&self, p: u32) -> bool {
-        self.taken[p as usize] < self.layout.blocks_in(p)
+        self.taken[p as usize] < self.blocks_in(p)
     }
 
     fn candidate(&self, remote: &Bitfield, p: u32) -> bool {
@@ -190,7 +205,19 @@ impl Pieces {
 
     /// The lowest-numbered piece partly requested that `remote` can complete.
     fn started(&self, remote: &Bitfield) -> Option<u32> {
-        (0..self.layout.pieces).find(|&p| self.taken[p as usize] > 0 && self.candidate(remote, p))
+        // Only the pieces `remote` has and we lack, a word at a time.
+        let words = remote.words.iter().zip(&self.have.words);
+        for (i, (&theirs, &ours)) in words.enumerate() {
+            let mut w = theirs & !ours;
+            while w != 0 {
+                let p = i as u32 * 64 + w.trailing_zeros();
+                if self.taken[p as usize] > 0 && self.open(p) {
+                    return Some(p);
+                }
+                w &= w - 1;
+            }
+        }
+        None
     }
 
     /// What [`Pieces::pick`] would weigh for `remote`: whether a started piece comes first, and
@@ -264,7 +291,7 @@ impl Pieces {
         }
         self.blocks[i] = BlockState::Have;
         self.got[piece as usize] += 1;
-        if self.got[piece as usize] == self.layout.blocks_in(piece) {
+        if self.got[piece as usize] == self.blocks_in(piece) {
             self.have.set(piece);
             return true;
         }
