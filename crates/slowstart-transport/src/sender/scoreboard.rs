@@ -323,6 +323,16 @@ impl Scoreboard {
     /// The first segment marked lost and not yet retransmitted (RFC 6675 NextSeg rule 1),
     /// retransmissions found lost first.
     pub fn next_lost(&mut self) -> Option<u64> {
+        if self.lost_bytes == 0 {
+            // No segment is marked lost (`lost_bytes` counts them all): both scans below would
+            // find nothing; their cursors end where the scans would leave them.
+            self.relost.clear();
+            self.rtx_cursor = self
+                .rtx_cursor
+                .max(self.una)
+                .max(self.loss_frontier.min(self.nxt));
+            return None;
+        }
         while let Some(&k) = self.relost.front() {
             let pending = k >= self.una
                 && self.segments[(k - self.una) as usize].flags & (LOST | RETRANS | SACKED) == LOST;
@@ -353,24 +363,28 @@ impl Scoreboard {
         snapshot: PacketRateState,
         retransmission: bool,
     ) -> u64 {
+        let mut flags = 0;
+        if retransmission {
+            flags = RETRANS | EVER_RETRANS;
+            self.retransmissions.push_back((k, now));
+            self.retrans_bytes += len;
+        }
         if k == self.nxt {
+            let seq = self.snd_nxt;
             self.segments.push_back(Segment {
                 rate: snapshot,
-                seq: self.snd_nxt,
+                seq,
                 len: len as u32,
-                flags: 0,
+                flags,
             });
             self.nxt += 1;
             self.snd_nxt += len;
             self.out_bytes += len;
+            return seq;
         }
         let seg = &mut self.segments[(k - self.una) as usize];
         seg.rate = snapshot;
-        if retransmission {
-            seg.flags |= RETRANS | EVER_RETRANS;
-            self.retransmissions.push_back((k, now));
-            self.retrans_bytes += len;
-        }
+        seg.flags |= flags;
         seg.seq
     }
 
