@@ -323,16 +323,6 @@ impl Scoreboard {
     /// The first segment marked lost and not yet retransmitted (RFC 6675 NextSeg rule 1),
     /// retransmissions found lost first.
     pub fn next_lost(&mut self) -> Option<u64> {
-        if self.lost_bytes == 0 {
-            // No segment is marked lost (`lost_bytes` counts them all): both scans below would
-            // find nothing; their cursors end where the scans would leave them.
-            self.relost.clear();
-            self.rtx_cursor = self
-                .rtx_cursor
-                .max(self.una)
-                .max(self.loss_frontier.min(self.nxt));
-            return None;
-        }
         while let Some(&k) = self.relost.front() {
             let pending = k >= self.una
                 && self.segments[(k - self.una) as usize].flags & (LOST | RETRANS | SACKED) == LOST;
