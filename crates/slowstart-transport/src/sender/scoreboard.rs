@@ -199,8 +199,11 @@ impl Scoreboard {
     /// `delivered` for each that was not already SACKed. True if `una` advanced.
     pub fn ack_cumulative(&mut self, ack: u64, mut delivered: impl FnMut(&Segment)) -> bool {
         let una_before = self.una;
-        while self.segments.front().is_some_and(|g| g.end() <= ack) {
-            let seg = self.segments.pop_front().expect("checked");
+        while let Some(&seg) = self.segments.front() {
+            if seg.end() > ack {
+                break;
+            }
+            self.segments.pop_front();
             let len = seg.len as u64;
             self.snd_una = seg.end();
             // A SACKed segment already left `pipe`.
