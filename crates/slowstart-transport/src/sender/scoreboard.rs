@@ -301,8 +301,10 @@ impl Scoreboard {
     pub fn rack_mark_losses(&mut self, newest: u64, reordering_window: u64) -> u64 {
         let mut k = self.rack_frontier.max(self.una);
         let mut newly = 0;
+        // Disjoint borrows, so the deque's fields stay in registers across the loop.
+        let (segments, losses, una) = (&mut self.segments, &mut self.losses, self.una);
         while k < self.nxt {
-            let seg = &mut self.segments[(k - self.una) as usize];
+            let seg = &mut segments[(k - una) as usize];
             if seg.flags & EVER_RETRANS == 0 {
                 if seg.rate.sent_time + reordering_window >= newest {
                     break;
@@ -310,7 +312,7 @@ impl Scoreboard {
                 if seg.flags & (SACKED | LOST) == 0 {
                     seg.flags |= LOST;
                     newly += seg.len as u64;
-                    note(&mut self.losses, seg, LossTrigger::TimeThreshold);
+                    note(losses, seg, LossTrigger::TimeThreshold);
                 }
             }
             k += 1;
