@@ -186,7 +186,11 @@ impl RateSampler {
         }
         let _ = self.prior_time;
         Some(RateSample {
-            delivery_rate: (delivered as u128 * SECOND as u128 / interval as u128) as u64,
+            // In u64 when the product fits (identical quotient, no 128-bit division call).
+            delivery_rate: match delivered.checked_mul(SECOND) {
+                Some(product) => product / interval,
+                None => (delivered as u128 * SECOND as u128 / interval as u128) as u64,
+            },
             delivered,
             interval,
             prior_delivered: self.prior_delivered,

@@ -97,6 +97,9 @@ impl RangeSet {
     /// The `n`-th highest covered unit, counting from 1 (units are the integers in the ranges).
     #[inline]
     pub fn nth_highest(&self, n: u64) -> Option<u64> {
+        if self.ranges.is_empty() {
+            return None;
+        }
         let mut left = n;
         for &(s, e) in self.ranges.iter().rev() {
             let width = e - s;

@@ -245,10 +245,13 @@ impl Receiver {
         p.owd_ns = self.last_owd_ns;
         p.sent_ns = self.last_sent_ns;
         p.set(ECE, self.ece);
-        for &b in &self.recent_blocks[..self.recent_count] {
-            if let Some((s, e)) = self.out_of_order.containing(b) {
-                if s >= self.rcv_nxt {
-                    p.push_sack(s, e);
+        // Nothing out of order (the common case): no blocks to look up.
+        if !self.out_of_order.is_empty() {
+            for &b in &self.recent_blocks[..self.recent_count] {
+                if let Some((s, e)) = self.out_of_order.containing(b) {
+                    if s >= self.rcv_nxt {
+                        p.push_sack(s, e);
+                    }
                 }
             }
         }

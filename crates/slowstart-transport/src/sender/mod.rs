@@ -438,13 +438,13 @@ impl Sender {
         }
         let sample = self.rate.take_sample(self.rtt.min_rtt());
         if delivered.bytes > 0 {
-            let in_slow_start =
-                self.cc.phase().is_initial_slow_start() || self.cc.cwnd() < self.cc.ssthresh();
             // Linux `tcp_is_cwnd_limited`: in slow start, also while cwnd is below twice the
-            // most outstanding this window (`max_packets_out`).
+            // most outstanding this window (`max_packets_out`). The controller is asked only
+            // when the answer depends on it.
             let cwnd_limited = self.blocked_by_cwnd
-                || (in_slow_start
-                    && self.cwnd_rule == CwndLimited::Linux
+                || (self.cwnd_rule == CwndLimited::Linux
+                    && (self.cc.phase().is_initial_slow_start()
+                        || self.cc.cwnd() < self.cc.ssthresh())
                     && 2 * self.max_out_bytes > cwnd_before);
             let event = AckEvent {
                 now,

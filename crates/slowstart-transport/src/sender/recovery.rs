@@ -96,8 +96,12 @@ impl Episodes {
         }
         if pipe > ssthresh {
             // Proportional part: sndcnt = CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out.
-            let target = (self.prr_delivered as u128 * ssthresh as u128)
-                .div_ceil(self.recover_fs as u128) as u64;
+            // In u64 when the product fits (identical quotient, no 128-bit division call).
+            let target = match self.prr_delivered.checked_mul(ssthresh) {
+                Some(product) => product.div_ceil(self.recover_fs),
+                None => (self.prr_delivered as u128 * ssthresh as u128)
+                    .div_ceil(self.recover_fs as u128) as u64,
+            };
             target.saturating_sub(self.prr_out)
         } else {
             // PRR-SSRB: limit = MAX(prr_delivered - prr_out, DeliveredData) + MSS.

@@ -81,9 +81,9 @@ pub(super) struct Scoreboard {
     /// Original transmissions below this were examined by RACK's time rule.
     rack_frontier: u64,
     out_bytes: u64,
-    sacked_bytes: u64,
-    lost_bytes: u64,
-    retrans_bytes: u64,
+    /// RFC 6675 `pipe`: `out_bytes` less SACKed and lost bytes, plus retransmissions in flight,
+    /// kept up to date as segments change state rather than summed per read.
+    pipe: u64,
     /// Retransmissions in send order (segment, send time), for lost-retransmission detection.
     retransmissions: VecDeque<(u64, u64)>,
     /// Segments whose retransmission was found lost, to send again before `rtx_cursor`'s.
@@ -106,9 +106,7 @@ impl Scoreboard {
             rtx_cursor: 0,
             rack_frontier: 0,
             out_bytes: 0,
-            sacked_bytes: 0,
-            lost_bytes: 0,
-            retrans_bytes: 0,
+            pipe: 0,
             retransmissions: VecDeque::new(),
             relost: VecDeque::new(),
             losses: None,
@@ -117,7 +115,7 @@ impl Scoreboard {
 
     /// RFC 6675 `pipe` (Linux `tcp_packets_in_flight`, in bytes).
     pub fn pipe(&self) -> u64 {
-        self.out_bytes - self.sacked_bytes - self.lost_bytes + self.retrans_bytes
+        self.pipe
     }
 
     /// Bytes sent and not cumulatively acknowledged, SACKed ones included.
@@ -185,28 +183,32 @@ impl Scoreboard {
         }
     }
 
-    /// Clear LOST/RETRANS accounting of a segment leaving the network (acked or SACKed).
-    fn clear_in_flight_marks(&mut self, flags: u8, len: u64) {
+    /// A segment leaves the network (acked or SACKed): take it out of `pipe`, where it counts
+    /// once, less once if lost, plus once per retransmission in flight.
+    fn leave_pipe(&mut self, flags: u8, len: u64) {
         if flags & LOST != 0 {
-            self.lost_bytes -= len;
+            self.pipe += len;
         }
         if flags & RETRANS != 0 {
-            self.retrans_bytes -= len;
+            self.pipe -= len;
         }
+        self.pipe -= len;
     }
 
     /// Drop the segments wholly below the cumulative ACK `ack` (a byte number), calling
     /// `delivered` for each that was not already SACKed. True if `una` advanced.
     pub fn ack_cumulative(&mut self, ack: u64, mut delivered: impl FnMut(&Segment)) -> bool {
         let una_before = self.una;
-        while self.segments.front().is_some_and(|g| g.end() <= ack) {
-            let seg = self.segments.pop_front().expect("checked");
+        while let Some(&seg) = self.segments.front() {
+            if seg.end() > ack {
+                break;
+            }
+            self.segments.pop_front();
             let len = seg.len as u64;
             self.snd_una = seg.end();
-            if seg.flags & SACKED != 0 {
-                self.sacked_bytes -= len;
-            } else {
-                self.clear_in_flight_marks(seg.flags, len);
+            // A SACKed segment already left `pipe`.
+            if seg.flags & SACKED == 0 {
+                self.leave_pipe(seg.flags, len);
                 delivered(&seg);
             }
             self.out_bytes -= len;
@@ -233,8 +235,7 @@ impl Scoreboard {
                 let idx = (k - self.una) as usize;
                 let seg = self.segments[idx];
                 let len = seg.len as u64;
-                self.clear_in_flight_marks(seg.flags, len);
-                self.sacked_bytes += len;
+                self.leave_pipe(seg.flags, len);
                 delivered(&seg);
                 self.segments[idx].flags = (seg.flags | SACKED) & !(LOST | RETRANS);
             }
@@ -262,7 +263,7 @@ impl Scoreboard {
             k += 1;
         }
         self.loss_frontier = self.loss_frontier.max(upto);
-        self.lost_bytes += newly;
+        self.pipe -= newly;
         newly
     }
 
@@ -283,7 +284,7 @@ impl Scoreboard {
             let seg = &mut self.segments[(k - self.una) as usize];
             if seg.flags & (RETRANS | SACKED) == RETRANS && seg.rate.sent_time == sent {
                 seg.flags &= !RETRANS;
-                self.retrans_bytes -= seg.len as u64;
+                self.pipe -= seg.len as u64;
                 self.relost.push_back(k);
                 note(&mut self.losses, seg, LossTrigger::TimeThreshold);
                 found += 1;
@@ -300,8 +301,10 @@ impl Scoreboard {
     pub fn rack_mark_losses(&mut self, newest: u64, reordering_window: u64) -> u64 {
         let mut k = self.rack_frontier.max(self.una);
         let mut newly = 0;
+        // Disjoint borrows, so the deque's fields stay in registers across the loop.
+        let (segments, losses, una) = (&mut self.segments, &mut self.losses, self.una);
         while k < self.nxt {
-            let seg = &mut self.segments[(k - self.una) as usize];
+            let seg = &mut segments[(k - una) as usize];
             if seg.flags & EVER_RETRANS == 0 {
                 if seg.rate.sent_time + reordering_window >= newest {
                     break;
@@ -309,14 +312,14 @@ impl Scoreboard {
                 if seg.flags & (SACKED | LOST) == 0 {
                     seg.flags |= LOST;
                     newly += seg.len as u64;
-                    note(&mut self.losses, seg, LossTrigger::TimeThreshold);
+                    note(losses, seg, LossTrigger::TimeThreshold);
                 }
             }
             k += 1;
         }
         self.rack_frontier = k;
         self.loss_frontier = self.loss_frontier.max(k);
-        self.lost_bytes += newly;
+        self.pipe -= newly;
         newly
     }
 
@@ -353,31 +356,35 @@ impl Scoreboard {
         snapshot: PacketRateState,
         retransmission: bool,
     ) -> u64 {
+        let mut flags = 0;
+        if retransmission {
+            flags = RETRANS | EVER_RETRANS;
+            self.retransmissions.push_back((k, now));
+            self.pipe += len;
+        }
         if k == self.nxt {
+            let seq = self.snd_nxt;
             self.segments.push_back(Segment {
                 rate: snapshot,
-                seq: self.snd_nxt,
+                seq,
                 len: len as u32,
-                flags: 0,
+                flags,
             });
             self.nxt += 1;
             self.snd_nxt += len;
             self.out_bytes += len;
+            self.pipe += len;
+            return seq;
         }
         let seg = &mut self.segments[(k - self.una) as usize];
         seg.rate = snapshot;
-        if retransmission {
-            seg.flags |= RETRANS | EVER_RETRANS;
-            self.retransmissions.push_back((k, now));
-            self.retrans_bytes += len;
-        }
+        seg.flags |= flags;
         seg.seq
     }
 
     /// The retransmission timer expired (RFC 6675 §5.1): everything not SACKed is presumed
     /// lost, retransmissions in flight are forgotten, and repair starts again from `una`.
     pub fn on_timeout(&mut self) {
-        let mut lost = 0;
         for seg in self.segments.iter_mut() {
             if seg.flags & SACKED == 0 {
                 // Newly lost: never marked, or a retransmission in flight.
@@ -385,11 +392,10 @@ impl Scoreboard {
                     note(&mut self.losses, seg, LossTrigger::Timeout);
                 }
                 seg.flags = (seg.flags | LOST) & !RETRANS;
-                lost += seg.len as u64;
             }
         }
-        self.lost_bytes = lost;
-        self.retrans_bytes = 0;
+        // Every segment outstanding is now SACKed or lost, none retransmitted: none in flight.
+        self.pipe = 0;
         self.retransmissions.clear();
         self.relost.clear();
         self.loss_frontier = self.nxt;
