@@ -20,19 +20,9 @@ import tempfile
 import tomllib
 from pathlib import Path
 
+from run import cubic_flows
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def cubic_flows(n: int) -> dict:
-    """Issue #14's many-flows path: n CUBIC flows sharing 1 Gbps, 50 ms RTT, a 1-BDP buffer;
-    traces sampled every 100 ms so that sampling 1000 flows does not dominate."""
-    return {
-        "name": f"cubic-{n}-flows",
-        "seed": 1,
-        "path": {"rate": "1Gbps", "rtt": "50ms", "buffer": "1bdp"},
-        "flow": [{"cc": "cubic"} for _ in range(n)],
-        "trace": {"flow_interval": "100ms", "queue_interval": "100ms"},
-    }
 
 
 def small_swarm(completions: int) -> dict:
