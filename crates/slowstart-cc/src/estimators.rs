@@ -186,11 +186,7 @@ impl RateSampler {
         }
         let _ = self.prior_time;
         Some(RateSample {
-            // In u64 when the product fits (identical quotient, no 128-bit division call).
-            delivery_rate: match delivered.checked_mul(SECOND) {
-                Some(product) => product / interval,
-                None => (delivered as u128 * SECOND as u128 / interval as u128) as u64,
-            },
+            delivery_rate: crate::mul_div(delivered, SECOND, interval),
             delivered,
             interval,
             prior_delivered: self.prior_delivered,

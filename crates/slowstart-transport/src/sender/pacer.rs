@@ -2,7 +2,7 @@
 //! quantum, as Linux's fq does. The rate is the controller's when it sets one; otherwise, with
 //! pacing on, Linux's `tcp_update_pacing_rate` from cwnd and srtt.
 
-use slowstart_cc::{CongestionController, Controller, RttEstimator};
+use slowstart_cc::{mul_div, CongestionController, Controller, RttEstimator, SECOND};
 
 use crate::timer::{Timer, TimerKind};
 use crate::Io;
@@ -39,12 +39,8 @@ impl Pacer {
             120
         };
         let srtt = rtt.srtt().max(1);
-        // In u64 when the product fits (identical quotient, no 128-bit division call).
-        Some(match cc.cwnd().checked_mul(ratio * 1_000_000_000) {
-            Some(product) => (product / 100 / srtt).max(1),
-            None => ((cc.cwnd() as u128 * ratio as u128 * 1_000_000_000 / 100) / srtt as u128)
-                .max(1) as u64,
-        })
+        // ratio% of cwnd per srtt, in bytes per second: cwnd * ratio * 10^9 / 100 / srtt.
+        Some(mul_div(cc.cwnd(), ratio * (SECOND / 100), srtt).max(1))
     }
 
     /// True if the next packet may not leave at `now`; then the pacing timer is armed for it.
@@ -60,8 +56,8 @@ impl Pacer {
 
     /// A packet of `wire` bytes left at `now`, paced at `rate` with bursts of `quantum` bytes.
     pub fn on_sent(&mut self, now: u64, wire: u64, rate: u64, quantum: u64) {
-        let burst_ns = ns_to_send(quantum, rate);
-        let gap = ns_to_send(wire, rate);
+        let burst_ns = mul_div(quantum, SECOND, rate);
+        let gap = mul_div(wire, SECOND, rate);
         self.next_send_ns = self.next_send_ns.max(now.saturating_sub(burst_ns)) + gap;
     }
 
@@ -80,15 +76,6 @@ impl Pacer {
 
     pub fn timer_mut(&mut self) -> &mut Timer {
         &mut self.timer
-    }
-}
-
-/// Nanoseconds `bytes` take at `rate` bytes per second, rounded down: in u64 when the product
-/// fits (identical quotient, no 128-bit division call).
-fn ns_to_send(bytes: u64, rate: u64) -> u64 {
-    match bytes.checked_mul(1_000_000_000) {
-        Some(product) => product / rate,
-        None => (bytes as u128 * 1_000_000_000 / rate as u128) as u64,
     }
 }
 

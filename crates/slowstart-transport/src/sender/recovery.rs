@@ -3,6 +3,8 @@
 //! timeout. An episode ends once everything outstanding at its start is acknowledged; RFC 6582's
 //! `recover` point keeps a second loss in the same window from starting another.
 
+use slowstart_cc::mul_div_ceil;
+
 use crate::settings::Recovery;
 
 pub(super) struct Episodes {
@@ -96,12 +98,7 @@ impl Episodes {
         }
         if pipe > ssthresh {
             // Proportional part: sndcnt = CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out.
-            // In u64 when the product fits (identical quotient, no 128-bit division call).
-            let target = match self.prr_delivered.checked_mul(ssthresh) {
-                Some(product) => product.div_ceil(self.recover_fs),
-                None => (self.prr_delivered as u128 * ssthresh as u128)
-                    .div_ceil(self.recover_fs as u128) as u64,
-            };
+            let target = mul_div_ceil(self.prr_delivered, ssthresh, self.recover_fs);
             target.saturating_sub(self.prr_out)
         } else {
             // PRR-SSRB: limit = MAX(prr_delivered - prr_out, DeliveredData) + MSS.
