@@ -7,22 +7,30 @@
 use rand::Rng;
 
 /// The file's shape: `pieces` pieces of `blocks_per_piece` blocks; the last piece and its last
-/// block may be shorter.
+/// block may be shorter. Built by [`Layout::new`], which counts the blocks once: piece selection
+/// asks for them at every piece it looks at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub file_bytes: u64,
     pub piece_bytes: u64,
     pub block_bytes: u64,
     pub pieces: u32,
+    /// Blocks in every piece but the last, and in the last.
+    blocks_full: u32,
+    blocks_last: u32,
 }
 
 impl Layout {
     pub fn new(file_bytes: u64, piece_bytes: u64, block_bytes: u64) -> Self {
+        let pieces = file_bytes.div_ceil(piece_bytes) as u32;
+        let last_len = file_bytes - (pieces.saturating_sub(1) as u64) * piece_bytes;
         Layout {
             file_bytes,
             piece_bytes,
             block_bytes,
-            pieces: file_bytes.div_ceil(piece_bytes) as u32,
+            pieces,
+            blocks_full: piece_bytes.div_ceil(block_bytes) as u32,
+            blocks_last: last_len.div_ceil(block_bytes) as u32,
         }
     }
 
@@ -32,7 +40,12 @@ impl Layout {
     }
 
     pub fn blocks_in(&self, piece: u32) -> u32 {
-        self.piece_len(piece).div_ceil(self.block_bytes) as u32
+        debug_assert!(piece < self.pieces, "piece {piece} of {}", self.pieces);
+        if piece + 1 == self.pieces {
+            self.blocks_last
+        } else {
+            self.blocks_full
+        }
     }
 
     pub fn block_len(&self, piece: u32, block: u32) -> u64 {
@@ -42,11 +55,11 @@ impl Layout {
 
     /// Index of `(piece, block)` in a whole-file block array.
     pub fn block_index(&self, piece: u32, block: u32) -> usize {
-        (piece as u64 * self.piece_bytes.div_ceil(self.block_bytes)) as usize + block as usize
+        piece as usize * self.blocks_full as usize + block as usize
     }
 
     pub fn blocks_per_piece(&self) -> u32 {
-        self.piece_bytes.div_ceil(self.block_bytes) as u32
+        self.blocks_full
     }
 }
 
@@ -138,10 +151,6 @@ pub struct Pieces {
     got: Vec<u32>,
     /// Neighbours whose bitfield has the piece (the module's `occurrence`).
     pub availability: Vec<u32>,
-    /// Blocks in every piece but the last, and in the last (the layout's, kept at hand: pick
-    /// asks for every piece it looks at).
-    blocks_full: u32,
-    blocks_last: u32,
 }
 
 impl Pieces {
@@ -167,17 +176,6 @@ impl Pieces {
             got: taken.clone(),
             taken,
             availability: vec![0; n as usize],
-            blocks_full: layout.blocks_in(0),
-            blocks_last: layout.blocks_in(n - 1),
-        }
-    }
-
-    /// [`Layout::blocks_in`] without its division.
-    fn blocks_in(&self, p: u32) -> u32 {
-        if p + 1 == self.layout.pieces {
-            self.blocks_last
-        } else {
-            self.blocks_full
         }
     }
 
@@ -196,7 +194,7 @@ impl Pieces {
 
     /// Piece `p` still has blocks nobody was asked for.
     fn open(&self, p: u32) -> bool {
-        self.taken[p as usize] < self.blocks_in(p)
+        self.taken[p as usize] < self.layout.blocks_in(p)
     }
 
     fn candidate(&self, remote: &Bitfield, p: u32) -> bool {
@@ -291,7 +289,7 @@ impl Pieces {
         }
         self.blocks[i] = BlockState::Have;
         self.got[piece as usize] += 1;
-        if self.got[piece as usize] == self.blocks_in(piece) {
+        if self.got[piece as usize] == self.layout.blocks_in(piece) {
             self.have.set(piece);
             return true;
         }
