@@ -6,6 +6,12 @@ difference in instructions over the difference in events, so the interpreter and
 drop out and what is left is the engine's cost per event, averaged over the run.
 
     .venv/bin/python bench/callgrind.py early-loss-60s cubic-1 cubic-1000
+
+With `--penalties` the cases run under `valgrind --tool=cachegrind` instead, with its cache
+and branch simulations on, and print per event what instructions alone do not show: first-level
+data cache misses, second-level misses (cachegrind's last level set to this machine's L2, from
+/sys) and mispredicted branches. Counts are cachegrind's models of a cache and a predictor, not
+the CPU's own, but exact and the same whatever the load.
 """
 
 from __future__ import annotations
@@ -50,48 +56,93 @@ print(json.dumps({"events": r.summary["events"]}))
 """
 
 
-def instructions(scenario: str | dict, duration: str) -> tuple[int, int]:
-    """(instructions, events) of one run under callgrind."""
+def second_level_cache() -> str | None:
+    """Cachegrind's `--LL=size,ways,line` for this CPU's L2 (the level that a thousand flows'
+    or a swarm's state spills from), or None where /sys does not say."""
+    for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        try:
+            if (index / "level").read_text().strip() != "2":
+                continue
+            size = (index / "size").read_text().strip()
+            ways = (index / "ways_of_associativity").read_text().strip()
+            line = (index / "coherency_line_size").read_text().strip()
+        except OSError:
+            return None
+        units = {"K": 1024, "M": 1024 * 1024}
+        n = int(size[:-1]) * units[size[-1]] if size[-1] in units else int(size)
+        return f"{n},{ways},{line}"
+    return None
+
+
+# cachegrind's summary lines: name -> the counters summed into it
+PENALTIES = {
+    "instructions": r"I\s+refs:\s+([\d,]+)",
+    "d1_misses": r"D1\s+misses:\s+([\d,]+)",
+    "l2_misses": r"LLd\s+misses:\s+([\d,]+)",
+    "mispredicts": r"Mispredicts:\s+([\d,]+)",
+}
+
+
+def measure(scenario: str | dict, duration: str, penalties: bool) -> tuple[dict[str, int], int]:
+    """(counters, events) of one run under callgrind, or cachegrind with `penalties`."""
     with tempfile.TemporaryDirectory() as tmp:
+        if penalties:
+            tool = ["--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes"]
+            tool += [f"--cachegrind-out-file={tmp}/cachegrind.out"]
+            if (ll := second_level_cache()) is not None:
+                tool.append(f"--LL={ll}")
+        else:
+            tool = ["--tool=callgrind", f"--callgrind-out-file={tmp}/callgrind.out"]
         out = subprocess.run(
-            [
-                "valgrind",
-                "--tool=callgrind",
-                f"--callgrind-out-file={tmp}/callgrind.out",
-                sys.executable,
-                "-c",
-                CHILD,
-                json.dumps([scenario, duration]),
-            ],
+            ["valgrind", *tool, sys.executable, "-c", CHILD, json.dumps([scenario, duration])],
             cwd=ROOT,
             capture_output=True,
             text=True,
             check=True,
         )
-    collected = re.search(r"Collected : (\d+)", out.stderr)
-    if collected is None:
-        sys.exit(f"error: no instruction count in callgrind's output: {out.stderr[-500:]}")
-    return int(collected.group(1)), json.loads(out.stdout)["events"]
+    patterns = PENALTIES if penalties else {"instructions": r"Collected : (\d+)"}
+    counters = {}
+    for name, pattern in patterns.items():
+        found = re.search(pattern, out.stderr)
+        if found is None:
+            sys.exit(f"error: no {name} in valgrind's output: {out.stderr[-500:]}")
+        counters[name] = int(found.group(1).replace(",", ""))
+    return counters, json.loads(out.stdout)["events"]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cases", nargs="*", help=f"subset of: {', '.join(CASES)}")
+    ap.add_argument(
+        "--penalties",
+        action="store_true",
+        help="cachegrind: cache misses and mispredicted branches per event as well",
+    )
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("error: valgrind is not installed")
     for name in args.cases or CASES:
         if name not in CASES:
             sys.exit(f"error: unknown case {name!r} (accepted: {', '.join(CASES)})")
+    if args.penalties:
+        print(f"cachegrind's second level: {second_level_cache() or 'its default'}")
+    for name in args.cases or CASES:
         scenario, duration = CASES[name]
-        base_instr, base_events = instructions(scenario, "1ms")
-        instr, events = instructions(scenario, duration)
-        per_event = (instr - base_instr) / (events - base_events)
-        print(
+        base, base_events = measure(scenario, "1ms", args.penalties)
+        counters, events = measure(scenario, duration, args.penalties)
+        per_event = {k: (v - base[k]) / (events - base_events) for k, v in counters.items()}
+        line = (
             f"{name:16s} {events / 1e6:7.2f} M events in {duration:>4s} "
-            f"{(instr - base_instr) / 1e9:7.2f} G instructions {per_event:7.0f} per event",
-            flush=True,
+            f"{(counters['instructions'] - base['instructions']) / 1e9:7.2f} G instructions "
+            f"{per_event['instructions']:7.0f} per event"
         )
+        if args.penalties:
+            line += (
+                f"; per event: {per_event['d1_misses']:5.2f} D1 misses, "
+                f"{per_event['l2_misses']:5.2f} L2 misses, "
+                f"{per_event['mispredicts']:5.2f} mispredicted branches"
+            )
+        print(line, flush=True)
 
 
 if __name__ == "__main__":
