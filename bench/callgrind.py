@@ -74,35 +74,48 @@ def second_level_cache() -> str | None:
     return None
 
 
-# cachegrind's summary lines: name -> the counters summed into it
+# cachegrind's summary lines: name -> the pattern whose first number is that total
 PENALTIES = {
     "instructions": r"I\s+refs:\s+([\d,]+)",
     "d1_misses": r"D1\s+misses:\s+([\d,]+)",
     "l2_misses": r"LLd\s+misses:\s+([\d,]+)",
     "mispredicts": r"Mispredicts:\s+([\d,]+)",
 }
+INSTRUCTIONS = {"instructions": r"Collected : (\d+)"}
 
 
-def measure(scenario: str | dict, duration: str, penalties: bool) -> tuple[dict[str, int], int]:
+def valgrind_tool(penalties: bool, second_level: str | None, out_dir: str) -> list[str]:
+    """valgrind's arguments: callgrind, or cachegrind with its cache and branch models."""
+    if not penalties:
+        return ["--tool=callgrind", f"--callgrind-out-file={out_dir}/callgrind.out"]
+    tool = ["--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes"]
+    tool.append(f"--cachegrind-out-file={out_dir}/cachegrind.out")
+    if second_level is not None:
+        tool.append(f"--LL={second_level}")
+    return tool
+
+
+def measure(
+    scenario: str | dict, duration: str, penalties: bool, second_level: str | None
+) -> tuple[dict[str, int], int]:
     """(counters, events) of one run under callgrind, or cachegrind with `penalties`."""
     with tempfile.TemporaryDirectory() as tmp:
-        if penalties:
-            tool = ["--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes"]
-            tool += [f"--cachegrind-out-file={tmp}/cachegrind.out"]
-            if (ll := second_level_cache()) is not None:
-                tool.append(f"--LL={ll}")
-        else:
-            tool = ["--tool=callgrind", f"--callgrind-out-file={tmp}/callgrind.out"]
         out = subprocess.run(
-            ["valgrind", *tool, sys.executable, "-c", CHILD, json.dumps([scenario, duration])],
+            [
+                "valgrind",
+                *valgrind_tool(penalties, second_level, tmp),
+                sys.executable,
+                "-c",
+                CHILD,
+                json.dumps([scenario, duration]),
+            ],
             cwd=ROOT,
             capture_output=True,
             text=True,
             check=True,
         )
-    patterns = PENALTIES if penalties else {"instructions": r"Collected : (\d+)"}
     counters = {}
-    for name, pattern in patterns.items():
+    for name, pattern in (PENALTIES if penalties else INSTRUCTIONS).items():
         found = re.search(pattern, out.stderr)
         if found is None:
             sys.exit(f"error: no {name} in valgrind's output: {out.stderr[-500:]}")
@@ -124,12 +137,13 @@ def main() -> None:
     for name in args.cases or CASES:
         if name not in CASES:
             sys.exit(f"error: unknown case {name!r} (accepted: {', '.join(CASES)})")
+    second_level = second_level_cache() if args.penalties else None
     if args.penalties:
-        print(f"cachegrind's second level: {second_level_cache() or 'its default'}")
+        print(f"cachegrind's second level: {second_level or 'its default'}")
     for name in args.cases or CASES:
         scenario, duration = CASES[name]
-        base, base_events = measure(scenario, "1ms", args.penalties)
-        counters, events = measure(scenario, duration, args.penalties)
+        base, base_events = measure(scenario, "1ms", args.penalties, second_level)
+        counters, events = measure(scenario, duration, args.penalties, second_level)
         per_event = {k: (v - base[k]) / (events - base_events) for k, v in counters.items()}
         line = (
             f"{name:16s} {events / 1e6:7.2f} M events in {duration:>4s} "
