@@ -367,6 +367,17 @@ def print_reference_case(name: str, m: dict) -> None:
         print(f"  {field:34s} ours {v['ours']!s:>16s}   reference {v['reference']!s:>16s}")
 
 
+def positive_int(text: str) -> int:
+    """argparse's type for a count of runs: an integer of at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer of at least 1, got {text!r}")
+    return n
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     every = [*CASES, *SWEEP_CASES, *STARTUP_CASES, *REFERENCE_CASES]
@@ -377,7 +388,7 @@ def main() -> None:
     )
     ap.add_argument(
         "--pairs",
-        type=int,
+        type=positive_int,
         default=3,
         help="case-and-anchor pairs behind each events/s ratio (default %(default)s)",
     )
@@ -422,7 +433,7 @@ def main() -> None:
         )
     for name, anchor, target in RATIO_CASES:
         if name in results and anchor in results:
-            m = paired_ratio(name, anchor, max(args.pairs, 1))
+            m = paired_ratio(name, anchor, args.pairs)
             results[name][f"events_per_s_vs_{anchor}"] = m
             print(
                 f"{name} events/s relative to {anchor}: {m['median']:.2f} (target {target}), "
