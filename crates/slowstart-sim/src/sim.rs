@@ -842,9 +842,10 @@ impl Simulation {
         }
         let (t0, d0) = window[0];
         if now - t0 >= flow.base_rtt_ns {
-            // bits / (now - t0) >= target, multiplied out: no 128-bit division on every ACK.
-            let bits_per_s = (delivered - d0) as u128 * 8 * 1_000_000_000;
-            if bits_per_s >= flow.full_bw_target_bps as u128 * (now - t0) as u128 {
+            // bits * 1e9 / (now - t0) >= target, multiplied out: no 128-bit division on every
+            // ACK.
+            let bits_x_1e9 = (delivered - d0) as u128 * 8 * 1_000_000_000;
+            if bits_x_1e9 >= flow.full_bw_target_bps as u128 * (now - t0) as u128 {
                 flow.metrics.full_bw_ns = Some(now);
                 flow.metrics.delivered_window = VecDeque::new();
             }
