@@ -41,7 +41,7 @@ use slowstart_transport::sender::{Sender, SenderStats};
 use slowstart_transport::{Io, TimerKind};
 
 use crate::config::{FlowConfig, Population, Seeding, SimConfig, SwarmConfig};
-use crate::engine::EventQueue;
+use crate::engine::CalendarQueue;
 use crate::network::channel::{Channel, Offer};
 use crate::network::topology::substream_seed;
 use crate::sim::{seconds, LinkSummary, RunOutput, Summary};
@@ -245,7 +245,7 @@ pub struct SwarmSim {
     duration_ns: u64,
     now: u64,
     events: u64,
-    queue: EventQueue<Ev>,
+    queue: CalendarQueue<Ev>,
     channels: Vec<Channel>,
     peers: Vec<Peer>,
     conns: Vec<Conn>,
@@ -298,7 +298,7 @@ impl SwarmSim {
             duration_ns: config.duration_ns,
             now: 0,
             events: 0,
-            queue: EventQueue::default(),
+            queue: CalendarQueue::default(),
             channels: Vec::new(),
             peers: Vec::new(),
             conns: Vec::new(),
