@@ -3,8 +3,9 @@
 //! Drop-tail (the default) has a fast path. Because service is FIFO and delay never reorders,
 //! a packet's arrival time at the far node is known when it is enqueued. The channel keeps
 //! every packet it holds (waiting, in transmission, propagating) in one deque ordered by
-//! arrival, and only the head is scheduled in the global event queue. Occupancy is kept in a
-//! second deque of transmission end times, popped lazily, so both enqueue and arrival are
+//! arrival, and only the head is scheduled in the global event queue. Occupancy (packets not yet
+//! fully transmitted) is the deque's tail past a boundary that moves lazily on each enqueue,
+//! over the transmission end times the entries carry, so both enqueue and arrival are
 //! amortised O(1).
 //!
 //! Active queue management ([`super::aqm`]) cannot work that way: CoDel decides at dequeue and
@@ -27,6 +28,8 @@ use crate::network::opportunities::Opportunities;
 #[derive(Clone, Copy, Debug)]
 struct InTransit {
     arrive_ns: u64,
+    /// When its last bit leaves the transmitter (drop-tail's occupancy counts it until then).
+    end_ns: u64,
     packet: Packet,
 }
 
@@ -75,8 +78,9 @@ pub struct Channel {
     scheduled_drops: Vec<(u32, u64)>,
     rng: Xoshiro256PlusPlus,
     pipe: VecDeque<InTransit>,
-    /// (transmission end, wire bytes) of packets not yet fully transmitted.
-    backlog: VecDeque<(u64, u32)>,
+    /// Drop-tail: the last `untransmitted` packets of `pipe` are not known to be fully
+    /// transmitted (some may be, until the next drain), and `backlog_bytes` their wire bytes.
+    untransmitted: usize,
     backlog_bytes: u64,
     /// When the transmitter finishes everything accepted so far.
     busy_until: u64,
@@ -120,7 +124,7 @@ impl Channel {
             scheduled_drops: cfg.drops.iter().map(|d| (d.flow, d.seq)).collect(),
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             pipe: VecDeque::new(),
-            backlog: VecDeque::new(),
+            untransmitted: 0,
             backlog_bytes: 0,
             busy_until: 0,
             last_arrival: 0,
@@ -160,12 +164,13 @@ impl Channel {
     }
 
     fn drain_backlog(&mut self, now: u64) {
-        while let Some(&(end, bytes)) = self.backlog.front() {
-            if end > now {
+        while self.untransmitted > 0 {
+            let oldest = &self.pipe[self.pipe.len() - self.untransmitted];
+            if oldest.end_ns > now {
                 break;
             }
-            self.backlog.pop_front();
-            self.backlog_bytes -= bytes as u64;
+            self.backlog_bytes -= oldest.packet.wire_bytes as u64;
+            self.untransmitted -= 1;
         }
     }
 
@@ -176,7 +181,7 @@ impl Channel {
             return self.backlog();
         }
         self.drain_backlog(now);
-        (self.backlog_bytes, self.backlog.len() as u64)
+        (self.backlog_bytes, self.untransmitted as u64)
     }
 
     /// Bytes and packets waiting or in transmission as of the last offer.
@@ -186,7 +191,7 @@ impl Channel {
                 a.tx.map_or((0, 0), |(_, e)| (e.packet.wire_bytes as u64, 1));
             return (a.aqm.bytes() + tb, a.aqm.len() as u64 + tp);
         }
-        (self.backlog_bytes, self.backlog.len() as u64)
+        (self.backlog_bytes, self.untransmitted as u64)
     }
 
     fn scheduled_drop(&mut self, p: &Packet, mss: u64) -> bool {
@@ -246,7 +251,7 @@ impl Channel {
         self.drain_backlog(now);
         let bytes = packet.wire_bytes as u64;
         let full = match self.limit {
-            QueueLimit::Packets(n) => self.backlog.len() as u64 >= n,
+            QueueLimit::Packets(n) => self.untransmitted as u64 >= n,
             QueueLimit::Bytes(b) => self.backlog_bytes + bytes > b,
         };
         let dropped = if full {
@@ -279,17 +284,18 @@ impl Channel {
         // Jitter never reorders: a packet cannot overtake the one ahead of it.
         arrive = arrive.max(self.last_arrival);
         self.last_arrival = arrive;
-        self.backlog.push_back((end, packet.wire_bytes));
+        self.untransmitted += 1;
         self.backlog_bytes += bytes;
         let s = &mut self.stats;
         s.forwarded += 1;
         s.forwarded_bytes += bytes;
         s.total_wait_ns += (start - now) as u128;
         s.max_queue_bytes = s.max_queue_bytes.max(self.backlog_bytes);
-        s.max_queue_packets = s.max_queue_packets.max(self.backlog.len() as u64);
+        s.max_queue_packets = s.max_queue_packets.max(self.untransmitted as u64);
         let was_idle = self.pipe.is_empty();
         self.pipe.push_back(InTransit {
             arrive_ns: arrive,
+            end_ns: end,
             packet,
         });
         Offer::Queued { was_idle }
@@ -312,7 +318,13 @@ impl Channel {
         if self.aqm.is_some() {
             return self.pop_head_aqm(now);
         }
-        self.pipe.pop_front().map(|p| p.packet)
+        let head = self.pipe.pop_front()?;
+        if self.untransmitted > self.pipe.len() {
+            // It arrived, so it was transmitted; it was still counted only for want of a drain.
+            self.untransmitted -= 1;
+            self.backlog_bytes -= head.packet.wire_bytes as u64;
+        }
+        Some(head.packet)
     }
 
     /// After [`Self::pop_head`]: the time to put in the event heap, if one is needed.
@@ -432,6 +444,7 @@ impl Channel {
             self.last_arrival = arrive;
             self.pipe.push_back(InTransit {
                 arrive_ns: arrive,
+                end_ns: end,
                 packet: e.packet,
             });
             self.start_next(end);
