@@ -225,8 +225,8 @@ impl<E: Copy> EventQueue<E> {
 }
 
 /// Bucket width of [`CalendarQueue`]: 2^15 ns, about 33 us. A 100-leecher swarm has about 16 000
-/// events per simulated second (utp seed's defaults: 12.4 M events over 757 s), so a bucket
-/// holds one or two entries.
+/// events per simulated second (`scenarios/swarm-adsl.toml`: 12.4 M events over 757 s), so a
+/// bucket holds one or two entries.
 const CALENDAR_SHIFT: u32 = 15;
 /// Buckets in the ring: 2048 of 33 us reach 67 ms ahead, past every link head of an ADSL swarm
 /// (a 1500-byte packet at 1 Mbps is 12 ms, plus at most 25 ms of propagation). Entries further
@@ -235,6 +235,11 @@ const CALENDAR_BUCKETS: u64 = 2048;
 const CALENDAR_WORDS: usize = CALENDAR_BUCKETS as usize / 64;
 /// No node: the end of a bucket's list or of the free list.
 const NIL: u32 = u32::MAX;
+
+/// The calendar bucket of an entry's key (its time in the high 64 bits).
+fn bucket_of(key: u128) -> u64 {
+    ((key >> 64) as u64) >> CALENDAR_SHIFT
+}
 
 #[derive(Clone, Copy)]
 struct Node<E> {
@@ -291,7 +296,7 @@ impl<E: Copy> CalendarQueue<E> {
     pub fn push(&mut self, time: u64, event: E) {
         let key = (time as u128) << 64 | self.inserted as u128;
         self.inserted += 1;
-        let bucket = time >> CALENDAR_SHIFT;
+        let bucket = bucket_of(key);
         debug_assert!(bucket >= self.cursor, "scheduled before the last pop");
         if bucket - self.cursor < CALENDAR_BUCKETS {
             self.put(bucket, key, event);
@@ -347,7 +352,7 @@ impl<E: Copy> CalendarQueue<E> {
     /// Move the entries of `later` that the ring now reaches into their buckets.
     fn pull_later(&mut self) {
         while let Some(key) = self.later.top() {
-            let bucket = ((key >> 64) as u64) >> CALENDAR_SHIFT;
+            let bucket = bucket_of(key);
             if bucket - self.cursor >= CALENDAR_BUCKETS {
                 break;
             }
@@ -360,7 +365,7 @@ impl<E: Copy> CalendarQueue<E> {
         if self.in_ring == 0 {
             // Nothing within reach: jump to the earliest later entry's bucket.
             let key = self.later.top()?;
-            self.cursor = ((key >> 64) as u64) >> CALENDAR_SHIFT;
+            self.cursor = bucket_of(key);
             self.pull_later();
         } else {
             let skip = self.next_busy();
