@@ -26,7 +26,7 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-from run import cubic_flows
+from run import cubic_flows, require_current_extension
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -137,6 +137,7 @@ def main() -> None:
     for name in args.cases or CASES:
         if name not in CASES:
             sys.exit(f"error: unknown case {name!r} (accepted: {', '.join(CASES)})")
+    require_current_extension()
     second_level = second_level_cache() if args.penalties else None
     if args.penalties:
         print(f"cachegrind's second level: {second_level or 'its default'}")

@@ -367,6 +367,15 @@ def print_reference_case(name: str, m: dict) -> None:
         print(f"  {field:34s} ours {v['ours']!s:>16s}   reference {v['reference']!s:>16s}")
 
 
+def require_current_extension() -> None:
+    """Exit unless the installed `slowstart._core` was built from the Rust sources as they are:
+    the Makefile's own rule decides (`make -q setup`). Run directly after a change to
+    `crates/`, a bench would otherwise time the code as it was."""
+    stale = subprocess.run(["make", "-q", "setup"], cwd=ROOT, capture_output=True).returncode
+    if stale:
+        sys.exit("error: the installed extension is older than crates/ or absent; run `make setup`")
+
+
 def positive_int(text: str) -> int:
     """argparse's type for a count of runs: an integer of at least 1."""
     try:
@@ -403,6 +412,7 @@ def main() -> None:
     unknown = [n for n in names if n not in every]
     if unknown:
         sys.exit(f"error: unknown bench case {unknown[0]!r} (accepted: {', '.join(every)})")
+    require_current_extension()
     results = {}
     for name in names:
         if name in STARTUP_CASES:
