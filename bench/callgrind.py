@@ -24,9 +24,12 @@ import subprocess
 import sys
 import tempfile
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 from run import cubic_flows, require_current_extension
+
+from slowstart.progress import bar
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -141,24 +144,45 @@ def main() -> None:
     second_level = second_level_cache() if args.penalties else None
     if args.penalties:
         print(f"cachegrind's second level: {second_level or 'its default'}")
-    for name in args.cases or CASES:
-        scenario, duration = CASES[name]
-        base, base_events = measure(scenario, "1ms", args.penalties, second_level)
-        counters, events = measure(scenario, duration, args.penalties, second_level)
-        per_event = {k: (v - base[k]) / (events - base_events) for k, v in counters.items()}
-        line = (
-            f"{name:16s} {events / 1e6:7.2f} M events in {duration:>4s} "
-            f"{(counters['instructions'] - base['instructions']) / 1e9:7.2f} G instructions "
-            f"{per_event['instructions']:7.0f} per event"
+    names = args.cases or list(CASES)
+    runs = 2 * len(names)
+    with bar("valgrind", unit="runs") as update:
+        for n, name in enumerate(names):
+
+            def step(k: int, first: int = 2 * n) -> None:
+                update(first + k, runs)
+
+            measure_case(name, args.penalties, second_level, step)
+
+
+def measure_case(
+    name: str, penalties: bool, second_level: str | None, step: Callable[[int], None]
+) -> None:
+    """Print case `name`'s counts per event: its 1 ms run's subtracted from its full run's;
+    `step(k)` before run k (0, 1)."""
+    scenario, duration = CASES[name]
+    step(0)
+    base, base_events = measure(scenario, "1ms", penalties, second_level)
+    step(1)
+    counters, events = measure(scenario, duration, penalties, second_level)
+    per_event = {k: (v - base[k]) / (events - base_events) for k, v in counters.items()}
+    line = (
+        f"{name:16s} {events / 1e6:7.2f} M events in {duration:>4s} "
+        f"{(counters['instructions'] - base['instructions']) / 1e9:7.2f} G instructions "
+        f"{per_event['instructions']:7.0f} per event"
+    )
+    if penalties:
+        line += (
+            f"; per event: {per_event['d1_misses']:5.2f} D1 misses, "
+            f"{per_event['l2_misses']:5.2f} L2 misses, "
+            f"{per_event['mispredicts']:5.2f} mispredicted branches"
         )
-        if args.penalties:
-            line += (
-                f"; per event: {per_event['d1_misses']:5.2f} D1 misses, "
-                f"{per_event['l2_misses']:5.2f} L2 misses, "
-                f"{per_event['mispredicts']:5.2f} mispredicted branches"
-            )
-        print(line, flush=True)
+    print(line, flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

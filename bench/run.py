@@ -21,7 +21,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+from slowstart.progress import bar
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -200,13 +203,16 @@ RATIO_CASES = (
 )
 
 
-def paired_ratio(name: str, anchor: str, pairs: int) -> dict:
+def paired_ratio(
+    name: str, anchor: str, pairs: int, on_pair: Callable[[int], None] = lambda i: None
+) -> dict:
     """Events/s of `name` over `anchor`'s, from `pairs` pairs of runs, each run back to back
     (the cases' own runs above may be minutes apart). On a shared host a thousand flows' speed
     follows the load on the L3 cache the guests share (bench/README.md, fifth session), so the
     pairs' median and range say more than one ratio."""
     ratios = []
-    for _ in range(pairs):
+    for i in range(pairs):
+        on_pair(i)
         a = run_case(*CASES[anchor])["events_per_s"]
         ratios.append(run_case(*CASES[name])["events_per_s"] / a)
     return {"median": statistics.median(ratios), "pairs": ratios}
@@ -387,34 +393,16 @@ def positive_int(text: str) -> int:
     return n
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    every = [*CASES, *SWEEP_CASES, *STARTUP_CASES, *REFERENCE_CASES]
-    ap.add_argument("cases", nargs="*", help=f"subset of: {', '.join(every)}")
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results.json"))
-    ap.add_argument(
-        "--runs", type=int, default=10, help="runs of each startup-* case (default %(default)s)"
-    )
-    ap.add_argument(
-        "--pairs",
-        type=positive_int,
-        default=3,
-        help="case-and-anchor pairs behind each events/s ratio (default %(default)s)",
-    )
-    ap.add_argument(
-        "--ref-runs",
-        type=int,
-        default=3,
-        help="runs of each ns2-*/ns3-* case, ours and the reference's (default %(default)s)",
-    )
-    args = ap.parse_args()
-    names = args.cases or every
-    unknown = [n for n in names if n not in every]
-    if unknown:
-        sys.exit(f"error: unknown bench case {unknown[0]!r} (accepted: {', '.join(every)})")
-    require_current_extension()
-    results = {}
-    for name in names:
+def run_all(
+    names: list[str],
+    ratios: list[tuple[str, str, float]],
+    args: argparse.Namespace,
+    step: Callable[[int], None],
+) -> dict:
+    """Run the cases named, then the ratios' pairs; `step(k)` before the k-th of them."""
+    results: dict = {}
+    for n, name in enumerate(names):
+        step(n)
         if name in STARTUP_CASES:
             results[name] = m = run_startup_case(*STARTUP_CASES[name], max(args.runs, 1))
             print(
@@ -441,15 +429,48 @@ def main() -> None:
             f"{m['events_per_s'] / 1e6:6.1f} M ev/s {m['sim_s_per_wall_s']:7.1f} sim-s/s "
             f"{m['peak_rss_mb']:6.0f} MB"
         )
-    for name, anchor, target in RATIO_CASES:
-        if name in results and anchor in results:
-            m = paired_ratio(name, anchor, args.pairs)
-            results[name][f"events_per_s_vs_{anchor}"] = m
-            print(
-                f"{name} events/s relative to {anchor}: {m['median']:.2f} (target {target}), "
-                f"median of {len(m['pairs'])} pairs run back to back "
-                f"({min(m['pairs']):.2f}-{max(m['pairs']):.2f})"
-            )
+    for k, (name, anchor, target) in enumerate(ratios):
+        first = len(names) + k * args.pairs
+        m = paired_ratio(name, anchor, args.pairs, lambda i, first=first: step(first + i))
+        results[name][f"events_per_s_vs_{anchor}"] = m
+        print(
+            f"{name} events/s relative to {anchor}: {m['median']:.2f} (target {target}), "
+            f"median of {len(m['pairs'])} pairs run back to back "
+            f"({min(m['pairs']):.2f}-{max(m['pairs']):.2f})"
+        )
+    return results
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    every = [*CASES, *SWEEP_CASES, *STARTUP_CASES, *REFERENCE_CASES]
+    ap.add_argument("cases", nargs="*", help=f"subset of: {', '.join(every)}")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results.json"))
+    ap.add_argument(
+        "--runs", type=int, default=10, help="runs of each startup-* case (default %(default)s)"
+    )
+    ap.add_argument(
+        "--pairs",
+        type=positive_int,
+        default=3,
+        help="case-and-anchor pairs behind each events/s ratio (default %(default)s)",
+    )
+    ap.add_argument(
+        "--ref-runs",
+        type=int,
+        default=3,
+        help="runs of each ns2-*/ns3-* case, ours and the reference's (default %(default)s)",
+    )
+    args = ap.parse_args()
+    names = args.cases or every
+    unknown = [n for n in names if n not in every]
+    if unknown:
+        sys.exit(f"error: unknown bench case {unknown[0]!r} (accepted: {', '.join(every)})")
+    require_current_extension()
+    ratios = [r for r in RATIO_CASES if r[0] in names and r[1] in names]
+    steps = len(names) + args.pairs * len(ratios)
+    with bar("bench", unit="steps") as update:
+        results = run_all(names, ratios, args, lambda done: update(done, steps))
     reno = results.get("algo-reno")
     if reno:
         print("events/s relative to reno on the same path (issue #3: within 20%):")
@@ -466,4 +487,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        print("interrupted: nothing written", file=sys.stderr)
+        sys.exit(130)
