@@ -404,7 +404,7 @@ def run_all(
     for n, name in enumerate(names):
         step(n)
         if name in STARTUP_CASES:
-            results[name] = m = run_startup_case(*STARTUP_CASES[name], max(args.runs, 1))
+            results[name] = m = run_startup_case(*STARTUP_CASES[name], args.runs)
             print(
                 f"{name:36s} {m['wall_median_s'] * 1e3:8.0f} ms median of {m['runs']} "
                 f"({m['wall_min_s'] * 1e3:.0f}-{m['wall_max_s'] * 1e3:.0f} ms, target "
@@ -412,7 +412,7 @@ def run_all(
             )
             continue
         if name in REFERENCE_CASES:
-            results[name] = m = run_reference_case(*REFERENCE_CASES[name], max(args.ref_runs, 1))
+            results[name] = m = run_reference_case(*REFERENCE_CASES[name], args.ref_runs)
             print_reference_case(name, m)
             continue
         if name in SWEEP_CASES:
@@ -447,7 +447,10 @@ def main() -> None:
     ap.add_argument("cases", nargs="*", help=f"subset of: {', '.join(every)}")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results.json"))
     ap.add_argument(
-        "--runs", type=int, default=10, help="runs of each startup-* case (default %(default)s)"
+        "--runs",
+        type=positive_int,
+        default=10,
+        help="runs of each startup-* case (default %(default)s)",
     )
     ap.add_argument(
         "--pairs",
@@ -457,7 +460,7 @@ def main() -> None:
     )
     ap.add_argument(
         "--ref-runs",
-        type=int,
+        type=positive_int,
         default=3,
         help="runs of each ns2-*/ns3-* case, ours and the reference's (default %(default)s)",
     )
