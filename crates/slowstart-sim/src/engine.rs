@@ -31,6 +31,22 @@ pub enum Event {
 
 const ARITY: usize = 4;
 
+/// The key of an entry scheduled at `time`: the time in the high 64 bits and the insertion
+/// counter below (then advanced), so keys are unique and same-time entries pop first in, first
+/// out. Both queues make their keys here.
+#[inline(always)]
+fn next_key(time: u64, inserted: &mut u64) -> u128 {
+    let key = (time as u128) << 64 | *inserted as u128;
+    *inserted += 1;
+    key
+}
+
+/// The time of an entry's key.
+#[inline(always)]
+fn time_of(key: u128) -> u64 {
+    (key >> 64) as u64
+}
+
 /// A 4-ary min-heap; `keys[i]` is entry `i`'s time in the high 64 bits and its insertion counter
 /// below, so keys are unique.
 struct Heap<E> {
@@ -141,12 +157,6 @@ impl<E> Default for EventQueue<E> {
 }
 
 impl<E: Copy> EventQueue<E> {
-    fn key(&mut self, time: u64) -> u128 {
-        let key = (time as u128) << 64 | self.inserted as u128;
-        self.inserted += 1;
-        key
-    }
-
     /// Hold (key, event) as the newest entry and move the one it replaces into its heap.
     #[inline(always)]
     fn hold(&mut self, key: u128, event: E, link: bool) {
@@ -161,13 +171,13 @@ impl<E: Copy> EventQueue<E> {
 
     /// Schedule a timer or any event other than a link's head.
     pub fn push(&mut self, time: u64, event: E) {
-        let key = self.key(time);
+        let key = next_key(time, &mut self.inserted);
         self.hold(key, event, false);
     }
 
     /// Schedule a link head. The order of events does not depend on which push was used.
     pub fn push_link(&mut self, time: u64, event: E) {
-        let key = self.key(time);
+        let key = next_key(time, &mut self.inserted);
         self.hold(key, event, true);
     }
 
@@ -186,7 +196,7 @@ impl<E: Copy> EventQueue<E> {
         if let Some((key, event, _)) = self.newest {
             if top.is_none_or(|(k, _)| key < k) {
                 self.newest = None;
-                return Some(((key >> 64) as u64, event));
+                return Some((time_of(key), event));
             }
         }
         let (key, link) = top?;
@@ -195,7 +205,7 @@ impl<E: Copy> EventQueue<E> {
         } else {
             &mut self.others
         };
-        Some(((key >> 64) as u64, heap.pop()))
+        Some((time_of(key), heap.pop()))
     }
 
     /// The next event, without removing it.
@@ -203,12 +213,12 @@ impl<E: Copy> EventQueue<E> {
         let top = self.heaps_top();
         if let Some((key, event, _)) = self.newest {
             if top.is_none_or(|(k, _)| key < k) {
-                return Some(((key >> 64) as u64, event));
+                return Some((time_of(key), event));
             }
         }
         let (key, link) = top?;
         let heap = if link { &self.links } else { &self.others };
-        Some(((key >> 64) as u64, heap.events[0]))
+        Some((time_of(key), heap.events[0]))
     }
 
     pub fn peek_time(&self) -> Option<u64> {
@@ -236,9 +246,9 @@ const CALENDAR_WORDS: usize = CALENDAR_BUCKETS as usize / 64;
 /// No node: the end of a bucket's list or of the free list.
 const NIL: u32 = u32::MAX;
 
-/// The calendar bucket of an entry's key (its time in the high 64 bits).
+/// The calendar bucket of an entry's key.
 fn bucket_of(key: u128) -> u64 {
-    ((key >> 64) as u64) >> CALENDAR_SHIFT
+    time_of(key) >> CALENDAR_SHIFT
 }
 
 #[derive(Clone, Copy)]
@@ -294,8 +304,7 @@ impl<E: Copy> CalendarQueue<E> {
     /// Schedule `event` at `time`, which must not be earlier than the last pop's.
     #[inline]
     pub fn push(&mut self, time: u64, event: E) {
-        let key = (time as u128) << 64 | self.inserted as u128;
-        self.inserted += 1;
+        let key = next_key(time, &mut self.inserted);
         let bucket = bucket_of(key);
         debug_assert!(bucket >= self.cursor, "scheduled before the last pop");
         if bucket - self.cursor < CALENDAR_BUCKETS {
@@ -398,7 +407,7 @@ impl<E: Copy> CalendarQueue<E> {
         self.nodes[least as usize].next = self.free;
         self.free = least;
         self.in_ring -= 1;
-        Some(((node.key >> 64) as u64, node.event))
+        Some((time_of(node.key), node.event))
     }
 
     pub fn len(&self) -> usize {
