@@ -6,9 +6,25 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
 
-.PHONY: setup demo test rust-test python-test lint fmt bench browser tshark clean
+.PHONY: setup demo test rust-test python-test lint fmt bench browser tshark guests clean
 
 setup: $(STAMP)
+
+# The WebAssembly guests the tests and benchmarks run (examples/: the built-ins as a guest, a
+# faulty one, the template), built with the rustup target, which is added where missing.
+WASM_TARGET := wasm32-unknown-unknown
+GUEST_STAMP := target/$(WASM_TARGET)/release/.guests-stamp
+GUEST_SOURCES := Cargo.lock $(shell find crates/slowstart-cc crates/slowstart-guest examples \
+	-name '*.rs' -o -name Cargo.toml)
+
+guests: $(GUEST_STAMP)
+
+$(GUEST_STAMP): $(GUEST_SOURCES)
+	@rustup target list --installed 2>/dev/null | grep -qx $(WASM_TARGET) \
+		|| rustup target add $(WASM_TARGET)
+	cargo build --quiet --release --target $(WASM_TARGET) \
+		-p builtin-guest -p faulty-guest -p wasm-controller
+	@touch $@
 
 $(VENV)/bin/maturin:
 	@echo "setup: creating $(VENV) (the first time also builds the Rust extension: minutes)"
@@ -49,9 +65,9 @@ tshark:
 		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; } \
 		|| echo "tshark not installed: the capture test will skip"
 
-test: setup browser tshark rust-test lint python-test
+test: setup guests browser tshark rust-test lint python-test
 
-rust-test:
+rust-test: guests
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo test --workspace --exclude slowstart-py
@@ -60,14 +76,14 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-python-test: setup
+python-test: setup guests
 	$(VENV)/bin/pytest
 
 fmt: setup
 	cargo fmt --all
 	$(VENV)/bin/ruff format .
 
-bench: setup
+bench: setup guests
 	$(PY) bench/run.py
 
 clean:

@@ -69,7 +69,10 @@ def test_cc_checked_against_the_registry():
     check_cc({"name": "lss", "params": {"max_ssthresh": 50}}, "flow.0.cc", ALGORITHMS)
     with pytest.raises(ScenarioError) as err:
         check_cc({"name": "warp", "params": {}}, "flow.0.cc", ALGORITHMS)
-    assert str(err.value) == 'flow.0.cc: unknown algorithm "warp" (accepted: reno, lss, aimd)'
+    assert str(err.value) == (
+        'flow.0.cc: unknown algorithm "warp" (accepted: reno, lss, aimd; or your own '
+        "controller: PATH.py:CLASS or PATH.wasm, each optionally followed by :key=value,...)"
+    )
     with pytest.raises(ScenarioError) as err:
         check_cc({"name": "reno", "params": {"beta": 0.7}}, "flow.0.cc", ALGORITHMS)
     assert str(err.value) == 'flow.0.cc: reno has no parameter "beta" (accepted: none)'
@@ -282,7 +285,7 @@ def test_general_form():
         ({"flow.0.initrwnd": 1.5}, "flow.0.initrwnd: expected a positive integer, got 1.5"),
         ({"flow.0.header_bytes": -1}, "flow.0.header_bytes: expected an integer >= 0, got -1"),
         ({"flow.0.bogus": 1}, "flow.0.bogus: unknown key (accepted: cc, size, start, mss,"),
-        ({"flow.0.cc": "warp"}, 'flow.0.cc: unknown algorithm "warp" (accepted: reno, lss, aimd)'),
+        ({"flow.0.cc": "warp"}, 'flow.0.cc: unknown algorithm "warp" (accepted: reno, lss, aimd;'),
         ({"flow.0.cc": "reno:beta=0.7"}, 'flow.0.cc: reno has no parameter "beta"'),
         ({"flow.0.cc": "lss:max_ssthresh"}, 'flow.0.cc: expected "name" or "name:key=value,...",'),
         ({"flow.0.size": "lots"}, 'flow.0.size: expected a size such as "100MB"'),

@@ -9,19 +9,32 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from slowstart.guests import Controller
 from slowstart.units import ScenarioError
 
 if TYPE_CHECKING:
-    from slowstart.api import Result, run, run_config
+    from slowstart.api import ControllerFault, Result, run, run_config
     from slowstart.scenario import load
     from slowstart.store import results
     from slowstart.sweeps import sweep
 
-__all__ = ["Result", "ScenarioError", "algorithms", "load", "results", "run", "run_config", "sweep"]
+__all__ = [
+    "Controller",
+    "ControllerFault",
+    "Result",
+    "ScenarioError",
+    "algorithms",
+    "load",
+    "results",
+    "run",
+    "run_config",
+    "sweep",
+]
 __version__ = "0.1.0"
 
 # Imported on first use, so the CLI's error paths and `list` need not load pandas.
 _LAZY = {"Result": "slowstart.api", "run": "slowstart.api", "run_config": "slowstart.api"}
+_LAZY["ControllerFault"] = "slowstart.api"
 _LAZY["load"] = "slowstart.scenario"
 _LAZY["sweep"] = "slowstart.sweeps"
 _LAZY["results"] = "slowstart.store"

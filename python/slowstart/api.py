@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from slowstart import guests
 from slowstart.scenario import load
 
 if TYPE_CHECKING:
@@ -225,6 +226,16 @@ class Interrupted(KeyboardInterrupt):
         self.result = result
 
 
+class ControllerFault(ValueError):
+    """A user's controller misbehaved and stopped the run; the message is the core's one line
+    (the controller, the method, the simulated time, what it did) and `result` holds what was
+    simulated before (summary `fault`)."""
+
+    def __init__(self, result: Result) -> None:
+        super().__init__(result.summary["fault"])
+        self.result = result
+
+
 def export_dir(path: str | os.PathLike[str], option: str) -> str:
     """Create folder `path` for an export and check it takes files; ValueError naming `option`
     (e.g. "--pcap") if not."""
@@ -247,12 +258,14 @@ def run_config(
     pcap: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Run an already canonical config. `progress(now_s, end_s)` is called about every 100 ms
-    of wall time; Ctrl-C raises Interrupted, which carries the partial result. `qlog` and
+    of wall time; Ctrl-C raises Interrupted, a user's misbehaving controller ControllerFault,
+    each carrying the partial result. `qlog` and
     `pcap` are folders: one qlog file per flow (`.sqlog`), one capture per link direction."""
     from slowstart import _core
 
     qlog_dir = None if qlog is None else export_dir(qlog, "qlog")
     pcap_dir = None if pcap is None else export_dir(pcap, "pcap")
+    guests.register(config)
     start = time.perf_counter()
     out = _core.run(json.dumps(config), progress, qlog_dir, pcap_dir)
     wall_s = time.perf_counter() - start
@@ -267,6 +280,8 @@ def run_config(
         phase_names=names["phases"],
         apps=_Pending(frame, out["apps"], names),
     )
+    if summary.get("fault"):
+        raise ControllerFault(result)
     if summary.get("interrupted"):
         raise Interrupted(result)
     return result

@@ -212,7 +212,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         seed=args.seed,
         duration=args.duration,
     )
-    from slowstart.api import Interrupted, export_dir, run_config
+    from slowstart.api import ControllerFault, Interrupted, export_dir, run_config
     from slowstart.progress import bar
 
     qlog = None if args.qlog is None else export_dir(args.qlog, "--qlog")
@@ -223,6 +223,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             result = run_config(config, progress, qlog=qlog, pcap=pcap)
         except Interrupted as e:
             result, interrupted = e.result, e
+        except ControllerFault as e:
+            if not args.out:
+                raise
+            e.result.save(args.out)
+            at = e.result.summary["sim_time_s"]
+            return _error(f"{e} (what ran before {at:.6f} s is in {args.out})", EXIT_BAD_INPUT)
     swarm = "swarm" in config  # peers and uplink queues instead of flows (slowstart.swarm)
     if args.out:
         written = result.save(args.out)

@@ -20,6 +20,7 @@ import tomllib
 from fractions import Fraction
 from typing import Any
 
+from slowstart import guests
 from slowstart.apps import ALL_KEYS as APP_KEYS
 from slowstart.apps import parse_app
 from slowstart.defaults import canonical_word, defaults
@@ -206,7 +207,10 @@ def parse_str(value: object, field: str) -> str:
 
 # --- congestion control specs -------------------------------------------------------------
 
-CC_HELP = 'an algorithm such as "reno", "lss:max_ssthresh=100" or {name = "lss", ...}'
+CC_HELP = (
+    'an algorithm such as "reno", "lss:max_ssthresh=100" or {name = "lss", ...}, '
+    'or your own: "my_start.py:MyStart" or "my_start.wasm"'
+)
 
 
 def _param_word(text: str) -> bool | int | float | str:
@@ -228,23 +232,52 @@ def _check_param(field: str, key: str, value: object) -> None:
         raise ScenarioError(f"{field}: parameter {key} must be a finite number, got {value}")
 
 
+def _parse_params(rest: str, field: str, value: object) -> dict[str, Any]:
+    """The `key=value,...` after a name's colon."""
+    params: dict[str, Any] = {}
+    for item in rest.split(",") if rest.strip() else []:
+        key, eq, word = item.partition("=")
+        if not eq or not key.strip() or not word.strip():
+            raise ScenarioError(
+                f'{field}: expected "name" or "name:key=value,...", got {show(value)}'
+            )
+        params[key.strip()] = _param_word(word.strip())
+    return params
+
+
+def _guest_spec(ref: str | type, params: dict[str, Any], field: str) -> dict[str, Any]:
+    """A user's controller, loaded: its canonical name (with the content's hash) and source."""
+    for key, v in params.items():
+        _check_param(field, key, v)
+    try:
+        spec = guests.resolve(ref, field)
+    except guests.GuestError as e:
+        raise ScenarioError(str(e)) from None
+    return {"name": spec["name"], "params": params, "guest": spec["guest"]}
+
+
 def parse_cc(value: object, field: str) -> dict[str, Any]:
-    """`"name:key=value,..."` or `{name = ..., key = value}` → {"name": ..., "params": {...}}."""
+    """`"name:key=value,..."` or `{name = ..., key = value}` → {"name": ..., "params": {...}};
+    a user's controller (`x.py:Class`, `x.wasm`, or a Controller subclass) also gets
+    "guest", where it came from (python/slowstart/guests.py)."""
+    if isinstance(value, type):
+        return _guest_spec(value, {}, field)
+    if isinstance(value, str) and guests.is_reference(value.strip()):
+        ref, rest = guests.split_reference(value.strip())
+        if value.strip().endswith(":"):
+            raise ScenarioError(
+                f'{field}: nothing after ":" (expected "{ref}" or "{ref}:key=value,..."), '
+                f"got {show(value)}"
+            )
+        return _guest_spec(ref, _parse_params(rest, field, value), field)
     if isinstance(value, str):
         name, colon, rest = value.strip().partition(":")
-        params: dict[str, Any] = {}
         if colon and not rest.strip():
             raise ScenarioError(
                 f'{field}: nothing after ":" (expected "name" or "name:key=value,..."), '
                 f"got {show(value)}"
             )
-        for item in rest.split(",") if rest.strip() else []:
-            key, eq, word = item.partition("=")
-            if not eq or not key.strip() or not word.strip():
-                raise ScenarioError(
-                    f'{field}: expected "name" or "name:key=value,...", got {show(value)}'
-                )
-            params[key.strip()] = _param_word(word.strip())
+        params = _parse_params(rest, field, value)
     elif isinstance(value, dict):
         if "name" not in value:
             raise ScenarioError(f"{field}.name: missing (expected {CC_HELP})")
@@ -255,6 +288,8 @@ def parse_cc(value: object, field: str) -> dict[str, Any]:
                 raise ScenarioError(
                     f"{field}.{key}: expected a number, true/false or a word, got {show(v)}"
                 )
+        if guests.is_reference(name):
+            return _guest_spec(name.strip() if isinstance(name, str) else name, params, field)
     else:
         raise ScenarioError(f"{field}: expected {CC_HELP}, got {show(value)}")
     if not isinstance(name, str) or not name.strip():
@@ -265,12 +300,16 @@ def parse_cc(value: object, field: str) -> dict[str, Any]:
 
 
 def check_cc(spec: dict[str, Any], field: str, algorithms: list[dict[str, Any]]) -> None:
-    """Name and parameter names against the core's registry (values are checked there)."""
+    """Name and parameter names against the core's registry (values are checked there); a
+    user's controller checks its own when it is built."""
+    if "guest" in spec:
+        return
     by_name = {a["name"]: a for a in algorithms}
     algo = by_name.get(spec["name"])
     if algo is None:
         raise ScenarioError(
-            f"{field}: unknown algorithm {show(spec['name'])} (accepted: {', '.join(by_name)})"
+            f"{field}: unknown algorithm {show(spec['name'])} "
+            f"(accepted: {', '.join(by_name)}; or {guests.HELP})"
         )
     accepted = [p["name"] for p in algo["params"]]
     for key in spec["params"]:
@@ -972,6 +1011,10 @@ def load(
     if algorithms is not None:
         from slowstart import _core
 
+        try:
+            guests.register(config)
+        except guests.GuestError as e:
+            raise ScenarioError(str(e)) from None
         try:
             _core.validate(json.dumps(config))
         except ValueError as e:

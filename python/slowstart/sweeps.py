@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
+from slowstart import guests
 from slowstart.scenario import load
 from slowstart.store import Store
 from slowstart.units import ScenarioError, parse_int, show
@@ -313,6 +314,9 @@ def run_configs(
         if items is None:
             keep = traces and the_store is not None
             items = [(t, keep) for t in texts]
+        payloads = guests.payloads_for([configs[i] for i in todo])
+        if payloads:  # the users' controllers travel with the tasks
+            task = guests.Carrying(task, payloads)
         total = len(todo)
         if progress is not None:
             progress(0, total)

@@ -15,7 +15,9 @@
 //! arithmetic shared by the loss-based algorithms), components several algorithms keep for
 //! themselves ([`round`] counting, the [`windowed_filter`], the [`rng`]), one module per algorithm, [`params`] (how an
 //! algorithm declares its parameters, with defaults and accepted ranges, and reads them) and
-//! [`registry`] (the list of algorithms and construction from `name:key=value`).
+//! [`registry`] (the list of algorithms and construction from `name:key=value`). A user's own
+//! controller (a Python class, a WebAssembly guest) comes in through [`external`]: registered
+//! under a name at run time, built like any algorithm, its every answer checked.
 
 pub mod aimd;
 pub mod bbr;
@@ -23,6 +25,7 @@ pub mod bbr1;
 pub mod controller;
 pub mod cubic;
 pub mod estimators;
+pub mod external;
 pub mod hstcp;
 pub mod ledbat;
 pub mod loss_based;

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::params::ParamValue;
 use crate::params::{ParamInfo, Params};
 
+use crate::external::GuestController;
 use crate::loss_based::{AvoidanceRule, LossBased};
 use crate::reno::{reno, Reno};
 use crate::slow_start::SlowStart;
@@ -30,6 +31,11 @@ impl CcSpec {
             name: name.to_string(),
             params: BTreeMap::new(),
         }
+    }
+
+    /// Whether it names a user's controller (anything not built in, [`crate::external`]).
+    pub fn is_guest(&self) -> bool {
+        algorithm(&self.name).is_none()
     }
 }
 
@@ -204,8 +210,9 @@ fn algorithm_names() -> String {
         .join(", ")
 }
 
-/// A built controller. An enum, not a trait object, so the per-ACK call is a direct match.
-#[derive(Clone, Debug)]
+/// A built controller. An enum, not a trait object, so the per-ACK call is a direct match; a
+/// user's controller is the one boxed variant ([`crate::external`]).
+#[derive(Debug)]
 pub enum Controller {
     Bbr(crate::bbr::Bbr),
     Bbr1(crate::bbr1::Bbr1),
@@ -218,6 +225,7 @@ pub enum Controller {
     VegasLss(crate::vegas::Vegas),
     Ledbat(crate::ledbat::Ledbat),
     Utp(crate::utp::Utp),
+    Guest(Box<GuestController>),
 }
 
 macro_rules! dispatch {
@@ -234,6 +242,7 @@ macro_rules! dispatch {
             Controller::VegasLss($c) => $body,
             Controller::Ledbat($c) => $body,
             Controller::Utp($c) => $body,
+            Controller::Guest($c) => $body,
         }
     };
 }
@@ -260,13 +269,22 @@ impl Controller {
         if common.mss == 0 {
             return Err(CcError("mss: must be > 0".into()));
         }
-        let algo = algorithm(&spec.name).ok_or_else(|| {
-            CcError(format!(
-                "cc: unknown algorithm '{}' (accepted: {})",
-                spec.name,
-                algorithm_names()
-            ))
-        })?;
+        let Some(algo) = algorithm(&spec.name) else {
+            return match crate::external::factory(&spec.name) {
+                Some(f) => Ok(Controller::Guest(Box::new(GuestController::new(
+                    &spec.name,
+                    f.as_ref(),
+                    &spec.params,
+                    common,
+                )?))),
+                None => Err(CcError(format!(
+                    "cc: unknown algorithm '{}' (accepted: {}; or your own controller: \
+                     PATH.py:CLASS or PATH.wasm, with :key=value,... after it)",
+                    spec.name,
+                    algorithm_names()
+                ))),
+            };
+        };
         let params = Params::new(spec, algo)?;
         Ok(match algo.name {
             "reno" | "lss" => Controller::Reno(reno(
@@ -324,6 +342,29 @@ impl Controller {
             "bbr1" => Controller::Bbr1(crate::bbr1::from_params(&params, common)?),
             other => unreachable!("algorithm {other} is registered but not constructed"),
         })
+    }
+}
+
+impl Controller {
+    /// Build again a spec that was built before (a reconnection, a swarm's next connection).
+    /// Built-ins cannot fail here; a user's constructor can, and then the fault is recorded and
+    /// a faulted stand-in returned, on which the engine's next check stops the run.
+    pub fn rebuild(spec: &CcSpec, common: &CommonParams) -> Self {
+        Controller::new(spec, common).unwrap_or_else(|e| {
+            Controller::Guest(Box::new(GuestController::faulted_stand_in(
+                &spec.name, common, e.0,
+            )))
+        })
+    }
+
+    /// Whether this is a user's controller that has faulted ([`crate::external`]).
+    pub fn is_faulted(&self) -> bool {
+        matches!(self, Controller::Guest(g) if g.is_faulted())
+    }
+
+    /// Whether this is a user's controller, loaded at run time.
+    pub fn is_guest(&self) -> bool {
+        matches!(self, Controller::Guest(_))
     }
 }
 

@@ -8,6 +8,8 @@ use slowstart_cc::registry::ALGORITHMS;
 use slowstart_cc::Phase;
 use slowstart_sim::ExportDirs;
 use std::path::PathBuf;
+
+mod guest;
 use std::time::{Duration, Instant};
 
 /// Wall time between two looks at Ctrl-C and the caller's progress callback.
@@ -48,8 +50,12 @@ fn run<'py>(
         }
     };
     let exports = ExportDirs { qlog, pcap };
-    let out = slowstart_sim::run_json_exporting(config_json, &exports, &mut tick)
+    let mut out = slowstart_sim::run_json_exporting(config_json, &exports, &mut tick)
         .map_err(|e| PyValueError::new_err(e.0))?;
+    if guest::take_interrupt() {
+        // Ctrl-C inside a Python controller: the user's stop, not the controller's fault.
+        out.summary.fault = None;
+    }
     if let Some(e) = out.export_error {
         return Err(PyOSError::new_err(e));
     }
@@ -128,8 +134,35 @@ fn schema() -> String {
     slowstart_sim::sim::schema_json()
 }
 
+/// Register a WebAssembly controller module under `name` (its content hash in the name);
+/// ValueError with one line if the module does not fit the guest interface.
+#[pyfunction]
+fn register_wasm(name: &str, module: &[u8]) -> PyResult<()> {
+    slowstart_wasm::register(name, module).map_err(PyValueError::new_err)
+}
+
+/// Register a Python controller class under `name`; the engine builds one instance per
+/// connection, with the keywords mss, initcwnd, abc, seed, paced and the spec's parameters.
+#[pyfunction]
+fn register_python(name: &str, class: Py<PyAny>) {
+    guest::register(name, class);
+}
+
+/// Whether `name` is registered as a user's controller in this process.
+#[pyfunction]
+fn is_registered(name: &str) -> bool {
+    slowstart_cc::external::is_registered(name)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(register_wasm, m)?)?;
+    m.add_function(wrap_pyfunction!(register_python, m)?)?;
+    m.add_function(wrap_pyfunction!(is_registered, m)?)?;
+    m.add_class::<guest::SentEvent>()?;
+    m.add_class::<guest::AckEvent>()?;
+    m.add_class::<guest::RateSample>()?;
+    m.add_class::<guest::CongestionEvent>()?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;

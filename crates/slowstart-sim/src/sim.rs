@@ -116,9 +116,13 @@ pub struct Summary {
     pub peers: Vec<PeerSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub swarm: Option<SwarmSummary>,
-    /// The run was stopped before its end (Ctrl-C); what it holds is up to `sim_time_s`.
+    /// The run was stopped before its end (Ctrl-C, or a user's controller faulted); what it
+    /// holds is up to `sim_time_s`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// What a user's controller did wrong, when that stopped the run (`slowstart_cc::external`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -263,6 +267,9 @@ pub struct Simulation {
     app_trace: AppTrace,
     app_sampler: Sampler,
     interrupted: bool,
+    /// Some flow runs a user's controller: the loop checks for its faults after every event.
+    guests: bool,
+    fault: Option<String>,
     /// `--pcap` and `--qlog`, when asked for.
     captures: Option<Box<Captures>>,
     qlogs: Option<Box<Qlogs>>,
@@ -389,6 +396,8 @@ impl Simulation {
             app_trace: AppTrace::default(),
             app_sampler: Sampler::new(cfg.trace.flow_interval_ns, cfg.trace.max_rows, n_flows),
             interrupted: false,
+            guests: cfg.flows.iter().any(|f| f.cc.is_guest()),
+            fault: None,
             captures: None,
             qlogs: None,
         })
@@ -433,6 +442,9 @@ impl Simulation {
     /// [`Simulation::advance`], telling `progress` how far it got now and then; it stops early
     /// (and the summary says `interrupted`) when `progress` returns false.
     pub fn advance_with(&mut self, progress: crate::Progress) -> u64 {
+        if self.guests {
+            slowstart_cc::external::take_fault(); // a fault of an earlier run on this thread
+        }
         for (i, f) in self.flows.iter().enumerate() {
             self.queue.push(f.start_ns, Event::FlowStart(i as u32));
         }
@@ -454,6 +466,12 @@ impl Simulation {
                 Event::Timer(f, kind) => self.timer(f, kind),
             }
             self.flush_io();
+            if self.guests && slowstart_cc::external::faulted() {
+                self.fault = slowstart_cc::external::take_fault();
+                self.interrupted = true;
+                end = t;
+                break;
+            }
             if self.unfinished_flows == 0 && !self.run_to_end {
                 end = t;
                 break;
@@ -623,7 +641,7 @@ impl Simulation {
     fn reconnect(&mut self, f: usize) {
         let now = self.now;
         let flow = &mut self.flows[f];
-        let cc = Controller::new(&flow.spec, &flow.common).expect("built at the start");
+        let cc = Controller::rebuild(&flow.spec, &flow.common);
         flow.prior_stats.add(flow.sender.stats());
         flow.prior_delivered += flow.receiver.rcv_nxt();
         flow.prior_acked += flow.sender.delivered();
@@ -965,6 +983,7 @@ impl Simulation {
                 peers: vec![],
                 swarm: None,
                 interrupted: self.interrupted,
+                fault: self.fault,
             },
             flows: self.flow_trace,
             queues: self.queue_trace,

@@ -262,6 +262,9 @@ pub struct SwarmSim {
     completions: u64,
     stopped: bool,
     interrupted: bool,
+    /// A peer runs a user's controller: the loop checks for its faults after every event.
+    guests: bool,
+    fault: Option<String>,
     dirty: Vec<u32>,
     totals: [TransportTotals; 2],
     stale_packets: u64,
@@ -312,6 +315,8 @@ impl SwarmSim {
             completions: 0,
             stopped: false,
             interrupted: false,
+            guests: cfg.tcp.cc.is_guest() || cfg.utp.cc.is_guest(),
+            fault: None,
             dirty: Vec::new(),
             totals: Default::default(),
             stale_packets: 0,
@@ -352,6 +357,9 @@ impl SwarmSim {
     /// [`SwarmSim::advance`], telling `progress` how far it got now and then; it stops early
     /// (and the summary says `interrupted`) when `progress` returns false.
     pub fn advance_with(&mut self, progress: crate::Progress) -> u64 {
+        if self.guests {
+            slowstart_cc::external::take_fault(); // a fault of an earlier run on this thread
+        }
         for _ in 0..self.cfg.seeds {
             self.add_peer(true, false);
         }
@@ -377,6 +385,12 @@ impl SwarmSim {
                 Ev::QueueSample => self.sample_queues(),
             }
             self.flush();
+            if self.guests && slowstart_cc::external::faulted() {
+                self.fault = slowstart_cc::external::take_fault();
+                self.interrupted = true;
+                end = t;
+                break;
+            }
             if self.stopped {
                 end = t;
                 break;
@@ -516,7 +530,7 @@ impl SwarmSim {
             seed: substream_seed(self.seed, 2, h as u64),
             paced: template.pacing,
         };
-        let cc = Controller::new(&template.cc, &common).expect("checked by validate");
+        let cc = Controller::rebuild(&template.cc, &common);
         let data = template.transport();
         let control = self.cfg.tcp.transport();
         Half {
@@ -1290,6 +1304,7 @@ impl SwarmSim {
                 peers,
                 swarm: Some(swarm),
                 interrupted: self.interrupted,
+                fault: self.fault,
             },
             flows: FlowTrace::default(),
             queues: self.queue_trace,

@@ -1,0 +1,331 @@
+//! The host against real guests: the built-ins compiled as guests (examples/builtin-guest) must
+//! answer every event exactly as the built-ins do, and each way a guest can misbehave
+//! (examples/faulty-guest, hand-written modules) must give one line saying what it did.
+
+use std::path::PathBuf;
+
+use proptest::prelude::*;
+use slowstart_cc::external::{take_fault, Event, GuestFactory};
+use slowstart_cc::registry::{CcSpec, CommonParams, Controller, ALGORITHMS};
+use slowstart_cc::{AckEvent, CongestionController, CongestionEvent, RateSample, SentEvent};
+
+use super::*;
+
+/// A guest module built by `make guests` (cargo build --target wasm32-unknown-unknown).
+fn guest_module(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/wasm32-unknown-unknown/release")
+        .join(format!("{name}.wasm"));
+    std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; build the guests first (make guests)",
+            path.display()
+        )
+    })
+}
+
+const COMMON: CommonParams = CommonParams {
+    mss: 1448,
+    initcwnd: 10,
+    abc: true,
+    seed: 3,
+    paced: false,
+};
+
+fn params(pairs: &[(&str, ParamValue)]) -> BTreeMap<String, ParamValue> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
+
+fn text(s: &str) -> ParamValue {
+    ParamValue::Text(s.into())
+}
+
+#[derive(Clone, Debug)]
+enum Step {
+    Sent(u64),
+    Ack {
+        segments: u64,
+        rtt_ms: u64,
+        limited: bool,
+    },
+    Loss,
+    RecoveryExit,
+    Timeout,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => (1u64..4).prop_map(Step::Sent),
+        8 => (1u64..64, 1u64..800, any::<bool>())
+            .prop_map(|(segments, rtt_ms, limited)| Step::Ack { segments, rtt_ms, limited }),
+        1 => Just(Step::Loss),
+        1 => Just(Step::RecoveryExit),
+        1 => Just(Step::Timeout),
+    ]
+}
+
+/// Deliver `steps` to a controller, calling `after` with each answer.
+fn drive(c: &mut dyn CongestionController, steps: &[Step], mut after: impl FnMut(&str)) {
+    const MSS: u64 = 1448;
+    let (mut now, mut delivered, mut sent) = (0u64, 0u64, 0u64);
+    for s in steps {
+        now += 1_000_000;
+        match *s {
+            Step::Sent(n) => {
+                sent += n * MSS;
+                c.on_packet_sent(&SentEvent {
+                    now,
+                    bytes: n * MSS,
+                    bytes_in_flight: c.cwnd(),
+                    total_sent: sent,
+                    retransmission: n == 3,
+                })
+            }
+            Step::Ack {
+                segments,
+                rtt_ms,
+                limited,
+            } => {
+                let bytes = segments * MSS;
+                let rtt = rtt_ms * 1_000_000;
+                c.on_ack(&AckEvent {
+                    now,
+                    bytes_acked: bytes,
+                    mss: MSS,
+                    rtt: Some(rtt),
+                    srtt: rtt,
+                    min_rtt: 1_000_000,
+                    one_way_delay: Some(rtt / 2),
+                    rate: Some(RateSample {
+                        delivery_rate: bytes * 1_000_000_000 / rtt,
+                        delivered: bytes,
+                        interval: rtt,
+                        prior_delivered: delivered,
+                        is_app_limited: !limited,
+                        rtt,
+                    }),
+                    delivered: delivered + bytes,
+                    prior_in_flight: c.cwnd(),
+                    bytes_in_flight: c.cwnd().saturating_sub(bytes),
+                    cwnd_limited: limited,
+                    sent_before_cwnd_block: limited,
+                    in_recovery: false,
+                });
+                delivered += bytes;
+            }
+            Step::Loss => c.on_congestion_event(&CongestionEvent {
+                now,
+                ecn: delivered % 3 == 0,
+                bytes_lost: MSS,
+                bytes_in_flight: c.cwnd(),
+                mss: MSS,
+            }),
+            Step::RecoveryExit => c.on_recovery_exit(now),
+            Step::Timeout => c.on_rto(now, c.cwnd()),
+        }
+        after(&format!(
+            "{:?} {} {} {:?} {:?} {:?}",
+            s,
+            c.cwnd(),
+            c.ssthresh(),
+            c.pacing_rate(),
+            c.send_quantum(),
+            c.phase()
+        ));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+    /// Every built-in, compiled as a guest, answers every event as the built-in does.
+    #[test]
+    fn every_builtin_as_a_guest_answers_as_the_builtin(steps in proptest::collection::vec(step(), 1..200)) {
+        register("builtin-guest-test", &guest_module("builtin_guest")).unwrap();
+        for algo in ALGORITHMS {
+            let mut native = Controller::new(&CcSpec::named(algo.name), &COMMON).unwrap();
+            let spec = CcSpec {
+                name: "builtin-guest-test".into(),
+                params: params(&[("algorithm", text(algo.name))]),
+            };
+            let mut guest = Controller::new(&spec, &COMMON).unwrap();
+            let mut expected = Vec::new();
+            drive(&mut native, &steps, |line| expected.push(line.to_string()));
+            let mut got = Vec::new();
+            drive(&mut guest, &steps, |line| got.push(line.to_string()));
+            prop_assert_eq!(got, expected, "{}", algo.name);
+            prop_assert!(take_fault().is_none());
+        }
+    }
+}
+
+/// The first fault of a faulty guest's controller, driven by ACKs until it misbehaves.
+fn fault_of(fault: &str) -> String {
+    let factory = WasmFactory::load(&guest_module("faulty_guest")).unwrap();
+    let p = params(&[("fault", text(fault)), ("after", ParamValue::Number(2.0))]);
+    let (mut guest, _) = factory.build(&p, &COMMON).unwrap();
+    let ack = AckEvent {
+        now: 5,
+        bytes_acked: 1448,
+        mss: 1448,
+        cwnd_limited: true,
+        ..AckEvent::default()
+    };
+    for _ in 0..4 {
+        if let Err(e) = guest.call(Event::Ack(&ack)) {
+            return e;
+        }
+    }
+    panic!("{fault}: no fault after 4 ACKs");
+}
+
+#[test]
+fn a_trap_an_endless_loop_and_runaway_memory_are_faults() {
+    let trap = fault_of("trap");
+    assert!(trap.starts_with("slowstart_on_ack trapped"), "{trap}");
+    let endless = fault_of("loop");
+    assert_eq!(
+        endless,
+        format!("slowstart_on_ack ran past its budget of {FUEL_PER_CALL} instructions (an endless loop?)")
+    );
+    let grow = fault_of("grow");
+    assert!(grow.starts_with("slowstart_on_ack trapped"), "{grow}");
+}
+
+#[test]
+fn windows_out_of_bounds_fault_through_the_controller() {
+    register("faulty-guest-test", &guest_module("faulty_guest")).unwrap();
+    for (fault, got) in [
+        ("zero_window", "returned 0"),
+        ("huge_window", "returned 1152921504606846976"),
+    ] {
+        take_fault();
+        let spec = CcSpec {
+            name: "faulty-guest-test".into(),
+            params: params(&[("fault", text(fault)), ("after", ParamValue::Number(1.0))]),
+        };
+        let mut c = Controller::new(&spec, &COMMON).unwrap();
+        c.on_ack(&AckEvent {
+            now: 2_000_000_000,
+            bytes_acked: 1448,
+            mss: 1448,
+            cwnd_limited: true,
+            ..AckEvent::default()
+        });
+        assert!(c.is_faulted());
+        let message = take_fault().unwrap();
+        assert!(
+            message.starts_with("cc faulty-guest-test: on_ack at 2.000000 s: cwnd() ")
+                && message.contains(got),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn a_guest_refusing_its_parameters_is_a_build_error() {
+    register("faulty-guest-test", &guest_module("faulty_guest")).unwrap();
+    let spec = CcSpec {
+        name: "faulty-guest-test".into(),
+        params: params(&[("fault", text("at_start"))]),
+    };
+    let err = Controller::new(&spec, &COMMON).unwrap_err();
+    assert_eq!(
+        err.0,
+        "cc: faulty-guest-test: returned -1: refused at start, as asked"
+    );
+    let spec = CcSpec {
+        name: "faulty-guest-test".into(),
+        params: params(&[("fault", text("trap")), ("speed", ParamValue::Number(1.0))]),
+    };
+    let err = Controller::new(&spec, &COMMON).unwrap_err();
+    assert!(
+        err.0
+            .contains("unknown parameter 'speed' (accepted: fault, after)"),
+        "{err}"
+    );
+}
+
+fn load_error(wat: &str) -> String {
+    match WasmFactory::load(&wat::parse_str(wat).unwrap()) {
+        Ok(_) => panic!("loaded: {wat}"),
+        Err(e) => e,
+    }
+}
+
+/// Every export of the interface, with `version` as the version.
+fn module(version: i32, extra: &str) -> String {
+    let events: String = EventKind::ALL
+        .iter()
+        .map(|k| {
+            format!(
+                "(func (export \"{}\") (result i32) i32.const 0)",
+                k.export()
+            )
+        })
+        .collect();
+    format!(
+        r#"(module {extra} (memory (export "memory") 1)
+            (func (export "slowstart_abi_version") (result i32) i32.const {version})
+            (func (export "slowstart_io") (result i32) i32.const 0)
+            (func (export "slowstart_new") (param i64 i64 i32 i64 i32) (result i32) i32.const 0)
+            {events})"#
+    )
+}
+
+#[test]
+fn modules_that_do_not_fit_the_interface_are_refused_with_one_line() {
+    assert!(WasmFactory::load(&wat::parse_str(module(abi::VERSION, "")).unwrap()).is_ok());
+    assert_eq!(
+        WasmFactory::load(b"#!/bin/sh\necho hi\n").err().unwrap(),
+        "not a WebAssembly module (no \\0asm header)"
+    );
+    assert!(WasmFactory::load(b"\0asm\x01\0\0\0\x99")
+        .err()
+        .unwrap()
+        .starts_with("not a valid WebAssembly module"));
+    assert_eq!(
+        load_error(&module(2, "")),
+        "built for guest interface version 2; this slowstart runs version 1 (rebuild it \
+         against this slowstart-guest)"
+    );
+    assert_eq!(
+        load_error(&module(
+            1,
+            r#"(import "wasi_snapshot_preview1" "fd_write" (func (param i32 i32 i32 i32) (result i32)))"#
+        )),
+        "imports wasi_snapshot_preview1.fd_write, which slowstart does not provide (a guest has \
+         no file, network or clock: build it for wasm32-unknown-unknown, without WASI)"
+    );
+    let no_ack = module(1, "").replace("(export \"slowstart_on_ack\")", "");
+    assert_eq!(
+        load_error(&no_ack),
+        "missing export 'slowstart_on_ack' (is it built with slowstart_guest::export!?)"
+    );
+    let wrong = module(1, "").replace(
+        "(func (export \"slowstart_new\") (param i64 i64 i32 i64 i32)",
+        "(func (export \"slowstart_new\") (param i32)",
+    );
+    assert!(load_error(&wrong).starts_with("export 'slowstart_new' has the wrong type"));
+    let no_memory = module(1, "").replace("(memory (export \"memory\") 1)", "");
+    assert_eq!(
+        load_error(&no_memory),
+        "missing export 'memory' (the guest's linear memory)"
+    );
+}
+
+#[test]
+fn a_module_asking_for_more_memory_than_the_limit_cannot_start() {
+    let pages = MEMORY_LIMIT / 65536 + 1;
+    let big = module(1, "").replace(
+        "(memory (export \"memory\") 1)",
+        &format!("(memory (export \"memory\") {pages})"),
+    );
+    assert!(
+        load_error(&big).starts_with("cannot be instantiated"),
+        "{}",
+        load_error(&big)
+    );
+}
