@@ -364,6 +364,7 @@ def _first_line(text: object) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     from slowstart.paths import scenario_dirs, scenario_files
     from slowstart.queues import KINDS as QUEUE_KINDS
+    from slowstart import guests
     from slowstart.queues import default_parameters
     from slowstart.scenario import core_algorithms
 
@@ -385,6 +386,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     src_w = max((len(a["source"]) for a in algorithms), default=0)
     for a in algorithms:
         print(f"  {a['name']:<{name_w}}  {a['source']:<{src_w}}  {a['summary']}")
+    print(f"  and {guests.HELP} (see examples/python and examples/wasm-controller)")
     print('queue disciplines (queue = "KIND", or {kind = "KIND", ...} to change a default):')
     kind_w = max(map(len, QUEUE_KINDS))
     for kind in QUEUE_KINDS:

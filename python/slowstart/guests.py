@@ -13,6 +13,7 @@ a sweep get the payloads with their tasks (`payloads_for`, `install`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import marshal
@@ -172,16 +173,23 @@ def _digest(data: bytes) -> str:
 
 
 def _class_digest(cls: type) -> str:
-    """The class's source when Python has it, else its methods' code objects."""
-    try:
-        return _digest(inspect.getsource(cls).encode())
-    except (OSError, TypeError):
-        codes = [
-            marshal.dumps(v.__code__)
-            for _, v in sorted(vars(cls).items())
-            if isinstance(v, types.FunctionType)
-        ]
-        return _digest(f"{cls.__module__}.{cls.__qualname__}".encode() + b"".join(codes))
+    """The class's source when Python has it, else its methods' code; with the values its
+    methods close over and its other attributes, so two classes made by the same code with
+    different values are two controllers."""
+    parts = [f"{cls.__module__}.{cls.__qualname__}".encode()]
+    with contextlib.suppress(OSError, TypeError):
+        parts.append(inspect.getsource(cls).encode())
+    for klass in cls.__mro__:
+        if klass is Controller or klass is object:
+            continue
+        for key, value in sorted(vars(klass).items()):
+            if isinstance(value, types.FunctionType):
+                cells = [repr(c.cell_contents) for c in value.__closure__ or ()]
+                parts += [key.encode(), marshal.dumps(value.__code__), repr(cells).encode()]
+                parts.append(repr(value.__defaults__).encode())
+            elif not key.startswith("__"):
+                parts.append(f"{key}={value!r}".encode())
+    return _digest(b"\0".join(parts))
 
 
 def resolve(ref: str | type, field: str) -> dict[str, Any]:
@@ -218,10 +226,24 @@ def resolve(ref: str | type, field: str) -> dict[str, Any]:
         module = _read(path, field)
         digest = _digest(module)
         name = f"{path.name}@{digest[:HASH_CHARS]}"
+        _check_module(name, module, f"{field}: {path.name}")
         PAYLOADS[name] = Payload("wasm", module)
         guest = {"kind": "wasm", "path": str(path.resolve()), "sha256": digest}
         return {"name": name, "guest": guest}
     raise GuestError(f"{field}: expected {HELP}, got {ref!r}")
+
+
+def _check_module(name: str, module: bytes, field: str) -> None:
+    """Register a WebAssembly module with the core now, so that one that does not fit the
+    guest interface is refused while loading, naming the field."""
+    try:
+        from slowstart import _core
+    except ImportError:  # loading without the extension: the run checks it
+        return
+    try:
+        _core.register_wasm(name, module)
+    except ValueError as e:
+        raise GuestError(f"{field}: {e}") from None
 
 
 # Classes made from Python sources, by canonical name (one module per source).

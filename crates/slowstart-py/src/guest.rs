@@ -171,9 +171,14 @@ impl PyGuest {
                 .map_err(|e| format!("{name}() raised {}", describe(py, &e)))
         };
         let bytes = |name: &str, v: Bound<'_, PyAny>| {
+            let unit = if name == "pacing_rate" {
+                "bytes per second"
+            } else {
+                "bytes"
+            };
             v.extract::<u64>().map_err(|_| {
                 format!(
-                    "{name}() returned {} (accepted: a whole number of bytes, 0..2^64)",
+                    "{name}() returned {} (accepted: a whole number of {unit}, 0..2^64)",
                     v.repr().map(|r| r.to_string()).unwrap_or_default()
                 )
             })

@@ -1,0 +1,287 @@
+"""A user's own controller (python/slowstart/guests.py): a Python class and a WebAssembly guest
+run byte-identical to the built-in they restate, wherever a built-in runs; each way a controller
+can misbehave ends the run with one line; the store keys on the controller's content."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+import slowstart
+from conftest import ROOT, cli
+from slowstart.api import ControllerFault, run
+from slowstart.scenario import load
+
+WASM = ROOT / "target" / "wasm32-unknown-unknown" / "release"
+BUILTIN_GUEST = WASM / "builtin_guest.wasm"
+FAULTY_GUEST = WASM / "faulty_guest.wasm"
+TEMPLATE_GUEST = WASM / "wasm_controller.wasm"
+PYTHON_RENO = ROOT / "examples" / "python" / "reno.py"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _guests_built() -> None:
+    missing = [p for p in (BUILTIN_GUEST, FAULTY_GUEST, TEMPLATE_GUEST) if not p.exists()]
+    assert not missing, f"build the guests first (make guests): {missing}"
+
+
+# Three runs that exercise different parts of the interface: an early loss and its recovery
+# (Floyd's path), delayed ACKs (two segments an ACK), and a web flow (handshake, request and
+# response, an app-limited connection).
+CASES = {
+    "losses": ("lfn-early-loss", ["duration=4s"]),
+    "delayed-acks": (
+        "lfn-early-loss",
+        ["duration=4s", "flow.0.delayed_ack=true", "flow.0.abc=true"],
+    ),
+    "web": ("web-initcwnd", []),
+}
+
+RENOS = {
+    "python": f"{PYTHON_RENO}:Reno",
+    "wasm": f"{BUILTIN_GUEST}:algorithm=reno",
+}
+
+
+def _comparable(result: slowstart.Result) -> tuple[dict, dict]:
+    summary = copy.deepcopy(result.summary)
+    summary.pop("wall_s")
+    for f in summary["flows"]:
+        f.pop("cc")
+    frames = {
+        name: getattr(result, name).drop(columns=["cc"], errors="ignore")
+        for name in ("flows", "queues", "apps")
+    }
+    return summary, frames
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("kind", RENOS)
+def test_a_reno_of_ones_own_runs_byte_identical_to_the_builtin(case, kind):
+    scenario, sets = CASES[case]
+    builtin = run(scenario, cc="reno", set=sets)
+    own = run(scenario, cc=RENOS[kind], set=sets)
+    (s1, f1), (s2, f2) = _comparable(builtin), _comparable(own)
+    assert s1 == s2
+    for name in f1:
+        assert f1[name].equals(f2[name]), name
+    assert own.summary["flows"][0]["cc"].startswith(
+        "reno.py:Reno@" if kind == "python" else "builtin_guest.wasm@"
+    )
+
+
+def test_every_builtin_runs_as_a_guest_with_its_own_parameters():
+    for spec in ["cubic:beta=0.8", "bbr", "hystart-pb"]:
+        name, _, params = spec.partition(":")
+        guest = f"{BUILTIN_GUEST}:algorithm={name}" + (f",{params}" if params else "")
+        a = run("satellite", cc=spec, duration="3s")
+        b = run("satellite", cc=guest, duration="3s")
+        (s1, f1), (s2, f2) = _comparable(a), _comparable(b)
+        assert s1 == s2, spec
+        assert f1["flows"].equals(f2["flows"]), spec
+
+
+class Doubler(slowstart.Controller):
+    """Doubles per window of ACKs, never backs off beyond half: the shortest useful one."""
+
+    def __init__(self, gain=2.0, **common):
+        super().__init__(**common)
+        self.gain = gain
+        self.window = self.initcwnd * self.mss
+
+    def on_ack(self, ev):
+        if ev.cwnd_limited and not ev.in_recovery:
+            self.window += int(ev.bytes_acked * (self.gain - 1))
+
+    def on_congestion_event(self, ev):
+        self.window = max(self.window // 2, 2 * self.mss)
+
+    def on_rto(self, now, bytes_in_flight):
+        self.window = self.mss
+
+    def cwnd(self):
+        return self.window
+
+
+def test_a_class_with_its_parameters_and_the_same_result_twice():
+    a = run("web-initcwnd", cc={"name": Doubler, "gain": 1.5})
+    b = run("web-initcwnd", cc={"name": Doubler, "gain": 1.5})
+    assert a.summary["flows"] == b.summary["flows"]
+    assert a.summary["flows"][0]["cc"].startswith("test_guests.Doubler@")
+    assert a.summary["flows"][0]["cc"].endswith(":gain=1.5")
+    faster = run("web-initcwnd", cc={"name": Doubler, "gain": 3})
+    assert faster.summary["apps"][0] != a.summary["apps"][0]
+
+
+def _fault(behaviour: str, **more) -> str:
+    """The fault line of a Doubler whose `behaviour` is broken after a few ACKs."""
+
+    class Broken(Doubler):
+        acks = 0
+
+        def on_ack(self, ev):
+            super().on_ack(ev)
+            self.acks += 1
+
+        def broken(self):
+            return self.acks >= 3
+
+    def answer(value):
+        return lambda self: value if self.broken() else Doubler.cwnd(self)
+
+    if behaviour == "raises":
+
+        def on_ack(self, ev):
+            Broken.on_ack(self, ev)
+            if self.broken():
+                return 1 / 0
+
+        cls = type("Raises", (Broken,), {"on_ack": on_ack})
+    elif behaviour in ("pacing_nan", "pacing_negative", "pacing_zero"):
+        value = {"pacing_nan": math.nan, "pacing_negative": -5, "pacing_zero": 0}[behaviour]
+        cls = type(
+            "Paces", (Broken,), {"pacing_rate": lambda self: value if self.broken() else None}
+        )
+    elif behaviour == "bad_phase":
+        cls = type(
+            "Phases",
+            (Broken,),
+            {"phase": lambda self: "warp_speed" if self.broken() else "slow_start"},
+        )
+    else:
+        value = {"zero": 0, "huge": 1 << 60, "float": 14480.5}[behaviour]
+        cls = type("Windows", (Broken,), {"cwnd": answer(value)})
+    with pytest.raises(ControllerFault) as err:
+        run("web-initcwnd", cc=cls)
+    message = str(err.value)
+    assert "\n" not in message
+    assert err.value.result.summary["interrupted"]
+    return message
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "said"),
+    [
+        ("zero", "on_ack at 0.1"),
+        ("zero", "cwnd() returned 0 (accepted: 1460..=1125899906842624 bytes"),
+        ("huge", "cwnd() returned 1152921504606846976 (accepted:"),
+        ("float", "cwnd() returned 14480.5 (accepted: a whole number of bytes"),
+        ("pacing_nan", "pacing_rate() returned nan (accepted: a whole number"),
+        ("pacing_negative", "pacing_rate() returned -5 (accepted: a whole number"),
+        ("pacing_zero", "pacing_rate() returned 0 (accepted: a positive rate"),
+        ("bad_phase", 'phase() returned "warp_speed" (accepted: slow_start,'),
+        ("raises", "on_ack at 0.1"),
+        ("raises", "raised ZeroDivisionError: division by zero (test_guests.py:"),
+    ],
+)
+def test_a_misbehaving_python_controller_is_named_with_what_it_did(behaviour, said):
+    message = _fault(behaviour)
+    assert message.startswith("cc test_guests."), message
+    assert said in message, message
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("trap", "slowstart_on_ack trapped: wasm `unreachable` instruction executed"),
+        ("loop", "slowstart_on_ack ran past its budget of 10000000 instructions"),
+        ("grow", "slowstart_on_ack trapped"),
+        ("zero_window", "cwnd() returned 0"),
+        ("huge_window", "cwnd() returned 1152921504606846976"),
+    ],
+)
+def test_a_misbehaving_guest_is_named_with_what_it_did(fault, said):
+    with pytest.raises(ControllerFault) as err:
+        run("web-initcwnd", cc=f"{FAULTY_GUEST}:fault={fault},after=3")
+    message = str(err.value)
+    assert message.startswith("cc faulty_guest.wasm@") and said in message, message
+
+
+def test_the_command_line_says_one_line_and_keeps_what_ran(tmp_path):
+    out = tmp_path / "out"
+    proc = cli(
+        "run", "web-initcwnd", "--cc", f"{FAULTY_GUEST}:fault=trap,after=3", "--out", str(out)
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: cc faulty_guest.wasm@")
+    assert f"is in {out}" in proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["interrupted"] and "trapped" in summary["fault"]
+    assert 0 < summary["sim_time_s"] < 1
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda d: d / "absent.wasm", "cannot read"),
+        (lambda d: _write(d / "junk.wasm", b"#!/bin/sh\n"), "not a WebAssembly module"),
+        (lambda d: _write(d / "dir.wasm", None), "is not a regular file"),
+        (lambda d: _write(d / "bad.py", b"def (:\n", ":Bad"), "SyntaxError"),
+        (lambda d: _write(d / "none.py", b"x = 1\n", ":Missing"), "defines no class 'Missing'"),
+        (lambda d: _write(d / "plain.py", b"class P:\n    pass\n", ":P"), "not a subclass"),
+    ],
+)
+def test_a_controller_that_cannot_be_loaded_is_one_line(tmp_path, make, said):
+    ref = make(tmp_path)
+    proc = cli("run", "web-initcwnd", "--cc", str(ref))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: flow.0.cc"), proc.stderr
+    assert said in proc.stderr
+
+
+def _write(path: Path, data: bytes | None, suffix: str = "") -> str:
+    if data is None:
+        path.mkdir()
+    else:
+        path.write_bytes(data)
+    return f"{path}{suffix}"
+
+
+def test_an_unknown_name_says_how_to_load_ones_own():
+    proc = cli("run", "web-initcwnd", "--cc", "warp")
+    assert proc.returncode == 2
+    assert "or your own controller: PATH.py:CLASS or PATH.wasm" in proc.stderr
+
+
+def test_an_edited_controller_is_a_new_run_never_one_from_the_store(tmp_path):
+    from slowstart.sweeps import sweep
+
+    source = PYTHON_RENO.read_text()
+    mine = tmp_path / "mine.py"
+    mine.write_text(source)
+    store = tmp_path / "results.duckdb"
+    vary = {"flow.0.cc": [f"{mine}:Reno"]}
+    first = sweep("web-initcwnd", vary, store=store, jobs=1)
+    again = sweep("web-initcwnd", vary, store=store, jobs=1)
+    assert first.attrs["runs"] == 1 and again.attrs["runs"] == 0
+    mine.write_text(source.replace("reduced = self.window", "reduced = self.window  # edited"))
+    edited = sweep("web-initcwnd", vary, store=store, jobs=1)
+    assert edited.attrs["runs"] == 1
+    a = load("web-initcwnd", cc=f"{mine}:Reno")
+    assert a["flows"][0]["cc"]["guest"]["path"] == str(mine.resolve())
+
+
+def test_a_guest_in_a_swarm_and_in_a_sweep_on_a_dask_cluster(tmp_path):
+    from slowstart.sweeps import sweep
+
+    small = [
+        "swarm.leechers=4",
+        "swarm.file=1MB",
+        "swarm.stop_after=4",
+        "swarm.arrival_mean=2s",
+        "duration=300s",
+    ]
+    builtin = run("swarm-adsl", set=[*small, "swarm.utp.cc=utp"])
+    guest = run("swarm-adsl", set=[*small, f"swarm.utp.cc={BUILTIN_GUEST}:algorithm=utp"])
+    a, b = dict(builtin.summary), dict(guest.summary)
+    a.pop("wall_s"), b.pop("wall_s")
+    assert a["peers"] == b["peers"] and a["swarm"] == b["swarm"]
+    vary = {"flow.0.cc": [f"{BUILTIN_GUEST}:algorithm=reno", f"{PYTHON_RENO}:Reno", "reno"]}
+    frame = sweep("web-initcwnd", vary, seeds=[1], cluster="local:2", store=tmp_path / "r.duckdb")
+    assert frame.attrs["runs"] == 3
+    completions = set(frame["completion_s"]) if "completion_s" in frame else None
+    assert completions is None or len(completions) == 1
