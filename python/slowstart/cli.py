@@ -362,9 +362,9 @@ def _first_line(text: object) -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from slowstart import guests
     from slowstart.paths import scenario_dirs, scenario_files
     from slowstart.queues import KINDS as QUEUE_KINDS
-    from slowstart import guests
     from slowstart.queues import default_parameters
     from slowstart.scenario import core_algorithms
 
