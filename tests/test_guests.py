@@ -285,3 +285,19 @@ def test_a_guest_in_a_swarm_and_in_a_sweep_on_a_dask_cluster(tmp_path):
     assert frame.attrs["runs"] == 3
     completions = set(frame["completion_s"]) if "completion_s" in frame else None
     assert completions is None or len(completions) == 1
+
+
+def test_reproduce_runs_ones_own_controller_beside_the_published_values(tmp_path):
+    proc = cli(
+        "reproduce", "web-initcwnd", "--cc", f"{PYTHON_RENO}:Reno", "--json", "--out", str(tmp_path)
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)["web-initcwnd"]["rows"]
+    builtin = [r for r in rows if not r["label"].endswith(", reno.py:Reno")]
+    own = [r for r in rows if r["label"].endswith(", reno.py:Reno")]
+    assert len(own) == len(builtin) == 4
+    for b, o in zip(builtin, own, strict=True):
+        assert o["label"] == f"{b['label']}, reno.py:Reno"
+        assert o["ours"] == b["ours"] and o["published"] is None and o["verdict"] == "-"
+    proc = cli("reproduce", "swarm", "--cc", f"{PYTHON_RENO}:Reno")
+    assert proc.returncode == 2 and "--set swarm.utp.cc" in proc.stderr

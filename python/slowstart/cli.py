@@ -402,6 +402,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         markdown_table,
         run_experiment,
         unknown_experiment,
+        with_controllers,
     )
 
     if args.list:
@@ -419,7 +420,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     args.store = args.store or default_store()
     report: dict[str, Any] = {}
     all_ok = True
+    ccs = list(args.cc or [])
     for name in names:
+        if name == "swarm" and ccs:
+            raise UsageError(
+                "reproduce swarm: --cc does not apply; set the peers' controllers with "
+                "--set swarm.utp.cc=... or --set swarm.tcp.cc=..."
+            )
         if name == "swarm":
             from slowstart.swarm import reproduce_swarm
 
@@ -427,6 +434,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             all_ok = all_ok and ok
             continue
         exp = EXPERIMENTS[name]
+        if ccs and exp.runner is not None:
+            raise UsageError(
+                f"reproduce {name}: --cc does not apply (it runs real stacks beside the "
+                "simulation with the algorithms they have)"
+            )
+        exp = with_controllers(exp, ccs)
         from slowstart.progress import bar
 
         with bar(name, unit="variants", quiet=args.quiet) as update:
@@ -594,6 +607,13 @@ def build_parser() -> Parser:
         help="print each verdict table as README.md holds it (a tested copy)",
     )
     p.add_argument("--strict", action="store_true", help="exit 1 if any value is off")
+    p.add_argument(
+        "--cc",
+        action="append",
+        metavar="SPEC",
+        help="also run every variant with this controller (a built-in's spec, x.py:Class or "
+        "x.wasm), beside the published values (repeatable)",
+    )
     p.add_argument("--list", action="store_true", help="list the experiments and exit")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_store_arguments(p, traces=False)

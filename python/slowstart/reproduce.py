@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import os
 import textwrap
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from slowstart import guests
 from slowstart.api import Result
 from slowstart.app_figures import request_ramp_figures, window_grid_figures
 from slowstart.atou import run_atou
@@ -587,6 +588,33 @@ def run_variant(
             replace=True,  # a rerun, or a stored run whose traces went missing
         )
     return result, True
+
+
+def with_controllers(exp: Experiment, ccs: Sequence[str]) -> Experiment:
+    """`exp` with every variant run again by each controller of `ccs` (a built-in's spec or a
+    user's `x.py:Class`, `x.wasm`) beside it: the same settings, the flow's cc replaced; those
+    rows are shown beside the published value, not judged against it."""
+    if not ccs:
+        return exp
+    extra = [
+        replace(
+            v,
+            label=f"{v.label}, {cc_label(cc)}",
+            overrides=(*v.overrides, f"flow.{exp.flow}.cc={cc}"),
+            published=None,
+        )
+        for cc in ccs
+        for v in exp.variants
+    ]
+    return replace(exp, variants=(*exp.variants, *extra))
+
+
+def cc_label(cc: str) -> str:
+    """A cc value as a row label: a user's controller by its file name and parameters."""
+    if guests.is_reference(cc):
+        ref, params = guests.split_reference(cc)
+        return Path(ref).name + (f":{params}" if params else "")
+    return cc
 
 
 def run_experiment(
