@@ -23,6 +23,18 @@ pub struct CcSpec {
     pub name: String,
     #[serde(default)]
     pub params: BTreeMap<String, ParamValue>,
+    /// Where a user's controller came from (the loader writes it; [`crate::external`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest: Option<GuestSource>,
+}
+
+/// A user's controller as the loader found it: `kind` is `python` or `wasm`, `path` the file
+/// (empty for a class given as an object) and `sha256` its content's hash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuestSource {
+    pub kind: String,
+    pub path: String,
+    pub sha256: String,
 }
 
 impl CcSpec {
@@ -30,6 +42,7 @@ impl CcSpec {
         Self {
             name: name.to_string(),
             params: BTreeMap::new(),
+            guest: None,
         }
     }
 

@@ -997,6 +997,7 @@ impl Default for SwarmConfig {
                 slowstart_cc::registry::ParamValue::Number(0.025),
             )]
             .into(),
+            guest: None,
         };
         Self {
             seeds: 1,

@@ -70,7 +70,10 @@ fn parse() -> Result<Args, String> {
             "--peer" => peer = Some(addr(&value)?),
             "--flow" => {
                 let text = std::fs::read_to_string(&value).map_err(|e| format!("{value}: {e}"))?;
-                flow = Some(serde_json::from_str(&text).map_err(|e| format!("{value}: {e}"))?);
+                let f: FlowConfig =
+                    serde_json::from_str(&text).map_err(|e| format!("{value}: {e}"))?;
+                load_guest(&f.cc)?;
+                flow = Some(f);
             }
             "--id" => id = int(&value)? as u32,
             "--seed" => seed = int(&value)?,
@@ -188,6 +191,30 @@ fn follow_parent() {
             std::process::exit(1);
         }
     }
+}
+
+/// A user's WebAssembly controller, registered from the file the loader found it in, if the
+/// file still holds what it hashed; a Python one cannot run in this process.
+fn load_guest(cc: &slowstart_cc::CcSpec) -> Result<(), String> {
+    let Some(guest) = &cc.guest else {
+        return Ok(());
+    };
+    if guest.kind != "wasm" {
+        return Err(format!(
+            "cc {}: a {} controller runs in the simulator only; the UDP endpoints run \
+             WebAssembly controllers (build it with slowstart-guest)",
+            cc.name, guest.kind
+        ));
+    }
+    let module =
+        std::fs::read(&guest.path).map_err(|e| format!("cc {}: {}: {e}", cc.name, guest.path))?;
+    if slowstart_wasm::sha256_hex(&module) != guest.sha256 {
+        return Err(format!(
+            "cc {}: {} has changed since the run was configured",
+            cc.name, guest.path
+        ));
+    }
+    slowstart_wasm::register(&cc.name, &module).map_err(|e| format!("cc {}: {e}", cc.name))
 }
 
 fn main() -> ExitCode {

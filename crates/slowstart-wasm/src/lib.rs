@@ -58,6 +58,15 @@ pub fn register(name: &str, bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// A module's SHA-256 in hex, as the loader names it (`python/slowstart/guests.py`).
+pub fn sha256_hex(module: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(module)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// The functions every guest exports, with their parameter types (each returns one i32).
 fn expected_exports() -> Vec<(&'static str, Vec<ValType>)> {
     use ValType::{I32, I64};

@@ -149,6 +149,7 @@ proptest! {
             let spec = CcSpec {
                 name: "builtin-guest-test".into(),
                 params: params(&[("algorithm", text(algo.name))]),
+                guest: None,
             };
             let mut guest = Controller::new(&spec, &COMMON).unwrap();
             let mut expected = Vec::new();
@@ -205,6 +206,7 @@ fn windows_out_of_bounds_fault_through_the_controller() {
         let spec = CcSpec {
             name: "faulty-guest-test".into(),
             params: params(&[("fault", text(fault)), ("after", ParamValue::Number(1.0))]),
+            guest: None,
         };
         let mut c = Controller::new(&spec, &COMMON).unwrap();
         c.on_ack(&AckEvent {
@@ -230,6 +232,7 @@ fn a_guest_refusing_its_parameters_is_a_build_error() {
     let spec = CcSpec {
         name: "faulty-guest-test".into(),
         params: params(&[("fault", text("at_start"))]),
+        guest: None,
     };
     let err = Controller::new(&spec, &COMMON).unwrap_err();
     assert_eq!(
@@ -239,6 +242,7 @@ fn a_guest_refusing_its_parameters_is_a_build_error() {
     let spec = CcSpec {
         name: "faulty-guest-test".into(),
         params: params(&[("fault", text("trap")), ("speed", ParamValue::Number(1.0))]),
+        guest: None,
     };
     let err = Controller::new(&spec, &COMMON).unwrap_err();
     assert!(

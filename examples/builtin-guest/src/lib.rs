@@ -14,7 +14,15 @@ fn build(common: &CommonParams, params: &Params) -> Result<Controller, String> {
         Some(other) => return Err(format!("algorithm: expected a name, got {other}")),
         None => return Err("algorithm: missing (a built-in's name, e.g. algorithm=reno)".into()),
     };
-    Controller::new(&CcSpec { name, params }, common).map_err(|e| e.0)
+    Controller::new(
+        &CcSpec {
+            name,
+            params,
+            guest: None,
+        },
+        common,
+    )
+    .map_err(|e| e.0)
 }
 
 export!(build);
