@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
 
-.PHONY: setup demo test rust-test python-test lint fmt bench browser tshark clean
+.PHONY: setup demo test rust-test python-test lint fmt bench browser tshark docs figures clean
 
 setup: $(STAMP)
 
@@ -49,7 +49,7 @@ tshark:
 		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; } \
 		|| echo "tshark not installed: the capture test will skip"
 
-test: setup browser tshark rust-test lint python-test
+test: setup browser tshark rust-test lint docs python-test
 
 rust-test:
 	cargo fmt --all --check
@@ -67,8 +67,18 @@ fmt: setup
 	cargo fmt --all
 	$(VENV)/bin/ruff format .
 
+# The documentation site (mkdocs.yml, docs/) into site/; --strict fails on a broken link, a
+# missing page or a notebook cell that raises. cargo doc checks the crates' own documentation.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --quiet
+
+# The site's figures and reproduction tables, made again from fresh runs (docs/make_figures.py).
+figures: setup
+	$(PY) docs/make_figures.py
+
 bench: setup
 	$(PY) bench/run.py
 
 clean:
-	rm -rf $(VENV) target out
+	rm -rf $(VENV) target out site
