@@ -55,6 +55,7 @@ rust-test:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo test --workspace --exclude slowstart-py
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --quiet
 
 lint: setup
 	$(VENV)/bin/ruff check .
@@ -68,10 +69,9 @@ fmt: setup
 	$(VENV)/bin/ruff format .
 
 # The documentation site (mkdocs.yml, docs/) into site/; --strict fails on a broken link, a
-# missing page or a notebook cell that raises. cargo doc checks the crates' own documentation.
+# missing page or a notebook cell that raises.
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
-	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --quiet
 
 # The site's figures and reproduction tables, made again from fresh runs (docs/make_figures.py).
 figures: setup

@@ -20,7 +20,7 @@ from typing import Any
 
 from slowstart import apps
 from slowstart import scenario as sc
-from slowstart.defaults import defaults, spellings, time_text
+from slowstart.defaults import defaults, size_text, spellings, time_text
 from slowstart.units import ScenarioError
 
 # A unit: what a value of it looks like (to probe the loader with), and a huge one (to make the
@@ -78,7 +78,7 @@ def _cross_defaults() -> dict[str, Any]:
 
 
 FLOW_DOCS = {
-    "cc": ("algorithm", 'the algorithm: "name", "name:key=value,...", or a table {name = ...}'),
+    "cc": ("algorithm", 'algorithm: `"name"`, `"name:key=value,..."` or a table `{name = ...}`'),
     "size": ("size", 'bytes to transfer ("inf": an endless stream)'),
     "start": ("time", "when the flow starts"),
     "mss": ("integer", "payload bytes per segment"),
@@ -106,9 +106,9 @@ FLOW_DOCS = {
 }
 
 _DIRECTION_DOCS = {
-    "loss": ("probability", "random loss (forward), or a Gilbert-Elliott table {p, r, ...}"),
+    "loss": ("probability", "random loss (forward), or a Gilbert-Elliott table `{p, r, ...}`"),
     "jitter": ("time", "extra delay per packet in [0, jitter] (forward), never reordering"),
-    "drop": ("list", "deterministic drops (forward): [{flow = 0, seq = 50}]"),
+    "drop": ("list", "deterministic drops (forward): `[{flow = 0, seq = 50}]`"),
     "queue": ("word", 'discipline: "droptail", "codel", "fq_codel", "pie", "red", or a table'),
     "reverse_queue": ("word", "the reverse direction's discipline (default: queue)"),
     "ecn": ("boolean", "the queue marks ECN-capable packets instead of dropping them"),
@@ -135,7 +135,7 @@ TABLES: tuple[Table, ...] = (
         lambda: defaults("path"),
         _FLOWS,
         {
-            "rate": ("rate", "bottleneck rate, forward (required), or {trace = FILE}"),
+            "rate": ("rate", "bottleneck rate, forward (required), or `{trace = FILE}`"),
             "rtt": ("time", "base round-trip propagation delay, rtt/2 each way (required)"),
             "buffer": ("buffer", "bottleneck buffer, both directions unless reverse_buffer"),
             "access_rate": ("rate", "the sender's own link, both ways"),
@@ -159,7 +159,7 @@ TABLES: tuple[Table, ...] = (
             "name": ("text", 'the link\'s name (default "a-b" from its ends)'),
             "a": ("node", "one end; forward is a to b (required)"),
             "b": ("node", "the other end (required)"),
-            "rate": ("rate", "line rate, forward (required), or {trace = FILE}"),
+            "rate": ("rate", "line rate, forward (required), or `{trace = FILE}`"),
             "delay": ("time", "one-way propagation delay (required)"),
             "buffer": ("buffer", "buffer: packets, bytes or a time at the line rate (required)"),
             "reverse_rate": ("rate", "the reverse direction's rate (default: rate)"),
@@ -294,6 +294,16 @@ TABLES: tuple[Table, ...] = (
 )
 
 
+def _in_unit(value: Any, unit: str) -> Any:
+    """A default in bits per second or bytes as a scenario would rather write it."""
+    if isinstance(value, int) and not isinstance(value, bool) and value:
+        if unit == "rate":
+            return rate_text(value)
+        if unit == "size":
+            return size_text(value)
+    return value
+
+
 def _value(value: Any) -> str:
     """A default as a scenario writes it."""
     if value is None:
@@ -376,7 +386,7 @@ def scenario_keys() -> str:
         rows = ["| key | unit | default | bound | meaning |", "| --- | --- | --- | --- | --- |"]
         for key in table.keys:
             unit, meaning = table.docs[key]
-            default = _value(given[key]) if key in given else ""
+            default = _value(_in_unit(given[key], unit)) if key in given else ""
             rows.append(
                 f"| `{key}` | {unit} | {default} | {_bound(table, key, unit)} | {meaning} |"
             )
