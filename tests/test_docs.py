@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -13,11 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, chromium, needs_browser
 from slowstart import reference
 from slowstart.scenario import load
 
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 SHOTS = ROOT / "out" / "test-docs"
 # What the site is built from: a site/ newer than all of these is the site they make.
 SOURCES = [ROOT / "mkdocs.yml", *ROOT.glob("docs/**/*"), *ROOT.glob("python/slowstart/*")]
@@ -37,7 +37,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return out
@@ -132,32 +132,19 @@ addEventListener("load", () => {
 </script>"""
 
 
-def _chromium(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [BROWSER, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
-        + ["--enable-logging=stderr", "--v=0", "--virtual-time-budget=20000", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-
-
-@pytest.mark.skipif(
-    BROWSER is None,
-    reason="no chromium on this machine (`make browser` installs Debian's, as `make test` does)",
-)
+@needs_browser
 @pytest.mark.parametrize(
     ("page", "figures"),
     [("index.html", 1), ("reproductions/ledbat/index.html", 2), ("tutorial/index.html", 2)],
 )
-def test_a_page_renders_with_its_figures_in_chromium(site: Path, tmp_path: Path, page, figures):
+def test_a_page_renders_with_its_figures_inchromium(site: Path, tmp_path: Path, page, figures):
     from PIL import Image
 
     copy = tmp_path / "site"
     shutil.copytree(site, copy)
     target = copy / page
     target.write_text(target.read_text("utf-8").replace("</body>", _CHECK + "</body>"), "utf-8")
-    dom = _chromium("--dump-dom", target.as_uri())
+    dom = chromium("--dump-dom", target.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
     drawn = re.search(r'data-figures="(\d+)/(\d+)"', dom.stdout)
     assert drawn, "the check script ran"
@@ -167,7 +154,7 @@ def test_a_page_renders_with_its_figures_in_chromium(site: Path, tmp_path: Path,
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     shot = SHOTS / (page.replace("/", "-").removesuffix(".html") + ".png")
-    done = _chromium(f"--screenshot={shot}", "--window-size=1280,2400", target.as_uri())
+    done = chromium(f"--screenshot={shot}", "--window-size=1280,2400", target.as_uri())
     assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
     pixels = np.asarray(Image.open(shot).convert("L"), dtype=float)
     assert pixels.std() > 10, "the screenshot is not blank"

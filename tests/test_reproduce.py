@@ -208,19 +208,16 @@ def test_the_pages_verdict_tables_follow_the_rule_and_the_published_values():
         assert exp.runner is not None or not missing, (name, missing)
 
 
+def _markdown(tmp_path, *names: str):
+    """`slowstart reproduce NAMES --markdown`, its runs and figures in tmp_path."""
+    folders = ["--out", str(tmp_path), "--store", str(tmp_path / "s.duckdb")]
+    return cli("reproduce", *names, "--markdown", "--quiet", *folders)
+
+
 def test_the_pages_tables_are_what_reproduce_prints_now(tmp_path):
     """The cheap reproductions run again: each page's table is what `--markdown` prints,
     line for line (`make figures` rewrites them when a change moves a number)."""
-    proc = cli(
-        "reproduce",
-        *FRESH,
-        "--markdown",
-        "--quiet",
-        "--out",
-        str(tmp_path),
-        "--store",
-        str(tmp_path / "s.duckdb"),
-    )
+    proc = _markdown(tmp_path, *FRESH)
     assert proc.returncode == 0, proc.stderr
     printed = proc.stdout.split("### ")[1:]
     assert [p.split("\n", 1)[0] for p in printed] == list(FRESH)
@@ -249,16 +246,7 @@ def test_a_markdown_table_row_per_row_with_the_cells_the_cli_prints():
 def test_reproduce_markdown_prints_a_pages_table(tmp_path):
     from slowstart.reproduce import headers
 
-    proc = cli(
-        "reproduce",
-        "web-initcwnd",
-        "--markdown",
-        "--quiet",
-        "--out",
-        str(tmp_path),
-        "--store",
-        str(tmp_path / "s.duckdb"),
-    )
+    proc = _markdown(tmp_path, "web-initcwnd")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[:3] == [
