@@ -149,6 +149,8 @@ class Result:
 
     @property
     def flows(self) -> pd.DataFrame:
+        """Per-flow samples of cwnd, ssthresh, bytes in flight, smoothed RTT, bytes delivered
+        and the controller's phase against time (columns as `_core.schema()` names them)."""
         return self._frame("flows")
 
     @flows.setter
@@ -157,6 +159,7 @@ class Result:
 
     @property
     def queues(self) -> pd.DataFrame:
+        """Per-link queue samples in bytes and packets against time."""
         return self._frame("queues")
 
     @queues.setter
@@ -165,6 +168,7 @@ class Result:
 
     @property
     def apps(self) -> pd.DataFrame:
+        """Per-flow application samples (BitTorrent's request queue); empty without one."""
         return self._frame("apps")
 
     @apps.setter
