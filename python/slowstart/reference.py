@@ -205,7 +205,7 @@ TABLES: tuple[Table, ...] = (
         "cross.0",
         tuple(sc.CROSS_FIELDS),
         _cross_defaults,
-        {**_FLOWS, "cross": [{"rate": "1Mbps"}]},
+        {**_FLOWS, "cross": [{"rate": "1Mbps", "kind": "onoff"}]},
         {
             "kind": ("word", '"cbr" (always on) or "onoff" (on and off periods)'),
             "src": ("node", "the sending node"),
@@ -214,8 +214,8 @@ TABLES: tuple[Table, ...] = (
             "packet_size": ("size", "bytes on the wire per packet"),
             "start": ("time", "when it starts"),
             "stop": ("time", "when it stops (default: the end of the run)"),
-            "on": ("time", "onoff: (mean) on period"),
-            "off": ("time", "onoff: (mean) off period"),
+            "on": ("time", "onoff: (mean) on period (left out: ns-2's Exponential default)"),
+            "off": ("time", "onoff: (mean) off period (left out: ns-2's Exponential default)"),
             "distribution": ("word", 'onoff: "exponential" or "fixed" periods'),
         },
     ),
@@ -284,7 +284,7 @@ TABLES: tuple[Table, ...] = (
         },
     ),
     Table(
-        "[swarm.tcp] (and [swarm.utp], whose defaults are in the next table)",
+        "[swarm.tcp] (and [swarm.utp], whose defaults differ as the next table says)",
         "swarm.tcp",
         sc.SWARM_FLOW_KEYS,
         lambda: defaults("swarm.tcp"),
@@ -305,9 +305,9 @@ def _in_unit(value: Any, unit: str) -> Any:
 
 
 def _value(value: Any) -> str:
-    """A default as a scenario writes it."""
+    """A default as a scenario writes it; none (the key's meaning says what then) is blank."""
     if value is None:
-        return "none"
+        return ""
     if isinstance(value, dict):
         if set(value) == {"name"}:
             return f'`"{value["name"]}"`'
@@ -391,17 +391,20 @@ def scenario_keys() -> str:
                 f"| `{key}` | {unit} | {default} | {_bound(table, key, unit)} | {meaning} |"
             )
         out += [f"## {table.title}", "", *rows, ""]
-    utp, tcp = defaults("swarm.utp"), defaults("swarm.tcp")
-    differ = [k for k in sc.SWARM_FLOW_KEYS if utp[k] != tcp[k]]
-    out += [
-        "## [swarm.utp]: where its defaults differ from [swarm.tcp]",
-        "",
-        "| key | [swarm.tcp] | [swarm.utp] |",
-        "| --- | --- | --- |",
-        *(f"| `{k}` | {_value(tcp[k])} | {_value(utp[k])} |" for k in differ),
-        "",
-    ]
+    out += ["## [swarm.utp]: where the transports differ from a flow", "", swarm_transports()]
     return "\n".join(out)
+
+
+def swarm_transports() -> str:
+    """The keys whose defaults differ between `[swarm.tcp]`, `[swarm.utp]` and a `[[flow]]`."""
+    tcp, utp, flow = defaults("swarm.tcp"), defaults("swarm.utp"), defaults("flow")
+    units = {k: unit for k, (unit, _) in FLOW_DOCS.items()}
+    rows = ["| key | `[swarm.tcp]` | `[swarm.utp]` | a `[[flow]]`'s |", "| --- | --- | --- | --- |"]
+    for key in sc.SWARM_FLOW_KEYS:
+        values = [_value(_in_unit(d[key], units[key])) for d in (tcp, utp, flow)]
+        if len(set(values)) > 1:
+            rows.append(f"| `{key}` | " + " | ".join(values) + " |")
+    return "\n".join(rows) + "\n"
 
 
 def _algorithms() -> list[dict[str, Any]]:
@@ -482,4 +485,5 @@ GENERATED: dict[str, Callable[[], str]] = {
     "scenario-keys": scenario_keys,
     "algorithms": algorithms,
     "queues": queues,
+    "swarm-transports": swarm_transports,
 }
