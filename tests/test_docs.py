@@ -85,6 +85,15 @@ def test_bounds_are_the_cores_messages():
     assert "| `flows` | `1024` | 1 to 65 536 |" in queues
 
 
+def test_the_slow_start_rules_parameters_are_listed_once_with_each_default_rule():
+    text = reference.algorithms()
+    cubic = text.split("## `cubic`", 1)[1].split("## `", 1)[0]
+    assert "Slow start: `hystart` by default" in cubic
+    assert "| `c` |" in cubic  # its own parameters stay with it
+    assert text.count("| `max_ssthresh` |") == 1
+    assert text.index("| `max_ssthresh` |") > text.index("## Slow-start rules")
+
+
 def _text(page: Path) -> str:
     return re.sub(r"<[^>]+>", " ", page.read_text("utf-8"))
 

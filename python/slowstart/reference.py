@@ -414,20 +414,37 @@ def _algorithms() -> list[dict[str, Any]]:
 
 
 def algorithms() -> str:
-    """Every registered algorithm: summary, source, and its parameters."""
+    """Every registered algorithm: summary, source, and its parameters; the slow-start rules'
+    parameters, which every loss-based algorithm takes, once at the end."""
+    found = _algorithms()
+    with_rule = [a for a in found if a["slow_start"]]
+    shared = set.intersection(*({p["name"] for p in a["params"]} for a in with_rule))
     out = []
-    for a in _algorithms():
+    for a in found:
         out += [f"## `{a['name']}`", "", f"{a['summary']}.", "", f"Source: {a['source']}.", ""]
-        if a["params"]:
-            out += ["| parameter | default | accepted | meaning |", "| --- | --- | --- | --- |"]
-            out += [
-                f"| `{p['name']}` | `{p['default']}` | {_cell(p['accepted'])} | {_cell(p['doc'])} |"
-                for p in a["params"]
-            ]
-        else:
-            out.append("No parameters.")
+        if a["slow_start"]:
+            rule = f"`{a['slow_start']}`"
+            out += [f"Slow start: {rule} by default (see [the rules](#slow-start-rules)).", ""]
+        out += _params([p for p in a["params"] if p["name"] not in shared]) or ["No parameters."]
         out.append("")
+    rules = [p for p in with_rule[0]["params"] if p["name"] in shared]
+    out += ["## Slow-start rules", "", "Every algorithm above with a slow-start rule takes these."]
+    out += ["", *_params(rules), ""]
     return "\n".join(out)
+
+
+def _params(params: list[dict[str, Any]]) -> list[str]:
+    """A table of parameters: name, default, accepted values, meaning ([] for none)."""
+    if not params:
+        return []
+    return [
+        "| parameter | default | accepted | meaning |",
+        "| --- | --- | --- | --- |",
+        *(
+            f"| `{p['name']}` | `{p['default']}` | {_cell(p['accepted'])} | {_cell(p['doc'])} |"
+            for p in params
+        ),
+    ]
 
 
 # One line on each discipline; the parameters and their defaults are the core's.

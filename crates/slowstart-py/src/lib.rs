@@ -108,6 +108,8 @@ fn algorithms() -> String {
                 "name": a.name,
                 "summary": a.summary,
                 "source": a.source,
+                // The default slow-start rule of an algorithm that takes one, else null.
+                "slow_start": a.slow_start,
                 "params": a.all_params().map(|p| serde_json::json!({
                     "name": p.name,
                     "doc": p.doc,
