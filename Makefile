@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
 
-.PHONY: setup demo test rust-test python-test lint fmt bench browser tshark guests clean
+.PHONY: setup demo test rust-test python-test lint fmt bench browser tshark guests docs figures clean
 
 setup: $(STAMP)
 
@@ -65,12 +65,13 @@ tshark:
 		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; } \
 		|| echo "tshark not installed: the capture test will skip"
 
-test: setup guests browser tshark rust-test lint python-test
+test: setup guests browser tshark rust-test lint docs python-test
 
 rust-test: guests
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo test --workspace --exclude slowstart-py
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --quiet
 
 lint: setup
 	$(VENV)/bin/ruff check .
@@ -83,8 +84,17 @@ fmt: setup
 	cargo fmt --all
 	$(VENV)/bin/ruff format .
 
+# The documentation site (mkdocs.yml, docs/) into site/; --strict fails on a broken link, a
+# missing page or a notebook cell that raises.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+# The site's figures and reproduction tables, made again from fresh runs (docs/make_figures.py).
+figures: setup
+	$(PY) docs/make_figures.py
+
 bench: setup guests
 	$(PY) bench/run.py
 
 clean:
-	rm -rf $(VENV) target out
+	rm -rf $(VENV) target out site

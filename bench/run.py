@@ -208,7 +208,7 @@ def paired_ratio(
 ) -> dict:
     """Events/s of `name` over `anchor`'s, from `pairs` pairs of runs, each run back to back
     (the cases' own runs above may be minutes apart). On a shared host a thousand flows' speed
-    follows the load on the L3 cache the guests share (bench/README.md, fifth session), so the
+    follows the load on the L3 cache the guests share (docs/changelog.md, fifth session), so the
     pairs' median and range say more than one ratio."""
     ratios = []
     for i in range(pairs):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,25 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Debian's chromium, for the tests that open a page in a real browser (`make browser`).
+BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_browser = pytest.mark.skipif(
+    BROWSER is None,
+    reason="no chromium on this machine (`make browser` installs Debian's, as `make test` does)",
+)
+
+
+def chromium(*args: str) -> subprocess.CompletedProcess[str]:
+    """Headless Chromium on a page, its console on stderr; enough virtual time to load it."""
+    assert BROWSER is not None
+    return subprocess.run(
+        [BROWSER, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+        + ["--enable-logging=stderr", "--v=0", "--virtual-time-budget=20000", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -100,10 +100,11 @@ def test_a_queue_discipline_as_listed_loads_as_the_cores_defaults(kind):
     assert parse_queue(listed, "path.queue") == {"kind": kind, **CORE["queue"][kind]}
 
 
-def test_the_readmes_queue_defaults_are_the_cores():
-    """README.md's table of queue disciplines (`target = "5ms"`, ...), read as a scenario."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
-    table = readme.split("#### Queue disciplines", 1)[1].split("\n\n", 2)[1]
+def test_the_scenario_pages_queue_defaults_are_the_cores():
+    """docs/scenarios.md's table of queue disciplines (`target = "5ms"`, ...), read as a
+    scenario."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "scenarios.md").read_text("utf-8")
+    table = page.split("### Queue disciplines", 1)[1].split("\n\n", 2)[1]
     body = table.splitlines()[2:]  # under the header and its rule
     rows = {m[1]: m[2] for m in (re.match(r"\| `(\w+)` \| (.*) \|$", line) for line in body) if m}
     assert set(rows) == set(CORE["queue"]), rows

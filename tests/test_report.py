@@ -5,14 +5,12 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import ROOT, cli
+from conftest import ROOT, chromium, cli, needs_browser
 from slowstart.reproduce import EXPERIMENTS, headers, run_experiment
 from slowstart.swarm import findings, run_study
 from slowstart.sweeps import sweep
@@ -25,7 +23,6 @@ SMALL = {
 }
 # Screenshots are kept here, beside the test output (and ignored by git).
 SHOTS = ROOT / "out" / "test-report"
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture(scope="module")
@@ -76,25 +73,12 @@ def test_the_swarm_study_shows_its_findings_verdicts_and_figures(page: Path):
     assert alts == [f"swarm-{n}.png" for n in ("rank", "cdf", "queues", "breakdown", "buffer")]
 
 
-def _chromium(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [BROWSER, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
-        + ["--enable-logging=stderr", "--v=0", "--virtual-time-budget=20000", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-
-
-@pytest.mark.skipif(
-    BROWSER is None,
-    reason="no chromium on this machine (`make browser` installs Debian's, as `make test` does)",
-)
-def test_the_page_loads_without_errors_and_draws_every_figure_in_chromium(page: Path):
+@needs_browser
+def test_the_page_loads_without_errors_and_draws_every_figure_inchromium(page: Path):
     from PIL import Image
 
     url = page.as_uri()
-    dom = _chromium("--dump-dom", url)
+    dom = chromium("--dump-dom", url)
     assert dom.returncode == 0, dom.stderr[-2000:]
     drawn = re.search(r'data-figures="(\d+)/(\d+)"', dom.stdout)
     assert drawn, "the page's check script ran"
@@ -105,7 +89,7 @@ def test_the_page_loads_without_errors_and_draws_every_figure_in_chromium(page: 
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     shot = SHOTS / "report.png"
-    done = _chromium(f"--screenshot={shot}", "--window-size=1280,6000", url)
+    done = chromium(f"--screenshot={shot}", "--window-size=1280,6000", url)
     assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
     pixels = np.asarray(Image.open(shot).convert("L"), dtype=float)
     assert pixels.std() > 10, "the screenshot is not blank"

@@ -103,56 +103,66 @@ def test_floyd_reproduces_within_tolerance(tmp_path):
     assert (tmp_path / "floyd-cwnd.png").exists()
 
 
-def test_the_readme_states_the_verdict_rule_the_cli_applies():
+def test_the_reproductions_page_states_the_verdict_rule_the_cli_applies():
     from conftest import ROOT
     from slowstart.reproduce import VERDICT_RULE
 
-    readme = " ".join(
+    page = " ".join(
         line.removeprefix("> ").strip()
-        for line in (ROOT / "README.md").read_text().splitlines()
+        for line in (ROOT / "docs/reproductions/index.md").read_text().splitlines()
         if line.startswith("> ")
     )
-    assert VERDICT_RULE in readme
+    assert VERDICT_RULE in page
 
 
-def _readme_verdict_tables() -> dict[str, list[list[str]]]:
-    """Per `### NAME` section of README.md naming an experiment, the rows of its verdict
-    table (the header `markdown_table` writes), as cells."""
+# Reproductions whose page has no verdict table: links (nothing published: its table is the
+# study's own) and swarm (its findings table, from `reproduce swarm`'s 130 runs).
+NO_VERDICT_TABLE = ("links", "swarm")
+# Reproductions cheap enough (a few seconds each) to run again at every test and compare with
+# their page, cell for cell; the others' pages are checked against their data and the rule.
+FRESH = ("bittorrent", "web-initcwnd", "lss", "blast", "parallel", "vegas-gamma", "ledbat")
+
+
+def _page_table(name: str) -> list[str]:
+    """The lines of the verdict table on docs/reproductions/NAME.md (the header
+    `markdown_table` writes, then its rows)."""
     from conftest import ROOT
     from slowstart.reproduce import headers
 
-    tables: dict[str, list[list[str]]] = {}
-    section, rows = None, None
-    for line in (ROOT / "README.md").read_text().splitlines():
-        if line.startswith("#"):
-            section, rows = line.lstrip("#").strip(), None
-            continue
-        exp = EXPERIMENTS.get(section or "")
-        if exp is not None and line == "| " + " | ".join(headers(exp)) + " |":
-            assert section not in tables, f"README: two verdict tables under ### {section}"
-            rows = tables[section] = []
-        elif rows is not None and line.startswith("| ---"):
-            continue
-        elif rows is not None and line.startswith("|"):
-            cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
-            rows.append(cells)
-        else:
-            rows = None
-    return tables
+    lines = (ROOT / "docs" / "reproductions" / f"{name}.md").read_text().splitlines()
+    header = "| " + " | ".join(headers(EXPERIMENTS[name])) + " |"
+    assert lines.count(header) == 1, f"docs/reproductions/{name}.md: one verdict table"
+    start = lines.index(header)
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return lines[start:end]
 
 
-def _readme_row(exp: Experiment, cells: list[str]) -> Row:
-    """The Row a README line stands for: the published value, bound and unit from the
-    experiment's own data (found by label), ours as the README prints it."""
+def _page_verdict_tables() -> dict[str, list[list[str]]]:
+    """Per reproduction, the rows of its page's verdict table, as cells."""
+    return {
+        name: [
+            [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            for line in _page_table(name)[2:]
+        ]
+        for name in EXPERIMENTS
+        if name not in NO_VERDICT_TABLE
+    }
+
+
+def _page_row(exp: Experiment, cells: list[str]) -> Row | None:
+    """The Row a page's line stands for: the published value, bound and unit from the
+    experiment's own data (found by label), ours as the page prints it; None for a row its
+    runner makes (a ratio of two variants), which only a fresh run checks."""
     from slowstart.atou import STRETCH
 
     label, _published, ours, _diff, verdict = cells
     by_label = {v.label: v for v in exp.variants}
     if exp.runner is not None and label not in by_label:
-        # Rows a runner makes itself (atou: the stretch is judged).
-        spec = (STRETCH if label.startswith("stretch") else None, "=", None)
+        if not label.startswith("stretch"):
+            return None
+        spec = (STRETCH, "=", None)  # atou: the stretch is judged
     else:
-        assert label in by_label, f"README {exp.name}: no variant {label!r} in reproduce.py"
+        assert label in by_label, f"page {exp.name}: no variant {label!r} in reproduce.py"
         v = by_label[label]
         spec = (v.published, v.bound, v.unit)
     value = None if ours == "-" else float(ours.split()[0])
@@ -160,17 +170,25 @@ def _readme_row(exp: Experiment, cells: list[str]) -> Row:
     return Row(label, spec[0], value, exp.tolerance, spec[1], spec[2], pending)
 
 
-def test_the_readme_verdict_tables_follow_the_rule_and_the_published_values():
+def test_every_reproduction_has_a_page_in_the_nav():
+    from conftest import ROOT
+
+    nav = (ROOT / "mkdocs.yml").read_text()
+    for name in EXPERIMENTS:
+        assert (ROOT / "docs" / "reproductions" / f"{name}.md").exists(), name
+        assert f"reproductions/{name}.md" in nav, name
+
+
+def test_the_pages_verdict_tables_follow_the_rule_and_the_published_values():
     from slowstart.reproduce import cells
 
-    tables = _readme_verdict_tables()
-    judged = [n for n, e in EXPERIMENTS.items() if any(v.published for v in e.variants)]
-    assert sorted(tables) == sorted(judged + ["atou"])
-    for name, rows in tables.items():
+    for name, rows in _page_verdict_tables().items():
         exp = EXPERIMENTS[name]
-        assert rows, f"README {name}: an empty verdict table"
+        assert rows, f"page {name}: an empty verdict table"
         for shown in rows:
-            row = _readme_row(exp, shown)
+            row = _page_row(exp, shown)
+            if row is None:
+                continue
             expected = cells(exp, row)
             # Published, ours and verdict exactly as the CLI prints them; the difference as
             # the CLI prints it for some value that rounds to ours as printed.
@@ -190,6 +208,24 @@ def test_the_readme_verdict_tables_follow_the_rule_and_the_published_values():
         assert exp.runner is not None or not missing, (name, missing)
 
 
+def _markdown(tmp_path, *names: str):
+    """`slowstart reproduce NAMES --markdown`, its runs and figures in tmp_path."""
+    folders = ["--out", str(tmp_path), "--store", str(tmp_path / "s.duckdb")]
+    return cli("reproduce", *names, "--markdown", "--quiet", *folders)
+
+
+def test_the_pages_tables_are_what_reproduce_prints_now(tmp_path):
+    """The cheap reproductions run again: each page's table is what `--markdown` prints,
+    line for line (`make figures` rewrites them when a change moves a number)."""
+    proc = _markdown(tmp_path, *FRESH)
+    assert proc.returncode == 0, proc.stderr
+    printed = proc.stdout.split("### ")[1:]
+    assert [p.split("\n", 1)[0] for p in printed] == list(FRESH)
+    for name, text in zip(FRESH, printed, strict=True):
+        fresh = [line for line in text.splitlines() if line.startswith("|")]
+        assert _page_table(name) == fresh, f"docs/reproductions/{name}.md (make figures)"
+
+
 def test_a_markdown_table_row_per_row_with_the_cells_the_cli_prints():
     from slowstart.reproduce import markdown_table
 
@@ -207,19 +243,10 @@ def test_a_markdown_table_row_per_row_with_the_cells_the_cli_prints():
     ]
 
 
-def test_reproduce_markdown_prints_the_readme_table(tmp_path):
+def test_reproduce_markdown_prints_a_pages_table(tmp_path):
     from slowstart.reproduce import headers
 
-    proc = cli(
-        "reproduce",
-        "web-initcwnd",
-        "--markdown",
-        "--quiet",
-        "--out",
-        str(tmp_path),
-        "--store",
-        str(tmp_path / "s.duckdb"),
-    )
+    proc = _markdown(tmp_path, "web-initcwnd")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[:3] == [

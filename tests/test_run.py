@@ -150,3 +150,23 @@ def test_phase_spans_last_until_the_next_phase():
     codes = np.array([0, 0, 3, 3, 4])
     assert phase_spans(t, codes) == [(0, 0.0, 2.0), (3, 2.0, 6.0), (4, 6.0, 6.0)]
     assert phase_spans(np.array([]), np.array([])) == []
+
+
+def test_a_results_repr_is_one_line(satellite):
+    assert repr(satellite) == "<Result satellite: 1 flow, 10.418 s simulated, seed 1>"
+
+
+def test_a_result_shows_its_tables_and_figure_in_a_notebook(satellite):
+    import base64
+    import io
+
+    from PIL import Image
+
+    html = satellite._repr_html_()
+    assert "satellite: seed 1, 10.418 s simulated" in html
+    # The flow and link tables `slowstart run` prints, as HTML.
+    assert "<th>completion_s</th>" in html and "<td>reno</td>" in html
+    assert "<td>bottleneck</td>" in html
+    png = html.split('src="data:image/png;base64,', 1)[1].split('"', 1)[0]
+    figure = Image.open(io.BytesIO(base64.b64decode(png)))
+    assert figure.size[0] > 300 and figure.size[1] > 200

@@ -447,3 +447,11 @@ def test_a_store_gives_back_each_study_as_it_was_run(tmp_path):
         assert [f.as_dict() for f in findings(b)] == [f.as_dict() for f in findings(original)]
     assert back[1].buffers == (2, 10, 200) and back[0].buffers == ()
     assert back[0].notes == ["4 leechers, a 1 MB file, uplink buffer 200 packets"]
+
+
+def test_a_swarm_result_shows_its_peers_in_a_notebook():
+    r = small_run()
+    assert repr(r).startswith("<Result swarm-adsl: 7 peers, 6 completed, ")
+    html = r._repr_html_()
+    assert "completion_s median" in html and "transport" in html
+    assert 'src="data:image/png;base64,' in html

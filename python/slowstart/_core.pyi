@@ -25,7 +25,8 @@ def validate(config_json: str) -> None:
     """Parse and check a canonical JSON config; ValueError("<field>: <message>") if bad."""
 
 def algorithms() -> str:
-    """JSON list of {name, summary, source, params: [{name, doc, default, accepted}]}."""
+    """JSON list of {name, summary, source, slow_start (the default slow-start rule, or null
+    for an algorithm without one), params: [{name, doc, default, accepted}]}."""
 
 def defaults() -> str:
     """JSON object of every default of the canonical config: flow, web, bittorrent, trace,

@@ -150,6 +150,8 @@ class Result:
 
     @property
     def flows(self) -> pd.DataFrame:
+        """Per-flow samples of cwnd, ssthresh, bytes in flight, smoothed RTT, bytes delivered
+        and the controller's phase against time (columns as `_core.schema()` names them)."""
         return self._frame("flows")
 
     @flows.setter
@@ -158,6 +160,7 @@ class Result:
 
     @property
     def queues(self) -> pd.DataFrame:
+        """Per-link queue samples in bytes and packets against time."""
         return self._frame("queues")
 
     @queues.setter
@@ -166,6 +169,7 @@ class Result:
 
     @property
     def apps(self) -> pd.DataFrame:
+        """Per-flow application samples (BitTorrent's request queue); empty without one."""
         return self._frame("apps")
 
     @apps.setter
@@ -181,9 +185,39 @@ class Result:
         return self._fields() == other._fields()  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:
-        names = ("config", "summary", "flows", "queues", "phase_names", "apps")
-        values = ", ".join(f"{n}={v!r}" for n, v in zip(names, self._fields(), strict=True))
-        return f"Result({values})"
+        s = self.summary
+        if "swarm" in s:
+            sw = s["swarm"]
+            what = f"{sw['peers_joined']} peers, {sw['completions']} completed"
+        else:
+            flows = s.get("flows", [])
+            what = f"{len(flows)} flow{'s' * (len(flows) != 1)}"
+        return (
+            f"<Result {s.get('scenario')}: {what}, {s.get('sim_time_s', 0):.3f} s simulated, "
+            f"seed {s.get('seed')}>"
+        )
+
+    def _repr_html_(self) -> str:
+        """In a notebook: the summary's tables (flows and links, or a swarm's peers as
+        `slowstart run` prints them) and the figure of `plot()`, inline."""
+        import base64
+        import html
+        import io
+
+        from slowstart.cli import summary_head, summary_tables
+
+        if "swarm" in self.config:
+            from slowstart.swarm import format_swarm
+
+            body = f"<pre>{html.escape(format_swarm(self.summary, self.queues))}</pre>"
+        else:
+            body = f"<p>{html.escape(summary_head(self.summary))}</p>" + "".join(
+                _html_table(headers, rows) for headers, rows in summary_tables(self.summary)
+            )
+        png = io.BytesIO()
+        self.plot().savefig(png, format="png", dpi=80)
+        figure = base64.b64encode(png.getvalue()).decode("ascii")
+        return f'<div>{body}<img alt="cwnd" src="data:image/png;base64,{figure}"/></div>'
 
     def plot(self, title: str | None = None) -> Figure:
         """cwnd and bytes in flight against time, one panel per flow, phases shaded; for a
@@ -216,6 +250,16 @@ class Result:
             paths.append(out / "apps.parquet")
             self.apps.to_parquet(paths[-1], index=False)
         return paths
+
+
+def _html_table(headers: list[str], rows: list[list[str]]) -> str:
+    import html
+
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 class Interrupted(KeyboardInterrupt):

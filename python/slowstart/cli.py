@@ -96,11 +96,9 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def format_summary(s: dict[str, Any]) -> str:
-    head = (
-        f"{s['scenario']}: seed {s['seed']}, {s['sim_time_s']:.3f} s simulated, "
-        f"{s['events']:,} events, {s.get('wall_s', 0):.2f} s wall"
-    )
+def summary_tables(s: dict[str, Any]) -> list[tuple[list[str], list[list[str]]]]:
+    """A run's flows and link directions as (headers, rows) of text cells: what `run` prints
+    and what a Result shows in a notebook."""
     flow_rows = [
         [
             str(f["id"]),
@@ -118,23 +116,20 @@ def format_summary(s: dict[str, Any]) -> str:
         ]
         for f in s["flows"]
     ]
-    flows = table(
-        [
-            "flow",
-            "cc",
-            "delivered",
-            "completion_s",
-            "goodput",
-            "ss_exit_s",
-            "full_bw_s",
-            "window_cap_s",
-            "retx",
-            "losses",
-            "rtos",
-            "max_cwnd",
-        ],
-        flow_rows,
-    )
+    flow_headers = [
+        "flow",
+        "cc",
+        "delivered",
+        "completion_s",
+        "goodput",
+        "ss_exit_s",
+        "full_bw_s",
+        "window_cap_s",
+        "retx",
+        "losses",
+        "rtos",
+        "max_cwnd",
+    ]
     link_rows = [
         [
             link["name"],
@@ -144,11 +139,22 @@ def format_summary(s: dict[str, Any]) -> str:
         ]
         for link in s["links"]
     ]
-    links = table(["link", "drops", "max_queue", "mean_queue_delay_ms"], link_rows)
+    link_headers = ["link", "drops", "max_queue", "mean_queue_delay_ms"]
+    return [(flow_headers, flow_rows), (link_headers, link_rows)]
+
+
+def summary_head(s: dict[str, Any]) -> str:
+    """The run's one line: scenario, seed, simulated time, events, wall time."""
+    return (
+        f"{s['scenario']}: seed {s['seed']}, {s['sim_time_s']:.3f} s simulated, "
+        f"{s['events']:,} events, {s.get('wall_s', 0):.2f} s wall"
+    )
+
+
+def format_summary(s: dict[str, Any]) -> str:
     parts = [
-        head,
-        flows,
-        links,
+        summary_head(s),
+        *(table(headers, rows) for headers, rows in summary_tables(s)),
         format_cross(s.get("cross") or []),
         format_apps(s.get("apps") or []),
     ]

@@ -101,7 +101,7 @@ def parquet_bytes(table: Any) -> bytes:
     """A trace table (Arrow, or a DataFrame) as Parquet: lz4, dictionaries only for the
     columns that are already dictionaries (link, phase), statistics only on `t_s` (what a
     time-range query prunes on). Twice as fast as pyarrow's defaults and 14% smaller on a
-    short run's traces (bench/README.md)."""
+    short run's traces (docs/changelog.md)."""
     import io
 
     import pyarrow as pa

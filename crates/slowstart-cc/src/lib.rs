@@ -1,5 +1,10 @@
 //! Sans-IO congestion controllers.
 //!
+//! The bottom layer of slowstart: `slowstart_transport` drives these controllers, the
+//! simulator (`slowstart_sim`) and the UDP endpoints (`slowstart_udp`) drive that transport, and
+//! the Python front end lists the [`registry`] (`slowstart list`, the documentation's generated
+//! algorithm reference). Adding an algorithm touches only this crate.
+//!
 //! Nothing in this crate reads a clock, draws randomness of its own or touches a socket. A
 //! transport (the simulator's, or a real one) feeds timestamped events in and reads the
 //! controller's decisions out:
@@ -13,11 +18,12 @@
 //! Layers: [`controller`] (the interface and the events), [`estimators`] (RTT and delivery-rate
 //! sampling a transport shares with every algorithm), [`window`] (slow-start and additive-increase
 //! arithmetic shared by the loss-based algorithms), components several algorithms keep for
-//! themselves ([`round`] counting, the [`windowed_filter`], the [`rng`]), one module per algorithm, [`params`] (how an
-//! algorithm declares its parameters, with defaults and accepted ranges, and reads them) and
-//! [`registry`] (the list of algorithms and construction from `name:key=value`). A user's own
-//! controller (a Python class, a WebAssembly guest) comes in through [`external`]: registered
-//! under a name at run time, built like any algorithm, its every answer checked.
+//! themselves ([`round`] counting, the [`windowed_filter`], the [`rng`]), one module per
+//! algorithm, [`params`] (how an algorithm declares its parameters, with defaults and accepted
+//! ranges, and reads them) and [`registry`] (the list of algorithms and construction from
+//! `name:key=value`). A user's own controller (a Python class, a WebAssembly guest) comes in
+//! through [`external`]: registered under a name at run time, built like any algorithm, its
+//! every answer checked.
 
 pub mod aimd;
 pub mod bbr;

@@ -7,8 +7,13 @@
 //! offered to the channel at the current monotonic time; the accepted packets' bytes wait in a
 //! map beside it, by id, and leave when the channel hands that packet out at its arrival time
 //! (with CE set in the IP header if an ECN queue marked it), or are forgotten when the
-//! discipline drops them. Nothing here touches a device: [`Emulator`] is pure scheduling, unit-tested below, and
-//! `main.rs` does the I/O.
+//! discipline drops them. Nothing here touches a device: [`Emulator`] is pure scheduling,
+//! unit-tested below, and `main.rs` does the I/O.
+//!
+//! It sits beside the simulator, not above it: it borrows `slowstart_sim`'s link model and
+//! cross-traffic sources and puts real stacks (Linux TCP, or `slowstart_udp`'s endpoints) on
+//! either side, so `slowstart compare` can set a simulated run beside a real one over the same
+//! queue.
 //!
 //! IPv4/TCP headers are read only to describe a packet to the channel as the simulator would:
 //! its wire size (the IP total length), and for data segments the flow (the index of the

@@ -1,5 +1,10 @@
 //! `slowstart._core`: the Python binding. No logic: JSON config in, summary JSON and trace
 //! columns (little-endian bytes for `numpy.frombuffer`) out.
+//!
+//! The top of the Rust stack: it exposes `slowstart_sim`'s run, validation, defaults and schema
+//! and `slowstart_cc`'s registry to the Python package (`python/slowstart`), which owns the
+//! scenario files, units, the CLI, sweeps, reproductions and figures. Python reads every
+//! default, bound and column name through here, never from a copy.
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -109,6 +114,8 @@ fn algorithms() -> String {
                 "name": a.name,
                 "summary": a.summary,
                 "source": a.source,
+                // The default slow-start rule of an algorithm that takes one, else null.
+                "slow_start": a.slow_start,
                 "params": a.all_params().map(|p| serde_json::json!({
                     "name": p.name,
                     "doc": p.doc,

@@ -3,10 +3,17 @@
 //! Layers, bottom up: [`engine`] (the event queue), [`network`] (link directions with drop-tail
 //! queues, topology and static routes), [`cross`] (traffic without congestion control), the
 //! transport (the sans-IO crate `slowstart_transport`: the TCP-like sender and receiver that
-//! drive a `slowstart_cc` controller, and the request stream back), [`app`] (bulk, web and BitTorrent applications on top), [`trace`] (sampled
-//! series) and [`sim`] (the run loop and metrics), and [`swarm`] (a BitTorrent swarm of peers
-//! behind access links, with connections that open and close). Time is integer nanoseconds,
-//! sizes integer bytes; the same config and seed give byte-identical output.
+//! drive a `slowstart_cc` controller, and the request stream back), [`app`] (bulk, web and
+//! BitTorrent applications on top), [`trace`] (sampled series) and [`sim`] (the run loop and
+//! metrics), and [`swarm`] (a BitTorrent swarm of peers behind access links, with connections
+//! that open and close). Time is integer nanoseconds, sizes integer bytes; the same config and
+//! seed give byte-identical output.
+//!
+//! [`config`] is the canonical config every run starts from, with every default and bound of a
+//! scenario; the Python front end (through `slowstart_py`) only resolves a TOML file's units
+//! into it. [`export`] writes captures and qlog files as a run goes. The link emulator
+//! (`slowstart_emu`) reuses [`network`]'s link model and [`cross`]'s sources against the wall
+//! clock.
 
 pub mod app;
 #[cfg(test)]

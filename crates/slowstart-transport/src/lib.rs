@@ -3,6 +3,11 @@
 //! wants done goes into it: packets to send and timer deadlines to be woken at. The simulator's
 //! event loop drives it, and so can a loop over real sockets.
 //!
+//! The layer between the controllers below (`slowstart_cc`, which decide cwnd and pacing) and
+//! what moves packets above: the simulator's links (`slowstart_sim`) or UDP sockets
+//! (`slowstart_udp`). It owns everything TCP-like that is not congestion control: sequence
+//! space, loss detection, recovery, timers, ACK policy and the receive window.
+//!
 //! - [`packet`]: the one packet record, with its SACK blocks;
 //! - [`ranges`]: a set of disjoint byte or segment ranges (SACK scoreboard, reassembly);
 //! - [`timer`]: a deadline that can move often without a new wake-up each time;

@@ -2,6 +2,12 @@
 //! UDP sockets: the same sans-IO sender and receiver, driven by the host's monotonic clock
 //! instead of the event queue. One packet per datagram ([`slowstart_transport::wire`]).
 //!
+//! A sibling of the simulator (`slowstart_sim`) above the same transport: where the simulator
+//! moves packets over modelled links, this moves them over the host's network, which
+//! `slowstart real --stack udp` makes an emulated path (`slowstart_emu`) between two network
+//! namespaces. The simulator's web application runs here too, its client and server halves in
+//! separate processes.
+//!
 //! Each endpoint talks to one peer address and drops datagrams from any other. What arrives
 //! from the peer is decoded and checked before the transport sees it: a datagram that does not
 //! parse, an ACK of bytes never sent, SACK blocks past what was sent, and data whose payload is

@@ -173,7 +173,7 @@ impl Search {
     }
 
     /// Standard slow start; at a bin boundary, exit when norm_diff >= THRESH with cwnd (and so
-    /// ssthresh) set to [`Self::exit_cwnd`].
+    /// ssthresh) set to `exit_cwnd`.
     pub fn on_ack(
         &mut self,
         cwnd: u64,

@@ -327,7 +327,7 @@ impl SwarmSim {
         })
     }
 
-    /// Record choke decisions and requests for [`SwarmSim::log`].
+    /// Record choke decisions and requests, returned by [`SwarmSim::run_logged`].
     pub fn with_log(mut self) -> Self {
         self.log = Some(Vec::new());
         self

@@ -1,7 +1,7 @@
 //! The data sender: handshake, the send loop and the controller interface, over the parts it is
-//! made of: the [`scoreboard`] (SACK, RFC 6675 and RACK loss detection), [`recovery`] episodes
+//! made of: the `scoreboard` (SACK, RFC 6675 and RACK loss detection), `recovery` episodes
 //! (PRR, RFC 6937, or RFC 6675), the RFC 6298 retransmission timer ([`crate::rto`]), the tail
-//! loss [`probe`] (RFC 8985 §7) and the [`pacer`].
+//! loss `probe` (RFC 8985 §7) and the `pacer`.
 //!
 //! The sender sends only what the application has written ([`Sender::write`]): a bulk source
 //! writes everything at once, a web server or a BitTorrent uploader writes each response as its
