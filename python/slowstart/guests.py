@@ -288,8 +288,8 @@ def _one_line(e: BaseException) -> str:
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
     if isinstance(e, SyntaxError):
-        where = f" (line {e.lineno})"
-    elif tb is not None:
+        return f"SyntaxError: {e.msg} (line {e.lineno})"
+    if tb is not None:
         where = f" (line {tb.tb_lineno})"
     return f"{type(e).__name__}: {e}{where}".replace("\n", " ")
 

@@ -592,21 +592,25 @@ def run_variant(
 
 def with_controllers(exp: Experiment, ccs: Sequence[str]) -> Experiment:
     """`exp` with every variant run again by each controller of `ccs` (a built-in's spec or a
-    user's `x.py:Class`, `x.wasm`) beside it: the same settings, the flow's cc replaced; those
-    rows are shown beside the published value, not judged against it."""
+    user's `x.py:Class`, `x.wasm`) beside it: the same settings, the flow's cc replaced (once
+    for variants that differ only by their cc); those rows are shown, not judged against the
+    published value."""
     if not ccs:
         return exp
-    extra = [
-        replace(
-            v,
-            label=f"{v.label}, {cc_label(cc)}",
-            overrides=(*v.overrides, f"flow.{exp.flow}.cc={cc}"),
-            published=None,
-        )
-        for cc in ccs
-        for v in exp.variants
-    ]
-    return replace(exp, variants=(*exp.variants, *extra))
+    own_cc = f"flow.{exp.flow}.cc="
+    extra: dict[tuple[str | None, tuple[str, ...]], Variant] = {}
+    for cc in ccs:
+        for v in exp.variants:
+            kept = tuple(o for o in v.overrides if not o.startswith(own_cc))
+            label = (
+                cc_label(cc) if kept == () and v.overrides != () else f"{v.label}, {cc_label(cc)}"
+            )
+            overrides = (*kept, f"{own_cc}{cc}")
+            extra.setdefault(
+                (v.scenario, overrides),
+                replace(v, label=label, overrides=overrides, published=None),
+            )
+    return replace(exp, variants=(*exp.variants, *extra.values()))
 
 
 def cc_label(cc: str) -> str:
