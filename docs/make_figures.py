@@ -33,6 +33,13 @@ OTHERS = {
         + ["--out", str(OUT / "worked-example")],
         OUT / "worked-example" / "cwnd.png",
     ),
+    # A Python controller of one's own on the satellite path (README, docs/controllers.md).
+    "own-controller.png": (
+        ["run", "scenarios/satellite.toml", "--quiet", "--cc"]
+        + ["examples/python/delay_start.py:DelayStart:rise=0.25"]
+        + ["--out", str(OUT / "own-controller")],
+        OUT / "own-controller" / "cwnd.png",
+    ),
     # HyStart, HyStart++ and SEARCH on every bulk path (docs/reproductions/startup-rules.md).
     "startup-rules-sweep.png": (
         ["sweep", "net100-lss", "net100-vegas-gamma", "real-20mbps", "satellite"]

@@ -301,3 +301,13 @@ def test_reproduce_runs_ones_own_controller_beside_the_published_values(tmp_path
         assert o["ours"] == b["ours"] and o["published"] is None and o["verdict"] == "-"
     proc = cli("reproduce", "swarm", "--cc", f"{PYTHON_RENO}:Reno")
     assert proc.returncode == 2 and "--set swarm.utp.cc" in proc.stderr
+
+
+def test_the_python_and_the_webassembly_template_are_one_controller():
+    a = run(
+        "satellite", cc=f"{ROOT}/examples/python/delay_start.py:DelayStart:rise=0.25", duration="8s"
+    )
+    b = run("satellite", cc=f"{TEMPLATE_GUEST}:rise=0.25", duration="8s")
+    (s1, f1), (s2, f2) = _comparable(a), _comparable(b)
+    assert s1 == s2 and f1["flows"].equals(f2["flows"])
+    assert s1["flows"][0]["retransmits"] == 0, "the delay signal ends slow start before a loss"

@@ -46,7 +46,7 @@ impl CongestionController for DelayStart {
             if ack.min_rtt > 0 && rtt > ack.min_rtt as f64 * (1.0 + self.rise) {
                 self.ssthresh = self.cwnd; // the queue is building: slow start ends here
             } else {
-                self.cwnd += ack.bytes_acked.min(self.mss);
+                self.cwnd += ack.bytes_acked.min(2 * self.mss); // RFC 3465 §2.3, L = 2
                 return;
             }
         }
