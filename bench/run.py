@@ -89,6 +89,23 @@ CASES |= {
     for cc in ALGORITHMS
 }
 
+# Issue #23: a user's controller beside the built-in it restates, on the same path (30 s of the
+# early-loss run): Reno built in, compiled as a WebAssembly guest (examples/builtin-guest, built
+# by `make guests`) and written in Python (examples/python/reno.py). The three runs are
+# byte-identical, so their events/s ratios are their wall times' (target: the guest within 1.5x).
+GUESTS = {
+    "guest-builtin-reno": "reno",
+    "guest-wasm-reno": str(
+        ROOT / "target" / "wasm32-unknown-unknown" / "release" / "builtin_guest.wasm"
+    )
+    + ":algorithm=reno",
+    "guest-python-reno": str(ROOT / "examples" / "python" / "reno.py") + ":Reno",
+}
+CASES |= {
+    name: ("scenarios/lfn-early-loss.toml", [f'flow.0.cc="{cc}"'], "30s")
+    for name, cc in GUESTS.items()
+}
+
 # `slowstart sweep` at scale: 12 runs of the early-loss path (4 algorithms x 3 seeds), in one
 # process and then in two: the process pool's speed-up. 30 s runs take 0.1-0.5 s each; issue
 # #14's target (two processes at least 1.8x one) is for runs of a second or more, the 300 s
@@ -200,6 +217,8 @@ def run_case(scenario: str, overrides: list[str], duration: str | None) -> dict:
 RATIO_CASES = (
     ("swarm-100-random-stay", "early-loss-to-window-cap", 0.7),
     ("flows-1000-cubic", "flows-1-cubic", 0.7),
+    ("guest-wasm-reno", "guest-builtin-reno", 1 / 1.5),
+    ("guest-python-reno", "guest-builtin-reno", None),
 )
 
 
@@ -395,7 +414,7 @@ def positive_int(text: str) -> int:
 
 def run_all(
     names: list[str],
-    ratios: list[tuple[str, str, float]],
+    ratios: list[tuple[str, str, float | None]],
     args: argparse.Namespace,
     step: Callable[[int], None],
 ) -> dict:
@@ -434,7 +453,8 @@ def run_all(
         m = paired_ratio(name, anchor, args.pairs, lambda i, first=first: step(first + i))
         results[name][f"events_per_s_vs_{anchor}"] = m
         print(
-            f"{name} events/s relative to {anchor}: {m['median']:.2f} (target {target}), "
+            f"{name} events/s relative to {anchor}: {m['median']:.2f} "
+            f"({'no target' if target is None else f'target {target:.2f}'}), "
             f"median of {len(m['pairs'])} pairs run back to back "
             f"({min(m['pairs']):.2f}-{max(m['pairs']):.2f})"
         )
