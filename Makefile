@@ -6,7 +6,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
 
-.PHONY: setup demo test rust-test python-test lint fmt bench browser tshark guests docs figures clean
+.PHONY: setup demo test test-stress rust-test python-test lint fmt bench browser tshark guests docs \
+	figures clean
 
 setup: $(STAMP)
 
@@ -66,6 +67,14 @@ tshark:
 		|| echo "tshark not installed: the capture test will skip"
 
 test: setup guests browser tshark rust-test lint docs python-test
+
+# The Python suite 5 times alone, then 3 times beside a CPU-bound process on one core and a
+# `slowstart real` transfer; every failure by test name (tests/stress.py; logs in out/stress).
+# Not part of `make test`. E.g. make test-stress STRESS="--runs 2 --loaded 2 tests/test_real.py",
+# or STRESS=--whole for all of `make test`.
+STRESS ?=
+test-stress: setup guests browser tshark
+	$(PY) tests/stress.py $(STRESS)
 
 rust-test: guests
 	cargo fmt --all --check

@@ -1,16 +1,70 @@
-"""Shared fixtures: the repository root, a small scenario dict, a fixed algorithm registry."""
+"""Shared fixtures: the repository root, a small scenario dict, a fixed algorithm registry, and
+the guard that stops whatever processes a test left running."""
 
 from __future__ import annotations
 
 import copy
 import shutil
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# How long a child a test left running gets to exit on SIGTERM (a `slowstart real` run removes
+# its namespaces then) before SIGKILL.
+STOP_GRACE_S = 10
+OUTCOME = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    report = yield
+    if report.when == "call":
+        item.stash[OUTCOME] = report.passed
+    return report
+
+
+def stop(p: subprocess.Popen) -> None:
+    """SIGTERM, SIGKILL after STOP_GRACE_S; then reap it and close its pipes."""
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    for pipe in (p.stdin, p.stdout, p.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
+@pytest.fixture(autouse=True)
+def _children(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No child outlives its test. Every process the test starts (subprocess.Popen, also
+    through subprocess.run and the package's own code) is stopped and reaped when the test ends,
+    its pipes closed, so a test that failed or timed out leaves no process, no load and no
+    ResourceWarning for a later test to trip on. A test that passed with a child still running
+    fails here, naming it."""
+    started: list[subprocess.Popen] = []
+    init = subprocess.Popen.__init__
+
+    def tracked(self: subprocess.Popen, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)
+        started.append(self)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", tracked)
+    yield
+    monkeypatch.setattr(subprocess.Popen, "__init__", init)
+    running = [p for p in started if p.poll() is None]
+    for p in started:
+        stop(p)
+    if running and request.node.stash.get(OUTCOME, False):
+        names = "; ".join(f"{p.pid}: {p.args!r}" for p in running)
+        pytest.fail(f"the test left processes running (now stopped): {names}")
 
 # Debian's chromium, for the tests that open a page in a real browser (`make browser`).
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -75,12 +129,21 @@ def small() -> dict:
     return copy.deepcopy(SMALL)
 
 
-def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """`slowstart ARGS` in a fresh interpreter, as a user would run it."""
-    return subprocess.run(
-        [sys.executable, "-m", "slowstart", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+class Ran(subprocess.CompletedProcess[str]):
+    """A finished command and the pid it ran as (what a real run makes is named by it)."""
+
+    pid: int
+
+
+def cli(*args: str, cwd: Path = ROOT, timeout: float = 300) -> Ran:
+    """`slowstart ARGS` in a fresh interpreter, as a user would run it; stopped (`stop`) if it
+    takes longer than `timeout` seconds."""
+    cmd = [sys.executable, "-m", "slowstart", *args]
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    finally:
+        stop(p)
+    ran = Ran(cmd, p.returncode, out, err)
+    ran.pid = p.pid
+    return ran

@@ -8,7 +8,8 @@ raw IP socket), so they cross the emulated link like the originals: truncated, o
 (a copy of one seen long before) and forged (random bytes, a wrong version, data that is not
 the pattern, ACKs of data never sent, SACK blocks past the end). The originals pass
 untouched. On SIGTERM, or once the namespaces are gone, it writes how many of each it sent to
-OUT as JSON.
+OUT as JSON: also when that comes before it found the run's devices (all counts 0 then). It
+prints "armed" once a SIGTERM would be handled so.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+
+from slowstart.testbed import RunNames
 
 CLONE_NEWNET = 0x40000000
 ETH_P_ALL = 0x0003
@@ -117,28 +120,45 @@ def mangle(rng: random.Random, d: bytes, history: list[bytes], sent: Counter) ->
 
 
 def main() -> None:
-    pid, out, seed = sys.argv[1], Path(sys.argv[3]), int(sys.argv[4])
-    ports = {int(p) for p in sys.argv[2].split(",")}
-    rng = random.Random(seed)
+    # First of all: a SIGTERM from here on ends the loops below, and the counts are written;
+    # "armed" tells the caller so.
+    stop: list[int] = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    print("armed", flush=True)
+    sent: Counter = Counter()
+    try:
+        meddle(
+            RunNames(int(sys.argv[1])),
+            {int(p) for p in sys.argv[2].split(",")},
+            sys.argv[4],
+            sent,
+            stop,
+        )
+    finally:
+        Path(sys.argv[3]).write_text(json.dumps(sent), encoding="utf-8")
+
+
+def meddle(run: RunNames, ports: set[int], seed: str, sent: Counter, stop: list[int]) -> None:
+    """Add datagrams to run `run`'s until `stop` is not empty or its namespaces are gone."""
+    rng = random.Random(int(seed))
     # Each side's tap sees what arrives there; what to add to it leaves from the other side.
     # The run creates the namespaces first and moves its TUN devices in after: wait for them.
     deadline = time.monotonic() + 30
-    while True:
+    while not stop:
         try:
-            snd_tap, snd_raw = sockets(f"ss-snd-{pid}", f"sst{pid}s")
-            rcv_tap, rcv_raw = sockets(f"ss-rcv-{pid}", f"sst{pid}r")
+            snd_tap, snd_raw = sockets(run.ns_snd, run.tun_snd)
+            rcv_tap, rcv_raw = sockets(run.ns_rcv, run.tun_rcv)
             break
         except OSError:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
+    else:
+        return
     other = {snd_tap: rcv_raw, rcv_tap: snd_raw}
     held: dict[socket.socket, bytes | None] = {snd_tap: None, rcv_tap: None}
     history: dict[socket.socket, list[bytes]] = {snd_tap: [], rcv_tap: []}
-    sent: Counter = Counter()
-    stop = []
-    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
-    while not stop and Path(f"/run/netns/ss-snd-{pid}").exists():
+    while not stop and Path(f"/run/netns/{run.ns_snd}").exists():
         try:
             ready, _, _ = select.select([snd_tap, rcv_tap], [], [], 0.2)
         except InterruptedError:
@@ -166,7 +186,6 @@ def main() -> None:
                     other[tap].sendto(packet(src, dst, sport, dport, x), (socket.inet_ntoa(dst), 0))
                 except OSError:
                     sent["send failed"] += 1
-    out.write_text(json.dumps(sent), encoding="utf-8")
 
 
 if __name__ == "__main__":

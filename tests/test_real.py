@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -38,31 +39,33 @@ size = "{size}"
 """
 
 
-def leftovers(pid: int | None = None) -> list[str]:
-    """ss-* namespaces, sst* links, slowstart-emu and agent processes, and work folders still
-    present (only those of run `pid`, and processes of this checkout, when given)."""
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    found = [line.split()[0] for line in out.splitlines() if line.startswith("ss-")]
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    found += [w.rstrip(":@") for w in links.split() if w.startswith("sst")]
+def processes(pid: int) -> list[str]:
+    """The processes real run `pid` started that are still running (emulator, endpoints): they
+    carry its pid in their environment (testbed.PARENT_ENV)."""
+    mark = f"{testbed.PARENT_ENV}={pid}".encode()
+    found = []
     for p in Path("/proc").iterdir():
-        if p.name.isdigit():
-            try:
-                exe = os.readlink(p / "exe")
-                cmd = (p / "cmdline").read_bytes()
-            except OSError:
-                continue
-            # With `pid`, only this checkout's: other checkouts' runs may be going.
-            ours = pid is None or exe.startswith(str(ROOT)) or str(ROOT).encode() in cmd
-            ours_kind = (
-                exe.endswith(("/slowstart-emu", "/slowstart-udp")) or b"_real_agents.py" in cmd
-            )
-            if ours and ours_kind:
-                found.append(f"process {p.name}")
-    found += [d.name for d in Path(tempfile.gettempdir()).glob("slowstart-real-*")]
-    if pid is not None:
-        found = [x for x in found if x.startswith("process") or str(pid) in x]
+        try:
+            if p.name.isdigit() and mark in (p / "environ").read_bytes().split(b"\0"):
+                cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                found.append(f"process {p.name}: {cmd.strip()}")
+        except OSError:  # gone meanwhile
+            continue
     return found
+
+
+def leftovers(pid: int) -> list[str]:
+    """What real run `pid` (the process that ran it) made and left: its namespaces, TUN
+    devices, work folders and processes (testbed.RunNames). Only its own: other runs, other
+    test suites and users' `slowstart real` may share the machine."""
+    names = testbed.RunNames(pid)
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    found = [n for n in (names.ns_snd, names.ns_rcv) if n in netns.split()]
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    devices = {w.rstrip(":").split("@")[0] for w in links.split()}
+    found += [n for n in (names.tun_snd, names.tun_rcv) if n in devices]
+    found += [d.name for d in Path(tempfile.gettempdir()).glob(names.workdir_prefix + "*")]
+    return found + processes(pid)
 
 
 def test_refuses_clearly_when_unavailable(monkeypatch, capsys):
@@ -150,8 +153,12 @@ def test_udp_stack_takes_bulk_flows_with_a_size_and_web_flows():
 
 @pytest.fixture(scope="module")
 def emu_built():
-    if REASON is None:
-        testbed.emulator_binary()  # build once, outside the timed runs
+    """The emulator built once, outside the timed runs, and named to every run (SLOWSTART_EMU),
+    so none waits for cargo (or its lock) again."""
+    with pytest.MonkeyPatch.context() as mp:
+        if REASON is None:
+            mp.setenv("SLOWSTART_EMU", testbed.emulator_binary())
+        yield
 
 
 @needs_root
@@ -180,7 +187,7 @@ def test_real_transfer_delivers_and_cleans_up(tmp_path, emu_built):
     assert list(flows.columns)[:8] == real_summary.schema()["flows"]
     # The first flight is initcwnd full segments.
     assert flows["cwnd_bytes"].iloc[0] == 10 * real_summary.MSS
-    assert leftovers() == []
+    assert leftovers(proc.pid) == []
 
 
 @needs_root
@@ -200,7 +207,7 @@ def test_compare_writes_table_and_json(tmp_path, emu_built):
     table = cli("compare", str(scenario), "--cc", "reno", "--runs", "1", "--out", str(tmp_path))
     assert table.returncode == 0, table.stderr
     assert "completion_s" in table.stdout and "diff" in table.stdout
-    assert leftovers() == []
+    assert leftovers(proc.pid) == leftovers(table.pid) == []
 
 
 @needs_root
@@ -223,7 +230,7 @@ def test_real_20mbps_acceptance(emu_built, cc):
         assert all(r[:4] == rounds["sim"][:4] for r in rounds["real"]), rounds
         assert sum(r == rounds["sim"] for r in rounds["real"]) >= 2, rounds
     assert all(t == 0 for r in c["real"] for t in r["tun_tx_dropped"].values())
-    assert leftovers() == []
+    assert leftovers(os.getpid()) == []
 
 
 @needs_root
@@ -256,7 +263,7 @@ def test_web_page_first_to_last_byte_agrees(tmp_path, emu_built, window):
     # segments, about 13 ms at 10 Mbps); with 10 the last two wait one round trip.
     first = sorted(r["apps"][0]["objects"][0]["first_to_last_s"] for r in c["real"])[1]
     assert first < 0.025 if window == 20 else first > 0.050
-    assert leftovers() == []
+    assert leftovers(proc.pid) == []
 
 
 TWO = """
@@ -297,7 +304,7 @@ def test_two_flows_run_for_real(tmp_path, emu_built):
     # Flow 1 starts 0.1 s in: its series begins then, on the scenario's clock.
     assert 0.1 <= flows[flows["flow"] == 1]["t_s"].min() < 0.2
     assert flows.groupby("flow")["delivered_bytes"].max().tolist() == [300_000, 200_000]
-    assert leftovers() == []
+    assert leftovers(proc.pid) == []
 
 
 @needs_root
@@ -305,34 +312,47 @@ def test_two_flows_run_for_real(tmp_path, emu_built):
 def test_killed_run_leaves_nothing(tmp_path, emu_built, sig):
     scenario = tmp_path / "big.toml"
     scenario.write_text(SMALL.format(size="200MB"))
-    env = dict(os.environ)
     proc = subprocess.Popen(
         [sys.executable, "-m", "slowstart", "real", str(scenario)],
-        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 30
-    while not leftovers(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(1.0)  # mid-transfer
-    assert leftovers(proc.pid), "the run never started"
+
+    # Mid-transfer (200 MB take 80 s): once its sender runs. The deadlines are for a loaded
+    # 2-core machine, where starting the testbed's interpreters can take seconds each.
+    def sending() -> bool:
+        return any("_real_agents.py send " in x for x in processes(proc.pid))
+
+    assert until(sending, 60), "the run never started sending"
     proc.send_signal(sig)
-    proc.communicate(timeout=15)
-    time.sleep(0.5)
-    if sig == signal.SIGKILL:
-        # Emulator, sender and sink die with their parent (PR_SET_PDEATHSIG), the TUN devices
-        # with the emulator; the named namespaces and the work folder stay until the next
-        # run, which removes them before it starts.
+    _, err = proc.communicate(timeout=60)
+    # Emulator, sender and sink die with their parent (PR_SET_PDEATHSIG), the TUN devices
+    # with the emulator.
+    assert until(lambda: not processes(proc.pid), 30), processes(proc.pid)
+    if sig == signal.SIGTERM:
+        assert proc.returncode == 128 + signal.SIGTERM, err  # its handler, not the default
+    else:
+        # The named namespaces and the work folder stay until the next run, which removes
+        # them before it starts.
         left = leftovers(proc.pid)
-        assert not [x for x in left if not x.startswith(("ss-", "slowstart-real-"))], left
-        assert left, "nothing for the next run to clean up"
+        assert left and all(x.startswith(("ss-", "slowstart-real-")) for x in left), left
         small = tmp_path / "small.toml"
         small.write_text(SMALL.format(size="100kB"))
         nxt = cli("real", str(small), "--cc", "reno", "--json")
         assert nxt.returncode == 0, nxt.stderr
-    assert leftovers() == []
+        assert leftovers(nxt.pid) == []
+    assert leftovers(proc.pid) == []
+
+
+def until(condition: Callable[[], bool], timeout_s: float) -> bool:
+    """Whether `condition()` holds within `timeout_s` seconds (asked every 0.1 s)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
 
 
 AQM = """
@@ -365,6 +385,7 @@ def test_real_runs_through_codel_with_and_without_ecn(tmp_path, emu_built):
         assert proc.returncode == 0, proc.stderr
         s = json.loads(proc.stdout)
         assert s["flows"][0]["bytes_delivered"] == 6_000_000
+        assert leftovers(proc.pid) == []
         return s["links"][0], s["flows"][0]
 
     marked, marked_flow = run("codel-ecn", 'queue = "codel"', True)
@@ -383,7 +404,6 @@ def test_real_runs_through_codel_with_and_without_ecn(tmp_path, emu_built):
     for aqm in (marked, dropped):
         assert aqm["mean_queue_delay_s"] < 0.015
         assert aqm["mean_queue_delay_s"] < deep["mean_queue_delay_s"] / 4
-    assert leftovers() == []
 
 
 def test_real_flows_agree_on_ecn():
@@ -398,10 +418,13 @@ def test_real_flows_agree_on_ecn():
 
 @pytest.fixture(scope="module")
 def udp_built(emu_built):
-    if REASON is None:
-        from slowstart import real_udp
+    """The UDP endpoints built once and named to every run (SLOWSTART_UDP), as `emu_built`."""
+    with pytest.MonkeyPatch.context() as mp:
+        if REASON is None:
+            from slowstart import real_udp
 
-        real_udp.udp_binary()  # build once, outside the timed runs
+            mp.setenv("SLOWSTART_UDP", real_udp.udp_binary())
+        yield
 
 
 @needs_root
@@ -457,7 +480,7 @@ def test_udp_compare_matches_the_simulation_for_reno(tmp_path, udp_built):
     # come in trains, and show one more value after these (seen once: 652); most runs agree.
     real_rounds = [r[:5] for r in full["slow_start_rounds"]["real"]]
     assert real_rounds.count([10, 20, 40, 80, 160]) >= 2, real_rounds
-    assert leftovers() == []
+    assert leftovers(proc.pid) == []
 
 
 @needs_root
@@ -467,9 +490,9 @@ def test_udp_web_page_agrees_with_the_simulation(tmp_path, udp_built):
     within 0.7% (README), 10% here for a loaded machine. Without keep-alive each object opens
     a connection of its own: two round trips to the first byte every time, as simulated, and
     the server's stall counts are the simulation's."""
-    proc = cli("compare", "real-web", "--stack", "udp", "--runs", "1", "--json")
-    assert proc.returncode == 0, proc.stderr
-    c = json.loads(proc.stdout)
+    compared = cli("compare", "real-web", "--stack", "udp", "--runs", "1", "--json")
+    assert compared.returncode == 0, compared.stderr
+    c = json.loads(compared.stdout)
     run = c["real"][0]
     assert run["tun_tx_dropped"] == {"sender": 0, "receiver": 0}
     assert [o["bytes"] for o in run["apps"][0]["objects"]] == [17_000] * 3
@@ -494,7 +517,7 @@ def test_udp_web_page_agrees_with_the_simulation(tmp_path, udp_built):
     f = s["flows"][0]
     assert f["bytes_delivered"] == 51_000
     assert f["dropped_datagrams"]["receiver"]["bad_data"] == 0
-    assert leftovers(os.getpid()) == []
+    assert leftovers(compared.pid) == leftovers(proc.pid) == []
 
 
 HOSTILE = """
@@ -526,19 +549,24 @@ def test_udp_endpoints_survive_hostile_datagrams_through_the_namespaces(tmp_path
         stderr=subprocess.PIPE,
         text=True,
     )
-    ns = Path(f"/run/netns/ss-rcv-{run.pid}")
-    deadline = time.monotonic() + 30
-    while not ns.exists() and run.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.01)
+    ns = Path("/run/netns", testbed.RunNames(run.pid).ns_rcv)
+    assert until(lambda: ns.exists() or run.poll() is not None, 60), "no namespace"
     counts = tmp_path / "hostile.json"
     helper = Path(__file__).with_name("hostile_udp.py")
     ports = f"{testbed.PORT},{testbed.PORT + 1}"
-    hostile = subprocess.Popen([sys.executable, str(helper), str(run.pid), ports, str(counts), "7"])
+    hostile = subprocess.Popen(
+        [sys.executable, str(helper), str(run.pid), ports, str(counts), "7"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert hostile.stdout is not None
+    # Once it is armed, a SIGTERM makes it write its counts, however early.
+    assert hostile.stdout.readline().strip() == "armed"
     try:
         out, err = run.communicate(timeout=90)
     finally:
         hostile.send_signal(signal.SIGTERM)
-        hostile.wait(timeout=10)
+        hostile.communicate(timeout=10)
     assert run.returncode == 0, err
     assert hostile.returncode == 0 and counts.exists(), "tests/hostile_udp.py failed"
     sent = json.loads(counts.read_text())
@@ -628,7 +656,7 @@ def test_compare_both_stacks(tmp_path, udp_built):
         assert abs(c[stack]["diff"]["completion_s"]) < 0.15, (stack, c[stack]["diff"])
         assert (out / f"compare-{stack}.png").exists()
     assert json.loads((out / "compare.json").read_text())["stack"] == "both"
-    assert leftovers(os.getpid()) == []
+    assert leftovers(proc.pid) == []
 
 
 @pytest.mark.parametrize(
@@ -724,7 +752,7 @@ def test_a_real_run_writes_the_captures_of_its_emulated_link(tmp_path, emu_built
     assert flow["retransmits"] > 0
     assert tshark_count(sent, RETRANSMISSION) == flow["retransmits"]
     assert tshark_count(acks, "tcp.analysis.duplicate_ack") > 0
-    assert leftovers() == []
+    assert leftovers(proc.pid) == []
 
 
 def test_cross_sources_must_cross_the_emulated_link():
@@ -822,4 +850,4 @@ def test_cross_traffic_takes_its_share_of_a_real_bottleneck(udp_built, stack):
     assert "cross  kind  path" in format_real(real) and "sender->receiver" in format_real(real)
     assert "cross0.delivered_bps" in c["diff"]
     assert real["tun_tx_dropped"] == {"sender": 0, "receiver": 0}
-    assert leftovers() == []
+    assert leftovers(os.getpid()) == []

@@ -27,6 +27,7 @@ def bar(
     if not wanted(quiet):
         yield lambda done, total: None
         return
+    from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     start = time.monotonic()
@@ -42,7 +43,7 @@ def bar(
                 TextColumn(f"{{task.completed:.0f}}/{{task.total:.0f}} {unit}"),
                 TimeElapsedColumn(),
                 transient=True,
-                console=None,
+                console=Console(stderr=True),  # stdout may be --json, piped
             )
             progress.start()
             state["progress"] = progress
