@@ -244,6 +244,8 @@ def parse_cc(value: object, field: str) -> dict[str, Any]:
                 raise ScenarioError(
                     f'{field}: expected "name" or "name:key=value,...", got {show(value)}'
                 )
+            if key.strip() in params:
+                raise ScenarioError(f"{field}: parameter {show(key.strip())} is given twice")
             params[key.strip()] = _param_word(word.strip())
     elif isinstance(value, dict):
         if "name" not in value:
