@@ -34,7 +34,10 @@ fn each_key_once<'de, D: serde::Deserializer<'de>>(
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("a table of parameters, each given once")
         }
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
             let mut params = BTreeMap::new();
             while let Some((key, value)) = map.next_entry::<String, ParamValue>()? {
                 if params.contains_key(&key) {
@@ -346,14 +349,12 @@ impl Controller {
             )?),
             "aimd" => Controller::Aimd(loss_based(params, common, {
                 match params.choice("mode")? {
-                    "periodic" => {
-                        crate::aimd::Aimd::periodic(
-                            crate::hstcp::HighSpeedTable {
-                                low_window: params.number("low_window")?,
-                            },
-                            (params.number("period")? * 1e9) as Nanos,
-                        )
-                    }
+                    "periodic" => crate::aimd::Aimd::periodic(
+                        crate::hstcp::HighSpeedTable {
+                            low_window: params.number("low_window")?,
+                        },
+                        (params.number("period")? * 1e9) as Nanos,
+                    ),
                     _ => crate::aimd::Aimd::fixed(params.number("a")?, params.number("b")?),
                 }
             })?),
@@ -434,7 +435,10 @@ mod tests {
         let err = serde_json::from_str::<CcSpec>(spec).unwrap_err();
         assert!(err.to_string().contains("'beta' is given twice"), "{err}");
         let once = r#"{"name": "cubic", "params": {"beta": 0.5, "c": 0.6}}"#;
-        assert_eq!(serde_json::from_str::<CcSpec>(once).unwrap().params.len(), 2);
+        assert_eq!(
+            serde_json::from_str::<CcSpec>(once).unwrap().params.len(),
+            2
+        );
     }
 
     #[test]
@@ -474,9 +478,21 @@ mod tests {
     #[test]
     fn a_parameter_the_chosen_rule_never_reads_is_refused() {
         for (name, params, with) in [
-            ("reno", vec![("max_ssthresh", 5.0)], "slow_start = \"standard\""),
-            ("cubic", vec![("search_thresh", 0.5)], "slow_start = \"hystart\""),
-            ("lss", vec![("pb_rtt_threshold_ms", 50.0)], "slow_start = \"lss\""),
+            (
+                "reno",
+                vec![("max_ssthresh", 5.0)],
+                "slow_start = \"standard\"",
+            ),
+            (
+                "cubic",
+                vec![("search_thresh", 0.5)],
+                "slow_start = \"hystart\"",
+            ),
+            (
+                "lss",
+                vec![("pb_rtt_threshold_ms", 50.0)],
+                "slow_start = \"lss\"",
+            ),
             (
                 "aimd",
                 vec![("hystart_low_window", 8.0)],
