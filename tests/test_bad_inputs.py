@@ -60,8 +60,18 @@ for v in [
     '":"',
     '""',
     "7",
+    # Issue #31: a parameter the chosen rule never reads, or one given twice.
+    '"reno:max_ssthresh=5"',
+    '"cubic:search_thresh=0.5"',
+    '"hystart-pb:max_ssthresh=5"',
+    '"aimd:mode=static,hystart_detect=delay"',
+    '"cubic:beta=0.5,beta=0.6"',
+    '{name = "lss", slow_start = "standard", max_ssthresh = 50}',
 ]:
     case("satellite", "flow.0.cc", f"flow.0.cc={v}")
+# A number too large for a float is too large, not endless.
+case("satellite", "flow.0.size", "flow.0.size=1e400")
+case("satellite", "flow.0.max_window", "flow.0.max_window=1e400")
 # The path.
 for key, bad in {
     "rate": ['"0Mbps"', '"-1Mbps"', '"fast"', '"５Mbps"', '"1e30bps"'],
@@ -86,6 +96,11 @@ case("satellite", "path.queue.w_q", 'path.queue={kind = "red", w_q = "often"}')
 case("satellite", "path.queue.flows", 'path.queue={kind = "fq_codel", flows = 1.5}')
 case("satellite", "path.queue.memory_limit", 'path.queue={kind = "fq_codel", memory_limit = 0}')
 case("satellite", "path.queue.quantum", 'path.queue={kind = "codel", quantum = 1514}')
+# Settings that contradict each other (issue #31): as refused as their plain forms.
+case("satellite", "path.queue.memory_limit", 'path.queue={kind = "fq_codel", memory_limit = 1000}')
+case("satellite", "path.loss.loss_good", "path.loss={p = 0.01, loss_good = 1}")
+case("satellite", "path.loss.loss_good", "path.loss={p = 0, loss_good = 1}")
+case("satellite", "path.loss.loss_bad", "path.loss={p = 0.01, r = 0}")
 # Run-wide settings.
 for v in ['"0s"', '"abc"', '"-1s"', f'"{U}ns"']:
     case("satellite", "duration", f"duration={v}")
@@ -131,6 +146,9 @@ case(
     "net100-blast", "cross.0.distribution", 'cross.0.kind="onoff"', 'cross.0.distribution="pareto"'
 )
 case("net100-blast", "cross.0.off", 'cross.0.kind="onoff"', 'cross.0.off="2h"')
+# Work a source's model bounds (issue #31): no faster than its link out, on for a packet.
+case("net100-blast", "cross.0.rate", 'cross.0.rate="10Tbps"', "cross.0.packet_size=28")
+case("net100-blast", "cross.0.on", 'cross.0.kind="onoff"', 'cross.0.on="1ns"', 'cross.0.off="1ns"')
 case("satellite", "flow.0.cwnd_limited", 'flow.0.cwnd_limited="loose"')
 case("satellite", "flow.0.cwnd_limited", "flow.0.cwnd_limited=1")
 case("swarm-adsl", "swarm.tcp.cwnd_limited", 'swarm.tcp.cwnd_limited="Linux"')
@@ -158,6 +176,10 @@ for key, v in [
     ("utp.loss_detection", "3"),
     ("utp.mss", "0"),
     ("foo", "1"),
+    ("queue_sample", '"1ns"'),
+    ("bittorrent.min_peers", "41"),
+    ("bittorrent.unchoke_slots", "41"),
+    ("bittorrent.max_initiate", "41"),
 ]:
     case("swarm-adsl", f"swarm.{key}", f"swarm.{key}={v}")
 case("swarm-adsl", "--cc", "--cc")

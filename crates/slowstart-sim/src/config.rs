@@ -1099,7 +1099,8 @@ pub const PATH_DEFAULTS: PathDefaults = PathDefaults {
 /// `cross` (a `[[cross]]` source's, its ends included; `rate_bps` has none).
 /// Fields written only when set (`ecn`) are written here too, with their default. `queue`: each
 /// queue discipline's parameters, keyed by its `kind` (drop-tail has none). `words`: every
-/// choice's accepted words and the canonical value of each.
+/// choice's accepted words and the canonical value of each. `limits`: bounds the front end
+/// applies before a config exists (a trace's times, the files it reads, a sweep's size).
 pub fn defaults_json() -> String {
     let flow = |f: FlowConfig| {
         let (ecn, cwnd_limited) = (f.ecn, f.cwnd_limited);
@@ -1153,6 +1154,12 @@ pub fn defaults_json() -> String {
         "queue": queue,
         "cross": serde_json::from_str::<CrossConfig>("{}").expect("every field has a default"),
         "words": words_json(),
+        "limits": {
+            "trace_ms": MAX_DELAY_NS / 1_000_000,
+            "scenario_file_bytes": MAX_SCENARIO_FILE_BYTES,
+            "trace_file_bytes": MAX_TRACE_FILE_BYTES,
+            "sweep_points": MAX_SWEEP_POINTS,
+        },
     })
     .to_string()
 }
@@ -1225,6 +1232,12 @@ pub const MAX_QUEUE_BYTES: u64 = 1_000_000_000_000;
 /// Most rows a trace table keeps, and fewest (decimation keeps every other row).
 pub const MAX_TRACE_ROWS: u64 = 1_000_000_000;
 pub const MIN_TRACE_ROWS: u64 = 2;
+/// Largest scenario or sweep plan file the loader reads (the 60 000-node scenario of issue #31
+/// is 529 kB), and largest capacity trace (Mahimahi's: a line per 1500-byte opportunity).
+pub const MAX_SCENARIO_FILE_BYTES: u64 = 16 << 20;
+pub const MAX_TRACE_FILE_BYTES: u64 = 256 << 20;
+/// Most points (runs) one sweep may have, checked before its grid is built.
+pub const MAX_SWEEP_POINTS: u64 = 10_000_000;
 /// Most (nodes + links) x route destinations: the routes' table and the work to fill it
 /// (2^26: 256 MB of next hops, well under a second of searching).
 pub const MAX_ROUTE_TABLE: u64 = 1 << 26;
