@@ -57,7 +57,7 @@ def read_user_text(path: Path, what: str, max_bytes: int, field: str = "") -> st
         raise ScenarioError(f"{at}: not a regular file (a device or a pipe), expected {what}")
     if info.st_size > max_bytes:
         raise ScenarioError(
-            f"{at}: {info.st_size} bytes, more than a {what} may have ({max_bytes})"
+            f"{at}: {info.st_size} bytes, more than {what} may have ({max_bytes})"
         )
     try:
         with open(path, "rb") as fh:
@@ -65,7 +65,7 @@ def read_user_text(path: Path, what: str, max_bytes: int, field: str = "") -> st
     except OSError as e:
         raise ScenarioError(f"{at}: cannot read: {e.strerror}") from None
     if len(data) > max_bytes:  # it grew since
-        raise ScenarioError(f"{at}: more bytes than a {what} may have ({max_bytes})")
+        raise ScenarioError(f"{at}: more bytes than {what} may have ({max_bytes})")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
