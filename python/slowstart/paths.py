@@ -41,10 +41,14 @@ def scenario_path(name: str) -> Path:
     raise ScenarioError(f"{name}: no such file or scenario (scenarios: {known})")
 
 
-def read_user_text(path: Path, what: str, max_bytes: int, field: str = "") -> str:
-    """A file the user named (in `field`, if a setting names it) as UTF-8 text: a regular file,
-    since a device or a pipe may never end (`/dev/zero`, a FIFO), of at most `max_bytes`."""
-    at = f"{field}: {path}" if field else str(path)
+def read_user_text(
+    path: Path, what: str, max_bytes: int, field: str = "", name: str | None = None
+) -> str:
+    """A file the user named (in `field`, if a setting names it; as `name`, if not the path)
+    as UTF-8 text: a regular file, since a device or a pipe may never end (`/dev/zero`, a
+    FIFO), of at most `max_bytes`."""
+    shown = path if name is None else name
+    at = f"{field}: {shown}" if field else str(shown)
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -56,9 +60,7 @@ def read_user_text(path: Path, what: str, max_bytes: int, field: str = "") -> st
     if not stat.S_ISREG(info.st_mode):
         raise ScenarioError(f"{at}: not a regular file (a device or a pipe), expected {what}")
     if info.st_size > max_bytes:
-        raise ScenarioError(
-            f"{at}: {info.st_size} bytes, more than {what} may have ({max_bytes})"
-        )
+        raise ScenarioError(f"{at}: {info.st_size} bytes, more than {what} may have ({max_bytes})")
     try:
         with open(path, "rb") as fh:
             data = fh.read(max_bytes + 1)

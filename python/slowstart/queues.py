@@ -171,9 +171,8 @@ def read_trace(name: str, field: str) -> list[int]:
     if not path.is_absolute() and not path.exists():
         path = REPO / name
     bounds = limits()
-    text = read_user_text(
-        path, "a trace (a time in ms per line)", bounds["trace_file_bytes"], field
-    )
+    what = "a trace (a time in ms per line)"
+    text = read_user_text(path, what, bounds["trace_file_bytes"], field, name)
     times = []
     for n, line in enumerate(text.split(), start=1):
         # Short before int() (which refuses 4300 digits), bounded after: beyond u64 the core
