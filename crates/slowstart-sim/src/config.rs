@@ -1238,6 +1238,9 @@ pub const MAX_SCENARIO_FILE_BYTES: u64 = 16 << 20;
 pub const MAX_TRACE_FILE_BYTES: u64 = 256 << 20;
 /// Most points (runs) one sweep may have, checked before its grid is built.
 pub const MAX_SWEEP_POINTS: u64 = 10_000_000;
+/// Most packets one cross source may send in a run, estimated before it (rate x sending time /
+/// packet size): about a microsecond of engine time each, so some 15 minutes at most.
+pub const MAX_CROSS_PACKETS: u64 = 1_000_000_000;
 /// Most (nodes + links) x route destinations: the routes' table and the work to fill it
 /// (2^26: 256 MB of next hops, well under a second of searching).
 pub const MAX_ROUTE_TABLE: u64 = 1 << 26;
@@ -1433,14 +1436,15 @@ impl SimConfig {
         }
         for (i, c) in self.cross.iter().enumerate() {
             c.validate(i, &self.nodes, &names, self.duration_ns)?;
-            self.check_cross_rate(i, c)?;
+            self.check_cross_work(i, c)?;
         }
         self.check_route_table()
     }
 
     /// A source no faster than the fastest link out of its node can take (else the excess is
-    /// only dropped, at a cost in events), and an on period at least one packet long.
-    fn check_cross_rate(&self, i: usize, c: &CrossConfig) -> Result<(), SimError> {
+    /// only dropped, at a cost in events), an on period at least one packet long, and at most
+    /// [`MAX_CROSS_PACKETS`] packets sent over the run.
+    fn check_cross_work(&self, i: usize, c: &CrossConfig) -> Result<(), SimError> {
         let rate = c.rate_bps.unwrap_or(1);
         let fastest = self
             .links
@@ -1469,6 +1473,20 @@ impl SimConfig {
                     c.packet_bytes
                 )));
             }
+        }
+        let end = c.stop_ns.unwrap_or(u64::MAX).min(self.duration_ns);
+        let mut sending_ns = end.saturating_sub(c.start_ns) as u128;
+        if c.is_onoff() {
+            let (on, off, _) = c.periods();
+            sending_ns = sending_ns * on as u128 / (on as u128 + off as u128);
+        }
+        let packets = sending_ns * rate as u128 / (8 * 1_000_000_000 * c.packet_bytes as u128);
+        if packets > MAX_CROSS_PACKETS as u128 {
+            return Err(err(format!(
+                "cross.{i}.rate: sends about {packets} packets of {} bytes in the run, more than \
+                 {MAX_CROSS_PACKETS}; lower the rate, raise packet_size, or stop it sooner",
+                c.packet_bytes
+            )));
         }
         Ok(())
     }

@@ -178,3 +178,23 @@ fn a_swarm_samples_its_queues_no_finer_than_the_trace_keeps() {
     cfg.trace.max_rows = 1_000_000;
     refused(&cfg, "swarm.queue_sample: 2000000 ns is 2000000 samples");
 }
+
+/// 10 Gbps of 28-byte packets for a minute is 2.7 x 10^9 packets: refused before the run with
+/// the estimate; stopped after 20 s, or on a tenth of the time, it is in bounds.
+#[test]
+fn a_cross_source_sends_a_bounded_number_of_packets() {
+    let mut cfg = reno_path();
+    let mut c = cross(10_000_000_000);
+    c.packet_bytes = 28;
+    cfg.cross = vec![c.clone()];
+    refused(
+        &cfg,
+        "cross.0.rate: sends about 2678571428 packets of 28 bytes in the run",
+    );
+    cfg.cross[0].stop_ns = Some(20 * SEC);
+    cfg.validate().unwrap();
+    c.kind = "onoff".into();
+    (c.on_ns, c.off_ns) = (Some(MS), Some(9 * MS));
+    cfg.cross = vec![c];
+    cfg.validate().unwrap();
+}
