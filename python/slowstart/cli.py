@@ -408,6 +408,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         for name, title in titles.items():
             print(f"{name:<{width}}  {title}")
         return 0
+    _folder_option(args, "out")
     names = args.names or list(EXPERIMENTS)
     problem = unknown_experiment(names)
     if problem:
