@@ -368,17 +368,7 @@ def test_options_that_do_not_apply_are_refused(
         ),
         (["run", "satellite", "--out", ""], "error: --out: expected a folder"),
         (
-            [
-                "plan",
-                "--rtt",
-                "50ms",
-                "--rate",
-                "10Mbps",
-                "--size",
-                "10kB",
-                "--set",
-                "path.rate=1Mbps",
-            ],
+            "plan --rtt 50ms --rate 10Mbps --size 10kB --set path.rate=1Mbps".split(),
             "error: --set path.rate=1Mbps: the plan sets path.rate itself; use --rate",
         ),
     ]:

@@ -477,34 +477,17 @@ mod tests {
     /// A parameter of another slow-start rule or mode is refused, whichever algorithm takes it.
     #[test]
     fn a_parameter_the_chosen_rule_never_reads_is_refused() {
-        for (name, params, with) in [
-            (
-                "reno",
-                vec![("max_ssthresh", 5.0)],
-                "slow_start = \"standard\"",
-            ),
-            (
-                "cubic",
-                vec![("search_thresh", 0.5)],
-                "slow_start = \"hystart\"",
-            ),
-            (
-                "lss",
-                vec![("pb_rtt_threshold_ms", 50.0)],
-                "slow_start = \"lss\"",
-            ),
+        for (name, key, with) in [
+            ("reno", "max_ssthresh", "slow_start = \"standard\""),
+            ("cubic", "search_thresh", "slow_start = \"hystart\""),
+            ("lss", "pb_rtt_threshold_ms", "slow_start = \"lss\""),
             (
                 "aimd",
-                vec![("hystart_low_window", 8.0)],
+                "hystart_low_window",
                 "mode = \"static\", slow_start = \"standard\"",
             ),
         ] {
-            let params: Vec<(&str, ParamValue)> = params
-                .into_iter()
-                .map(|(k, v)| (k, ParamValue::Number(v)))
-                .collect();
-            let err = build_for_test(name, 1460, &params).unwrap_err();
-            let key = params[0].0;
+            let err = build_for_test(name, 1460, &[(key, ParamValue::Number(1.0))]).unwrap_err();
             assert!(
                 err.0.contains(&format!("'{key}' is not read with {with}")),
                 "{err}"
