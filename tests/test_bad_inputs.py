@@ -436,3 +436,9 @@ def test_nodes_cost_memory_with_their_number_not_its_square(tmp_path: Path) -> N
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["flows"][0]["bytes_delivered"] == 100_000
+
+
+def test_a_parameter_the_rule_never_reads_is_refused_by_load() -> None:
+    """Before any run (a sweep loads every point first), not when the run builds the flow."""
+    with pytest.raises(ValueError, match="^flow.0.cc reno: parameter 'max_ssthresh' is not read"):
+        slowstart.load("satellite", cc="reno:max_ssthresh=5")

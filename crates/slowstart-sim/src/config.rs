@@ -1536,7 +1536,8 @@ impl FlowConfig {
         }
     }
 
-    /// The transport's own settings (not its ends, size or application); `at` names the table.
+    /// The transport's own settings and its controller (not its ends, size or application);
+    /// `at` names the table.
     pub fn validate_transport(&self, at: &str) -> Result<(), SimError> {
         self.transport()
             .validate()
@@ -1547,6 +1548,15 @@ impl FlowConfig {
             1,
             MAX_INITIAL_WINDOW,
         )?;
+        // Built once here, so that a parameter it refuses is refused before any run.
+        let common = slowstart_cc::CommonParams {
+            mss: self.mss,
+            initcwnd: self.initcwnd,
+            abc: self.abc,
+            seed: 0,
+            paced: self.pacing,
+        };
+        slowstart_cc::Controller::new(&self.cc, &common).map_err(|e| err(format!("{at}.{e}")))?;
         Ok(())
     }
 }
@@ -1694,14 +1704,6 @@ impl SwarmConfig {
         for (name, t) in [("tcp", &self.tcp), ("utp", &self.utp)] {
             let at = format!("swarm.{name}");
             t.validate_transport(&at)?;
-            let common = slowstart_cc::CommonParams {
-                mss: t.mss,
-                initcwnd: t.initcwnd,
-                abc: t.abc,
-                seed: 0,
-                paced: t.pacing,
-            };
-            slowstart_cc::Controller::new(&t.cc, &common).map_err(|e| err(format!("{at}.{e}")))?;
         }
         Ok(())
     }
