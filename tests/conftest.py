@@ -66,6 +66,7 @@ def _children(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
         names = "; ".join(f"{p.pid}: {p.args!r}" for p in running)
         pytest.fail(f"the test left processes running (now stopped): {names}")
 
+
 # Debian's chromium, for the tests that open a page in a real browser (`make browser`).
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_browser = pytest.mark.skipif(

@@ -3,12 +3,21 @@ the field, no traceback and no panic, and nothing runs for long."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
+import duckdb
 import pytest
 
+import slowstart
 from slowstart.cli import main
+from slowstart.defaults import limits
 
 U = "18446744073709551615"  # u64::MAX
 
@@ -60,8 +69,18 @@ for v in [
     '":"',
     '""',
     "7",
+    # Issue #31: a parameter the chosen rule never reads, or one given twice.
+    '"reno:max_ssthresh=5"',
+    '"cubic:search_thresh=0.5"',
+    '"hystart-pb:max_ssthresh=5"',
+    '"aimd:mode=static,hystart_detect=delay"',
+    '"cubic:beta=0.5,beta=0.6"',
+    '{name = "lss", slow_start = "standard", max_ssthresh = 50}',
 ]:
     case("satellite", "flow.0.cc", f"flow.0.cc={v}")
+# A number too large for a float is too large, not endless.
+case("satellite", "flow.0.size", "flow.0.size=1e400")
+case("satellite", "flow.0.max_window", "flow.0.max_window=1e400")
 # The path.
 for key, bad in {
     "rate": ['"0Mbps"', '"-1Mbps"', '"fast"', '"５Mbps"', '"1e30bps"'],
@@ -86,6 +105,11 @@ case("satellite", "path.queue.w_q", 'path.queue={kind = "red", w_q = "often"}')
 case("satellite", "path.queue.flows", 'path.queue={kind = "fq_codel", flows = 1.5}')
 case("satellite", "path.queue.memory_limit", 'path.queue={kind = "fq_codel", memory_limit = 0}')
 case("satellite", "path.queue.quantum", 'path.queue={kind = "codel", quantum = 1514}')
+# Settings that contradict each other (issue #31): as refused as their plain forms.
+case("satellite", "path.queue.memory_limit", 'path.queue={kind = "fq_codel", memory_limit = 1000}')
+case("satellite", "path.loss.loss_good", "path.loss={p = 0.01, loss_good = 1}")
+case("satellite", "path.loss.loss_good", "path.loss={p = 0, loss_good = 1}")
+case("satellite", "path.loss.loss_bad", "path.loss={p = 0.01, r = 0}")
 # Run-wide settings.
 for v in ['"0s"', '"abc"', '"-1s"', f'"{U}ns"']:
     case("satellite", "duration", f"duration={v}")
@@ -131,6 +155,9 @@ case(
     "net100-blast", "cross.0.distribution", 'cross.0.kind="onoff"', 'cross.0.distribution="pareto"'
 )
 case("net100-blast", "cross.0.off", 'cross.0.kind="onoff"', 'cross.0.off="2h"')
+# Work a source's model bounds (issue #31): no faster than its link out, on for a packet.
+case("net100-blast", "cross.0.rate", 'cross.0.rate="10Tbps"', "cross.0.packet_size=28")
+case("net100-blast", "cross.0.on", 'cross.0.kind="onoff"', 'cross.0.on="1ns"', 'cross.0.off="1ns"')
 case("satellite", "flow.0.cwnd_limited", 'flow.0.cwnd_limited="loose"')
 case("satellite", "flow.0.cwnd_limited", "flow.0.cwnd_limited=1")
 case("swarm-adsl", "swarm.tcp.cwnd_limited", 'swarm.tcp.cwnd_limited="Linux"')
@@ -158,6 +185,10 @@ for key, v in [
     ("utp.loss_detection", "3"),
     ("utp.mss", "0"),
     ("foo", "1"),
+    ("queue_sample", '"1ns"'),
+    ("bittorrent.min_peers", "41"),
+    ("bittorrent.unchoke_slots", "41"),
+    ("bittorrent.max_initiate", "41"),
 ]:
     case("swarm-adsl", f"swarm.{key}", f"swarm.{key}={v}")
 case("swarm-adsl", "--cc", "--cc")
@@ -206,3 +237,218 @@ def test_bad_files(tmp_path: Path, text: str, where: str, capsys: pytest.Capture
 def test_missing_scenario(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "no-such-scenario"]) == 2
     assert capsys.readouterr().err.startswith("error: no-such-scenario: no such file")
+
+
+# --- issue #31: files, sweeps, stores and options, each answered in one line -------------------
+
+
+def one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """`slowstart ARGV` exits 2 with one line on stderr; that line."""
+    status = main(argv)
+    err = capsys.readouterr().err
+    assert status == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def trace_scenario(tmp_path: Path, trace: Path) -> Path:
+    path = tmp_path / "traced.toml"
+    path.write_text(
+        f'duration = "1s"\n[path]\nrate = {{trace = "{trace}"}}\nrtt = "10ms"\n'
+        '[[flow]]\nsize = "10kB"\n'
+    )
+    return path
+
+
+def test_files_are_read_only_when_regular_and_bounded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A device or a pipe would be read for ever, a huge file into memory: refused by their
+    type and size before they are opened, each naming the file and the setting that names it."""
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    huge = tmp_path / "huge.toml"
+    with open(huge, "wb") as fh:
+        fh.truncate(limits()["scenario_file_bytes"] + 1)  # sparse: no disk
+    for path, why in [
+        ("/dev/zero", "not a regular file"),
+        (str(fifo), "not a regular file"),
+        (str(tmp_path), "is a directory"),
+        (str(huge), f"{limits()['scenario_file_bytes'] + 1} bytes, more than"),
+    ]:
+        line = one_line(["run", path], capsys)
+        assert line.startswith(f"error: {path}: {why}"), line
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(bytes(range(256)))
+    beyond = tmp_path / "beyond.txt"
+    beyond.write_text(f"1\n2\n{2**64}\n")
+    for trace, why in [
+        (Path("/dev/zero"), "/dev/zero: not a regular file"),
+        (fifo, "fifo.toml: not a regular file"),
+        (binary, "binary.txt: not UTF-8 text"),
+        (beyond, "beyond.txt line 3: expected a time in ms, an integer in 0..=3600000"),
+    ]:
+        line = one_line(["run", str(trace_scenario(tmp_path, trace))], capsys)
+        assert line.startswith("error: path.rate.trace: ") and why in line, line
+    plan = tmp_path / "plan.toml"
+    os.mkfifo(plan)
+    line = one_line(["sweep", str(plan), "--vary", "flow.0.mss=1000"], capsys)
+    assert "plan.toml: not a regular file" in line, line
+
+
+def plan_file(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "plan.toml"
+    path.write_text('scenario = "satellite"\n' + text)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        # Sized before their points are listed (these filled 7 GB).
+        ('[sample]\ncount = 1000000000\nbox = {"path.rtt" = "1ms..9ms"}\n', "sample.count: "),
+        ('[axes]\n"path.rtt" = {range = "1ms..9ms", count = 1000000000}\n', "axes.path.rtt.count"),
+        (
+            '[axes]\n"path.rtt" = {range = "0.5ms..9.5ms", count = 4000}\n'
+            '[sample]\ncount = 5000\nbox = {"path.rate" = "1Mbps..9Mbps"}\n',
+            "plan: ",
+        ),
+        # Tables that are not, keys that do not exist.
+        ("sample = 5\n", "sample: expected a table"),
+        ("axes = 5\n", "axes: expected a table"),
+        (
+            '[sample]\ncount = 2\nsead = 1\nbox = {"path.rtt" = "1ms..9ms"}\n',
+            "sample.sead: unknown",
+        ),
+        ('[sample]\ncount = 2\nseed = "x"\nbox = {"path.rtt" = "1ms..9ms"}\n', "sample.seed: "),
+        # Ranges read as written, or refused.
+        ('[axes]\n"path.rtt" = {range = "1ms...10ms", count = 3}\n', "expected a range"),
+        ('[axes]\n"path.rtt" = {range = "0.01..10ms", count = 3}\n', "need the same unit"),
+        ('[axes]\n"path.rtt" = {range = "10ms..1ms", count = 3}\n', "must be below the high end"),
+        ('[axes]\n"path.rtt" = {range = "1e400ms..1e401ms", count = 3}\n', "too large"),
+    ],
+)
+def test_a_bad_sweep_plan_is_refused_before_it_is_expanded(
+    tmp_path: Path, text: str, where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = one_line(["sweep", plan_file(tmp_path, text), "--quiet"], capsys)
+    assert where in line, line
+
+
+def test_sweep_options_are_checked_before_any_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each of these ran (or expanded) first, or was dropped without a word."""
+    existing = tmp_path / "a-file"
+    existing.write_text("")
+    vary = ["sweep", "satellite", "--vary", "flow.0.initcwnd=10", "--quiet"]
+    for extra, start in [
+        (["--seeds", "0-50000000"], "error: --seeds 0-50000000: 50000001 runs, more than"),
+        (["--seeds", ""], "error: --seeds : expected seeds"),
+        (["--metric", ""], "error: --metric : not a number"),
+        (["--out", str(existing)], f"error: --out {existing}: exists and is not a folder"),
+        (["--out", ""], "error: --out: expected a folder"),
+        (["--cluster", "bogus"], "error: --cluster bogus: expected local:N"),
+    ]:
+        assert one_line([*vary, *extra], capsys).startswith(start)
+    plan = plan_file(tmp_path, '[axes]\n"flow.0.initcwnd" = [10]\n')
+    line = one_line(["sweep", plan, "--seeds", "1-3"], capsys)
+    assert line.startswith("error: --seeds: ") and "its seeds = ... say which" in line, line
+
+
+def test_options_that_do_not_apply_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for argv, start in [
+        (["reproduce", "floyd", "--leechers", "4"], "error: --leechers: only for the swarm"),
+        (
+            ["results", str(tmp_path / "r.duckdb"), "--out", str(tmp_path)],
+            "error: --out: only with --traces",
+        ),
+        (["run", "satellite", "--out", ""], "error: --out: expected a folder"),
+        (
+            [
+                "plan",
+                "--rtt",
+                "50ms",
+                "--rate",
+                "10Mbps",
+                "--size",
+                "10kB",
+                "--set",
+                "path.rate=1Mbps",
+            ],
+            "error: --set path.rate=1Mbps: the plan sets path.rate itself; use --rate",
+        ),
+    ]:
+        assert one_line(argv, capsys).startswith(start)
+    with pytest.raises(ValueError, match="^pcap: expected a folder name, got 5$"):
+        slowstart.run("satellite", duration="1s", pcap=5)  # type: ignore[arg-type]
+
+
+def test_a_damaged_store_is_named_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every way a store can be damaged: one line naming the store and what is wrong, from the
+    CLI and as a ValueError from Python (DuckDB's own errors came out raw)."""
+    store = tmp_path / "good.duckdb"
+    slowstart.sweep("satellite", {"flow.0.initcwnd": ["10"]}, duration="100ms", jobs=1, store=store)
+
+    def copy(name: str, edit: str | None = None) -> Path:
+        path = tmp_path / name
+        shutil.copy(store, path)
+        if edit:
+            con = duckdb.connect(str(path))
+            con.execute(edit)
+            con.close()
+        return path
+
+    truncated = copy("truncated.duckdb")
+    os.truncate(truncated, truncated.stat().st_size // 2)
+    empty = tmp_path / "empty.duckdb"
+    empty.write_bytes(b"")
+    lite = tmp_path / "lite.db"
+    with sqlite3.connect(lite) as con:
+        con.execute("CREATE TABLE t (x)")
+    fifo = tmp_path / "fifo.duckdb"
+    os.mkfifo(fifo)
+    for path, why in [
+        (truncated, "a damaged results store"),
+        (empty, "an empty file, not a results store"),
+        (lite, "not a DuckDB file, not a results store"),  # not an extension download first
+        (fifo, "not a file (a folder, device or pipe)"),
+        (copy("banana.duckdb", "UPDATE meta SET value = 'banana'"), "store schema 'banana'"),
+        (copy("json.duckdb", "UPDATE runs SET summary = '{oops'"), "a damaged results store"),
+    ]:
+        line = one_line(["results", str(path)], capsys)
+        assert line.startswith(f"error: {path}: {why}"), line
+        with pytest.raises(ValueError, match=f"^{path}: "):
+            slowstart.results(path)
+
+
+def test_nodes_cost_memory_with_their_number_not_its_square(tmp_path: Path) -> None:
+    """60 000 nodes, one link and one flow asked the engine for 14.4 GB; under a 2 GB address
+    space limit the run now completes."""
+    names = ", ".join(f'"n{i}"' for i in range(60_000))
+    path = tmp_path / "many.toml"
+    path.write_text(
+        f'duration = "1s"\nnodes = [{names}]\n'
+        '[[link]]\na = "n0"\nb = "n1"\nrate = "10Mbps"\ndelay = "10ms"\nbuffer = "100pkt"\n'
+        '[[flow]]\nsrc = "n0"\ndst = "n1"\nsize = "100kB"\n'
+    )
+    limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))"
+    main_call = (
+        f"from slowstart.cli import main; raise SystemExit(main(['run', {str(path)!r}, '--json']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", f"{limit}\n{main_call}"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["flows"][0]["bytes_delivered"] == 100_000
+
+
+def test_a_parameter_the_rule_never_reads_is_refused_by_load() -> None:
+    """Before any run (a sweep loads every point first), not when the run builds the flow."""
+    with pytest.raises(ValueError, match="^flow.0.cc reno: parameter 'max_ssthresh' is not read"):
+        slowstart.load("satellite", cc="reno:max_ssthresh=5")

@@ -212,7 +212,7 @@ def test_shipped_traces_are_what_the_script_writes(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("rate", "message"),
     [
-        ({"trace": "traces/nowhere.txt"}, 'path.rate.trace: cannot read trace "traces/nowhere'),
+        ({"trace": "traces/nowhere.txt"}, "path.rate.trace: traces/nowhere.txt: no such file"),
         ({"trace": 3}, "path.rate.trace: expected a file name, got 3"),
         ({"file": "x"}, 'path.rate: expected a rate such as "20Mbps" or {trace = "file"}'),
     ],

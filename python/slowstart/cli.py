@@ -211,6 +211,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from slowstart.paths import scenario_path
     from slowstart.scenario import load
 
+    for option in ("out", "qlog", "pcap"):
+        _folder_option(args, option)
+
     config = load(
         scenario_path(args.file),
         cc=args.cc,
@@ -236,7 +239,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             at = e.result.summary["sim_time_s"]
             return _error(f"{e} (what ran before {at:.6f} s is in {args.out})", EXIT_BAD_INPUT)
     swarm = "swarm" in config  # peers and uplink queues instead of flows (slowstart.swarm)
-    if args.out:
+    if args.out is not None:
         written = result.save(args.out)
         for path in written:
             print(f"wrote {path}", file=sys.stderr)
@@ -268,12 +271,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         sweep,
     )
 
-    grid, vary, metrics = None, None, [args.metric] if args.metric else []
+    _folder_option(args, "out")
+    grid, vary, metrics = None, None, [] if args.metric is None else [args.metric]
     sets, duration, seeds = list(args.set or []), args.duration, None
     if len(args.files) == 1 and is_plan(args.files[0]):
         plan = load_plan(args.files[0])
         if args.vary:
             raise UsageError(f"--vary: {args.files[0]} is a plan; its [axes] say what varies")
+        if args.seeds is not None:
+            raise UsageError(f"--seeds: {args.files[0]} is a plan; its seeds = ... say which")
         files = [scenario_path(f) for f in plan.scenarios]
         grid, sets = plan.grid(), [*plan.set, *sets]
         duration = duration or plan.duration
@@ -282,7 +288,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if not args.vary:
             raise UsageError("--vary: give at least one KEY=V1,V2,... (or a sweep plan .toml)")
         vary = parse_vary(args.vary)
-        seeds = parse_seeds(args.seeds) if args.seeds else None
+        seeds = None if args.seeds is None else parse_seeds(args.seeds)
         files = [scenario_path(f) for f in args.files]
     for m in metrics:
         check_metric(m)
@@ -312,7 +318,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         metric, why = default_metric(rows)
         metrics = [metric]
     tables = [(m, aggregate(rows, keys, m)) for m in metrics]
-    if args.out:
+    if args.out is not None:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         rows.to_parquet(out / "sweep.parquet", index=False)
@@ -417,10 +423,15 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         for name, title in titles.items():
             print(f"{name:<{width}}  {title}")
         return 0
+    _folder_option(args, "out")
     names = args.names or list(EXPERIMENTS)
     problem = unknown_experiment(names)
     if problem:
         raise UsageError(problem)
+    if "swarm" not in names:
+        for option in ("seeds", "jobs", "leechers", "buffers", "set"):
+            if getattr(args, option) is not None:
+                raise UsageError(f"--{option}: only for the swarm study (reproduce swarm)")
     from slowstart.store import default_store
 
     args.store = args.store or default_store()
@@ -504,6 +515,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _folder_option(args: argparse.Namespace, option: str) -> None:
+    """Before any run: a folder option names a folder, or a path where one can be made."""
+    value = getattr(args, option)
+    if value is None:
+        return
+    if not value.strip():
+        raise UsageError(f"--{option}: expected a folder, got an empty name")
+    if Path(value).exists() and not Path(value).is_dir():
+        raise UsageError(f"--{option} {value}: exists and is not a folder")
+
+
 def add_store_arguments(p: argparse.ArgumentParser, traces: bool = True) -> None:
     p.add_argument(
         "--store",
@@ -528,6 +550,8 @@ def add_store_arguments(p: argparse.ArgumentParser, traces: bool = True) -> None
 def cmd_results(args: argparse.Namespace) -> int:
     from slowstart.store import Store
 
+    if args.out is not None and not args.traces:
+        raise UsageError("--out: only with --traces KEY (the run whose files it writes)")
     if args.traces:
         from slowstart.progress import bar
 

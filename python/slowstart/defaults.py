@@ -139,3 +139,10 @@ def defaults(table: str) -> dict[str, Any]:
     "queue.red": a queue discipline's parameters; "cross": a source's `src` and `dst`;
     "path_access_queue": the canonical queue of the `[path]` access link), a fresh copy."""
     return json.loads(json.dumps(_tables()[table]))
+
+
+def limits() -> dict[str, int]:
+    """Bounds the loader applies before the core sees a config (config.rs `defaults_json`):
+    `trace_ms` (a trace's largest time), `scenario_file_bytes` and `trace_file_bytes` (the
+    largest files read), `sweep_points` (the most runs in one sweep)."""
+    return dict(_core_defaults()["limits"])

@@ -1,8 +1,10 @@
 """Where the repository's scenarios/ folder is: under the working directory, else beside the
-package source (an editable install from the repository)."""
+package source (an editable install from the repository); and reading a file a user names."""
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from slowstart.units import ScenarioError
@@ -37,3 +39,36 @@ def scenario_path(name: str) -> Path:
             return candidate
     known = ", ".join(p.stem for p in scenario_files()) or "none found"
     raise ScenarioError(f"{name}: no such file or scenario (scenarios: {known})")
+
+
+def read_user_text(
+    path: Path, what: str, max_bytes: int, field: str = "", name: str | None = None
+) -> str:
+    """A file the user named (in `field`, if a setting names it; as `name`, if not the path)
+    as UTF-8 text: a regular file, since a device or a pipe may never end (`/dev/zero`, a
+    FIFO), of at most `max_bytes`."""
+    shown = path if name is None else name
+    at = f"{field}: {shown}" if field else str(shown)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise ScenarioError(f"{at}: no such file") from None
+    except OSError as e:
+        raise ScenarioError(f"{at}: cannot read: {e.strerror}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ScenarioError(f"{at}: is a directory, expected {what}")
+    if not stat.S_ISREG(info.st_mode):
+        raise ScenarioError(f"{at}: not a regular file (a device or a pipe), expected {what}")
+    if info.st_size > max_bytes:
+        raise ScenarioError(f"{at}: {info.st_size} bytes, more than {what} may have ({max_bytes})")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as e:
+        raise ScenarioError(f"{at}: cannot read: {e.strerror}") from None
+    if len(data) > max_bytes:  # it grew since
+        raise ScenarioError(f"{at}: more bytes than {what} may have ({max_bytes})")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"{at}: not UTF-8 text (byte {e.start}), expected {what}") from None

@@ -17,6 +17,18 @@ from slowstart.api import run
 from slowstart.units import ScenarioError, parse_rate, parse_size, parse_time
 
 DEFAULT_WINDOWS = (2, 3, 4, 10, 16, 20, 32, 64)
+# What the plan sets itself, and the option that says it: an override of one would be run under
+# a heading that names the option's value.
+OWN_KEYS = {
+    "path.rate": "--rate",
+    "path.rtt": "--rtt",
+    "path.buffer": "--buffer",
+    "flow.0.cc": "--cc",
+    "flow.0.initcwnd": "--initcwnd",
+    "flow.0.initrwnd": "--initrwnd",
+    "flow.0.abc": "--abc",
+    "app.0.response": "--size",
+}
 # Largest window `one_flight` searches, in segments.
 MAX_WINDOW = 1024
 
@@ -170,6 +182,11 @@ def plan(
         cc = defaults("flow")["cc"]["name"]
     scenario = plan_scenario(rtt, rate, buffer, cc)
     overrides = list(overrides)
+    for item in overrides:
+        key = item.partition("=")[0].strip()
+        option = OWN_KEYS.get(key) or OWN_KEYS.get(key.rpartition(".")[0])
+        if option is not None:
+            raise ScenarioError(f"--set {item}: the plan sets {key} itself; use {option}")
     if abc is not None:
         overrides.append(f"flow.0.abc={'true' if abc else 'false'}")
     used = load(scenario, set=overrides)["flows"][0]["abc"]

@@ -14,7 +14,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from slowstart.defaults import defaults, size_text
+from slowstart.defaults import defaults, limits, size_text
+from slowstart.paths import read_user_text
 from slowstart.units import U64_MAX, ScenarioError, parse_rate, parse_size, parse_time, show
 
 # name → {parameter: (kind, canonical field)}
@@ -169,15 +170,18 @@ def read_trace(name: str, field: str) -> list[int]:
     path = Path(name)
     if not path.is_absolute() and not path.exists():
         path = REPO / name
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise ScenarioError(f"{field}: cannot read trace {show(name)}: {e.strerror}") from None
+    bounds = limits()
+    what = "a trace (a time in ms per line)"
+    text = read_user_text(path, what, bounds["trace_file_bytes"], field, name)
     times = []
     for n, line in enumerate(text.split(), start=1):
-        if not line.isdigit():
+        # Short before int() (which refuses 4300 digits), bounded after: beyond u64 the core
+        # could only name its own field.
+        digits = line.isascii() and line.isdigit() and len(line) <= 20
+        if not digits or int(line) > bounds["trace_ms"]:
             raise ScenarioError(
-                f"{field}: {name} line {n}: expected a time in ms (an integer), got {show(line)}"
+                f"{field}: {name} line {n}: expected a time in ms, an integer in "
+                f"0..={bounds['trace_ms']}, got {show(line[:40])}"
             )
         times.append(int(line))
     # The mean rate divides by the last time; their order is the core's to check (config.rs).

@@ -23,8 +23,8 @@ from typing import Any
 from slowstart import guests
 from slowstart.apps import ALL_KEYS as APP_KEYS
 from slowstart.apps import parse_app
-from slowstart.defaults import canonical_word, defaults
-from slowstart.paths import scenario_path
+from slowstart.defaults import canonical_word, defaults, limits
+from slowstart.paths import read_user_text, scenario_path
 from slowstart.queues import parse_gilbert_elliott, parse_queue, parse_rate_or_trace
 from slowstart.units import (
     ScenarioError,
@@ -241,6 +241,8 @@ def _parse_params(rest: str, field: str, value: object) -> dict[str, Any]:
             raise ScenarioError(
                 f'{field}: expected "name" or "name:key=value,...", got {show(value)}'
             )
+        if key.strip() in params:
+            raise ScenarioError(f"{field}: parameter {show(key.strip())} is given twice")
         params[key.strip()] = _param_word(word.strip())
     return params
 
@@ -349,16 +351,9 @@ def read_scenario(source: str | os.PathLike[str] | dict[str, Any]) -> dict[str, 
             f"scenario: expected a .toml path, a scenario name or a dict, got {show(source)}"
         )
     path = scenario_path(os.fspath(source))  # "satellite" finds scenarios/satellite.toml
+    text = read_user_text(path, "a .toml scenario", limits()["scenario_file_bytes"])
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ScenarioError(f"{path}: is a directory, expected a .toml scenario") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{path}: not UTF-8 text") from None
-    try:
-        raw = tomllib.loads(text)
+        raw = tomllib.loads(text, parse_float=toml_float)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{path}: invalid TOML: {e}") from None
     except RecursionError:
@@ -367,10 +362,17 @@ def read_scenario(source: str | os.PathLike[str] | dict[str, Any]) -> dict[str, 
     return raw
 
 
+def toml_float(text: str) -> float | str:
+    """A TOML float; one too large for a float (`1e400`) stays its text, for the unit parsers
+    to refuse as too large, rather than becoming `inf` (which a size reads as unbounded)."""
+    x = float(text)
+    return text if math.isinf(x) and "inf" not in text else x
+
+
 def parse_set_value(text: str) -> Any:
     """A TOML value (`8960`, `"1Gbps"`, `false`, `[...]`, `{...}`); anything else is a string."""
     try:
-        return tomllib.loads(f"v = {text}")["v"]
+        return tomllib.loads(f"v = {text}", parse_float=toml_float)["v"]
     except tomllib.TOMLDecodeError:
         return text.strip()
 
@@ -667,20 +669,26 @@ def _nodes(value: object) -> list[str]:
         raise ScenarioError(
             f'nodes: expected a list of node names such as ["a", "b"], got {show(value)}'
         )
-    nodes = []
+    nodes: dict[str, None] = {}  # ordered, and a set: a long list is checked in linear time
     for i, name in enumerate(value):
         name = parse_str(name, f"nodes.{i}")
         if name in nodes:
             raise ScenarioError(f"nodes.{i}: {show(name)} is listed twice")
-        nodes.append(name)
+        nodes[name] = None
     if len(nodes) < 2:
         raise ScenarioError("nodes: at least two nodes are needed")
-    return nodes
+    return list(nodes)
 
 
-def _node_ref(value: object, field: str, nodes: list[str]) -> str:
-    if not isinstance(value, str) or value not in nodes:
-        raise ScenarioError(f"{field}: unknown node {show(value)} (nodes: {', '.join(nodes)})")
+def _node_list(nodes: list[str]) -> str:
+    """Node names for a message: the first few of many."""
+    more = len(nodes) - 8
+    return ", ".join(nodes[:8]) + (f", and {more} more" if more > 0 else "")
+
+
+def _node_ref(value: object, field: str, nodes: list[str], known: set[str]) -> str:
+    if not isinstance(value, str) or value not in known:
+        raise ScenarioError(f"{field}: unknown node {show(value)} (nodes: {_node_list(nodes)})")
     return value
 
 
@@ -691,16 +699,18 @@ def expand_links(raw: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
     if not isinstance(items, list) or not items:
         raise ScenarioError(f"link: expected one or more [[link]] tables, got {show(items)}")
     links = []
+    known, names = set(nodes), set()
     for i, item in enumerate(items):
         at = f"link.{i}"
         check_table(item, at, LINK_KEYS)
-        a = _node_ref(require(item, at, "a", "a node name"), f"{at}.a", nodes)
-        b = _node_ref(require(item, at, "b", "a node name"), f"{at}.b", nodes)
+        a = _node_ref(require(item, at, "a", "a node name"), f"{at}.a", nodes, known)
+        b = _node_ref(require(item, at, "b", "a node name"), f"{at}.b", nodes, known)
         if a == b:
             raise ScenarioError(f"{at}.b: a link needs two different nodes, got {show(b)} twice")
         name = parse_str(item.get("name", f"{a}-{b}"), f"{at}.name")
-        if any(link["name"] == name for link in links):
+        if name in names:
             raise ScenarioError(f"{at}.name: {show(name)} is used by another link")
+        names.add(name)
         rate, trace = parse_rate_or_trace(
             require(item, at, "rate", 'a rate such as "1Gbps"'), f"{at}.rate"
         )
@@ -747,9 +757,11 @@ def build_flow(
     item: object,
     i: int,
     nodes: list[str],
+    known: set[str],
     default_ends: tuple[str, str] | None,
     algorithms: list[dict[str, Any]] | None,
 ) -> dict[str, Any]:
+    """Flow `i`; `known` is the set of `nodes`."""
     at = f"flow.{i}"
     f = {**defaults("flow"), "src": None, "dst": None, **check_table(item, at, FLOW_KEYS)}
     ends = []
@@ -758,9 +770,9 @@ def build_flow(
         if value is None:
             raise ScenarioError(
                 f"{at}.{end}: missing (with nodes and [[link]], every flow names its {end}; "
-                f"nodes: {', '.join(nodes)})"
+                f"nodes: {_node_list(nodes)})"
             )
-        ends.append(_node_ref(value, f"{at}.{end}", nodes))
+        ends.append(_node_ref(value, f"{at}.{end}", nodes, known))
     return {
         "src": ends[0],
         "dst": ends[1],
@@ -974,13 +986,16 @@ def build_config(
         raise ScenarioError(
             "path: missing (give a [path] table, or nodes = [...] with [[link]] tables)"
         )
+    known = set(nodes)
     config = {
         "name": name,
         "seed": seed,
         "duration_ns": duration,
         "nodes": nodes,
         "links": links,
-        "flows": [build_flow(f, i, nodes, default_ends, algorithms) for i, f in enumerate(flows)],
+        "flows": [
+            build_flow(f, i, nodes, known, default_ends, algorithms) for i, f in enumerate(flows)
+        ],
         "trace": build_trace(raw.get("trace", {})),
     }
     # Written only when given, so scenarios without cross traffic keep their canonical form.

@@ -22,10 +22,13 @@ Only one process writes a store (the driver of a sweep); DuckDB locks the file.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+import stat
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -141,6 +144,23 @@ class StoreError(ScenarioError):
     """A store that cannot be read: not a DuckDB file, or written by a newer schema."""
 
 
+# A DuckDB file's magic bytes, after its header's 8-byte checksum (duckdb storage_info.hpp
+# MAGIC_BYTES, MAGIC_BYTE_OFFSET).
+_MAGIC, _MAGIC_AT = b"DUCK", 8
+
+
+def _reads(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A Store method whose errors from a damaged file (DuckDB's, JSON that does not decode, a
+    value of the wrong type) become one StoreError naming the store."""
+
+    @functools.wraps(method)
+    def read(self: Store, *args: Any, **kwargs: Any) -> Any:
+        with self.damage_named():
+            return method(self, *args, **kwargs)
+
+    return read
+
+
 def _scalar(value: Any) -> bool:
     return value is None or isinstance(value, bool | int | float | str)
 
@@ -156,12 +176,16 @@ class Store:
         self.path = Path(path)
         self.read_only = read_only
         self.trace_dir = self.path.with_name(self.path.name + ".traces")
-        if (read_only or not create) and not self.path.exists():
+        exists = self._check_file()
+        if (read_only or not create) and not exists:
             raise StoreError(f"{self.path}: no such results store")
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        # A file of another kind is refused above; DuckDB would otherwise fetch the extension
+        # that reads it (SQLite's) from the network first.
+        quiet = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
         try:
-            self.con = duckdb.connect(str(self.path), read_only=read_only)
+            self.con = duckdb.connect(str(self.path), read_only=read_only, config=quiet)
         except duckdb.IOException as e:
             first = str(e).strip().splitlines()[0]
             raise StoreError(f"{self.path}: cannot open as a results store ({first})") from None
@@ -170,11 +194,49 @@ class Store:
             raise StoreError(f"{self.path}: not a results store ({first})") from None
         self.schema = self._check_schema(read_only)
 
+    def _check_file(self) -> bool:
+        """Whether the store exists; StoreError if it is not a DuckDB file (a folder, a pipe
+        that would never answer, an empty or foreign file)."""
+        try:
+            info = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        except OSError as e:
+            raise StoreError(f"{self.path}: cannot read: {e.strerror}") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise StoreError(f"{self.path}: not a file (a folder, device or pipe)")
+        try:
+            with open(self.path, "rb") as fh:
+                head = fh.read(_MAGIC_AT + len(_MAGIC))
+        except OSError as e:
+            raise StoreError(f"{self.path}: cannot read: {e.strerror}") from None
+        if head[_MAGIC_AT:] != _MAGIC:
+            what = "an empty file" if not head else "not a DuckDB file"
+            raise StoreError(f"{self.path}: {what}, not a results store")
+        return True
+
+    @contextmanager
+    def damage_named(self) -> Iterator[None]:
+        """What a damaged store raises (see `_reads`), as one StoreError."""
+        import duckdb
+
+        try:
+            yield
+        except ScenarioError:
+            raise
+        except (duckdb.Error, ValueError, TypeError, KeyError) as e:
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise StoreError(f"{self.path}: a damaged results store ({first})") from None
+
+    @_reads
     def _check_schema(self, read_only: bool) -> int:
         tables = self._tables()
         if "meta" in tables:
             row = self.con.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
-            found = int(row[0]) if row else 0
+            text = str(row[0]) if row else "0"
+            if not (text.isascii() and text.isdigit() and len(text) < 10):
+                raise StoreError(f"{self.path}: store schema {text!r} is not a version number")
+            found = int(text)
         elif tables:
             found = 0
         else:
@@ -206,6 +268,7 @@ class Store:
 
     # --- reading -----------------------------------------------------------------------------
 
+    @_reads
     def keys(self) -> set[str]:
         if not self._has_tables():
             return set()
@@ -218,6 +281,7 @@ class Store:
         rows = self.con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
         return {r[0] for r in rows}
 
+    @_reads
     def stored(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """key -> {"summary", "extra"} of each of `keys` that is stored."""
         if not keys or not self._has_tables():
@@ -234,10 +298,12 @@ class Store:
             self.con.unregister("wanted_keys")
         return {k: {"summary": json.loads(s), "extra": json.loads(e or "{}")} for k, s, e in rows}
 
+    @_reads
     def extra(self, key: str) -> dict[str, Any] | None:
         row = self.con.execute("SELECT extra FROM runs WHERE key = ?", [key]).fetchone()
         return None if row is None else json.loads(row[0] or "{}")
 
+    @_reads
     def result(self, key: str) -> Result | None:
         """The stored run as a Result (traces read from their Parquet files), or None."""
         import pandas as pd
@@ -259,6 +325,7 @@ class Store:
         phases = list(frames["flows"]["phase"].cat.categories) if "phase" in frames["flows"] else []
         return Result(config, summary, frames["flows"], frames["queues"], phases, frames["apps"])
 
+    @_reads
     def find(self, prefix: str) -> str:
         """The one stored key that starts with `prefix` (a key's first digits, as `results`
         prints them); StoreError when none or several do."""
@@ -272,6 +339,7 @@ class Store:
             raise StoreError(f"{self.path}: {what} with a key starting {prefix!r}")
         return rows[0][0]
 
+    @_reads
     def traces(self, key: str, progress: Callable[[float, float], None] | None = None) -> Result:
         """Run `key` with its traces. A run stored without them (a sweep's, unless it was given
         `--traces`) is run again from its stored config, which gives the very traces it made
@@ -322,6 +390,7 @@ class Store:
         os.replace(tmp, self.trace_dir / file)
         return file
 
+    @_reads
     def runs(self) -> pd.DataFrame:
         """One row per run: key, source, scenario, seed, version, wall_s, stored_at, and the
         point's values as columns."""
@@ -336,6 +405,7 @@ class Store:
         points = pd.DataFrame([json.loads(p or "{}") for p in frame.pop("point")])
         return pd.concat([frame, points], axis=1)
 
+    @_reads
     def table(self, kind: str = "flows") -> pd.DataFrame:
         """One row per flow (`kind="flows"`) or swarm peer (`"peers"`) of every stored run:
         source, scenario, the point's values, seed, then the flow's (peer's) summary fields,

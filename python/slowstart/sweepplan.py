@@ -30,10 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from slowstart.sweeps import parse_seeds
-from slowstart.units import ScenarioError, show, split_quantity
+from slowstart.defaults import limits
+from slowstart.paths import read_user_text
+from slowstart.sweeps import check_points, parse_seeds
+from slowstart.units import U64_MAX, ScenarioError, show, split_quantity
 
 KEYS = {"scenario", "scenarios", "seeds", "metrics", "set", "duration", "axes", "sample"}
+SAMPLE_KEYS = ("count", "seed", "box")
 
 
 @dataclass
@@ -49,10 +52,16 @@ class Plan:
     def keys(self) -> list[str]:
         return [*self.axes, *(self.samples[0] if self.samples else {})]
 
+    def size(self) -> int:
+        """How many points `grid` lists, known before it lists them."""
+        axes = math.prod(len(values) for values in self.axes.values())
+        return axes * max(1, len(self.samples)) * len(self.seeds or [None]) * len(self.scenarios)
+
     def grid(self) -> list[dict[str, Any]]:
         """Every point: the grid of the axes, each with every sampled point, seeds innermost."""
         from slowstart.sweeps import points
 
+        check_points(self.size(), "plan")
         base = points(self.axes, [None]) if self.axes else [{"seed": None}]
         out = []
         for point in base:
@@ -74,18 +83,25 @@ def _number(x: float, whole: bool) -> str:
 
 
 def _ends(key: str, text: str) -> tuple[float, float, str, bool]:
+    """`"10ms..200ms"`: low end, high end, their unit, whether both are whole numbers."""
     lo_text, dots, hi_text = text.partition("..")
-    if not dots or not lo_text.strip() or not hi_text.strip():
-        raise ScenarioError(f'axes.{key}: expected a range such as "10ms..200ms", got {show(text)}')
     where = f"axes.{key}"
+    # "1ms...10ms" would read ".10ms" as the high end.
+    if not dots or not lo_text.strip() or not hi_text.strip() or ".." in f"{lo_text}.{hi_text}":
+        raise ScenarioError(f'{where}: expected a range such as "10ms..200ms", got {show(text)}')
     expected = 'a range such as "10ms..200ms"'
     lo, lo_unit = split_quantity(lo_text, where, expected)
     hi, hi_unit = split_quantity(hi_text, where, expected)
-    unit = hi_unit or lo_unit
-    if lo_unit and hi_unit and lo_unit != hi_unit:
+    # A bare end is not read in the other end's unit: bare numbers are seconds, bytes or bit/s
+    # elsewhere ("0..10ms" is still zero).
+    if lo_unit != hi_unit and not (lo == 0 and not lo_unit):
         raise ScenarioError(f"{where}: both ends of {show(text)} need the same unit")
+    if hi > U64_MAX:
+        raise ScenarioError(f"{where}: the high end of {show(text)} is too large")
+    if lo >= hi:
+        raise ScenarioError(f"{where}: the low end of {show(text)} must be below the high end")
     whole = lo.denominator == 1 and hi.denominator == 1 and "." not in lo_text + hi_text
-    return float(lo), float(hi), unit, whole
+    return float(lo), float(hi), hi_unit, whole
 
 
 def _spacing(key: str, spec: dict[str, Any], lo: float, hi: float) -> str:
@@ -112,6 +128,7 @@ def range_values(key: str, spec: dict[str, Any] | str) -> list[str]:
         raise ScenarioError(
             f"axes.{key}.count: expected an integer of at least 2, got {show(count)}"
         )
+    check_points(count, f"axes.{key}.count")
     log = _spacing(key, spec, lo, hi) == "log"
     values = []
     for i in range(count):
@@ -155,10 +172,14 @@ def _list_of_str(value: Any, where: str) -> list[str]:
 def load_plan(path: str | os.PathLike[str]) -> Plan:
     """Read and check a plan file; scenario names are resolved as the CLI resolves them."""
     path = Path(path)
+    text = read_user_text(path, "a .toml sweep plan", limits()["scenario_file_bytes"])
     try:
-        raw = tomllib.loads(path.read_text("utf-8"))
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{path}: {e}") from None
+    for key in ("axes", "sample"):
+        if not isinstance(raw.get(key, {}), dict):
+            raise ScenarioError(f"{key}: expected a table ([{key}]), got {show(raw[key])}")
     unknown = set(raw) - KEYS
     if unknown:
         raise ScenarioError(
@@ -170,7 +191,7 @@ def load_plan(path: str | os.PathLike[str]) -> Plan:
     # A scenario named relative to the plan file, else a name in scenarios/.
     scenarios = [str(path.parent / s) if (path.parent / s).is_file() else s for s in scenarios]
     axes: dict[str, list[str]] = {}
-    for key, spec in (raw.get("axes") or {}).items():
+    for key, spec in raw.get("axes", {}).items():
         if isinstance(spec, list):
             if not spec:
                 raise ScenarioError(f"axes.{key}: an empty list")
@@ -182,9 +203,17 @@ def load_plan(path: str | os.PathLike[str]) -> Plan:
     samples: list[dict[str, str]] = []
     if "sample" in raw:
         sample = raw["sample"]
+        for key in sample:
+            if key not in SAMPLE_KEYS:
+                raise ScenarioError(
+                    f"sample.{key}: unknown key (accepted: {', '.join(SAMPLE_KEYS)})"
+                )
         count, seed, box = sample.get("count"), sample.get("seed", 0), sample.get("box")
-        if not isinstance(count, int) or count < 1:
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
             raise ScenarioError(f"sample.count: expected a positive integer, got {show(count)}")
+        check_points(count, "sample.count")
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise ScenarioError(f"sample.seed: expected an integer, got {show(seed)}")
         if not isinstance(box, dict) or not box:
             raise ScenarioError(
                 'sample.box: expected a table of ranges, such as {"path.rtt" = "10ms..200ms"}'
@@ -221,7 +250,7 @@ def is_plan(path: str | os.PathLike[str]) -> bool:
     if p.suffix != ".toml" or not p.is_file():
         return False
     try:
-        raw = tomllib.loads(p.read_text("utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
+        raw = tomllib.loads(read_user_text(p, "a .toml file", limits()["scenario_file_bytes"]))
+    except (ScenarioError, tomllib.TOMLDecodeError):
         return False
     return ("axes" in raw or "sample" in raw) and not ({"path", "topology", "flow"} & set(raw))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import math
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -23,9 +24,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pandas as pd
 
 from slowstart import guests
+from slowstart.defaults import limits
 from slowstart.scenario import load
 from slowstart.store import Store
-from slowstart.units import ScenarioError, parse_int, show
+from slowstart.units import U64_MAX, ScenarioError, parse_int, show
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -68,6 +70,16 @@ def parse_vary(items: Iterable[str]) -> dict[str, list[str]]:
     return axes
 
 
+def check_points(count: int, what: str) -> None:
+    """Before a sweep's points are listed: at most the core's `sweep_points` of them."""
+    most = limits()["sweep_points"]
+    if count > most:
+        raise ScenarioError(
+            f"{what}: {count} runs, more than one sweep may have ({most}); split it or use "
+            "fewer values"
+        )
+
+
 def parse_seeds(text: str) -> list[int]:
     """`1-5` or `1,4,9` (or both: `1-3,7`) → seeds, each a non-negative integer."""
     seeds: list[int] = []
@@ -77,8 +89,9 @@ def parse_seeds(text: str) -> list[int]:
             first, last = int(lo), int(hi) if dash else int(lo)
         except ValueError:
             raise ScenarioError(f"--seeds {text}: expected seeds such as 1-5 or 1,4,9") from None
-        if first < 0 or last < first:
+        if first < 0 or last < first or last > U64_MAX:
             raise ScenarioError(f"--seeds {text}: {show(piece)} is not a range low-high of seeds")
+        check_points(len(seeds) + last - first + 1, f"--seeds {text}")
         seeds.extend(range(first, last + 1))
     if len(set(seeds)) != len(seeds):
         raise ScenarioError(f"--seeds {text}: a seed is listed twice")
@@ -88,6 +101,7 @@ def parse_seeds(text: str) -> list[int]:
 def points(axes: dict[str, Sequence[str]], seeds: Sequence[int | None]) -> list[dict[str, Any]]:
     """The grid: every combination of the axes' values (first axis slowest), seeds innermost."""
     keys = list(axes)
+    check_points(math.prod(len(axes[k]) for k in keys) * len(seeds), "sweep")
     return [
         {**dict(zip(keys, combo, strict=True)), "seed": seed}
         for combo in itertools.product(*(axes[k] for k in keys))
@@ -168,6 +182,8 @@ def sweep(
         axes = _axes(vary if vary is not None else {})
     if jobs is not None and jobs < 1:
         raise ScenarioError(f"--jobs {jobs}: expected at least 1")
+    if cluster is not None:  # before the configs are built, not once the runs are due
+        check_cluster(cluster)
     grid, configs = build(scenario, axes, seeds=seeds, set=set, duration=duration, grid=grid)
     outs, ran = run_configs(
         configs,
@@ -247,6 +263,7 @@ def build(
         raise ScenarioError(f"sweep: a scenario is named twice in {names}")
     many = isinstance(scenario, list)
     base = grid if grid is not None else points(axes, list(seeds) if seeds else [None])
+    check_points(len(names) * len(base), "sweep")
     full = [{**({"scenario": name} if many else {}), **point} for name in names for point in base]
     by_name = dict(zip(names, (_source(s) for s in scenarios), strict=True))
     configs = []
@@ -473,14 +490,8 @@ def _execute_dask(
 def dask_client(cluster: str) -> Iterator[Any]:
     """A Dask client: `local:N` starts a LocalCluster of N single-threaded worker processes
     (stopped at the end); `tcp://HOST:PORT` connects to a running scheduler."""
-    kind, _, rest = cluster.partition(":")
+    kind, n = check_cluster(cluster)
     if kind == "local":
-        try:
-            n = int(rest)
-        except ValueError:
-            n = 0
-        if n < 1:
-            raise ScenarioError(f"--cluster {cluster}: expected local:N with N at least 1")
         from distributed import Client, LocalCluster
 
         with (
@@ -504,7 +515,19 @@ def dask_client(cluster: str) -> Iterator[Any]:
             raise ScenarioError(f"--cluster {cluster}: no scheduler answered ({e})") from None
         with client:
             yield client
-        return
+
+
+def check_cluster(cluster: str) -> tuple[str, int]:
+    """`local:N` → ("local", N); `tcp://HOST:PORT` (or tls) → ("tcp", 0); checked before any
+    run, so a bad one is refused even when every point is already stored."""
+    kind, _, rest = cluster.partition(":")
+    if kind == "local":
+        n = int(rest) if rest.isascii() and rest.isdigit() and len(rest) < 6 else 0
+        if n < 1:
+            raise ScenarioError(f"--cluster {cluster}: expected local:N with N at least 1")
+        return kind, n
+    if kind in ("tcp", "tls") and rest.startswith("//") and len(rest) > 2:
+        return "tcp", 0
     raise ScenarioError(f"--cluster {cluster}: expected local:N or tcp://HOST:PORT")
 
 

@@ -2,6 +2,8 @@
 //! declares one ([`ParamInfo`]: name, doc, default, accepted values) and how it reads them
 //! ([`Params`]), rejecting unknown keys and values its declaration does not accept.
 
+use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -133,10 +135,12 @@ impl fmt::Display for Range {
 }
 
 /// Reads declared parameters out of a spec, rejecting unknown keys and values the declaration
-/// does not accept. Absent keys read as the declared default.
+/// does not accept. Absent keys read as the declared default. It notes what was read, so that a
+/// given parameter the chosen rule never reads is refused ([`Params::refuse_unread`]).
 pub struct Params<'a> {
     spec: &'a CcSpec,
     algo: &'static Algorithm,
+    read: RefCell<BTreeSet<&'static str>>,
 }
 
 /// A parameter that takes a number or one of a few words.
@@ -162,7 +166,11 @@ impl<'a> Params<'a> {
                 )));
             }
         }
-        Ok(Self { spec, algo })
+        Ok(Self {
+            spec,
+            algo,
+            read: RefCell::default(),
+        })
     }
 
     /// The algorithm this spec names.
@@ -188,6 +196,7 @@ impl<'a> Params<'a> {
     /// The value given for `key`, else its declared default, checked against the declaration.
     fn read(&self, key: &str) -> Result<Checked, CcError> {
         let info = self.info(key);
+        self.read.borrow_mut().insert(info.name);
         let value = match self.spec.params.get(key) {
             Some(v) => v.clone(),
             None => info.default.parse().map_or_else(
@@ -259,12 +268,14 @@ impl<'a> Params<'a> {
         }
     }
 
-    /// An error when any of `keys` was given: parameters that the chosen `mode` does not read
-    /// (naming them, rather than ignoring them in silence).
-    pub fn reject_unread(&self, keys: &[&str], mode: &str) -> Result<(), CcError> {
-        match keys.iter().find(|k| self.spec.params.contains_key(**k)) {
+    /// An error naming the first given parameter that was never read: one that the choices in
+    /// effect (`with`, e.g. `slow_start = "standard"`) leave unused, rather than ignored.
+    pub fn refuse_unread(&self, with: &str) -> Result<(), CcError> {
+        let read = self.read.borrow();
+        match self.spec.params.keys().find(|k| !read.contains(k.as_str())) {
             Some(key) => Err(CcError(format!(
-                "cc {}: parameter '{key}' is not read with {mode} (remove it, or change the mode)",
+                "cc {}: parameter '{key}' is not read with {with} (remove it, or change that \
+                 choice)",
                 self.algo.name
             ))),
             None => Ok(()),

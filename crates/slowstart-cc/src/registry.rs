@@ -21,7 +21,7 @@ use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SentE
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CcSpec {
     pub name: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "each_key_once")]
     pub params: BTreeMap<String, ParamValue>,
     /// Where a user's controller came from (the loader writes it; [`crate::external`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -35,6 +35,35 @@ pub struct GuestSource {
     pub kind: String,
     pub path: String,
     pub sha256: String,
+}
+
+/// A map whose keys are distinct: a repeated parameter is refused, not won by its last value.
+fn each_key_once<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, ParamValue>, D::Error> {
+    struct Visitor;
+    impl<'de> serde::de::Visitor<'de> for Visitor {
+        type Value = BTreeMap<String, ParamValue>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a table of parameters, each given once")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut params = BTreeMap::new();
+            while let Some((key, value)) = map.next_entry::<String, ParamValue>()? {
+                if params.contains_key(&key) {
+                    return Err(serde::de::Error::custom(format_args!(
+                        "parameter '{key}' is given twice"
+                    )));
+                }
+                params.insert(key, value);
+            }
+            Ok(params)
+        }
+    }
+    d.deserialize_map(Visitor)
 }
 
 impl CcSpec {
@@ -299,15 +328,39 @@ impl Controller {
             };
         };
         let params = Params::new(spec, algo)?;
+        let controller = Self::build(algo, &params, common)?;
+        // What chose the parameters read: the mode and the slow-start rule.
+        let mut with = Vec::new();
+        if algo.all_params().any(|p| p.name == "mode") {
+            with.push(format!("mode = \"{}\"", params.choice("mode")?));
+        }
+        if let Some(default) = algo.slow_start {
+            with.push(format!(
+                "slow_start = \"{}\"",
+                params.choice_or("slow_start", default)?
+            ));
+        }
+        if with.is_empty() {
+            with.push(format!("cc {}", algo.name));
+        }
+        params.refuse_unread(&with.join(", "))?;
+        Ok(controller)
+    }
+
+    fn build(
+        algo: &'static Algorithm,
+        params: &Params,
+        common: &CommonParams,
+    ) -> Result<Self, CcError> {
         Ok(match algo.name {
             "reno" | "lss" => Controller::Reno(reno(
                 common.mss,
                 common.initcwnd,
                 common.counting(),
-                SlowStart::from_params(&params, common)?,
+                SlowStart::from_params(params, common)?,
             )),
             "cubic" | "hystart-pb" => Controller::Cubic(loss_based(
-                &params,
+                params,
                 common,
                 crate::cubic::Cubic::new(
                     params.number("c")?,
@@ -317,7 +370,7 @@ impl Controller {
                 .with_linux_initial_growth(params.boolean("linux_initial_growth")?),
             )?),
             "hstcp" => Controller::HighSpeed(loss_based(
-                &params,
+                params,
                 common,
                 crate::hstcp::HighSpeed {
                     table: crate::hstcp::HighSpeedTable {
@@ -325,34 +378,28 @@ impl Controller {
                     },
                 },
             )?),
-            "aimd" => Controller::Aimd(loss_based(&params, common, {
+            "aimd" => Controller::Aimd(loss_based(params, common, {
                 match params.choice("mode")? {
-                    "periodic" => {
-                        params.reject_unread(&["a", "b"], "mode = \"periodic\"")?;
-                        crate::aimd::Aimd::periodic(
-                            crate::hstcp::HighSpeedTable {
-                                low_window: params.number("low_window")?,
-                            },
-                            (params.number("period")? * 1e9) as Nanos,
-                        )
-                    }
-                    _ => {
-                        params.reject_unread(&["period", "low_window"], "mode = \"static\"")?;
-                        crate::aimd::Aimd::fixed(params.number("a")?, params.number("b")?)
-                    }
+                    "periodic" => crate::aimd::Aimd::periodic(
+                        crate::hstcp::HighSpeedTable {
+                            low_window: params.number("low_window")?,
+                        },
+                        (params.number("period")? * 1e9) as Nanos,
+                    ),
+                    _ => crate::aimd::Aimd::fixed(params.number("a")?, params.number("b")?),
                 }
             })?),
             "scalable" => Controller::Scalable(loss_based(
-                &params,
+                params,
                 common,
                 crate::scalable::Scalable::new(params.number("a")?, params.number("b")?),
             )?),
-            "vegas" => Controller::Vegas(crate::vegas::from_params(&params, common)?),
-            "vegas-lss" => Controller::VegasLss(crate::vegas_lss::from_params(&params, common)?),
-            "ledbat" => Controller::Ledbat(crate::ledbat::from_params(&params, common)?),
-            "utp" => Controller::Utp(crate::utp::from_params(&params, common)?),
-            "bbr" => Controller::Bbr(crate::bbr::from_params(&params, common)?),
-            "bbr1" => Controller::Bbr1(crate::bbr1::from_params(&params, common)?),
+            "vegas" => Controller::Vegas(crate::vegas::from_params(params, common)?),
+            "vegas-lss" => Controller::VegasLss(crate::vegas_lss::from_params(params, common)?),
+            "ledbat" => Controller::Ledbat(crate::ledbat::from_params(params, common)?),
+            "utp" => Controller::Utp(crate::utp::from_params(params, common)?),
+            "bbr" => Controller::Bbr(crate::bbr::from_params(params, common)?),
+            "bbr1" => Controller::Bbr1(crate::bbr1::from_params(params, common)?),
             other => unreachable!("algorithm {other} is registered but not constructed"),
         })
     }
@@ -437,6 +484,18 @@ mod tests {
     }
 
     #[test]
+    fn a_repeated_parameter_is_refused() {
+        let spec = r#"{"name": "cubic", "params": {"beta": 0.5, "beta": 0.6}}"#;
+        let err = serde_json::from_str::<CcSpec>(spec).unwrap_err();
+        assert!(err.to_string().contains("'beta' is given twice"), "{err}");
+        let once = r#"{"name": "cubic", "params": {"beta": 0.5, "c": 0.6}}"#;
+        assert_eq!(
+            serde_json::from_str::<CcSpec>(once).unwrap().params.len(),
+            2
+        );
+    }
+
+    #[test]
     fn unknown_parameter_is_an_error() {
         let mut spec = CcSpec::named("reno");
         spec.params.insert("beta".into(), ParamValue::Number(0.7));
@@ -467,6 +526,38 @@ mod tests {
             Controller::new(&spec, &COMMON).is_err(),
             "static is the default mode"
         );
+    }
+
+    /// A parameter of another slow-start rule or mode is refused, whichever algorithm takes it.
+    #[test]
+    fn a_parameter_the_chosen_rule_never_reads_is_refused() {
+        for (name, key, with) in [
+            ("reno", "max_ssthresh", "slow_start = \"standard\""),
+            ("cubic", "search_thresh", "slow_start = \"hystart\""),
+            ("lss", "pb_rtt_threshold_ms", "slow_start = \"lss\""),
+            (
+                "aimd",
+                "hystart_low_window",
+                "mode = \"static\", slow_start = \"standard\"",
+            ),
+        ] {
+            let err = build_for_test(name, 1460, &[(key, ParamValue::Number(1.0))]).unwrap_err();
+            assert!(
+                err.0.contains(&format!("'{key}' is not read with {with}")),
+                "{err}"
+            );
+        }
+        // Chosen with its rule, the same parameter is read.
+        let lss = [
+            ("slow_start", ParamValue::Text("lss".into())),
+            ("max_ssthresh", ParamValue::Number(5.0)),
+        ];
+        build_for_test("reno", 1460, &lss).unwrap();
+        let search = [
+            ("slow_start", ParamValue::Text("search".into())),
+            ("search_thresh", ParamValue::Number(0.5)),
+        ];
+        build_for_test("cubic", 1460, &search).unwrap();
     }
 
     #[test]

@@ -111,44 +111,49 @@ impl SlowStart {
     pub fn from_params(params: &Params, common: &CommonParams) -> Result<Self, CcError> {
         let default = params.algorithm().slow_start.unwrap_or("standard");
         let rule = params.choice_or("slow_start", default)?;
-        let max_ssthresh = params.integer("max_ssthresh")? * common.mss;
-        let low_window = params.integer("hystart_low_window")?;
-        let detect = match params.choice("hystart_detect")? {
-            "ack_train" => hystart::Detect {
-                ack_train: true,
-                delay: false,
-            },
-            "delay" => hystart::Detect {
-                ack_train: false,
-                delay: true,
-            },
-            _ => hystart::Detect::BOTH,
+        // Each rule reads its own parameters only: the ones it leaves are refused by the
+        // caller (`Params::refuse_unread`), not ignored.
+        let detect = || -> Result<hystart::Detect, CcError> {
+            Ok(match params.choice("hystart_detect")? {
+                "ack_train" => hystart::Detect {
+                    ack_train: true,
+                    delay: false,
+                },
+                "delay" => hystart::Detect {
+                    ack_train: false,
+                    delay: true,
+                },
+                _ => hystart::Detect::BOTH,
+            })
         };
-        let thresh_milli = (params.number("search_thresh")? * 1000.0).round() as u64;
-        let pb_rtt = params.integer("pb_rtt_threshold_ms")? * 1_000_000;
-        let pb_initial_window = if params.boolean("long_rtt_initcwnd")? {
-            common.initcwnd * common.mss
-        } else {
-            0
-        };
-        let pb_cwnd_blocked = params.boolean("pb_cwnd_blocked")?;
         Ok(match rule {
-            "lss" => SlowStart::Limited { max_ssthresh },
+            "lss" => SlowStart::Limited {
+                max_ssthresh: params.integer("max_ssthresh")? * common.mss,
+            },
             "hystart" => {
-                let mut h = hystart::HyStart::new(low_window, detect);
+                let mut h = hystart::HyStart::new(params.integer("hystart_low_window")?, detect()?);
                 h.paced = common.paced;
                 SlowStart::HyStart(h)
             }
             "hystart++" => SlowStart::HyStartPlusPlus(hystart_pp::HyStartPlusPlus::new()),
             "search" => SlowStart::Search(Box::new(search::Search::new(
-                thresh_milli,
+                (params.number("search_thresh")? * 1000.0).round() as u64,
                 common.initcwnd * common.mss,
             ))),
             "hystart-pb" => {
-                let mut h =
-                    hystart_pb::HyStartPb::new(low_window, detect, pb_rtt, pb_initial_window);
+                let pb_initial_window = if params.boolean("long_rtt_initcwnd")? {
+                    common.initcwnd * common.mss
+                } else {
+                    0
+                };
+                let mut h = hystart_pb::HyStartPb::new(
+                    params.integer("hystart_low_window")?,
+                    detect()?,
+                    params.integer("pb_rtt_threshold_ms")? * 1_000_000,
+                    pb_initial_window,
+                );
                 h.hystart.paced = common.paced;
-                h.cwnd_blocked_growth = pb_cwnd_blocked;
+                h.cwnd_blocked_growth = params.boolean("pb_cwnd_blocked")?;
                 SlowStart::HyStartPb(h)
             }
             _ => SlowStart::Standard,

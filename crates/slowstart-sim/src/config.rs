@@ -316,8 +316,9 @@ fn red_w_q() -> f64 {
 }
 
 impl Discipline {
-    /// Check the parameters; `at` names the direction (`links.0.forward`).
-    pub fn validate(&self, at: &str) -> Result<(), SimError> {
+    /// Check the parameters; `at` names the direction (`links.0.forward`), `largest` is the
+    /// largest packet it must hold, headers included.
+    pub fn validate(&self, at: &str, largest: u64) -> Result<(), SimError> {
         let positive = |field: &str, v: u64| {
             // Times at most an hour, sizes at most the largest buffer.
             let hi = if field.ends_with("_bytes") {
@@ -359,6 +360,14 @@ impl Discipline {
                 positive("target", c.target_ns)?;
                 positive("interval", c.interval_ns)?;
                 positive("memory_limit_bytes", c.memory_limit_bytes)?;
+                // As a byte buffer must (`buffer` below): else nothing ever passes.
+                if c.memory_limit_bytes < largest {
+                    return Err(err(format!(
+                        "{at}.queue.memory_limit: {} bytes hold no full-size packet ({largest} \
+                         bytes with headers)",
+                        c.memory_limit_bytes
+                    )));
+                }
             }
             Discipline::Pie(c) => {
                 positive("target", c.target_ns)?;
@@ -607,8 +616,15 @@ impl CrossConfig {
         )
     }
 
-    /// `nodes` to check `src` and `dst` against; `duration_ns` bounds the start.
-    pub fn validate(&self, i: usize, nodes: &[String], duration_ns: u64) -> Result<(), SimError> {
+    /// `nodes` (and the set of them, `known`) to check `src` and `dst` against; `duration_ns`
+    /// bounds the start.
+    pub fn validate(
+        &self,
+        i: usize,
+        nodes: &[String],
+        known: &std::collections::HashSet<&str>,
+        duration_ns: u64,
+    ) -> Result<(), SimError> {
         let at = format!("cross.{i}");
         if !CROSS_KINDS.contains(&self.kind.as_str()) {
             return Err(err(format!(
@@ -618,10 +634,10 @@ impl CrossConfig {
             )));
         }
         for (end, name) in [("src", &self.src), ("dst", &self.dst)] {
-            if !nodes.contains(name) {
+            if !known.contains(name.as_str()) {
                 return Err(err(format!(
                     "{at}.{end}: unknown node '{name}' (nodes: {})",
-                    nodes.join(", ")
+                    node_list(nodes)
                 )));
             }
         }
@@ -1084,7 +1100,8 @@ pub const PATH_DEFAULTS: PathDefaults = PathDefaults {
 /// `cross` (a `[[cross]]` source's, its ends included; `rate_bps` has none).
 /// Fields written only when set (`ecn`) are written here too, with their default. `queue`: each
 /// queue discipline's parameters, keyed by its `kind` (drop-tail has none). `words`: every
-/// choice's accepted words and the canonical value of each.
+/// choice's accepted words and the canonical value of each. `limits`: bounds the front end
+/// applies before a config exists (a trace's times, the files it reads, a sweep's size).
 pub fn defaults_json() -> String {
     let flow = |f: FlowConfig| {
         let (ecn, cwnd_limited) = (f.ecn, f.cwnd_limited);
@@ -1138,6 +1155,12 @@ pub fn defaults_json() -> String {
         "queue": queue,
         "cross": serde_json::from_str::<CrossConfig>("{}").expect("every field has a default"),
         "words": words_json(),
+        "limits": {
+            "trace_ms": MAX_DELAY_NS / 1_000_000,
+            "scenario_file_bytes": MAX_SCENARIO_FILE_BYTES,
+            "trace_file_bytes": MAX_TRACE_FILE_BYTES,
+            "sweep_points": MAX_SWEEP_POINTS,
+        },
     })
     .to_string()
 }
@@ -1173,6 +1196,15 @@ fn field_name(path: &serde_path_to_error::Path) -> String {
     parts.join(".")
 }
 
+/// Node names for a message, the first few of many.
+fn node_list(nodes: &[String]) -> String {
+    let shown = nodes[..nodes.len().min(8)].join(", ");
+    match nodes.len().saturating_sub(8) {
+        0 => shown,
+        more => format!("{shown}, and {more} more"),
+    }
+}
+
 fn err(msg: String) -> SimError {
     SimError(msg)
 }
@@ -1201,6 +1233,18 @@ pub const MAX_QUEUE_BYTES: u64 = 1_000_000_000_000;
 /// Most rows a trace table keeps, and fewest (decimation keeps every other row).
 pub const MAX_TRACE_ROWS: u64 = 1_000_000_000;
 pub const MIN_TRACE_ROWS: u64 = 2;
+/// Largest scenario or sweep plan file the loader reads (the 60 000-node scenario of issue #31
+/// is 529 kB), and largest capacity trace (Mahimahi's: a line per 1500-byte opportunity).
+pub const MAX_SCENARIO_FILE_BYTES: u64 = 16 << 20;
+pub const MAX_TRACE_FILE_BYTES: u64 = 256 << 20;
+/// Most points (runs) one sweep may have, checked before its grid is built.
+pub const MAX_SWEEP_POINTS: u64 = 10_000_000;
+/// Most packets one cross source may send in a run, estimated before it (rate x sending time /
+/// packet size): about a microsecond of engine time each, so some 15 minutes at most.
+pub const MAX_CROSS_PACKETS: u64 = 1_000_000_000;
+/// Most (nodes + links) x route destinations: the routes' table and the work to fill it
+/// (2^26: 256 MB of next hops, well under a second of searching).
+pub const MAX_ROUTE_TABLE: u64 = 1 << 26;
 /// Largest web request: it leaves as request packets at once.
 pub const MAX_REQUEST_BYTES: u64 = 1_000_000;
 
@@ -1243,17 +1287,18 @@ impl SimConfig {
                         .into(),
                 ));
             }
-            return swarm.validate();
+            return swarm.validate(self.duration_ns, t.max_rows);
         }
         if self.nodes.is_empty() {
             return Err(err("nodes: at least two nodes are needed".into()));
         }
-        for (i, n) in self.nodes.iter().enumerate() {
-            if self.nodes[..i].contains(n) {
+        let mut names = std::collections::HashSet::with_capacity(self.nodes.len());
+        for n in &self.nodes {
+            if !names.insert(n.as_str()) {
                 return Err(err(format!("nodes: '{n}' is listed twice")));
             }
         }
-        let known = |n: &str| self.nodes.iter().any(|x| x == n);
+        let known = |n: &str| names.contains(n);
         // Flows first: a link's buffer is checked against the largest packet they send.
         if self.flows.is_empty() {
             return Err(err("flow: at least one [[flow]] is needed".into()));
@@ -1289,7 +1334,7 @@ impl SimConfig {
                 if !known(name) {
                     return Err(err(format!(
                         "links.{i}.{end}: unknown node '{name}' (nodes: {})",
-                        self.nodes.join(", ")
+                        node_list(&self.nodes)
                     )));
                 }
             }
@@ -1328,6 +1373,27 @@ impl SimConfig {
                             )));
                         }
                     }
+                    // Every packet lost in the long run, as `loss = 1` would be: the states
+                    // the chain keeps visiting lose all (it starts good; r = 0 keeps it bad).
+                    let lost_for_good = if g.p == 0.0 {
+                        g.loss_good == 1.0
+                    } else if g.r == 0.0 {
+                        g.loss_bad == 1.0
+                    } else {
+                        g.loss_good == 1.0 && g.loss_bad == 1.0
+                    };
+                    if lost_for_good {
+                        let field = if g.p > 0.0 && g.r == 0.0 {
+                            "loss_bad"
+                        } else {
+                            "loss_good"
+                        };
+                        return Err(err(format!(
+                            "{at}.loss.{field}: with p = {}, r = {}, loss_bad = {} and \
+                             loss_good = {} every packet is lost (as loss = 1); lower it",
+                            g.p, g.r, g.loss_bad, g.loss_good
+                        )));
+                    }
                 }
                 // A queue must take the largest packet a flow sends, or nothing ever passes.
                 let largest = self
@@ -1351,7 +1417,7 @@ impl SimConfig {
                         in_range(&format!("{at}.buffer"), b, largest, MAX_QUEUE_BYTES)?
                     }
                 }
-                d.discipline.validate(&at)?;
+                d.discipline.validate(&at, largest)?;
                 for (j, dspec) in d.drops.iter().enumerate() {
                     if dspec.flow as usize >= self.flows.len() {
                         return Err(err(format!(
@@ -1370,7 +1436,79 @@ impl SimConfig {
             }
         }
         for (i, c) in self.cross.iter().enumerate() {
-            c.validate(i, &self.nodes, self.duration_ns)?;
+            c.validate(i, &self.nodes, &names, self.duration_ns)?;
+            self.check_cross_work(i, c)?;
+        }
+        self.check_route_table()
+    }
+
+    /// A source no faster than the fastest link out of its node can take (else the excess is
+    /// only dropped, at a cost in events), an on period at least one packet long, and at most
+    /// [`MAX_CROSS_PACKETS`] packets sent over the run.
+    fn check_cross_work(&self, i: usize, c: &CrossConfig) -> Result<(), SimError> {
+        let rate = c.rate_bps.unwrap_or(1);
+        let fastest = self
+            .links
+            .iter()
+            .flat_map(|l| {
+                let forward = (l.a == c.src).then_some(l.forward.rate_bps);
+                forward
+                    .into_iter()
+                    .chain((l.b == c.src).then_some(l.reverse.rate_bps))
+            })
+            .max();
+        if let Some(fastest) = fastest.filter(|&f| rate > f) {
+            return Err(err(format!(
+                "cross.{i}.rate: must not exceed the fastest link out of '{}' ({fastest} \
+                 bits/s), got {rate}",
+                c.src
+            )));
+        }
+        if c.is_onoff() {
+            let (on, _, _) = c.periods();
+            let packet_ns = (c.packet_bytes as u128 * 8 * 1_000_000_000).div_ceil(rate as u128);
+            if (on as u128) < packet_ns {
+                return Err(err(format!(
+                    "cross.{i}.on: must be at least one packet at the rate ({packet_ns} ns for \
+                     {} bytes), got {on} ns",
+                    c.packet_bytes
+                )));
+            }
+        }
+        let end = c.stop_ns.unwrap_or(u64::MAX).min(self.duration_ns);
+        let mut sending_ns = end.saturating_sub(c.start_ns) as u128;
+        if c.is_onoff() {
+            let (on, off, _) = c.periods();
+            sending_ns = sending_ns * on as u128 / (on as u128 + off as u128);
+        }
+        let packets = sending_ns * rate as u128 / (8 * 1_000_000_000 * c.packet_bytes as u128);
+        if packets > MAX_CROSS_PACKETS as u128 {
+            return Err(err(format!(
+                "cross.{i}.rate: sends about {packets} packets of {} bytes in the run, more than \
+                 {MAX_CROSS_PACKETS}; lower the rate, raise packet_size, or stop it sooner",
+                c.packet_bytes
+            )));
+        }
+        Ok(())
+    }
+
+    /// Routes are a table of next hops, one column per node a packet is addressed to (flow
+    /// ends, cross sinks), found by a search over every node and link per column
+    /// (`network::topology`): refused before it is built when that work is out of bounds.
+    fn check_route_table(&self) -> Result<(), SimError> {
+        let ends = self.flows.iter().flat_map(|f| [&f.src, &f.dst]);
+        let dests: std::collections::HashSet<&String> =
+            ends.chain(self.cross.iter().map(|c| &c.dst)).collect();
+        let size = (self.nodes.len() as u64 + self.links.len() as u64) * dests.len() as u64;
+        if size > MAX_ROUTE_TABLE {
+            return Err(err(format!(
+                "nodes: routes over {} nodes and {} links to {} destinations (flow ends and \
+                 cross sinks) are {size} entries to compute, at most {MAX_ROUTE_TABLE}; use \
+                 fewer nodes, links or flows",
+                self.nodes.len(),
+                self.links.len(),
+                dests.len()
+            )));
         }
         Ok(())
     }
@@ -1399,7 +1537,8 @@ impl FlowConfig {
         }
     }
 
-    /// The transport's own settings (not its ends, size or application); `at` names the table.
+    /// The transport's own settings and its controller (not its ends, size or application);
+    /// `at` names the table.
     pub fn validate_transport(&self, at: &str) -> Result<(), SimError> {
         self.transport()
             .validate()
@@ -1410,6 +1549,15 @@ impl FlowConfig {
             1,
             MAX_INITIAL_WINDOW,
         )?;
+        // Built once here, so that a parameter it refuses is refused before any run.
+        let common = slowstart_cc::CommonParams {
+            mss: self.mss,
+            initcwnd: self.initcwnd,
+            abc: self.abc,
+            seed: 0,
+            paced: self.pacing,
+        };
+        slowstart_cc::Controller::new(&self.cc, &common).map_err(|e| err(format!("{at}.{e}")))?;
         Ok(())
     }
 }
@@ -1423,7 +1571,8 @@ pub const MAX_PIECES: u64 = 1_000_000;
 pub const MAX_BLOCKS_PER_PIECE: u64 = 4096;
 
 impl SwarmConfig {
-    pub fn validate(&self) -> Result<(), SimError> {
+    /// `duration_ns` and `max_rows` (the run's and its trace's) bound the sampling interval.
+    pub fn validate(&self, duration_ns: u64, max_rows: u64) -> Result<(), SimError> {
         let range =
             |field: &str, v: u64, lo: u64, hi: u64| in_range(&format!("swarm.{field}"), v, lo, hi);
         range("seeds", self.seeds, 1, MAX_SWARM_PEERS)?;
@@ -1472,6 +1621,17 @@ impl SwarmConfig {
             ));
         }
         range("queue_sample", self.queue_sample_ns, 1, MAX_DELAY_NS)?;
+        // A sample interval no finer than the queue table can keep over the run.
+        let samples = duration_ns / self.queue_sample_ns;
+        if samples > max_rows {
+            return Err(err(format!(
+                "swarm.queue_sample: {} ns is {samples} samples in a {} s run, more than \
+                 trace.max_rows ({max_rows}) keeps; at least {} ns (or raise trace.max_rows)",
+                self.queue_sample_ns,
+                duration_ns / 1_000_000_000,
+                duration_ns.div_ceil(max_rows)
+            )));
+        }
         let a = &self.access;
         range("up", a.up_bps, 1, MAX_RATE_BPS)?;
         range("down", a.down_bps, 1, MAX_RATE_BPS)?;
@@ -1523,6 +1683,20 @@ impl SwarmConfig {
         range("bittorrent.new_peer_weight", b.new_peer_weight, 1, 1000)?;
         range("bittorrent.pipeline", b.pipeline, 1, 10_000)?;
         range("bittorrent.snub", b.snub_ns, 1, MAX_DELAY_NS)?;
+        // Counts of connections that max_connections caps: above it they never bind.
+        for (field, v) in [
+            ("min_peers", b.min_peers),
+            ("max_initiate", b.max_initiate),
+            ("unchoke_slots", b.unchoke_slots),
+        ] {
+            if v > b.max_connections {
+                return Err(err(format!(
+                    "swarm.bittorrent.{field}: must not exceed swarm.bittorrent.max_connections \
+                     ({}), got {v}",
+                    b.max_connections
+                )));
+            }
+        }
         if b.super_seeding {
             return Err(err(
                 "swarm.bittorrent.super_seeding: not modelled; only false is accepted".into(),
@@ -1531,14 +1705,6 @@ impl SwarmConfig {
         for (name, t) in [("tcp", &self.tcp), ("utp", &self.utp)] {
             let at = format!("swarm.{name}");
             t.validate_transport(&at)?;
-            let common = slowstart_cc::CommonParams {
-                mss: t.mss,
-                initcwnd: t.initcwnd,
-                abc: t.abc,
-                seed: 0,
-                paced: t.pacing,
-            };
-            slowstart_cc::Controller::new(&t.cc, &common).map_err(|e| err(format!("{at}.{e}")))?;
         }
         Ok(())
     }
@@ -1717,7 +1883,7 @@ mod tests {
     #[test]
     fn the_swarm_defaults_validate_and_an_empty_table_is_them() {
         let d = SwarmConfig::default();
-        d.validate().unwrap();
+        d.validate(4_000_000_000_000, 2_000_000).unwrap();
         let empty: SwarmConfig = serde_json::from_str("{}").unwrap();
         assert_eq!(
             serde_json::to_string(&empty).unwrap(),
@@ -1767,7 +1933,7 @@ mod tests {
             tagged["kind"] = kind.as_str().into();
             let d: Discipline = serde_json::from_value(tagged).unwrap();
             assert_eq!(d.name(), kind);
-            d.validate("links.0.forward").unwrap();
+            d.validate("links.0.forward", 1500).unwrap();
         }
         // Each default flow passes validation as the loader would send it.
         let mut f = FlowConfig::new("a", "b");

@@ -19,6 +19,8 @@ pub mod app;
 #[cfg(test)]
 mod app_tests;
 pub mod config;
+#[cfg(test)]
+mod config_tests;
 pub mod cross;
 #[cfg(test)]
 mod cross_tests;

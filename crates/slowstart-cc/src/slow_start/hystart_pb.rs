@@ -644,8 +644,15 @@ mod tests {
                 "true | false",
             ),
         ];
+        // Each value is checked by the rule that reads it.
         for (key, value, accepted) in bad {
-            let err = build_for_test("reno", MSS, &[(key, value)]).unwrap_err();
+            let rule = if key == "search_thresh" {
+                "search"
+            } else {
+                "hystart-pb"
+            };
+            let spec = [("slow_start", ParamValue::Text(rule.into())), (key, value)];
+            let err = build_for_test("reno", MSS, &spec).unwrap_err();
             assert!(err.0.contains(key) && err.0.contains(accepted), "{err}");
         }
     }
