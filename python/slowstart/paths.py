@@ -1,5 +1,5 @@
 """Where the repository's scenarios/ folder is: under the working directory, else beside the
-package source (an editable install from the repository)."""
+package source (an editable install from the repository); and the built-in scorecard suite."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ from pathlib import Path
 
 from slowstart.units import ScenarioError
 
-PACKAGE_SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE_SCENARIOS = REPO / "scenarios"
+# The built-in scorecard suite (`slowstart score`).
+SUITE = REPO / "suites" / "scorecard.toml"
 
 
 def scenario_dirs() -> list[Path]:

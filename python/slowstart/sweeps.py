@@ -288,6 +288,7 @@ def run_configs(
     traces: bool = True,
     task: Callable[[Any], dict[str, Any]] = run_task,
     items: Sequence[Any] | None = None,
+    versions: Sequence[str] | None = None,
     chunksize: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
@@ -298,13 +299,16 @@ def run_configs(
     `task(item)` runs one config (default: `run_task` over (config JSON, traces)) in a worker
     and returns {"summary", "wall_s"} and optionally "traces" (Parquet bytes by table) and
     "extra" (JSON-able, kept beside the summary); `items` are its inputs, one per config.
+    `versions` key each config's run instead of the engine's version alone (the scorecard
+    adds what its task measures, so a stored run measured otherwise is not reused).
     """
     from slowstart.store import Record, canonical, run_key
 
     the_store, close = open_store(store)
     try:
         texts = [canonical(c) for c in configs]
-        keys = [run_key(c, text=t) for c, t in zip(configs, texts, strict=True)]
+        tags = versions if versions is not None else [None] * len(configs)
+        keys = [run_key(c, version=v, text=t) for c, t, v in zip(configs, texts, tags, strict=True)]
         done: dict[str, dict[str, Any]] = {}
         if the_store is not None and not rerun:
             done = the_store.stored(keys)
