@@ -526,18 +526,22 @@ class Value:
     best: bool = False
 
 
-def _summarise(values: list[float | None]) -> Value:
+def _summarise(metric: Metric, values: list[float | None]) -> Value:
+    """Median over seeds, a seed without a value counting as the worst (full rate never
+    reached is later than any time): none when that falls on a seed without one."""
     known = [v for v in values if v is not None]
     if not known:
         return Value(None, None, None, tuple(values))
-    return Value(statistics.median(known), min(known), max(known), tuple(values))
+    worst = -math.inf if metric.better == "higher" else math.inf
+    middle = statistics.median(v if v is not None else worst for v in values)
+    return Value(middle if math.isfinite(middle) else None, min(known), max(known), tuple(values))
 
 
 def column(card: Scorecard, path: PathSpec, metric: Metric) -> dict[str, Value]:
     """One column: each controller's value, ranked where the metric is (a controller with no
     value ranks after every one with a value)."""
     raw = {
-        cc: _summarise([m.get(metric.name) for m in card.cells[(path.key, cc)].metrics])
+        cc: _summarise(metric, [m.get(metric.name) for m in card.cells[(path.key, cc)].metrics])
         for cc in card.controllers
     }
     if not metric.ranked:

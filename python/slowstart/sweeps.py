@@ -426,7 +426,8 @@ def execute(
         return
     from concurrent.futures import FIRST_COMPLETED, wait
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
+    try:
         running = {}
         for _ in range(2 * workers):
             if (batch := next_batch()) is None:
@@ -438,6 +439,29 @@ def execute(
                 finish(running.pop(future), future.result())
                 if (batch := next_batch()) is not None:
                     running[pool.submit(run_batch, fn, [items[i] for i in batch])] = batch
+    except BaseException:
+        # Ctrl-C (or a failed batch): what was stored stays stored; the workers stop now
+        # instead of finishing the batches queued for them.
+        _stop(pool)
+        raise
+    pool.shutdown()
+
+
+def _ignore_sigint() -> None:
+    """A worker leaves Ctrl-C to the driver, which stops it (`_stop`)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and end the pool's worker processes."""
+    processes = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(timeout=5)
 
 
 def _execute_dask(
