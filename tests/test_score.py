@@ -146,8 +146,15 @@ def test_harm_is_ware_et_als_relative_loss_of_the_incumbent():
 
 def test_every_metric_has_a_unit_a_direction_and_a_definition():
     for m in METRICS.values():
-        assert m.unit and m.better in ("lower", "higher", "one", "none"), m.name
+        assert m.unit and m.better_text, m.name
         assert len(m.doc) > 40, m.name
+
+
+def test_the_documentation_lists_every_metric_with_its_unit_and_direction():
+    text = (ROOT / "docs" / "scorecard.md").read_text()
+    for m in METRICS.values():
+        row = rf"\| `{m.name}` \| {re.escape(m.unit)}[^|]* \| {m.better_text} \|"
+        assert re.search(row, text), m.name
 
 
 # --- the seeds' findings, through the scorecard ------------------------------------------------

@@ -168,13 +168,10 @@ def _path(item: object, i: int, file: Path) -> PathSpec:
         if incumbent == flow:
             raise ScenarioError(f"{at('incumbent')}: must be another flow than flow ({flow})")
     metrics = _metrics(item["metrics"], at("metrics"))
-    harm = [m for m in metrics if m.startswith("harm_")]
-    if harm and incumbent is None:
-        raise ScenarioError(f"{at('metrics')}: {harm[0]} needs an incumbent = N")
-    try:
-        figure_s = parse_time(item.get("figure", "10s"), at("figure")) / 1e9
-    except ScenarioError as e:
-        raise ScenarioError(str(e)) from None
+    needing = [m for m in metrics if METRICS[m].needs_incumbent]
+    if needing and incumbent is None:
+        raise ScenarioError(f"{at('metrics')}: {needing[0]} needs an incumbent = N")
+    figure_s = parse_time(item.get("figure", "10s"), at("figure")) / 1e9
     if figure_s <= 0:
         raise ScenarioError(f'{at("figure")}: expected a time above zero such as "10s"')
     return PathSpec(
@@ -455,11 +452,15 @@ def score(
     the_store, close = open_store(store)
     made = 0
     total = len(plan) + len(alone)
-    offset = 0
 
-    def tell(done: int, _todo: int) -> None:
-        if progress is not None:
-            progress(offset + done, total)
+    def phase(before: int, size: int) -> Progress:
+        """Progress over both phases, a stored cell counting as done."""
+
+        def tell(done: int, todo: int) -> None:
+            if progress is not None:
+                progress(before + size - todo + done, total)
+
+        return tell
 
     common = {"store": the_store, "rerun": rerun, "jobs": jobs, "cluster": cluster}
     try:
@@ -474,9 +475,9 @@ def score(
                 for p, seed, _c in alone
             ]
             points = [{"path": p.key, "role": "alone", "seed": seed} for p, seed, _c in alone]
+            tell = phase(0, len(alone))
             outs, ran = _run([c for *_, c in alone], specs, points, progress=tell, **common)
             made += ran
-            offset = len(alone)
             for (p, seed, _c), out in zip(alone, outs, strict=True):
                 baseline[(p.key, seed)] = out["extra"]["alone"]
         specs = [
@@ -491,6 +492,7 @@ def score(
             for p, _cc, seed, _c in plan
         ]
         points = [{"path": p.key, "cc": cc, "seed": seed} for p, cc, seed, _c in plan]
+        tell = phase(len(alone), len(plan))
         outs, ran = _run([c for *_, c in plan], specs, points, progress=tell, **common)
         made += ran
     finally:

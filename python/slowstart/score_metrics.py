@@ -45,6 +45,10 @@ class Run:
         return self.result.config["flows"][self.flow]["start_ns"] / 1e9
 
 
+# Which way is better, in words (the page's and the documentation's).
+BETTER = {"lower": "lower", "higher": "higher", "one": "nearest 1", "none": "not ranked"}
+
+
 @dataclass(frozen=True)
 class Metric:
     name: str
@@ -52,6 +56,7 @@ class Metric:
     # "lower", "higher", "one" (nearest 1, by log distance) or "none" (shown, not ranked)
     better: str
     compute: Callable[[Run], float | None]
+    needs_incumbent: bool = False  # only on a path with an incumbent (harm)
 
     @property
     def doc(self) -> str:
@@ -60,6 +65,10 @@ class Metric:
     def value(self, run: Run) -> float | None:
         value = self.compute(run)
         return None if value is None or not math.isfinite(value) else float(value)
+
+    @property
+    def better_text(self) -> str:
+        return BETTER[self.better]
 
     @property
     def ranked(self) -> bool:
@@ -77,11 +86,13 @@ class Metric:
 METRICS: dict[str, Metric] = {}
 
 
-def metric(unit: str, better: str) -> Callable[[Callable[[Run], float | None]], Callable]:
+def metric(
+    unit: str, better: str, needs_incumbent: bool = False
+) -> Callable[[Callable[[Run], float | None]], Callable]:
     """Register a function of a Run as the metric of its name."""
 
     def register(fn: Callable[[Run], float | None]) -> Callable[[Run], float | None]:
-        METRICS[fn.__name__] = Metric(fn.__name__, unit, better, fn)
+        METRICS[fn.__name__] = Metric(fn.__name__, unit, better, fn, needs_incumbent)
         return fn
 
     return register
@@ -290,7 +301,7 @@ def goodput_bps(run: Run) -> float | None:
     return run.summary["goodput_bps"]
 
 
-@metric("fraction", "lower")
+@metric("fraction", "lower", needs_incumbent=True)
 def harm_throughput(run: Run) -> float | None:
     """Harm to the incumbent's throughput (Ware et al., HotNets 2019): (alone - with) / alone,
     its bits/s delivered while the tested flow runs, with it and in the same path without it.
@@ -301,7 +312,7 @@ def harm_throughput(run: Run) -> float | None:
     return _harm(run.alone["throughput_bps"], shared["throughput_bps"], more_is_better=True)
 
 
-@metric("fraction", "lower")
+@metric("fraction", "lower", needs_incumbent=True)
 def harm_delay(run: Run) -> float | None:
     """Harm to the incumbent's delay (Ware et al., HotNets 2019): (with - alone) / with, its
     mean smoothed RTT while the tested flow runs, with it and without it."""

@@ -44,33 +44,33 @@ def ranked_order(card: Scorecard) -> list[str]:
 
 
 def rank_figure(card: Scorecard) -> Figure:
-    """Rows: controllers by mean rank; columns: every ranked path x metric; colour: the rank
-    in its column from best (green) to worst (red), the rank written in."""
+    """Rows: every ranked path x metric, a line between paths; columns: controllers by mean
+    rank, best on the left; colour: the rank in its row from best (green) to worst (red), the
+    rank written in."""
     import numpy as np
 
     cols = [(p, m, c) for p, m, c in columns(card) if m.ranked]
     order = ranked_order(card)
-    grid = np.full((len(order), len(cols)), np.nan)
-    for j, (_p, _m, col) in enumerate(cols):
+    grid = np.full((len(cols), len(order)), np.nan)
+    for i, (_p, _m, col) in enumerate(cols):
         worst = max((v.rank or 1) for v in col.values())
-        for i, cc in enumerate(order):
+        for j, cc in enumerate(order):
             rank = col[cc].rank
             grid[i, j] = 0.0 if worst == 1 else ((rank or worst) - 1) / (worst - 1)
-    width = max(6.0, 0.32 * len(cols) + 3.0)
-    height = max(3.0, 0.3 * len(order) + 2.4)
-    fig = Figure(figsize=(width, height))
+    fig = Figure(figsize=(max(5.0, 0.42 * len(order) + 3.2), max(3.0, 0.22 * len(cols) + 2.0)))
     ax = fig.subplots()
     ax.imshow(grid, cmap="RdYlGn_r", vmin=0, vmax=1, aspect="auto")
-    for j, (_p, _m, col) in enumerate(cols):
-        for i, cc in enumerate(order):
-            rank = col[cc].rank
-            label = "-" if col[cc].median is None else str(rank)
+    for i, (_p, _m, col) in enumerate(cols):
+        for j, cc in enumerate(order):
+            label = "-" if col[cc].median is None else str(col[cc].rank)
             ax.text(j, i, label, ha="center", va="center", fontsize=6.5)
-    ax.set_yticks(range(len(order)), order, fontsize=7.5)
-    ax.set_xticks(
-        range(len(cols)), [f"{p.key} · {m.name}" for p, m, _ in cols], fontsize=7, rotation=90
-    )
-    ax.set_title("Rank in each column (1 is best; - no value, ranked last)", fontsize=10)
+    for i in range(1, len(cols)):
+        if cols[i][0].key != cols[i - 1][0].key:
+            ax.axhline(i - 0.5, color="white", linewidth=2)
+    ax.set_yticks(range(len(cols)), [f"{p.key} · {m.name}" for p, m, _ in cols], fontsize=7)
+    ax.set_xticks(range(len(order)), order, fontsize=7, rotation=60, ha="left")
+    ax.xaxis.tick_top()
+    ax.set_title("Rank in each row (1 is best; - no value, ranked last)", fontsize=9, pad=4)
     fig.tight_layout()
     return fig
 
@@ -146,7 +146,7 @@ def write(card: Scorecard, out_dir: str | Path) -> list[Path]:
     ]
     used = list(dict.fromkeys(name for p in card.suite.paths for name in p.metrics))
     metric_rows = [
-        [(name, ""), (shown_unit(METRICS[name]), ""), (METRICS[name].better, "")]
+        [(name, ""), (shown_unit(METRICS[name]), ""), (METRICS[name].better_text, "")]
         + [(METRICS[name].doc, "doc")]
         for name in used
     ]
