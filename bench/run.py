@@ -3,11 +3,11 @@
 Each case runs in its own process so its peak memory (ru_maxrss) is its own. Wall time is the
 core's run alone (the summary's `wall_s`), so events per second measure the engine, not Python.
 The `startup-*` cases are the exception: they time the whole `slowstart` process, as a user
-waits for it; so do `score-built-in` (the whole built-in scorecard) and the `ns2-*` and `ns3-*`
-cases, which time the same run in ns-2 or ns-3
-(our own small scripts in bench/, run when Debian's `ns2` or `libns3-dev` is installed, skipped
-with a reason otherwise) and report the ratio. Compare ratios within one run: these 2-core
-machines are noisy.
+waits for it; so do `score-built-in` (the whole built-in scorecard, its CPU time beside) and
+the `ns2-*` and `ns3-*` cases, which time the same run in ns-2 or ns-3 (our own small scripts
+in bench/, run when Debian's `ns2` or `libns3-dev` is installed, skipped with a reason
+otherwise) and report the ratio. Compare ratios within one run: these 2-core machines are
+noisy.
 """
 
 from __future__ import annotations

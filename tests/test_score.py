@@ -353,7 +353,7 @@ def test_a_bad_suite_exits_2_with_one_line_naming_the_field(
     [
         (["--path", "mars"], r"--path mars: not in .* \(paths: short, lossy\)"),
         (["--cc", "warp"], r'path short, cc warp: flow\.0\.cc: unknown algorithm "warp"'),
-        (["--suite", "no-such.toml"], r"no-such\.toml: no such suite file"),
+        (["--suite", "no-such.toml"], r"no-such\.toml: no such file"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(small_suite: Path, args: list[str], message: str):

@@ -498,6 +498,19 @@ def add_store_arguments(p: argparse.ArgumentParser, traces: bool = True) -> None
         )
 
 
+def add_many_runs_arguments(p: argparse.ArgumentParser, traces: bool = True) -> None:
+    """What a command of many runs takes (sweep, score): processes, the store, a cluster, and
+    quiet."""
+    p.add_argument("--jobs", type=int, help="processes (default: one per CPU)")
+    add_store_arguments(p, traces=traces)
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run on a Dask cluster: tcp://HOST:8786, or local:N to start N local workers",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
 def cmd_results(args: argparse.Namespace) -> int:
     from slowstart.store import Store
 
@@ -695,14 +708,7 @@ def build_parser() -> Parser:
         help="override at every point, e.g. flow.0.size=10MB (repeatable)",
     )
     p.add_argument("--duration", help='simulated time at every point, e.g. "10s"')
-    p.add_argument("--jobs", type=int, help="processes (default: one per CPU)")
-    add_store_arguments(p)
-    p.add_argument(
-        "--cluster",
-        metavar="ADDRESS",
-        help="run on a Dask cluster: tcp://HOST:8786, or local:N to start N local workers",
-    )
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_many_runs_arguments(p)
     p.add_argument(
         "--metric",
         help="flow summary field to tabulate and plot (default: completion_s when every flow "
@@ -731,14 +737,7 @@ def build_parser() -> Parser:
     p.add_argument(
         "--path", action="append", metavar="KEY", help="only this path of the suite (repeatable)"
     )
-    p.add_argument("--jobs", type=int, help="processes (default: one per CPU)")
-    add_store_arguments(p, traces=False)
-    p.add_argument(
-        "--cluster",
-        metavar="ADDRESS",
-        help="run on a Dask cluster: tcp://HOST:8786, or local:N to start N local workers",
-    )
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_many_runs_arguments(p, traces=False)
     p.add_argument(
         "--out",
         metavar="DIR",

@@ -18,6 +18,7 @@ import os
 import re
 import tomllib
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from slowstart.apps import ALL_KEYS as APP_KEYS
@@ -310,22 +311,28 @@ def read_scenario(source: str | os.PathLike[str] | dict[str, Any]) -> dict[str, 
             f"scenario: expected a .toml path, a scenario name or a dict, got {show(source)}"
         )
     path = scenario_path(os.fspath(source))  # "satellite" finds scenarios/satellite.toml
+    raw = read_toml(path, "scenario")
+    raw.setdefault("name", path.stem)
+    return raw
+
+
+def read_toml(path: Path, what: str) -> dict[str, Any]:
+    """A TOML file's table (a scenario, a suite); one ScenarioError naming the file when it
+    cannot be read."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ScenarioError(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise ScenarioError(f"{path}: is a directory, expected a .toml scenario") from None
+        raise ScenarioError(f"{path}: is a directory, expected a .toml {what}") from None
     except UnicodeDecodeError:
         raise ScenarioError(f"{path}: not UTF-8 text") from None
     try:
-        raw = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{path}: invalid TOML: {e}") from None
     except RecursionError:
         raise ScenarioError(f"{path}: invalid TOML: nested too deeply") from None
-    raw.setdefault("name", path.stem)
-    return raw
 
 
 def parse_set_value(text: str) -> Any:

@@ -33,7 +33,6 @@ import json
 import math
 import os
 import statistics
-import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,17 +197,10 @@ def default_suite() -> Path:
 def load_suite(file: str | os.PathLike[str] | None = None) -> Suite:
     """A suite file (default: the built-in one) checked whole: every error names the file and
     the field, and says what is accepted."""
+    from slowstart.scenario import read_toml
+
     path = Path(file) if file is not None else default_suite()
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ScenarioError(f"{path}: no such suite file") from None
-    except IsADirectoryError:
-        raise ScenarioError(f"{path}: is a directory, expected a suite .toml") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{path}: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"{path}: invalid TOML: {e}") from None
+    raw = read_toml(path, "suite")
     for key in raw:
         if key not in SUITE_KEYS:
             raise ScenarioError(f"{path}: {key}: unknown key (accepted: {', '.join(SUITE_KEYS)})")
