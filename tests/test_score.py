@@ -197,6 +197,16 @@ def test_ledbat_harms_an_incumbent_less_than_reno(tmp_path: Path):
     assert cols[("newcomer", "harm_throughput")]["reno"].median > 0.1
 
 
+def test_reno_on_the_random_loss_path_gets_mathis_rate(tmp_path: Path):
+    # Mathis et al. (CCR 1997): rate = C x MSS / (RTT x sqrt(p)), C = sqrt(3/2) with cwnd
+    # grown by bytes ACKed (RFC 3465, so delayed ACKs do not slow it): 1.43 Mbps at 1%, 100 ms.
+    _card, cols = _scored(tmp_path, ["loss-1pct"], ["reno"])
+    mathis = (3 / 2) ** 0.5 * 1460 * 8 / (0.1 * 0.01**0.5)
+    goodput = cols[("loss-1pct", "goodput_bps")]["reno"]
+    assert len(goodput.values) == 5 and goodput.low < goodput.high
+    assert goodput.median == pytest.approx(mathis, rel=0.25)
+
+
 # --- small suites through the command ---------------------------------------------------------
 
 SMALL_SUITE = """

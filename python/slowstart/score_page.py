@@ -82,7 +82,17 @@ def cwnd_figure(card: Scorecard, key: str) -> Figure:
     n = len(card.controllers)
     cols = min(PANELS, n)
     rows = math.ceil(n / cols)
-    fig = Figure(figsize=(2.0 * cols + 0.6, 1.45 * rows + 0.7))
+    width, height = 2.0 * cols + 0.6, 1.45 * rows + 0.7
+    fig = Figure(figsize=(width, height))
+    # Fixed margins (in inches) instead of tight_layout, which costs a second per figure.
+    fig.subplots_adjust(
+        left=0.55 / width,
+        right=1 - 0.1 / width,
+        bottom=0.5 / height,
+        top=1 - 0.45 / height,
+        wspace=0.12,
+        hspace=0.45,
+    )
     axes = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False)
     for k, cc in enumerate(card.controllers):
         ax = axes[k // cols][k % cols]
@@ -97,10 +107,9 @@ def cwnd_figure(card: Scorecard, key: str) -> Figure:
     ax0 = axes[0][0]
     ax0.set_xlim(0, path.figure_s)
     ax0.set_ylim(bottom=0)
-    fig.supxlabel("seconds from the flow's start", fontsize=8)
-    fig.supylabel("cwnd / BDP", fontsize=8)
-    fig.suptitle(f"{path.key}: cwnd over the first {path.figure_s:g} s", fontsize=9)
-    fig.tight_layout()
+    fig.supxlabel("seconds from the flow's start", fontsize=8, y=0.02)
+    fig.supylabel("cwnd / BDP", fontsize=8, x=0.01)
+    fig.suptitle(f"{path.key}: cwnd over the first {path.figure_s:g} s", fontsize=9, y=0.99)
     return fig
 
 
