@@ -34,7 +34,7 @@ import math
 import os
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -684,7 +684,8 @@ def as_json(card: Scorecard) -> dict[str, Any]:
 
 
 def format_markdown(card: Scorecard) -> str:
-    """The scorecard as markdown tables (docs/scorecard.md holds the built-in one)."""
+    """The scorecard as markdown tables, the best of each column in bold (docs/scorecard.md
+    holds the built-in one)."""
     cols = columns(card)
     parts = []
     for path in card.suite.paths:
@@ -700,7 +701,7 @@ def format_markdown(card: Scorecard) -> str:
         for cc in card.controllers:
             cells = []
             for m, c in mine:
-                text = cell_text(m, c[cc])
+                text = cell_text(m, replace(c[cc], best=False))
                 cells.append(f"**{text}**" if c[cc].best else text)
             lines.append(f"| {cc} | " + " | ".join(cells) + " |")
         parts.append("\n".join(lines))
