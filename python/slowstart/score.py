@@ -64,17 +64,19 @@ SOURCE = "score"
 
 @dataclass(frozen=True)
 class PathSpec:
+    """A suite's [[path]], checked (its defaults are `_path`'s)."""
+
     key: str
     title: str
     source: str
     scenario: str | dict[str, Any]  # a file or an inline scenario
-    set: tuple[str, ...] = ()
-    seeds: tuple[int | None, ...] = (None,)
-    metrics: tuple[str, ...] = ()
-    flow: int = 0
-    incumbent: int | None = None
-    link: str = "bottleneck"
-    figure_s: float = 10.0
+    set: tuple[str, ...]
+    seeds: tuple[int | None, ...]  # None: the scenario's own
+    metrics: tuple[str, ...]
+    flow: int
+    incumbent: int | None
+    link: str
+    figure_s: float
 
     @property
     def where(self) -> str:
