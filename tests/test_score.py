@@ -282,6 +282,18 @@ def test_a_second_score_with_one_more_controller_runs_only_that_one(
                 assert all((c["median"] == pick(values)) == c["best"] for c in cells.values())
 
 
+def test_progress_counts_every_cell_and_a_stored_one_as_done(small_suite: Path, tmp_path: Path):
+    suite, store = load_suite(small_suite), tmp_path / "r.duckdb"
+    seen: list[tuple[int, int]] = []
+    first = score(suite, ["reno"], store=store, jobs=1, progress=lambda *a: seen.append(a))
+    assert (first.runs, first.stored) == (4, 0)
+    assert seen[-1] == (4, 4) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    seen.clear()
+    again = score(suite, ["reno", "bbr"], store=store, jobs=1, progress=lambda *a: seen.append(a))
+    assert (again.runs, again.stored) == (4, 4)
+    assert seen[0] == (4, 8) and seen[-1] == (8, 8)
+
+
 def test_the_text_table_marks_the_best_and_shows_the_spread(small_suite: Path, tmp_path: Path):
     done = cli(
         "score",
