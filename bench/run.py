@@ -3,10 +3,11 @@
 Each case runs in its own process so its peak memory (ru_maxrss) is its own. Wall time is the
 core's run alone (the summary's `wall_s`), so events per second measure the engine, not Python.
 The `startup-*` cases are the exception: they time the whole `slowstart` process, as a user
-waits for it; so do the `ns2-*` and `ns3-*` cases, which time the same run in ns-2 or ns-3
-(our own small scripts in bench/, run when Debian's `ns2` or `libns3-dev` is installed, skipped
-with a reason otherwise) and report the ratio. Compare ratios within one run: these 2-core
-machines are noisy.
+waits for it; so do `score-built-in` (the whole built-in scorecard, its CPU time beside) and
+the `ns2-*` and `ns3-*` cases, which time the same run in ns-2 or ns-3 (our own small scripts
+in bench/, run when Debian's `ns2` or `libns3-dev` is installed, skipped with a reason
+otherwise) and report the ratio. Compare ratios within one run: these 2-core machines are
+noisy.
 """
 
 from __future__ import annotations
@@ -129,6 +130,11 @@ STARTUP_CASES: dict[str, tuple[list[str], float]] = {
     "startup-list": (["list"], 0.150),
     "startup-run-satellite-json": (["run", "satellite", "--json"], 0.250),
 }
+
+# Issue #24: the whole built-in scorecard (`slowstart score`: every built-in and CUBIC's
+# slow-start rules on suites/scorecard.toml), every cell run into a fresh store over the
+# machine's cores, the whole process timed. name -> target in seconds (on 2 cores).
+SCORE_CASES: dict[str, float] = {"score-built-in": 300.0}
 
 # Issue #14: the whole `slowstart run` process against ns-2 or ns-3 simulating the same run,
 # timed alternately, median of `--ref-runs`. name -> (our arguments, reference tool, target
@@ -299,6 +305,23 @@ def run_startup_case(args: list[str], target_s: float, runs: int) -> dict:
     }
 
 
+def run_score_case(target_s: float) -> dict:
+    """Whole-process wall and CPU time of the built-in scorecard into a fresh store."""
+    with tempfile.TemporaryDirectory(prefix="slowstart-bench-") as tmp:
+        store = str(Path(tmp) / "results.duckdb")
+        command = [*slowstart_command(), "score", "--json", "--quiet", "--store", store]
+        m = time_process(command, user_env())
+    card = json.loads(m.pop("stdout"))
+    return m | {
+        "command": "slowstart score --json --quiet --store FRESH",
+        "runs": card["runs"],
+        "controllers": len(card["controllers"]),
+        "paths": len(card["paths"]),
+        "cores": os.cpu_count(),
+        "target_s": target_s,
+    }
+
+
 def ns3_libraries() -> list[Path]:
     """Debian's libns3-dev shared libraries (libns3-*.so), or [] when absent."""
     for libdir in NS3_LIBDIRS:
@@ -434,6 +457,14 @@ def run_all(
             results[name] = m = run_reference_case(*REFERENCE_CASES[name], args.ref_runs)
             print_reference_case(name, m)
             continue
+        if name in SCORE_CASES:
+            results[name] = m = run_score_case(SCORE_CASES[name])
+            print(
+                f"{name:36s} {m['runs']:8d} runs   {m['wall_s']:7.2f} s wall "
+                f"(target {m['target_s']:.0f} s on 2 cores; {m['cores']} here), CPU "
+                f"{m['cpu_s']:.1f} s, {m['controllers']} controllers x {m['paths']} paths"
+            )
+            continue
         if name in SWEEP_CASES:
             results[name] = m = run_sweep_case(*SWEEP_CASES[name])
             print(
@@ -463,7 +494,7 @@ def run_all(
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    every = [*CASES, *SWEEP_CASES, *STARTUP_CASES, *REFERENCE_CASES]
+    every = [*CASES, *SWEEP_CASES, *SCORE_CASES, *STARTUP_CASES, *REFERENCE_CASES]
     ap.add_argument("cases", nargs="*", help=f"subset of: {', '.join(every)}")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results.json"))
     ap.add_argument(

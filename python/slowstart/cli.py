@@ -1,4 +1,4 @@
-"""The `slowstart` command: run, list, reproduce, plan, sweep.
+"""The `slowstart` command: run, list, reproduce, plan, sweep, score.
 
 Bad input exits with status 2 and one `error: ...` line on stderr; anything unexpected exits
 with status 1, also on one line. Never a traceback.
@@ -547,6 +547,19 @@ def add_store_arguments(p: argparse.ArgumentParser, traces: bool = True) -> None
         )
 
 
+def add_many_runs_arguments(p: argparse.ArgumentParser, traces: bool = True) -> None:
+    """What a command of many runs takes (sweep, score): processes, the store, a cluster, and
+    quiet."""
+    p.add_argument("--jobs", type=int, help="processes (default: one per CPU)")
+    add_store_arguments(p, traces=traces)
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run on a Dask cluster: tcp://HOST:8786, or local:N to start N local workers",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
 def cmd_results(args: argparse.Namespace) -> int:
     from slowstart.store import Store
 
@@ -588,6 +601,33 @@ def cmd_results(args: argparse.Namespace) -> int:
             f"one run's traces and figure: slowstart results {args.store} --traces KEY --out DIR "
             "(each row's key: --json or --csv)"
         )
+    return 0
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from slowstart.progress import bar
+    from slowstart.score import as_json, format_text, load_suite, score, select
+    from slowstart.store import default_store
+
+    suite = select(load_suite(args.suite), args.path or [])
+    store = args.store or default_store()
+    with bar("score", unit="runs", quiet=args.quiet) as update:
+        card = score(
+            suite,
+            args.cc or None,
+            store=store,
+            rerun=args.rerun,
+            jobs=args.jobs,
+            cluster=args.cluster,
+            progress=update,
+        )
+    print(f"score: {card.runs} runs made, {card.stored} read from {store}", file=sys.stderr)
+    if args.out:
+        from slowstart.score_page import write
+
+        for path in write(card, args.out):
+            print(f"wrote {path}", file=sys.stderr)
+    print(json.dumps(as_json(card)) if args.json else format_text(card))
     return 0
 
 
@@ -726,14 +766,7 @@ def build_parser() -> Parser:
         help="override at every point, e.g. flow.0.size=10MB (repeatable)",
     )
     p.add_argument("--duration", help='simulated time at every point, e.g. "10s"')
-    p.add_argument("--jobs", type=int, help="processes (default: one per CPU)")
-    add_store_arguments(p)
-    p.add_argument(
-        "--cluster",
-        metavar="ADDRESS",
-        help="run on a Dask cluster: tcp://HOST:8786, or local:N to start N local workers",
-    )
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_many_runs_arguments(p)
     p.add_argument(
         "--metric",
         help="flow summary field to tabulate and plot (default: completion_s when every flow "
@@ -742,6 +775,34 @@ def build_parser() -> Parser:
     p.add_argument("--out", help="write sweep.parquet (every run) and sweep.png here")
     p.add_argument("--json", action="store_true", help="print every row as one JSON array")
     p.set_defaults(handler=cmd_sweep)
+
+    p = sub.add_parser(
+        "score",
+        help="rate controllers side by side on a suite of paths (the slow-start scorecard)",
+    )
+    p.add_argument(
+        "--suite",
+        metavar="FILE",
+        help="suite of paths and metrics (default: the built-in suites/scorecard.toml)",
+    )
+    p.add_argument(
+        "--cc",
+        action="append",
+        metavar="CC",
+        help='a controller, as flow.N.cc takes it, e.g. "reno" or "cubic:slow_start=hystart++" '
+        "(repeatable; default: every built-in and CUBIC with each slow-start rule)",
+    )
+    p.add_argument(
+        "--path", action="append", metavar="KEY", help="only this path of the suite (repeatable)"
+    )
+    add_many_runs_arguments(p, traces=False)
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write scorecard.html (self-contained), scorecard.json, scorecard.md and figures",
+    )
+    p.add_argument("--json", action="store_true", help="print the scorecard as JSON")
+    p.set_defaults(handler=cmd_score)
 
     p = sub.add_parser("results", help="list what a results store holds, export its table")
     p.add_argument("store", help="results store, e.g. out/results.duckdb")

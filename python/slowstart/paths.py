@@ -1,5 +1,6 @@
 """Where the repository's scenarios/ folder is: under the working directory, else beside the
-package source (an editable install from the repository); and reading a file a user names."""
+package source (an editable install from the repository); the built-in scorecard suite; and
+reading a file a user names."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from pathlib import Path
 
 from slowstart.units import ScenarioError
 
-PACKAGE_SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE_SCENARIOS = REPO / "scenarios"
+# The built-in scorecard suite (`slowstart score`).
+SUITE = REPO / "suites" / "scorecard.toml"
 
 
 def scenario_dirs() -> list[Path]:

@@ -18,6 +18,7 @@ import os
 import re
 import tomllib
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from slowstart import guests
@@ -351,15 +352,21 @@ def read_scenario(source: str | os.PathLike[str] | dict[str, Any]) -> dict[str, 
             f"scenario: expected a .toml path, a scenario name or a dict, got {show(source)}"
         )
     path = scenario_path(os.fspath(source))  # "satellite" finds scenarios/satellite.toml
-    text = read_user_text(path, "a .toml scenario", limits()["scenario_file_bytes"])
+    raw = read_toml(path, "scenario")
+    raw.setdefault("name", path.stem)
+    return raw
+
+
+def read_toml(path: Path, what: str) -> dict[str, Any]:
+    """A TOML file's table (a scenario, a suite): a regular file within the core's bound on
+    scenario files, read once; one ScenarioError naming the file when it cannot be read."""
+    text = read_user_text(path, f"a .toml {what}", limits()["scenario_file_bytes"])
     try:
-        raw = tomllib.loads(text, parse_float=toml_float)
+        return tomllib.loads(text, parse_float=toml_float)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"{path}: invalid TOML: {e}") from None
     except RecursionError:
         raise ScenarioError(f"{path}: invalid TOML: nested too deeply") from None
-    raw.setdefault("name", path.stem)
-    return raw
 
 
 def toml_float(text: str) -> float | str:

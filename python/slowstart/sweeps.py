@@ -306,6 +306,7 @@ def run_configs(
     traces: bool = True,
     task: Callable[[Any], dict[str, Any]] = run_task,
     items: Sequence[Any] | None = None,
+    versions: Sequence[str] | None = None,
     chunksize: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
@@ -316,13 +317,16 @@ def run_configs(
     `task(item)` runs one config (default: `run_task` over (config JSON, traces)) in a worker
     and returns {"summary", "wall_s"} and optionally "traces" (Parquet bytes by table) and
     "extra" (JSON-able, kept beside the summary); `items` are its inputs, one per config.
+    `versions` key each config's run instead of the engine's version alone (the scorecard
+    adds what its task measures, so a stored run measured otherwise is not reused).
     """
     from slowstart.store import Record, canonical, run_key
 
     the_store, close = open_store(store)
     try:
         texts = [canonical(c) for c in configs]
-        keys = [run_key(c, text=t) for c, t in zip(configs, texts, strict=True)]
+        tags = versions if versions is not None else [None] * len(configs)
+        keys = [run_key(c, version=v, text=t) for c, t, v in zip(configs, texts, tags, strict=True)]
         done: dict[str, dict[str, Any]] = {}
         if the_store is not None and not rerun:
             done = the_store.stored(keys)
@@ -443,7 +447,8 @@ def execute(
         return
     from concurrent.futures import FIRST_COMPLETED, wait
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
+    try:
         running = {}
         for _ in range(2 * workers):
             if (batch := next_batch()) is None:
@@ -455,6 +460,29 @@ def execute(
                 finish(running.pop(future), future.result())
                 if (batch := next_batch()) is not None:
                     running[pool.submit(run_batch, fn, [items[i] for i in batch])] = batch
+    except BaseException:
+        # Ctrl-C (or a failed batch): what was stored stays stored; the workers stop now
+        # instead of finishing the batches queued for them.
+        _stop(pool)
+        raise
+    pool.shutdown()
+
+
+def _ignore_sigint() -> None:
+    """A worker leaves Ctrl-C to the driver, which stops it (`_stop`)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and end the pool's worker processes."""
+    processes = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(timeout=5)
 
 
 def _execute_dask(

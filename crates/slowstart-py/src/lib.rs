@@ -119,7 +119,11 @@ fn algorithms() -> String {
                 "params": a.all_params().map(|p| serde_json::json!({
                     "name": p.name,
                     "doc": p.doc,
-                    "default": p.default,
+                    // The shared slow-start parameter's default is the algorithm's own rule.
+                    "default": match (p.name, a.slow_start) {
+                        ("slow_start", Some(rule)) => rule,
+                        _ => p.default,
+                    },
                     "accepted": p.accepted(),
                 })).collect::<Vec<_>>(),
             })
