@@ -396,7 +396,10 @@ def test_the_built_in_suite_loads_with_every_source_and_a_seed_spread_where_rand
     assert all(p.source for p in suite.paths)
     lossy = next(p for p in suite.paths if p.key == "loss-1pct")
     assert len(lossy.seeds) >= 3
-    assert (ROOT / "traces" / "ATT-LTE-driving-2016.down").is_file()
+    assert (
+        "../shared/traces/ATT-LTE-driving-2016.down"
+        in (ROOT / "suites" / "scorecard.toml").read_text()
+    )
 
 
 # --- Ctrl-C ------------------------------------------------------------------------------------
