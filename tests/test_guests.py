@@ -311,3 +311,18 @@ def test_the_python_and_the_webassembly_template_are_one_controller():
     (s1, f1), (s2, f2) = _comparable(a), _comparable(b)
     assert s1 == s2 and f1["flows"].equals(f2["flows"])
     assert s1["flows"][0]["retransmits"] == 0, "the delay signal ends slow start before a loss"
+
+
+def test_the_scorecard_rates_ones_own_controller_beside_the_builtins(tmp_path):
+    mine = f"{PYTHON_RENO}:Reno"
+    proc = cli(
+        "score", "--path", "web-17kB", "--path", "1g-shallow", "--cc", "reno", "--cc", mine,
+        "--json", "--store", str(tmp_path / "r.duckdb"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    card = json.loads(proc.stdout)
+    assert card["controllers"] == ["reno", mine]
+    for path in card["paths"]:
+        cells = path["cells"]
+        for metric in path["metrics"]:
+            assert cells[mine][metric]["values"] == cells["reno"][metric]["values"], metric
