@@ -24,6 +24,7 @@ pub mod controller;
 pub mod cubic;
 pub mod estimators;
 pub mod hstcp;
+pub mod hybla;
 pub mod ledbat;
 pub mod loss_based;
 pub mod params;

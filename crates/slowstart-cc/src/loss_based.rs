@@ -5,7 +5,7 @@
 
 use std::fmt::Debug;
 
-use crate::slow_start::SlowStart;
+use crate::slow_start::{SlowStart, SlowStartStep};
 use crate::window::{AckCounting, WindowGrowth};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SentEvent};
 
@@ -26,6 +26,24 @@ pub trait AvoidanceRule: Clone + Debug {
     /// RFC 8511's Alternative Backoff with ECN.
     fn decrease_ecn(&mut self, cwnd: u64, event: &CongestionEvent) -> u64 {
         self.decrease(cwnd, event)
+    }
+    /// Every ACK, before any growth decision (cwnd-limited or not, in recovery or not): state
+    /// the rule keeps from all samples, such as Hybla's lowest smoothed RTT.
+    fn observe(&mut self, _ack: &AckEvent) {}
+    /// The rule's own slow-start increase (Hybla's 2^rho - 1 per ACK), used instead of the
+    /// slow-start rule's; `None` (the default) keeps the slow-start rule.
+    fn slow_start_step(
+        &mut self,
+        _cwnd: u64,
+        _ssthresh: u64,
+        _ack: &AckEvent,
+        _growth: &WindowGrowth,
+    ) -> Option<SlowStartStep> {
+        None
+    }
+    /// The handshake's RTT sample; returns the cwnd to start from (Linux `hybla_init`).
+    fn on_rtt_sample(&mut self, _rtt: Nanos, cwnd: u64, _mss: u64) -> u64 {
+        cwnd
     }
     /// Slow start ended at `cwnd` (reached ssthresh, or the slow-start rule exited).
     fn on_slow_start_exit(&mut self, _now: Nanos, _cwnd: u64) {}
@@ -115,6 +133,7 @@ impl<A: AvoidanceRule> CongestionController for LossBased<A> {
     }
 
     fn on_ack(&mut self, ack: &AckEvent) {
+        self.rule.observe(ack);
         let every_ack = self.phase.is_initial_slow_start()
             && self.in_slow_start()
             && self.slow_start.samples_every_ack();
@@ -124,7 +143,12 @@ impl<A: AvoidanceRule> CongestionController for LossBased<A> {
         let mut credit = self.growth.ack_credit(ack);
         if self.in_slow_start() {
             let initial = self.phase.is_initial_slow_start();
-            let step = if initial {
+            let own = self
+                .rule
+                .slow_start_step(self.cwnd, self.ssthresh, ack, &self.growth);
+            let step = if let Some(step) = own {
+                step
+            } else if initial {
                 self.slow_start
                     .on_ack(self.cwnd, self.ssthresh, ack, &self.growth)
             } else {
@@ -154,6 +178,7 @@ impl<A: AvoidanceRule> CongestionController for LossBased<A> {
     fn on_rtt_sample(&mut self, _now: Nanos, rtt: Nanos) {
         if self.phase.is_initial_slow_start() && self.in_slow_start() {
             self.cwnd = self.slow_start.on_rtt_sample(rtt, self.cwnd, self.ssthresh);
+            self.cwnd = self.rule.on_rtt_sample(rtt, self.cwnd, self.mss);
         }
     }
 
