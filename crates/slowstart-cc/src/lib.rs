@@ -20,6 +20,7 @@
 pub mod aimd;
 pub mod bbr;
 pub mod bbr1;
+pub mod careful_resume;
 pub mod controller;
 pub mod cubic;
 pub mod estimators;

@@ -113,6 +113,21 @@ impl<A: AvoidanceRule> LossBased<A> {
         }
     }
 
+    /// Set the window from outside the frame (Careful Resume's jump, validation and retreat,
+    /// RFC 9959 §4): cwnd, and ssthresh when given; partial growth credit is forgotten.
+    pub fn set_window(&mut self, cwnd: u64, ssthresh: Option<u64>) {
+        self.cwnd = cwnd.max(self.mss);
+        if let Some(ssthresh) = ssthresh {
+            self.ssthresh = ssthresh.max(2 * self.mss);
+        }
+        self.growth.reset();
+    }
+
+    /// Enter `phase` from outside the frame (Careful Resume's Safe Retreat is a recovery).
+    pub fn set_phase(&mut self, phase: Phase) {
+        self.phase = phase;
+    }
+
     fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
     }

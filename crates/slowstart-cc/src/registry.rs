@@ -149,6 +149,14 @@ pub const ALGORITHMS: &[Algorithm] = &[
         slow_start: Some("standard"),
     },
     Algorithm {
+        name: "careful-resume",
+        summary: "Careful Resume: jump to half a saved cwnd once the path is confirmed, paced; \
+                  validate it or retreat to PipeSize/2",
+        source: "RFC 9959 (draft-ietf-tsvwg-careful-resume-24); picoquic (full-BDP jump)",
+        params: crate::careful_resume::PARAMS,
+        slow_start: Some("standard"),
+    },
+    Algorithm {
         name: "hybla",
         summary: "Hybla: rho = RTT / RTT0; slow start +2^rho - 1 per ACK, avoidance +rho^2/cwnd",
         source: "Caini & Firrincieli 2004; Linux tcp_hybla.c; ns-3 tcp-hybla.cc",
@@ -222,6 +230,8 @@ pub enum Controller {
     Aimd(LossBased<crate::aimd::Aimd>),
     Scalable(LossBased<crate::scalable::Scalable>),
     Hybla(LossBased<crate::hybla::Hybla>),
+    CarefulResumeReno(crate::careful_resume::CarefulResume<crate::loss_based::RenoRule>),
+    CarefulResumeCubic(crate::careful_resume::CarefulResume<crate::cubic::Cubic>),
     Vegas(crate::vegas::Vegas),
     VegasLss(crate::vegas::Vegas),
     Ledbat(crate::ledbat::Ledbat),
@@ -239,6 +249,8 @@ macro_rules! dispatch {
             Controller::Aimd($c) => $body,
             Controller::Scalable($c) => $body,
             Controller::Hybla($c) => $body,
+            Controller::CarefulResumeReno($c) => $body,
+            Controller::CarefulResumeCubic($c) => $body,
             Controller::Vegas($c) => $body,
             Controller::VegasLss($c) => $body,
             Controller::Ledbat($c) => $body,
@@ -263,6 +275,42 @@ fn loss_based<A: AvoidanceRule>(
     ))
 }
 
+/// CUBIC's avoidance rule from its declared parameters.
+fn cubic_rule(params: &Params) -> Result<crate::cubic::Cubic, CcError> {
+    Ok(crate::cubic::Cubic::new(
+        params.number("c")?,
+        params.number("beta")?,
+        params.boolean("fast_convergence")?,
+    )
+    .with_linux_initial_growth(params.boolean("linux_initial_growth")?))
+}
+
+/// Careful Resume around the base its spec names (RFC 9959).
+fn careful_resume(params: &Params, common: &CommonParams) -> Result<Controller, CcError> {
+    use crate::careful_resume::{saved_state, CarefulResume};
+    let (jump, saved_rtt) = saved_state(params, common.mss)?;
+    let beta = params.number("retreat_beta")?;
+    Ok(match params.choice("base")? {
+        "cubic" => Controller::CarefulResumeCubic(CarefulResume::new(
+            loss_based(params, common, cubic_rule(params)?)?,
+            common.mss,
+            jump,
+            saved_rtt,
+            beta,
+        )),
+        _ => {
+            params.reject_unread(crate::cubic::PARAM_NAMES, "base = \"reno\"")?;
+            Controller::CarefulResumeReno(CarefulResume::new(
+                loss_based(params, common, crate::loss_based::RenoRule)?,
+                common.mss,
+                jump,
+                saved_rtt,
+                beta,
+            ))
+        }
+    })
+}
+
 impl Controller {
     /// Build the controller `spec` names, validating its parameters.
     pub fn new(spec: &CcSpec, common: &CommonParams) -> Result<Self, CcError> {
@@ -284,16 +332,9 @@ impl Controller {
                 common.counting(),
                 SlowStart::from_params(&params, common)?,
             )),
-            "cubic" | "hystart-pb" => Controller::Cubic(loss_based(
-                &params,
-                common,
-                crate::cubic::Cubic::new(
-                    params.number("c")?,
-                    params.number("beta")?,
-                    params.boolean("fast_convergence")?,
-                )
-                .with_linux_initial_growth(params.boolean("linux_initial_growth")?),
-            )?),
+            "cubic" | "hystart-pb" => {
+                Controller::Cubic(loss_based(&params, common, cubic_rule(&params)?)?)
+            }
             "hstcp" => Controller::HighSpeed(loss_based(
                 &params,
                 common,
@@ -325,6 +366,7 @@ impl Controller {
                 common,
                 crate::scalable::Scalable::new(params.number("a")?, params.number("b")?),
             )?),
+            "careful-resume" => careful_resume(&params, common)?,
             "hybla" => Controller::Hybla(crate::hybla::from_params(&params, common)?),
             "vegas" => Controller::Vegas(crate::vegas::from_params(&params, common)?),
             "vegas-lss" => Controller::VegasLss(crate::vegas_lss::from_params(&params, common)?),
