@@ -29,6 +29,7 @@ pub mod hybla;
 pub mod ledbat;
 pub mod loss_based;
 pub mod params;
+pub mod rapid_start;
 pub mod registry;
 pub mod reno;
 pub mod rng;

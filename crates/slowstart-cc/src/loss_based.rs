@@ -78,6 +78,9 @@ impl AvoidanceRule for RenoRule {
     }
 }
 
+/// The window [`RenoRule`] keeps on loss (its `cwnd / 2`), for algorithms derived from it.
+pub const RENO_BETA: f64 = 0.5;
+
 /// RFC 8511 §3.1: beta_ecn = 0.8, the window kept on an ECN echo by ABE.
 pub const ABE_NUM: u64 = 4;
 pub const ABE_DEN: u64 = 5;

@@ -157,6 +157,14 @@ pub const ALGORITHMS: &[Algorithm] = &[
         slow_start: Some("standard"),
     },
     Algorithm {
+        name: "rapid-start",
+        summary: "Rapid Start: 2 IW paced first flight, 3x per RTT until the RTT floor rises, \
+                  then 2x; loss scales cwnd by delivered and lost data",
+        source: "draft-kazuho-ccwg-rapid-start-02",
+        params: crate::rapid_start::PARAMS,
+        slow_start: None,
+    },
+    Algorithm {
         name: "hybla",
         summary: "Hybla: rho = RTT / RTT0; slow start +2^rho - 1 per ACK, avoidance +rho^2/cwnd",
         source: "Caini & Firrincieli 2004; Linux tcp_hybla.c; ns-3 tcp-hybla.cc",
@@ -232,6 +240,8 @@ pub enum Controller {
     Hybla(LossBased<crate::hybla::Hybla>),
     CarefulResumeReno(crate::careful_resume::CarefulResume<crate::loss_based::RenoRule>),
     CarefulResumeCubic(crate::careful_resume::CarefulResume<crate::cubic::Cubic>),
+    RapidStartReno(crate::rapid_start::RapidStart<crate::loss_based::RenoRule>),
+    RapidStartCubic(crate::rapid_start::RapidStart<crate::cubic::Cubic>),
     Vegas(crate::vegas::Vegas),
     VegasLss(crate::vegas::Vegas),
     Ledbat(crate::ledbat::Ledbat),
@@ -251,6 +261,8 @@ macro_rules! dispatch {
             Controller::Hybla($c) => $body,
             Controller::CarefulResumeReno($c) => $body,
             Controller::CarefulResumeCubic($c) => $body,
+            Controller::RapidStartReno($c) => $body,
+            Controller::RapidStartCubic($c) => $body,
             Controller::Vegas($c) => $body,
             Controller::VegasLss($c) => $body,
             Controller::Ledbat($c) => $body,
@@ -311,6 +323,34 @@ fn careful_resume(params: &Params, common: &CommonParams) -> Result<Controller, 
     })
 }
 
+/// Rapid Start around the base its spec names (draft-kazuho-ccwg-rapid-start-02); the base's
+/// slow start is Rapid Start's own, so it takes no `slow_start` rule.
+fn rapid_start(params: &Params, common: &CommonParams) -> Result<Controller, CcError> {
+    use crate::rapid_start::from_params;
+    fn base<A: crate::loss_based::AvoidanceRule>(common: &CommonParams, rule: A) -> LossBased<A> {
+        LossBased::new(
+            common.mss,
+            common.initcwnd,
+            common.counting(),
+            SlowStart::Standard,
+            rule,
+        )
+    }
+    Ok(match params.choice("base")? {
+        "cubic" => {
+            let rule = cubic_rule(params)?;
+            let beta = rule.beta;
+            Controller::RapidStartCubic(from_params(params, base(common, rule), common.mss, beta)?)
+        }
+        _ => {
+            params.reject_unread(crate::cubic::PARAM_NAMES, "base = \"reno\"")?;
+            let b = base(common, crate::loss_based::RenoRule);
+            let beta = crate::loss_based::RENO_BETA;
+            Controller::RapidStartReno(from_params(params, b, common.mss, beta)?)
+        }
+    })
+}
+
 impl Controller {
     /// Build the controller `spec` names, validating its parameters.
     pub fn new(spec: &CcSpec, common: &CommonParams) -> Result<Self, CcError> {
@@ -367,6 +407,7 @@ impl Controller {
                 crate::scalable::Scalable::new(params.number("a")?, params.number("b")?),
             )?),
             "careful-resume" => careful_resume(&params, common)?,
+            "rapid-start" => rapid_start(&params, common)?,
             "hybla" => Controller::Hybla(crate::hybla::from_params(&params, common)?),
             "vegas" => Controller::Vegas(crate::vegas::from_params(&params, common)?),
             "vegas-lss" => Controller::VegasLss(crate::vegas_lss::from_params(&params, common)?),
