@@ -10,10 +10,10 @@
 //!   slow start once per ACK (`SlowStart` with segmentsAcked >= 1), avoidance once per acked
 //!   segment with a real-valued carry (`m_cWndCnt`).
 
-use crate::loss_based::{AvoidanceRule, LossBased, RenoRule};
+use crate::loss_based::{AvoidanceRule, RenoRule};
 use crate::params::{Accepts, ParamInfo, Params};
-use crate::registry::{CcError, CommonParams};
-use crate::slow_start::{SlowStart, SlowStartStep};
+use crate::registry::CcError;
+use crate::slow_start::SlowStartStep;
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent, Nanos, Phase};
 
@@ -38,6 +38,7 @@ pub const PARAMS: &[ParamInfo] = &[
         default: "false",
         accepts: Accepts::Bool,
     },
+    crate::loss_based::RATE_LIMITED_GROWTH,
 ];
 
 /// Which implementation's arithmetic.
@@ -92,6 +93,19 @@ impl Hybla {
             ns3_carry: 0.0,
             ns3_bytes: 0,
         }
+    }
+
+    /// Hybla from its declared parameters.
+    pub fn from_params(params: &Params) -> Result<Self, CcError> {
+        let model = match params.choice("model")? {
+            "ns3" => Model::Ns3,
+            _ => Model::Linux,
+        };
+        Ok(Hybla::new(
+            params.integer("rtt0_ms")?,
+            model,
+            params.boolean("rho_initial_window")?,
+        ))
     }
 
     /// rho as a real number (for traces and tests).
@@ -211,30 +225,11 @@ impl AvoidanceRule for Hybla {
     }
 }
 
-/// Hybla from its declared parameters; its slow start is its own, so it takes no
-/// `slow_start` rule.
-pub fn from_params(params: &Params, common: &CommonParams) -> Result<LossBased<Hybla>, CcError> {
-    let model = match params.choice("model")? {
-        "ns3" => Model::Ns3,
-        _ => Model::Linux,
-    };
-    let rule = Hybla::new(
-        params.integer("rtt0_ms")?,
-        model,
-        params.boolean("rho_initial_window")?,
-    );
-    Ok(LossBased::new(
-        common.mss,
-        common.initcwnd,
-        common.counting(),
-        SlowStart::Standard,
-        rule,
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::loss_based::LossBased;
+    use crate::slow_start::SlowStart;
     use crate::window::AckCounting;
     use crate::CongestionController;
 

@@ -65,6 +65,7 @@ pub const PARAMS: &[ParamInfo] = &[
         default: "true",
         accepts: Accepts::Bool,
     },
+    crate::loss_based::RATE_LIMITED_GROWTH,
     // CUBIC's own, read with base = "cubic".
     crate::cubic::C,
     crate::cubic::BETA,

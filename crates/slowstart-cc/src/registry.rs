@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 pub use crate::params::ParamValue;
 use crate::params::{ParamInfo, Params};
 
-use crate::loss_based::{AvoidanceRule, LossBased};
-use crate::reno::{reno, Reno};
+use crate::loss_based::{AvoidanceRule, LossBased, RateLimitedGrowth};
+use crate::reno::Reno;
 use crate::slow_start::SlowStart;
 use crate::window::AckCounting;
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SentEvent};
@@ -284,6 +284,30 @@ fn loss_based<A: AvoidanceRule>(
         common.counting(),
         slow_start,
         rule,
+    )
+    .with_rate_limited_growth(rate_limited_growth(params)?))
+}
+
+/// The frame for an algorithm whose slow start is its own (it takes no `slow_start` rule).
+fn own_slow_start<A: AvoidanceRule>(
+    params: &Params,
+    common: &CommonParams,
+    rule: A,
+) -> Result<LossBased<A>, CcError> {
+    Ok(LossBased::new(
+        common.mss,
+        common.initcwnd,
+        common.counting(),
+        SlowStart::Standard,
+        rule,
+    )
+    .with_rate_limited_growth(rate_limited_growth(params)?))
+}
+
+/// The `rate_limited_growth` a spec asks for.
+fn rate_limited_growth(params: &Params) -> Result<RateLimitedGrowth, CcError> {
+    Ok(RateLimitedGrowth::from_word(
+        params.choice("rate_limited_growth")?,
     ))
 }
 
@@ -327,24 +351,16 @@ fn careful_resume(params: &Params, common: &CommonParams) -> Result<Controller, 
 /// slow start is Rapid Start's own, so it takes no `slow_start` rule.
 fn rapid_start(params: &Params, common: &CommonParams) -> Result<Controller, CcError> {
     use crate::rapid_start::from_params;
-    fn base<A: crate::loss_based::AvoidanceRule>(common: &CommonParams, rule: A) -> LossBased<A> {
-        LossBased::new(
-            common.mss,
-            common.initcwnd,
-            common.counting(),
-            SlowStart::Standard,
-            rule,
-        )
-    }
     Ok(match params.choice("base")? {
         "cubic" => {
             let rule = cubic_rule(params)?;
             let beta = rule.beta;
-            Controller::RapidStartCubic(from_params(params, base(common, rule), common.mss, beta)?)
+            let b = own_slow_start(params, common, rule)?;
+            Controller::RapidStartCubic(from_params(params, b, common.mss, beta)?)
         }
         _ => {
             params.reject_unread(crate::cubic::PARAM_NAMES, "base = \"reno\"")?;
-            let b = base(common, crate::loss_based::RenoRule);
+            let b = own_slow_start(params, common, crate::loss_based::RenoRule)?;
             let beta = crate::loss_based::RENO_BETA;
             Controller::RapidStartReno(from_params(params, b, common.mss, beta)?)
         }
@@ -366,12 +382,9 @@ impl Controller {
         })?;
         let params = Params::new(spec, algo)?;
         Ok(match algo.name {
-            "reno" | "lss" => Controller::Reno(reno(
-                common.mss,
-                common.initcwnd,
-                common.counting(),
-                SlowStart::from_params(&params, common)?,
-            )),
+            "reno" | "lss" => {
+                Controller::Reno(loss_based(&params, common, crate::loss_based::RenoRule)?)
+            }
             "cubic" | "hystart-pb" => {
                 Controller::Cubic(loss_based(&params, common, cubic_rule(&params)?)?)
             }
@@ -408,7 +421,11 @@ impl Controller {
             )?),
             "careful-resume" => careful_resume(&params, common)?,
             "rapid-start" => rapid_start(&params, common)?,
-            "hybla" => Controller::Hybla(crate::hybla::from_params(&params, common)?),
+            "hybla" => Controller::Hybla(own_slow_start(
+                &params,
+                common,
+                crate::hybla::Hybla::from_params(&params)?,
+            )?),
             "vegas" => Controller::Vegas(crate::vegas::from_params(&params, common)?),
             "vegas-lss" => Controller::VegasLss(crate::vegas_lss::from_params(&params, common)?),
             "ledbat" => Controller::Ledbat(crate::ledbat::from_params(&params, common)?),

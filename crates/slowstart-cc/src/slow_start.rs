@@ -12,6 +12,7 @@ use crate::{AckEvent, Nanos, Phase, SentEvent};
 
 /// Parameters every loss-based algorithm takes, declared once.
 pub const SLOW_START_PARAMS: &[ParamInfo] = &[
+    crate::loss_based::RATE_LIMITED_GROWTH,
     ParamInfo {
         name: "slow_start",
         doc: "slow-start rule: standard (RFC 5681), lss (RFC 3742), hystart (Linux tcp_cubic.c), \
