@@ -4,9 +4,10 @@
 //! retreats. Phases (§4):
 //!
 //! - Reconnaissance: the base controller runs from the IW. The path is confirmed once the IW is
-//!   acknowledged without congestion; the jump waits until the sender has more data than the
-//!   base cwnd allows (§4.2, the transition "MAY be deferred"), then checks that the minimum RTT
-//!   lies in (saved_rtt / 2, 10 saved_rtt) (§4.2, §5.2.2) and that the jump would raise cwnd.
+//!   acknowledged without congestion: the jump comes with that ACK if the sender had data
+//!   waiting (its rate sample is not application-limited), else it waits until the sender has more data than the base cwnd allows
+//!   (§4.2, the transition "MAY be deferred"). It checks that the minimum RTT lies in
+//!   (saved_rtt / 2, 10 saved_rtt) (§4.2, §5.2.2) and that the jump would raise cwnd.
 //! - Unvalidated: PipeSize = flight_size, cwnd = jump_cwnd = min(max_jump, saved_cwnd / 2),
 //!   paced at jump_cwnd per current RTT (§5.3); cwnd does not grow. It ends when the window is
 //!   used, an unvalidated packet is acknowledged or one RTT has passed: then cwnd = PipeSize and
@@ -238,7 +239,14 @@ impl<A: AvoidanceRule> CongestionController for CarefulResume<A> {
                     self.min_rtt = self.min_rtt.min(rtt);
                 }
                 self.base.on_ack(ack);
-                self.confirmed |= ack.delivered >= self.iw;
+                if !self.confirmed && ack.delivered >= self.iw {
+                    self.confirmed = true;
+                    // The sender had data waiting (its delivery-rate sample is not
+                    // application-limited): jump now (§4.2).
+                    if ack.rate.is_some_and(|r| !r.is_app_limited) {
+                        self.jump(ack.now, ack.bytes_in_flight);
+                    }
+                }
             }
             State::Unvalidated => {
                 self.track_pipe(ack);
@@ -354,6 +362,7 @@ mod tests {
     use crate::loss_based::RenoRule;
     use crate::slow_start::SlowStart;
     use crate::window::AckCounting;
+    use crate::RateSample;
 
     const MSS: u64 = 1000;
     const RTT: Nanos = 100_000_000;
@@ -365,6 +374,8 @@ mod tests {
         sent: u64,
         delivered: u64,
         in_flight: u64,
+        /// Whether ACKs carry a rate sample that is not application-limited.
+        data_waiting: bool,
     }
 
     impl Sender {
@@ -376,6 +387,7 @@ mod tests {
                 sent: 0,
                 delivered: 0,
                 in_flight: 0,
+                data_waiting: false,
             }
         }
 
@@ -408,6 +420,7 @@ mod tests {
                     prior_in_flight: self.in_flight + MSS,
                     bytes_in_flight: self.in_flight,
                     cwnd_limited: true,
+                    rate: self.data_waiting.then(RateSample::default),
                     ..Default::default()
                 });
             }
@@ -417,8 +430,9 @@ mod tests {
             (self.cr.cwnd() / MSS, self.cr.pipe_size() / MSS)
         }
 
-        /// The RFC's first example up to the jump: IW 10 acknowledged, then cwnd-limited
-        /// with 29 packets in flight.
+        /// The RFC's first example up to the jump: IW 10 acknowledged before more data was
+        /// ready ("this path confirmation could have happened earlier if data had been
+        /// available to send"), then cwnd-limited with 29 packets in flight.
         fn reach_jump(&mut self) {
             self.send(10);
             self.now += RTT;
@@ -509,6 +523,22 @@ mod tests {
             assert_eq!(s.segments().0, 29, "{saved_cwnd} {saved_rtt}");
             assert_eq!(s.cr.phase(), Phase::SlowStart);
         }
+    }
+
+    /// §4.2: a sender with data waiting jumps on the ACK that acknowledges the IW, PipeSize
+    /// the flight then.
+    #[test]
+    fn sender_with_data_waiting_jumps_when_the_iw_is_acknowledged() {
+        let mut s = Sender::new(300, RTT);
+        s.data_waiting = true;
+        s.send(10);
+        s.now += RTT;
+        for _ in 0..10 {
+            s.ack(1);
+            s.send(2);
+        }
+        assert_eq!(s.cr.phase(), Phase::Unvalidated);
+        assert_eq!(s.segments(), (150, 18));
     }
 
     /// §4.2: congestion in Reconnaissance ends Careful Resume with the base's own response.
