@@ -17,6 +17,11 @@
 //! sending resumes once (1 - beta) BDP is acknowledged and the recovery ends at beta x BDP
 //! (`model_*` tests below).
 //!
+//! The recovery period is QUIC's (RFC 9002 §7.3.2): it ends once a packet sent after the loss
+//! is acknowledged, so only the flight that was out at the loss reduces cwnd (the model's
+//! assumption); `recovery_period = "tcp"` keeps reducing until everything outstanding at the
+//! loss is acknowledged, retransmissions and new data included (RFC 6582).
+//!
 //! During its recovery period the draft sends whenever cwnd exceeds the bytes in flight (QUIC,
 //! RFC 9002 §7.3.2), not by PRR: `ssthresh` reads unset then, which the transport's PRR takes
 //! as "send by cwnd". Lost bytes are the drop in bytes in flight an ACK does not account for.
@@ -58,6 +63,14 @@ pub const PARAMS: &[ParamInfo] = &[
         doc: "K of the reduction factors (-02: 2/3; -00: 11/18)",
         default: "0.6666666666666666",
         accepts: Accepts::number(0.0, 1.0),
+    },
+    ParamInfo {
+        name: "recovery_period",
+        doc: "quic: the reductions end once a packet sent after the loss is acknowledged (RFC \
+              9002 §7.3.2, the draft's model); tcp: once everything outstanding at the loss is \
+              (RFC 6582), so ACKs of retransmissions and new data reduce cwnd too",
+        default: "quic",
+        accepts: Accepts::Word(&["quic", "tcp"]),
     },
     ParamInfo {
         name: "iw_floor",
@@ -128,6 +141,11 @@ pub struct RapidStart<A: AvoidanceRule> {
     recovery_floor: f64,
     /// Lost bytes the congestion event already counted, not to count again on its ACK.
     lost_counted: u64,
+    /// End the reductions at the first ACK of a packet sent after the loss (QUIC).
+    quic_period: bool,
+    /// Bytes delivered once the ACK that found the loss was processed: a packet sent later
+    /// has delivered at least this much before it (its rate sample's prior_delivered).
+    delivered_at_loss: Option<u64>,
 }
 
 impl<A: AvoidanceRule> RapidStart<A> {
@@ -161,7 +179,23 @@ impl<A: AvoidanceRule> RapidStart<A> {
             recovery_cwnd: 0.0,
             recovery_floor: 0.0,
             lost_counted: 0,
+            quic_period: true,
+            delivered_at_loss: None,
         }
+    }
+
+    /// End the reductions as TCP ends recovery (everything outstanding at the loss
+    /// acknowledged) rather than as QUIC does.
+    pub fn with_tcp_recovery_period(mut self) -> Self {
+        self.quic_period = false;
+        self
+    }
+
+    /// The recovery period is over: congestion avoidance from the cwnd it reached.
+    fn end_recovery(&mut self) {
+        let cwnd = self.base.cwnd();
+        self.base.set_window(cwnd, Some(cwnd));
+        self.state = State::Done;
     }
 
     /// Bytes of growth per byte acknowledged now: 2 (3x per RTT) or 1 (2x).
@@ -219,6 +253,15 @@ impl<A: AvoidanceRule> CongestionController for RapidStart<A> {
                 }
             }
             State::Recovery => {
+                let sent_after_loss = match (self.delivered_at_loss, ack.rate) {
+                    (Some(at_loss), Some(rate)) => rate.prior_delivered >= at_loss,
+                    _ => false,
+                };
+                if self.quic_period && sent_after_loss {
+                    self.end_recovery();
+                    return self.base.on_ack(ack);
+                }
+                self.delivered_at_loss.get_or_insert(ack.delivered);
                 let left = ack.prior_in_flight.saturating_sub(ack.bytes_in_flight);
                 let lost = left.saturating_sub(ack.bytes_acked);
                 let newly_lost = lost.saturating_sub(self.lost_counted);
@@ -255,6 +298,7 @@ impl<A: AvoidanceRule> CongestionController for RapidStart<A> {
             .max(2.0 * event.mss as f64);
         self.recovery_cwnd = before * f.silence;
         self.lost_counted = event.bytes_lost;
+        self.delivered_at_loss = None;
         self.reduce(f.loss * event.bytes_lost as f64);
         self.base.set_phase(Phase::Recovery);
         self.first_flight_rate = None;
@@ -264,9 +308,7 @@ impl<A: AvoidanceRule> CongestionController for RapidStart<A> {
     /// The recovery period ends: congestion avoidance from the cwnd it reached.
     fn on_recovery_exit(&mut self, now: Nanos) {
         if self.state == State::Recovery {
-            let cwnd = self.base.cwnd();
-            self.base.set_window(cwnd, Some(cwnd));
-            self.state = State::Done;
+            self.end_recovery();
         }
         self.base.on_recovery_exit(now);
     }
@@ -308,7 +350,7 @@ pub fn from_params<A: AvoidanceRule>(
     mss: u64,
     beta: f64,
 ) -> Result<RapidStart<A>, CcError> {
-    Ok(RapidStart::new(
+    let rapid = RapidStart::new(
         base,
         mss,
         beta,
@@ -317,7 +359,11 @@ pub fn from_params<A: AvoidanceRule>(
         (params.number("rtt_margin_ms")? * 1e6) as Nanos,
         params.number("rtt_margin_ratio")?,
         params.boolean("iw_floor")?,
-    ))
+    );
+    Ok(match params.choice("recovery_period")? {
+        "tcp" => rapid.with_tcp_recovery_period(),
+        _ => rapid,
+    })
 }
 
 #[cfg(test)]
@@ -410,6 +456,36 @@ mod tests {
             c.on_recovery_exit(0);
             assert_eq!(c.ssthresh(), c.cwnd());
             assert_eq!(c.phase(), Phase::CongestionAvoidance);
+        }
+    }
+
+    /// QUIC's recovery period: the first ACK of a packet sent after the loss ends the
+    /// reductions; TCP's goes on until the transport's recovery ends.
+    #[test]
+    fn recovery_period_ends_at_the_first_ack_of_a_later_packet() {
+        for (tcp, reduced_by_it) in [(false, false), (true, true)] {
+            let mut c = rapid(30, 0.5);
+            if tcp {
+                c = c.with_tcp_recovery_period();
+            }
+            c.on_congestion_event(&CongestionEvent {
+                bytes_in_flight: 30 * MSS,
+                mss: MSS,
+                ..Default::default()
+            });
+            let mut first = ack(0, 100 * MS, 30 * MSS, MSS, 0);
+            first.delivered = 10 * MSS;
+            c.on_ack(&first);
+            let before = c.cwnd();
+            let mut later = ack(0, 100 * MS, 29 * MSS, MSS, 0);
+            later.delivered = 11 * MSS;
+            later.rate = Some(crate::RateSample {
+                prior_delivered: 10 * MSS,
+                ..Default::default()
+            });
+            c.on_ack(&later);
+            assert_eq!(c.cwnd() < before, reduced_by_it, "tcp {tcp}");
+            assert_eq!(c.ssthresh() == u64::MAX, tcp, "tcp {tcp}");
         }
     }
 
