@@ -587,16 +587,55 @@ mod property_tests {
         ]
     }
 
+    /// Specs that turn on what the defaults leave idle: a saved state for Careful Resume,
+    /// ns-3's arithmetic for Hybla, the capped rate-limited growth.
+    fn mechanisms_on() -> Vec<CcSpec> {
+        let spec = |name: &str, params: &[(&str, ParamValue)]| {
+            let mut s = CcSpec::named(name);
+            for (k, v) in params {
+                s.params.insert(k.to_string(), v.clone());
+            }
+            s
+        };
+        let (n, t) = (ParamValue::Number, |w: &str| ParamValue::Text(w.into()));
+        vec![
+            spec(
+                "careful-resume",
+                &[("saved_cwnd", n(500.0)), ("saved_rtt_ms", n(50.0))],
+            ),
+            spec(
+                "careful-resume",
+                &[
+                    ("saved_cwnd", n(500.0)),
+                    ("saved_rtt_ms", n(50.0)),
+                    ("base", t("cubic")),
+                ],
+            ),
+            spec(
+                "hybla",
+                &[
+                    ("model", t("ns3")),
+                    ("rho_initial_window", ParamValue::Bool(true)),
+                ],
+            ),
+            spec("rapid-start", &[("recovery_period", t("tcp"))]),
+            spec("reno", &[("rate_limited_growth", t("capped"))]),
+        ]
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
-        /// Every algorithm, any event order: cwnd stays at least one MSS, finite and far from
-        /// overflow; pacing, when given, is positive.
+        /// Every algorithm (and those whose defaults leave their mechanism idle, with it
+        /// on), any event order: cwnd stays at least one MSS, finite and far from overflow;
+        /// pacing, when given, is positive.
         #[test]
         fn every_controller_keeps_a_sane_window(steps in proptest::collection::vec(step(), 1..300)) {
             const MSS: u64 = 1448;
-            for algo in ALGORITHMS {
+            let specs = ALGORITHMS.iter().map(|a| CcSpec::named(a.name)).chain(mechanisms_on());
+            for spec in specs {
                 let common = CommonParams { mss: MSS, initcwnd: 10, abc: true, seed: 7, paced: false };
-                let mut c = Controller::new(&CcSpec::named(algo.name), &common).unwrap();
+                let mut c = Controller::new(&spec, &common).unwrap();
+                let algo = &spec; // named in the messages below
                 let (mut now, mut delivered, mut in_recovery) = (0u64, 0u64, false);
                 for s in &steps {
                     now += 1_000_000;
