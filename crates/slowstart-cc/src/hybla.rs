@@ -77,6 +77,8 @@ pub struct Hybla {
     ns3_carry: f64,
     /// Bytes acked not yet counted as whole segments (ns-3 counts segments per ACK).
     ns3_bytes: u64,
+    /// An ACK has arrived: the handshake's RTT sample, if any, came before it.
+    acked: bool,
 }
 
 impl Hybla {
@@ -92,6 +94,7 @@ impl Hybla {
             cnt: 0,
             ns3_carry: 0.0,
             ns3_bytes: 0,
+            acked: false,
         }
     }
 
@@ -143,6 +146,7 @@ impl Hybla {
 
 impl AvoidanceRule for Hybla {
     fn observe(&mut self, ack: &AckEvent) {
+        self.acked = true;
         let rtt = match self.model {
             Model::Linux => ack.srtt,
             Model::Ns3 => ack.min_rtt,
@@ -217,7 +221,7 @@ impl AvoidanceRule for Hybla {
         if rtt > 0 && rtt < self.base_rtt {
             self.recalc(rtt);
         }
-        if self.rho_initial_window {
+        if self.rho_initial_window && !self.acked {
             (self.rho_8 >> 3).max(1) * mss
         } else {
             cwnd

@@ -130,6 +130,9 @@ pub struct RapidStart<A: AvoidanceRule> {
     margin_ratio: f64,
     /// Pacing rate of the first flight, bytes/s, until its first ACK.
     first_flight_rate: Option<u64>,
+    /// The first flight was set up, or data was acknowledged before any handshake RTT: the
+    /// first flight happens once.
+    first_flight_done: bool,
     min_rtt: Nanos,
     /// The current observation window: its start and lowest RTT sample.
     window_start: Nanos,
@@ -172,6 +175,7 @@ impl<A: AvoidanceRule> RapidStart<A> {
             margin,
             margin_ratio,
             first_flight_rate: None,
+            first_flight_done: false,
             min_rtt: u64::MAX,
             window_start: 0,
             window_floor: u64::MAX,
@@ -242,6 +246,7 @@ impl<A: AvoidanceRule> CongestionController for RapidStart<A> {
     fn on_ack(&mut self, ack: &AckEvent) {
         self.mss = ack.mss;
         self.first_flight_rate = None;
+        self.first_flight_done = true;
         match self.state {
             State::Startup => {
                 if let Some(rtt) = ack.rtt {
@@ -275,13 +280,14 @@ impl<A: AvoidanceRule> CongestionController for RapidStart<A> {
 
     /// The handshake's RTT: the first flight becomes `first_flight` IWs, paced over it.
     fn on_rtt_sample(&mut self, now: Nanos, rtt: Nanos) {
-        if self.state != State::Startup || rtt == 0 {
+        if self.state != State::Startup || rtt == 0 || self.first_flight_done {
             return;
         }
         self.on_rtt(now, rtt);
         let flight = (self.base.cwnd() as f64 * self.first_flight) as u64;
         self.base.set_window(flight, None);
         self.first_flight_rate = Some(mul_div(flight, SECOND, rtt).max(1));
+        self.first_flight_done = true;
     }
 
     fn on_congestion_event(&mut self, event: &CongestionEvent) {
@@ -528,5 +534,9 @@ mod tests {
         assert_eq!(c.pacing_rate(), Some(200_000));
         c.on_ack(&ack(100 * MS, 100 * MS, 20 * MSS, MSS, 0));
         assert_eq!(c.pacing_rate(), None);
+        // Once only: a later RTT sample leaves cwnd alone.
+        let cwnd = c.cwnd();
+        c.on_rtt_sample(200 * MS, 100 * MS);
+        assert_eq!((c.cwnd(), c.pacing_rate()), (cwnd, None));
     }
 }
