@@ -128,6 +128,14 @@ pub const ALGORITHMS: &[Algorithm] = &[
         slow_start: Some("hystart-pb"),
     },
     Algorithm {
+        name: "suss",
+        summary: "CUBIC whose slow start grows up to 4x per round while the ACK train and RTT \
+                  predict room, the extra data paced",
+        source: "Arghavani et al., SIGCOMM 2024; SUSSdeveloper/SUSS linux-6.8 tcp_cubic.c",
+        params: crate::slow_start::suss::PARAMS,
+        slow_start: None,
+    },
+    Algorithm {
         name: "hstcp",
         summary: "HighSpeed TCP: increase a(w) and decrease b(w) grow with the window",
         source: "RFC 3649",
@@ -288,17 +296,19 @@ fn loss_based<A: AvoidanceRule>(
     .with_rate_limited_growth(rate_limited_growth(params)?))
 }
 
-/// The frame for an algorithm whose slow start is its own (it takes no `slow_start` rule).
+/// The frame for an algorithm whose slow start is its own (it takes no `slow_start` rule):
+/// `slow_start` is the rule it builds itself, or the standard one it does not use.
 fn own_slow_start<A: AvoidanceRule>(
     params: &Params,
     common: &CommonParams,
+    slow_start: SlowStart,
     rule: A,
 ) -> Result<LossBased<A>, CcError> {
     Ok(LossBased::new(
         common.mss,
         common.initcwnd,
         common.counting(),
-        SlowStart::Standard,
+        slow_start,
         rule,
     )
     .with_rate_limited_growth(rate_limited_growth(params)?))
@@ -355,12 +365,17 @@ fn rapid_start(params: &Params, common: &CommonParams) -> Result<Controller, CcE
         "cubic" => {
             let rule = cubic_rule(params)?;
             let beta = rule.beta;
-            let b = own_slow_start(params, common, rule)?;
+            let b = own_slow_start(params, common, SlowStart::Standard, rule)?;
             Controller::RapidStartCubic(from_params(params, b, common.mss, beta)?)
         }
         _ => {
             params.reject_unread(crate::cubic::PARAM_NAMES, "base = \"reno\"")?;
-            let b = own_slow_start(params, common, crate::loss_based::RenoRule)?;
+            let b = own_slow_start(
+                params,
+                common,
+                SlowStart::Standard,
+                crate::loss_based::RenoRule,
+            )?;
             let beta = crate::loss_based::RENO_BETA;
             Controller::RapidStartReno(from_params(params, b, common.mss, beta)?)
         }
@@ -384,6 +399,19 @@ impl Controller {
         Ok(match algo.name {
             "reno" | "lss" => {
                 Controller::Reno(loss_based(&params, common, crate::loss_based::RenoRule)?)
+            }
+            "suss" => {
+                let mss = common.mss;
+                let max = params.integer("suss_max")?;
+                let suss = crate::slow_start::suss::Suss::for_flow(
+                    common.initcwnd,
+                    mss,
+                    max,
+                    common.paced,
+                );
+                let slow_start = SlowStart::Suss(Box::new(suss));
+                let rule = cubic_rule(&params)?;
+                Controller::Cubic(own_slow_start(&params, common, slow_start, rule)?)
             }
             "cubic" | "hystart-pb" => {
                 Controller::Cubic(loss_based(&params, common, cubic_rule(&params)?)?)
@@ -424,6 +452,7 @@ impl Controller {
             "hybla" => Controller::Hybla(own_slow_start(
                 &params,
                 common,
+                SlowStart::Standard,
                 crate::hybla::Hybla::from_params(&params)?,
             )?),
             "vegas" => Controller::Vegas(crate::vegas::from_params(&params, common)?),
