@@ -86,3 +86,17 @@ def test_list_shows_each_with_its_source():
         ("hybla", "tcp_hybla.c"),
     ]:
         assert any(name in line and source in line for line in out.splitlines()), name
+
+
+def test_suss_headline_holds_on_fast_long_paths_not_on_slow_short_ones():
+    """SUSS: more than 20% shorter completion than CUBIC (HyStart) for 1 MB at 100 Mbps and
+    200 ms (the four rounds of 4x growth), not at 20 Mbps and 60 ms, where the window
+    reaches the BDP in a round or two either way (docs/startups.md)."""
+
+    def gain(set_path: list[str], size: str) -> float:
+        over = [*set_path, f"flow.0.size={size}"]
+        cubic = completion("suss", cc="cubic", set=over)
+        return 1 - completion("suss", set=over) / cubic
+
+    assert gain([], "1MB") > 0.20
+    assert gain(["path.rate=20Mbps", "path.rtt=60ms"], "5MB") < 0.05
