@@ -365,23 +365,16 @@ mod tests {
     /// hybla_init: cwnd = rho segments from the handshake RTT, below initcwnd on short paths.
     #[test]
     fn rho_initial_window_replaces_initcwnd() {
-        let mut c = LossBased::new(
-            1000,
-            10,
-            AckCounting::Bytes,
-            SlowStart::Standard,
-            Hybla::new(25, Model::Linux, true),
-        );
-        c.on_rtt_sample(0, 600 * MS);
-        assert_eq!(c.cwnd(), 24_000);
-        let mut c = LossBased::new(
-            1000,
-            10,
-            AckCounting::Bytes,
-            SlowStart::Standard,
-            Hybla::new(25, Model::Linux, true),
-        );
-        c.on_rtt_sample(0, 20 * MS);
-        assert_eq!(c.cwnd(), 1000);
+        for (rtt, cwnd) in [(600 * MS, 24_000), (20 * MS, 1000)] {
+            let mut c = LossBased::new(
+                1000,
+                10,
+                AckCounting::Bytes,
+                SlowStart::Standard,
+                Hybla::new(25, Model::Linux, true),
+            );
+            c.on_rtt_sample(0, rtt);
+            assert_eq!(c.cwnd(), cwnd);
+        }
     }
 }

@@ -285,20 +285,18 @@ fn loss_based<A: AvoidanceRule>(
     common: &CommonParams,
     rule: A,
 ) -> Result<LossBased<A>, CcError> {
-    let slow_start = SlowStart::from_params(params, common)?;
-    Ok(LossBased::new(
-        common.mss,
-        common.initcwnd,
-        common.counting(),
-        slow_start,
+    frame(
+        params,
+        common,
+        SlowStart::from_params(params, common)?,
         rule,
     )
-    .with_rate_limited_growth(rate_limited_growth(params)?))
 }
 
-/// The frame for an algorithm whose slow start is its own (it takes no `slow_start` rule):
-/// `slow_start` is the rule it builds itself, or the standard one it does not use.
-fn own_slow_start<A: AvoidanceRule>(
+/// The loss-based frame around `rule` with `slow_start`: the spec's rule, or for an algorithm
+/// whose slow start is its own (it takes no `slow_start` parameter) the rule it builds itself
+/// or the standard one it does not use.
+fn frame<A: AvoidanceRule>(
     params: &Params,
     common: &CommonParams,
     slow_start: SlowStart,
@@ -365,12 +363,12 @@ fn rapid_start(params: &Params, common: &CommonParams) -> Result<Controller, CcE
         "cubic" => {
             let rule = cubic_rule(params)?;
             let beta = rule.beta;
-            let b = own_slow_start(params, common, SlowStart::Standard, rule)?;
+            let b = frame(params, common, SlowStart::Standard, rule)?;
             Controller::RapidStartCubic(from_params(params, b, common.mss, beta)?)
         }
         _ => {
             params.reject_unread(crate::cubic::PARAM_NAMES, "base = \"reno\"")?;
-            let b = own_slow_start(
+            let b = frame(
                 params,
                 common,
                 SlowStart::Standard,
@@ -411,7 +409,7 @@ impl Controller {
                 );
                 let slow_start = SlowStart::Suss(Box::new(suss));
                 let rule = cubic_rule(&params)?;
-                Controller::Cubic(own_slow_start(&params, common, slow_start, rule)?)
+                Controller::Cubic(frame(&params, common, slow_start, rule)?)
             }
             "cubic" | "hystart-pb" => {
                 Controller::Cubic(loss_based(&params, common, cubic_rule(&params)?)?)
@@ -449,7 +447,7 @@ impl Controller {
             )?),
             "careful-resume" => careful_resume(&params, common)?,
             "rapid-start" => rapid_start(&params, common)?,
-            "hybla" => Controller::Hybla(own_slow_start(
+            "hybla" => Controller::Hybla(frame(
                 &params,
                 common,
                 SlowStart::Standard,
