@@ -119,3 +119,46 @@ def facts_table(labels: list[str], results: list[Result], flow: int = 0) -> str:
         ]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def full_bdp_bytes(result: Result, flow: int = 0) -> float:
+    """What the path holds: its BDP plus the bottleneck queue (Rapid Start's "full BDP")."""
+    queue = 0
+    for spec in result.config["links"]:
+        if spec["name"] == "bottleneck":
+            queue = int(spec["forward"]["queue"].get("bytes", 0))
+    return path_bdp_bytes(result, flow) + queue
+
+
+def _first_recovery(result: Result, flow: int):
+    """The flow's trace from its first recovery phase on, or None if it never entered one."""
+    rows = result.flows[result.flows["flow"] == flow].sort_values("t_s")
+    phase = rows["phase"].astype(str)
+    start = rows[phase == "recovery"]
+    if start.empty:
+        return None
+    return rows[rows["t_s"] >= float(start["t_s"].iloc[0])]
+
+
+def acked_until_resume_bdp(result: Result, flow: int = 0) -> float | None:
+    """Bytes delivered from the first loss until the sender may send again (bytes in flight
+    no longer above cwnd), in full BDPs (draft-kazuho-ccwg-rapid-start-02, Appendix A)."""
+    rows = _first_recovery(result, flow)
+    if rows is None:
+        return None
+    resumed = rows[rows["inflight_bytes"] <= rows["cwnd_bytes"]]
+    if resumed.empty:
+        return None
+    acked = int(resumed["delivered_bytes"].iloc[0]) - int(rows["delivered_bytes"].iloc[0])
+    return acked / full_bdp_bytes(result, flow)
+
+
+def cwnd_after_recovery_bdp(result: Result, flow: int = 0) -> float | None:
+    """cwnd when the first recovery phase ends, in full BDPs."""
+    rows = _first_recovery(result, flow)
+    if rows is None:
+        return None
+    after = rows[rows["phase"].astype(str) != "recovery"]
+    if after.empty:
+        return None
+    return float(after["cwnd_bytes"].iloc[0]) / full_bdp_bytes(result, flow)

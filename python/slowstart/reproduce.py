@@ -31,6 +31,8 @@ from slowstart.links_study import ALGORITHMS as LINK_ALGORITHMS
 from slowstart.links_study import LINKS, links_figures, missing_traces
 from slowstart.measures import (
     Measure,
+    acked_until_resume_bdp,
+    cwnd_after_recovery_bdp,
     facts_table,
     goodput_mbps,
     settled_queue_delay,
@@ -427,6 +429,72 @@ EXPERIMENTS: dict[str, Experiment] = {
                 ),
             ),
             figures=lambda exp, results, out: facts_figures(exp, results, out),
+        ),
+        Experiment(
+            name="careful-resume",
+            title="100 MB over 250/3 Mbps, 600 ms: Careful Resume from a saved BDP vs unseeded",
+            source="picoquic satellite_cubic_test and satellite_cubic_seeded_test (pass "
+            "thresholds); RFC 9959",
+            scenario="careful-resume",
+            metric="completion_s",
+            unit="s",
+            tolerance=0.0,
+            common=(),
+            variants=(
+                Variant(
+                    "unseeded picoquic CUBIC start (hystart-pb)",
+                    ('flow.0.cc="hystart-pb"',),
+                    6.5,
+                    bound="<",
+                ),
+                Variant(
+                    "careful resume, jump to the whole saved BDP (picoquic's seed)",
+                    ('flow.0.cc.jump="full"',),
+                    5.0,
+                    bound="<",
+                ),
+                Variant("careful resume, jump to half the saved BDP (RFC 9959)", (), None),
+                Variant("unseeded reno", ('flow.0.cc="reno"',), None),
+                Variant(
+                    "careful resume around reno, half",
+                    ('flow.0.cc="careful-resume:saved_cwnd=12842,saved_rtt_ms=600"',),
+                    None,
+                ),
+            ),
+        ),
+        Experiment(
+            name="rapid-start",
+            title="Rapid Start's first loss: acknowledged before resuming, cwnd after recovery",
+            source="draft-kazuho-ccwg-rapid-start-02, Appendix A model (W = 3 full BDP, 2/3 lost)",
+            scenario="rapid-start",
+            metric="full BDPs (path BDP + queue)",
+            unit=" BDP",
+            tolerance=0.25,
+            common=(),
+            variants=tuple(
+                Variant(f"{label}: {what}", (cc,), published, measure=measure)
+                for label, cc, beta in (
+                    ("Reno base", 'flow.0.cc="rapid-start"', 0.5),
+                    ("CUBIC base", 'flow.0.cc="rapid-start:base=cubic"', 0.7),
+                    (
+                        "Reno base, TCP recovery period",
+                        'flow.0.cc="rapid-start:recovery_period=tcp"',
+                        0.5,
+                    ),
+                )
+                for what, published, measure in (
+                    ("acknowledged before sending resumes", 1 - beta, acked_until_resume_bdp),
+                    ("cwnd after the recovery", beta, cwnd_after_recovery_bdp),
+                )
+            )
+            + (
+                Variant(
+                    "standard slow start (reno): cwnd after the recovery",
+                    ('flow.0.cc="reno"',),
+                    None,
+                    measure=cwnd_after_recovery_bdp,
+                ),
+            ),
         ),
         Experiment(
             name="links",

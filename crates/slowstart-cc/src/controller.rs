@@ -89,11 +89,17 @@ pub enum Phase {
     Drain = 7,
     ProbeBw = 8,
     ProbeRtt = 9,
+    /// Careful Resume (RFC 9959 §4.3): the jump to the saved window, paced, not yet validated.
+    Unvalidated = 10,
+    /// Careful Resume §4.4: the jumped window awaiting the ACKs that validate it.
+    Validating = 11,
+    /// Careful Resume §4.5: congestion after the jump; the path drains at PipeSize / 2.
+    SafeRetreat = 12,
 }
 
 impl Phase {
     /// Every phase, in code order; a trace stores `phase as u8`.
-    pub const ALL: [Phase; 10] = [
+    pub const ALL: [Phase; 13] = [
         Phase::SlowStart,
         Phase::LimitedSlowStart,
         Phase::ConservativeSlowStart,
@@ -104,6 +110,9 @@ impl Phase {
         Phase::Drain,
         Phase::ProbeBw,
         Phase::ProbeRtt,
+        Phase::Unvalidated,
+        Phase::Validating,
+        Phase::SafeRetreat,
     ];
 
     pub fn name(self) -> &'static str {
@@ -118,6 +127,9 @@ impl Phase {
             Phase::Drain => "drain",
             Phase::ProbeBw => "probe_bw",
             Phase::ProbeRtt => "probe_rtt",
+            Phase::Unvalidated => "unvalidated",
+            Phase::Validating => "validating",
+            Phase::SafeRetreat => "safe_retreat",
         }
     }
 
@@ -129,6 +141,8 @@ impl Phase {
                 | Phase::LimitedSlowStart
                 | Phase::ConservativeSlowStart
                 | Phase::Startup
+                | Phase::Unvalidated
+                | Phase::Validating
         )
     }
 }

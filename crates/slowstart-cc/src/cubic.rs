@@ -6,25 +6,25 @@ use crate::params::{Accepts, ParamInfo};
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent, Nanos};
 
-const C: ParamInfo = ParamInfo {
+pub const C: ParamInfo = ParamInfo {
     name: "c",
     doc: "RFC 9438 C, segments / s^3",
     default: "0.4",
     accepts: Accepts::number(0.01, 10.0),
 };
-const BETA: ParamInfo = ParamInfo {
+pub const BETA: ParamInfo = ParamInfo {
     name: "beta",
     doc: "RFC 9438 beta_cubic: window kept on loss",
     default: "0.7",
     accepts: Accepts::number(0.1, 0.95),
 };
-const FAST_CONVERGENCE: ParamInfo = ParamInfo {
+pub const FAST_CONVERGENCE: ParamInfo = ParamInfo {
     name: "fast_convergence",
     doc: "RFC 9438 §4.7 fast convergence",
     default: "true",
     accepts: Accepts::Bool,
 };
-const LINUX_INITIAL_GROWTH: ParamInfo = ParamInfo {
+pub const LINUX_INITIAL_GROWTH: ParamInfo = ParamInfo {
     name: "linux_initial_growth",
     doc: "until the first loss grow at least 5% per RTT, as Linux tcp_cubic.c (cnt <= 20 while \
           last_max_cwnd is 0)",

@@ -28,14 +28,17 @@
 pub mod aimd;
 pub mod bbr;
 pub mod bbr1;
+pub mod careful_resume;
 pub mod controller;
 pub mod cubic;
 pub mod estimators;
 pub mod external;
 pub mod hstcp;
+pub mod hybla;
 pub mod ledbat;
 pub mod loss_based;
 pub mod params;
+pub mod rapid_start;
 pub mod registry;
 pub mod reno;
 pub mod rng;

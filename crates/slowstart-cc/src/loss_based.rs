@@ -5,7 +5,8 @@
 
 use std::fmt::Debug;
 
-use crate::slow_start::SlowStart;
+use crate::params::{Accepts, ParamInfo};
+use crate::slow_start::{SlowStart, SlowStartStep};
 use crate::window::{AckCounting, WindowGrowth};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SentEvent};
 
@@ -26,6 +27,24 @@ pub trait AvoidanceRule: Clone + Debug {
     /// RFC 8511's Alternative Backoff with ECN.
     fn decrease_ecn(&mut self, cwnd: u64, event: &CongestionEvent) -> u64 {
         self.decrease(cwnd, event)
+    }
+    /// Every ACK, before any growth decision (cwnd-limited or not, in recovery or not): state
+    /// the rule keeps from all samples, such as Hybla's lowest smoothed RTT.
+    fn observe(&mut self, _ack: &AckEvent) {}
+    /// The rule's own slow-start increase (Hybla's 2^rho - 1 per ACK), used instead of the
+    /// slow-start rule's; `None` (the default) keeps the slow-start rule.
+    fn slow_start_step(
+        &mut self,
+        _cwnd: u64,
+        _ssthresh: u64,
+        _ack: &AckEvent,
+        _growth: &WindowGrowth,
+    ) -> Option<SlowStartStep> {
+        None
+    }
+    /// The handshake's RTT sample; returns the cwnd to start from (Linux `hybla_init`).
+    fn on_rtt_sample(&mut self, _rtt: Nanos, cwnd: u64, _mss: u64) -> u64 {
+        cwnd
     }
     /// Slow start ended at `cwnd` (reached ssthresh, or the slow-start rule exited).
     fn on_slow_start_exit(&mut self, _now: Nanos, _cwnd: u64) {}
@@ -60,9 +79,48 @@ impl AvoidanceRule for RenoRule {
     }
 }
 
+/// The window [`RenoRule`] keeps on loss (its `cwnd / 2`), for algorithms derived from it.
+pub const RENO_BETA: f64 = 0.5;
+
 /// RFC 8511 §3.1: beta_ecn = 0.8, the window kept on an ECN echo by ABE.
 pub const ABE_NUM: u64 = 4;
 pub const ABE_DEN: u64 = 5;
+
+/// How cwnd grows on ACKs the transport does not report cwnd-limited (`rate_limited_growth`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateLimitedGrowth {
+    /// Not at all (Linux `tcp_is_cwnd_limited`, RFC 9002 §7.8, RFC 9438 §5.8).
+    CwndLimited,
+    /// As on any other ACK (RFC 5681 §3.1 as written).
+    Unlimited,
+    /// As on any other ACK, but cwnd at most limit(maxFS): 2 maxFS in slow start, maxFS + SMSS
+    /// in congestion avoidance, maxFS the largest FlightSize since cwnd last decreased
+    /// (draft-ietf-ccwg-ratelimited-increase-11 §3).
+    Capped,
+}
+
+/// The parameter every loss-based algorithm takes to choose its [`RateLimitedGrowth`].
+pub const RATE_LIMITED_GROWTH: ParamInfo = ParamInfo {
+    name: "rate_limited_growth",
+    doc: "growth on ACKs that are not cwnd-limited: cwnd_limited (none, as Linux), unlimited \
+          (RFC 5681 as written), capped (draft-ietf-ccwg-ratelimited-increase: at most 2 maxFS \
+          in slow start, maxFS + SMSS after)",
+    default: "cwnd_limited",
+    accepts: Accepts::Word(RateLimitedGrowth::WORDS),
+};
+
+impl RateLimitedGrowth {
+    /// Accepted words, in the order of the variants.
+    pub const WORDS: &'static [&'static str] = &["cwnd_limited", "unlimited", "capped"];
+
+    pub fn from_word(word: &str) -> Self {
+        match word {
+            "unlimited" => RateLimitedGrowth::Unlimited,
+            "capped" => RateLimitedGrowth::Capped,
+            _ => RateLimitedGrowth::CwndLimited,
+        }
+    }
+}
 
 /// A loss-based controller: slow-start rule `slow_start`, avoidance rule `A`.
 #[derive(Clone, Debug)]
@@ -72,6 +130,9 @@ pub struct LossBased<A: AvoidanceRule> {
     mss: u64,
     growth: WindowGrowth,
     phase: Phase,
+    rate_limited: RateLimitedGrowth,
+    /// draft-ietf-ccwg-ratelimited-increase maxFS, bytes (0 after a reduction).
+    max_fs: u64,
     pub slow_start: SlowStart,
     pub rule: A,
 }
@@ -90,41 +151,59 @@ impl<A: AvoidanceRule> LossBased<A> {
             mss,
             growth: WindowGrowth::new(counting),
             phase: slow_start.initial_phase(),
+            rate_limited: RateLimitedGrowth::CwndLimited,
+            max_fs: initcwnd.max(1) * mss,
             slow_start,
             rule,
         }
     }
 
-    fn in_slow_start(&self) -> bool {
-        self.cwnd < self.ssthresh
+    /// Growth on ACKs that are not cwnd-limited (default: none).
+    pub fn with_rate_limited_growth(mut self, growth: RateLimitedGrowth) -> Self {
+        self.rate_limited = growth;
+        self
     }
 
-    fn enter_avoidance(&mut self, now: Nanos) {
-        if self.phase.is_initial_slow_start() || self.phase == Phase::RtoRecovery {
-            self.rule.on_slow_start_exit(now, self.cwnd);
-        }
-        self.phase = Phase::CongestionAvoidance;
-    }
-}
-
-impl<A: AvoidanceRule> CongestionController for LossBased<A> {
-    fn on_packet_sent(&mut self, sent: &SentEvent) {
-        if self.phase.is_initial_slow_start() {
-            self.slow_start.on_packet_sent(sent);
-        }
+    /// draft-ietf-ccwg-ratelimited-increase §3: cwnd no larger than limit(maxFS), without
+    /// taking back what cwnd already had.
+    fn cap_growth(&mut self, before: u64, slow_start: bool) {
+        let limit = if slow_start {
+            2 * self.max_fs
+        } else {
+            self.max_fs + self.mss
+        };
+        self.cwnd = self.cwnd.min(limit.max(before));
     }
 
-    fn on_ack(&mut self, ack: &AckEvent) {
-        let every_ack = self.phase.is_initial_slow_start()
-            && self.in_slow_start()
-            && self.slow_start.samples_every_ack();
-        if ack.in_recovery || !(ack.cwnd_limited || every_ack) {
-            return;
+    /// Set the window from outside the frame (Careful Resume's jump, validation and retreat,
+    /// RFC 9959 §4): cwnd, and ssthresh when given; partial growth credit is forgotten.
+    pub fn set_window(&mut self, cwnd: u64, ssthresh: Option<u64>) {
+        if cwnd < self.cwnd {
+            self.max_fs = 0;
         }
+        self.cwnd = cwnd.max(self.mss);
+        if let Some(ssthresh) = ssthresh {
+            self.ssthresh = ssthresh.max(2 * self.mss);
+        }
+        self.growth.reset();
+    }
+
+    /// Enter `phase` from outside the frame (Careful Resume's Safe Retreat is a recovery).
+    pub fn set_phase(&mut self, phase: Phase) {
+        self.phase = phase;
+    }
+
+    /// One ACK's growth: the slow-start rule's step, then the avoidance rule's increase.
+    fn grow(&mut self, ack: &AckEvent) {
         let mut credit = self.growth.ack_credit(ack);
         if self.in_slow_start() {
             let initial = self.phase.is_initial_slow_start();
-            let step = if initial {
+            let own = self
+                .rule
+                .slow_start_step(self.cwnd, self.ssthresh, ack, &self.growth);
+            let step = if let Some(step) = own {
+                step
+            } else if initial {
                 self.slow_start
                     .on_ack(self.cwnd, self.ssthresh, ack, &self.growth)
             } else {
@@ -151,9 +230,48 @@ impl<A: AvoidanceRule> CongestionController for LossBased<A> {
         }
     }
 
+    fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    fn enter_avoidance(&mut self, now: Nanos) {
+        if self.phase.is_initial_slow_start() || self.phase == Phase::RtoRecovery {
+            self.rule.on_slow_start_exit(now, self.cwnd);
+        }
+        self.phase = Phase::CongestionAvoidance;
+    }
+}
+
+impl<A: AvoidanceRule> CongestionController for LossBased<A> {
+    fn on_packet_sent(&mut self, sent: &SentEvent) {
+        self.max_fs = self.max_fs.max(sent.bytes_in_flight);
+        if self.phase.is_initial_slow_start() {
+            self.slow_start.on_packet_sent(sent);
+        }
+    }
+
+    fn on_ack(&mut self, ack: &AckEvent) {
+        self.rule.observe(ack);
+        let every_ack = self.phase.is_initial_slow_start()
+            && self.in_slow_start()
+            && self.slow_start.samples_every_ack();
+        let grows = ack.cwnd_limited || self.rate_limited != RateLimitedGrowth::CwndLimited;
+        if ack.in_recovery || !(grows || every_ack) {
+            return;
+        }
+        if self.rate_limited == RateLimitedGrowth::Capped {
+            let (before, slow_start) = (self.cwnd, self.in_slow_start());
+            self.grow(ack);
+            self.cap_growth(before, slow_start);
+        } else {
+            self.grow(ack);
+        }
+    }
+
     fn on_rtt_sample(&mut self, _now: Nanos, rtt: Nanos) {
         if self.phase.is_initial_slow_start() && self.in_slow_start() {
             self.cwnd = self.slow_start.on_rtt_sample(rtt, self.cwnd, self.ssthresh);
+            self.cwnd = self.rule.on_rtt_sample(rtt, self.cwnd, self.mss);
         }
     }
 
@@ -168,6 +286,7 @@ impl<A: AvoidanceRule> CongestionController for LossBased<A> {
         };
         self.ssthresh = reduced.max(2 * self.mss);
         self.cwnd = self.ssthresh;
+        self.max_fs = 0;
         self.growth.reset();
         self.phase = Phase::Recovery;
     }
@@ -191,6 +310,7 @@ impl<A: AvoidanceRule> CongestionController for LossBased<A> {
         }
         self.rule.on_rto();
         self.cwnd = self.mss;
+        self.max_fs = 0;
         self.growth.reset();
         self.phase = Phase::RtoRecovery;
     }
@@ -221,5 +341,116 @@ impl<A: AvoidanceRule> CongestionController for LossBased<A> {
 
     fn phase(&self) -> Phase {
         self.phase
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::window::AckCounting;
+
+    const MSS: u64 = 1000;
+
+    /// A Reno sender counting in packets: sends, then the ACKs of what it sent.
+    struct Sender {
+        c: LossBased<RenoRule>,
+        in_flight: u64,
+    }
+
+    impl Sender {
+        fn new(growth: RateLimitedGrowth) -> Self {
+            let c = LossBased::new(MSS, 10, AckCounting::Bytes, SlowStart::Standard, RenoRule)
+                .with_rate_limited_growth(growth);
+            Sender { c, in_flight: 0 }
+        }
+
+        /// One round: `packets` sent, then acknowledged one by one; cwnd-limited when the
+        /// round filled cwnd.
+        fn round(&mut self, packets: u64) {
+            let cwnd_limited = packets * MSS >= self.c.cwnd();
+            for _ in 0..packets {
+                self.in_flight += MSS;
+                self.c.on_packet_sent(&SentEvent {
+                    bytes: MSS,
+                    bytes_in_flight: self.in_flight,
+                    ..Default::default()
+                });
+            }
+            for _ in 0..packets {
+                self.in_flight -= MSS;
+                self.c.on_ack(&AckEvent {
+                    bytes_acked: MSS,
+                    mss: MSS,
+                    bytes_in_flight: self.in_flight,
+                    cwnd_limited,
+                    ..Default::default()
+                });
+            }
+        }
+    }
+
+    /// draft-ietf-ccwg-ratelimited-increase-11 §3.1: IW 10, send 10, pause, send 4: cwnd 24
+    /// segments growing on every ACK, 20 with Rate-Limited Increase (2 maxFS); Linux's rule
+    /// (no growth unless cwnd-limited) also stops at 20.
+    #[test]
+    fn draft_example_ten_then_four() {
+        for (growth, cwnd) in [
+            (RateLimitedGrowth::Unlimited, 24),
+            (RateLimitedGrowth::Capped, 20),
+            (RateLimitedGrowth::CwndLimited, 20),
+        ] {
+            let mut s = Sender::new(growth);
+            s.round(10);
+            s.round(4);
+            assert_eq!(s.c.cwnd(), cwnd * MSS, "{growth:?}");
+        }
+    }
+
+    /// The draft's Appendix A, in bytes: rounds of 4, 8, 4 and 20 packets. cwnd reaches
+    /// 14000, then 2 maxFS = 20000 and stays; the full round 4 raises maxFS to 20000 and cwnd
+    /// doubles to 40000. Linux's rule grows only in round 4.
+    #[test]
+    fn draft_appendix_rounds() {
+        let mut s = Sender::new(RateLimitedGrowth::Capped);
+        for (packets, cwnd) in [(4, 14_000), (8, 20_000), (4, 20_000), (20, 40_000)] {
+            s.round(packets);
+            assert_eq!(s.c.cwnd(), cwnd, "after a round of {packets}");
+        }
+        let mut s = Sender::new(RateLimitedGrowth::CwndLimited);
+        for packets in [4, 8, 4] {
+            s.round(packets);
+        }
+        assert_eq!(s.c.cwnd(), 10_000);
+    }
+
+    /// A reduction resets maxFS; in congestion avoidance the cap is maxFS + SMSS. Twenty
+    /// rounds of 3 packets from cwnd 10: limit(maxFS) = 4 segments, so no growth (the cap
+    /// takes nothing back); growing on every ACK, the 60 ACKs add 5 segments (10 + 11 + 12 +
+    /// 13 ACKs per segment, 14 left over).
+    #[test]
+    fn reduction_resets_max_fs_and_avoidance_caps_at_max_fs_plus_one_segment() {
+        for (growth, after) in [
+            (RateLimitedGrowth::Capped, 10),
+            (RateLimitedGrowth::Unlimited, 15),
+        ] {
+            let mut s = Sender::new(growth);
+            s.round(10);
+            s.c.on_congestion_event(&CongestionEvent {
+                mss: MSS,
+                ..Default::default()
+            });
+            s.c.on_recovery_exit(0);
+            assert_eq!(s.c.max_fs, 0);
+            s.c.set_window(10 * MSS, Some(10 * MSS));
+            for _ in 0..20 {
+                s.round(3);
+            }
+            assert_eq!(s.c.cwnd(), after * MSS, "{growth:?}");
+        }
+        // Full rounds raise maxFS to cwnd: one segment per round, as Reno.
+        let mut s = Sender::new(RateLimitedGrowth::Capped);
+        s.c.set_window(10 * MSS, Some(10 * MSS));
+        s.round(10);
+        assert_eq!(s.c.cwnd(), 11 * MSS);
     }
 }

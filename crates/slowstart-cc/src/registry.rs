@@ -11,8 +11,8 @@ pub use crate::params::ParamValue;
 use crate::params::{ParamInfo, Params};
 
 use crate::external::GuestController;
-use crate::loss_based::{AvoidanceRule, LossBased};
-use crate::reno::{reno, Reno};
+use crate::loss_based::{AvoidanceRule, LossBased, RateLimitedGrowth};
+use crate::reno::Reno;
 use crate::slow_start::SlowStart;
 use crate::window::AckCounting;
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SentEvent};
@@ -176,6 +176,14 @@ pub const ALGORITHMS: &[Algorithm] = &[
         slow_start: Some("hystart-pb"),
     },
     Algorithm {
+        name: "suss",
+        summary: "CUBIC whose slow start grows up to 4x per round while the ACK train and RTT \
+                  predict room, the extra data paced",
+        source: "Arghavani et al., SIGCOMM 2024; SUSSdeveloper/SUSS linux-6.8 tcp_cubic.c",
+        params: crate::slow_start::suss::PARAMS,
+        slow_start: None,
+    },
+    Algorithm {
         name: "hstcp",
         summary: "HighSpeed TCP: increase a(w) and decrease b(w) grow with the window",
         source: "RFC 3649",
@@ -195,6 +203,29 @@ pub const ALGORITHMS: &[Algorithm] = &[
         source: "Kelly 2003; Linux tcp_scalable.c",
         params: crate::scalable::PARAMS,
         slow_start: Some("standard"),
+    },
+    Algorithm {
+        name: "careful-resume",
+        summary: "Careful Resume: jump to half a saved cwnd once the path is confirmed, paced; \
+                  validate it or retreat to PipeSize/2",
+        source: "RFC 9959 (draft-ietf-tsvwg-careful-resume-24); picoquic (full-BDP jump)",
+        params: crate::careful_resume::PARAMS,
+        slow_start: Some("standard"),
+    },
+    Algorithm {
+        name: "rapid-start",
+        summary: "Rapid Start: 2 IW paced first flight, 3x per RTT until the RTT floor rises, \
+                  then 2x; loss scales cwnd by delivered and lost data",
+        source: "draft-kazuho-ccwg-rapid-start-02",
+        params: crate::rapid_start::PARAMS,
+        slow_start: None,
+    },
+    Algorithm {
+        name: "hybla",
+        summary: "Hybla: rho = RTT / RTT0; slow start +2^rho - 1 per ACK, avoidance +rho^2/cwnd",
+        source: "Caini & Firrincieli 2004; Linux tcp_hybla.c; ns-3 tcp-hybla.cc",
+        params: crate::hybla::PARAMS,
+        slow_start: None,
     },
     Algorithm {
         name: "vegas",
@@ -263,6 +294,11 @@ pub enum Controller {
     HighSpeed(LossBased<crate::hstcp::HighSpeed>),
     Aimd(LossBased<crate::aimd::Aimd>),
     Scalable(LossBased<crate::scalable::Scalable>),
+    Hybla(LossBased<crate::hybla::Hybla>),
+    CarefulResumeReno(crate::careful_resume::CarefulResume<crate::loss_based::RenoRule>),
+    CarefulResumeCubic(crate::careful_resume::CarefulResume<crate::cubic::Cubic>),
+    RapidStartReno(crate::rapid_start::RapidStart<crate::loss_based::RenoRule>),
+    RapidStartCubic(crate::rapid_start::RapidStart<crate::cubic::Cubic>),
     Vegas(crate::vegas::Vegas),
     VegasLss(crate::vegas::Vegas),
     Ledbat(crate::ledbat::Ledbat),
@@ -280,6 +316,11 @@ macro_rules! dispatch {
             Controller::HighSpeed($c) => $body,
             Controller::Aimd($c) => $body,
             Controller::Scalable($c) => $body,
+            Controller::Hybla($c) => $body,
+            Controller::CarefulResumeReno($c) => $body,
+            Controller::CarefulResumeCubic($c) => $body,
+            Controller::RapidStartReno($c) => $body,
+            Controller::RapidStartCubic($c) => $body,
             Controller::Vegas($c) => $body,
             Controller::VegasLss($c) => $body,
             Controller::Ledbat($c) => $body,
@@ -295,14 +336,95 @@ fn loss_based<A: AvoidanceRule>(
     common: &CommonParams,
     rule: A,
 ) -> Result<LossBased<A>, CcError> {
-    let slow_start = SlowStart::from_params(params, common)?;
+    frame(
+        params,
+        common,
+        SlowStart::from_params(params, common)?,
+        rule,
+    )
+}
+
+/// The loss-based frame around `rule` with `slow_start`: the spec's rule, or for an algorithm
+/// whose slow start is its own (it takes no `slow_start` parameter) the rule it builds itself
+/// or the standard one it does not use.
+fn frame<A: AvoidanceRule>(
+    params: &Params,
+    common: &CommonParams,
+    slow_start: SlowStart,
+    rule: A,
+) -> Result<LossBased<A>, CcError> {
     Ok(LossBased::new(
         common.mss,
         common.initcwnd,
         common.counting(),
         slow_start,
         rule,
+    )
+    .with_rate_limited_growth(rate_limited_growth(params)?))
+}
+
+/// The `rate_limited_growth` a spec asks for.
+fn rate_limited_growth(params: &Params) -> Result<RateLimitedGrowth, CcError> {
+    Ok(RateLimitedGrowth::from_word(
+        params.choice("rate_limited_growth")?,
     ))
+}
+
+/// CUBIC's avoidance rule from its declared parameters.
+fn cubic_rule(params: &Params) -> Result<crate::cubic::Cubic, CcError> {
+    Ok(crate::cubic::Cubic::new(
+        params.number("c")?,
+        params.number("beta")?,
+        params.boolean("fast_convergence")?,
+    )
+    .with_linux_initial_growth(params.boolean("linux_initial_growth")?))
+}
+
+/// Careful Resume around the base its spec names (RFC 9959).
+fn careful_resume(params: &Params, common: &CommonParams) -> Result<Controller, CcError> {
+    use crate::careful_resume::{saved_state, CarefulResume};
+    let (jump, saved_rtt) = saved_state(params, common.mss)?;
+    let beta = params.number("retreat_beta")?;
+    Ok(match params.choice("base")? {
+        "cubic" => Controller::CarefulResumeCubic(CarefulResume::new(
+            loss_based(params, common, cubic_rule(params)?)?,
+            common.mss,
+            jump,
+            saved_rtt,
+            beta,
+        )),
+        _ => Controller::CarefulResumeReno(CarefulResume::new(
+            loss_based(params, common, crate::loss_based::RenoRule)?,
+            common.mss,
+            jump,
+            saved_rtt,
+            beta,
+        )),
+    })
+}
+
+/// Rapid Start around the base its spec names (draft-kazuho-ccwg-rapid-start-02); the base's
+/// slow start is Rapid Start's own, so it takes no `slow_start` rule.
+fn rapid_start(params: &Params, common: &CommonParams) -> Result<Controller, CcError> {
+    use crate::rapid_start::from_params;
+    Ok(match params.choice("base")? {
+        "cubic" => {
+            let rule = cubic_rule(params)?;
+            let beta = rule.beta;
+            let b = frame(params, common, SlowStart::Standard, rule)?;
+            Controller::RapidStartCubic(from_params(params, b, common.mss, beta)?)
+        }
+        _ => {
+            let b = frame(
+                params,
+                common,
+                SlowStart::Standard,
+                crate::loss_based::RenoRule,
+            )?;
+            let beta = crate::loss_based::RENO_BETA;
+            Controller::RapidStartReno(from_params(params, b, common.mss, beta)?)
+        }
+    })
 }
 
 impl Controller {
@@ -331,8 +453,10 @@ impl Controller {
         let controller = Self::build(algo, &params, common)?;
         // What chose the parameters read: the mode and the slow-start rule.
         let mut with = Vec::new();
-        if algo.all_params().any(|p| p.name == "mode") {
-            with.push(format!("mode = \"{}\"", params.choice("mode")?));
+        for choosing in ["mode", "base"] {
+            if algo.all_params().any(|p| p.name == choosing) {
+                with.push(format!("{choosing} = \"{}\"", params.choice(choosing)?));
+            }
         }
         if let Some(default) = algo.slow_start {
             with.push(format!(
@@ -353,22 +477,25 @@ impl Controller {
         common: &CommonParams,
     ) -> Result<Self, CcError> {
         Ok(match algo.name {
-            "reno" | "lss" => Controller::Reno(reno(
-                common.mss,
-                common.initcwnd,
-                common.counting(),
-                SlowStart::from_params(params, common)?,
-            )),
-            "cubic" | "hystart-pb" => Controller::Cubic(loss_based(
-                params,
-                common,
-                crate::cubic::Cubic::new(
-                    params.number("c")?,
-                    params.number("beta")?,
-                    params.boolean("fast_convergence")?,
-                )
-                .with_linux_initial_growth(params.boolean("linux_initial_growth")?),
-            )?),
+            "reno" | "lss" => {
+                Controller::Reno(loss_based(params, common, crate::loss_based::RenoRule)?)
+            }
+            "suss" => {
+                let mss = common.mss;
+                let max = params.integer("suss_max")?;
+                let suss = crate::slow_start::suss::Suss::for_flow(
+                    common.initcwnd,
+                    mss,
+                    max,
+                    common.paced,
+                );
+                let slow_start = SlowStart::Suss(Box::new(suss));
+                let rule = cubic_rule(params)?;
+                Controller::Cubic(frame(params, common, slow_start, rule)?)
+            }
+            "cubic" | "hystart-pb" => {
+                Controller::Cubic(loss_based(params, common, cubic_rule(params)?)?)
+            }
             "hstcp" => Controller::HighSpeed(loss_based(
                 params,
                 common,
@@ -393,6 +520,14 @@ impl Controller {
                 params,
                 common,
                 crate::scalable::Scalable::new(params.number("a")?, params.number("b")?),
+            )?),
+            "careful-resume" => careful_resume(params, common)?,
+            "rapid-start" => rapid_start(params, common)?,
+            "hybla" => Controller::Hybla(frame(
+                params,
+                common,
+                SlowStart::Standard,
+                crate::hybla::Hybla::from_params(params)?,
             )?),
             "vegas" => Controller::Vegas(crate::vegas::from_params(params, common)?),
             "vegas-lss" => Controller::VegasLss(crate::vegas_lss::from_params(params, common)?),
@@ -622,16 +757,55 @@ mod property_tests {
         ]
     }
 
+    /// Specs that turn on what the defaults leave idle: a saved state for Careful Resume,
+    /// ns-3's arithmetic for Hybla, the capped rate-limited growth.
+    fn mechanisms_on() -> Vec<CcSpec> {
+        let spec = |name: &str, params: &[(&str, ParamValue)]| {
+            let mut s = CcSpec::named(name);
+            for (k, v) in params {
+                s.params.insert(k.to_string(), v.clone());
+            }
+            s
+        };
+        let (n, t) = (ParamValue::Number, |w: &str| ParamValue::Text(w.into()));
+        vec![
+            spec(
+                "careful-resume",
+                &[("saved_cwnd", n(500.0)), ("saved_rtt_ms", n(50.0))],
+            ),
+            spec(
+                "careful-resume",
+                &[
+                    ("saved_cwnd", n(500.0)),
+                    ("saved_rtt_ms", n(50.0)),
+                    ("base", t("cubic")),
+                ],
+            ),
+            spec(
+                "hybla",
+                &[
+                    ("model", t("ns3")),
+                    ("rho_initial_window", ParamValue::Bool(true)),
+                ],
+            ),
+            spec("rapid-start", &[("recovery_period", t("tcp"))]),
+            spec("reno", &[("rate_limited_growth", t("capped"))]),
+        ]
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
-        /// Every algorithm, any event order: cwnd stays at least one MSS, finite and far from
-        /// overflow; pacing, when given, is positive.
+        /// Every algorithm (and those whose defaults leave their mechanism idle, with it
+        /// on), any event order: cwnd stays at least one MSS, finite and far from overflow;
+        /// pacing, when given, is positive.
         #[test]
         fn every_controller_keeps_a_sane_window(steps in proptest::collection::vec(step(), 1..300)) {
             const MSS: u64 = 1448;
-            for algo in ALGORITHMS {
+            let specs = ALGORITHMS.iter().map(|a| CcSpec::named(a.name)).chain(mechanisms_on());
+            for spec in specs {
                 let common = CommonParams { mss: MSS, initcwnd: 10, abc: true, seed: 7, paced: false };
-                let mut c = Controller::new(&CcSpec::named(algo.name), &common).unwrap();
+                let mut c = Controller::new(&spec, &common).unwrap();
+                let algo = &spec; // named in the messages below
                 let (mut now, mut delivered, mut in_recovery) = (0u64, 0u64, false);
                 for s in &steps {
                     now += 1_000_000;

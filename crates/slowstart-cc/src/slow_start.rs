@@ -4,6 +4,7 @@ pub mod hystart;
 pub mod hystart_pb;
 pub mod hystart_pp;
 pub mod search;
+pub mod suss;
 
 use crate::params::{Accepts, ParamInfo, Params};
 use crate::registry::{CcError, CommonParams};
@@ -12,6 +13,7 @@ use crate::{AckEvent, Nanos, Phase, SentEvent};
 
 /// Parameters every loss-based algorithm takes, declared once.
 pub const SLOW_START_PARAMS: &[ParamInfo] = &[
+    crate::loss_based::RATE_LIMITED_GROWTH,
     ParamInfo {
         name: "slow_start",
         doc: "slow-start rule: standard (RFC 5681), lss (RFC 3742), hystart (Linux tcp_cubic.c), \
@@ -104,6 +106,9 @@ pub enum SlowStart {
     Search(Box<search::Search>),
     /// HyStart with picoquic's peak-bandwidth raise on long-delay paths.
     HyStartPb(hystart_pb::HyStartPb),
+    /// SUSS: HyStart growing up to 4x per round while the ACK train predicts room (the `suss`
+    /// algorithm's own: SUSS is CUBIC's, and its exit may lower cwnd to the flight).
+    Suss(Box<suss::Suss>),
 }
 
 impl SlowStart {
@@ -166,7 +171,11 @@ impl SlowStart {
 
     /// The rule wants every ACK, cwnd-limited or not: it decides growth itself.
     pub fn samples_every_ack(&self) -> bool {
-        matches!(self, SlowStart::HyStartPb(h) if h.long_delay())
+        match self {
+            SlowStart::HyStartPb(h) => h.long_delay(),
+            SlowStart::Suss(s) => s.samples_every_ack(),
+            _ => false,
+        }
     }
 
     /// RFC 3742 §3 per ACK; with byte counting, once per segment the ACK covers.
@@ -229,12 +238,15 @@ impl SlowStart {
             SlowStart::HyStartPlusPlus(h) => h.on_ack(cwnd, ssthresh, ack, growth),
             SlowStart::Search(s) => s.on_ack(cwnd, ssthresh, ack, growth),
             SlowStart::HyStartPb(h) => h.on_ack(cwnd, ssthresh, ack, growth),
+            SlowStart::Suss(s) => s.on_ack(cwnd, ssthresh, ack, growth),
         }
     }
 
     pub fn on_packet_sent(&mut self, sent: &SentEvent) {
-        if let SlowStart::Search(s) = self {
-            s.on_packet_sent(sent);
+        match self {
+            SlowStart::Search(s) => s.on_packet_sent(sent),
+            SlowStart::Suss(s) => s.on_packet_sent(sent),
+            _ => {}
         }
     }
 
@@ -249,6 +261,7 @@ impl SlowStart {
     pub fn pacing_rate(&self) -> Option<u64> {
         match self {
             SlowStart::HyStartPb(h) => h.pacing_rate(),
+            SlowStart::Suss(s) => s.pacing_rate(),
             _ => None,
         }
     }
@@ -256,6 +269,7 @@ impl SlowStart {
     pub fn send_quantum(&self) -> Option<u64> {
         match self {
             SlowStart::HyStartPb(h) => h.send_quantum(),
+            SlowStart::Suss(s) => s.send_quantum(),
             _ => None,
         }
     }

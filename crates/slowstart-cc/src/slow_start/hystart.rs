@@ -45,13 +45,16 @@ pub struct HyStart {
     pub paced: bool,
     /// Exit point found (`ca->found`).
     pub found: bool,
-    round_start: Nanos,
-    last_ack: Nanos,
+    /// SUSS replaces the ACK-train detector while it runs (its tcp_cubic.c `suss_cap`).
+    pub(crate) ack_train_off: bool,
+    pub(crate) round_start: Nanos,
+    pub(crate) last_ack: Nanos,
     /// Rounds by delivery: an ACK's rate sample with `prior_delivered` at or past the delivered
     /// count when the round began ends it (stands in for `after(snd_una, end_seq)` with
     /// `end_seq = snd_nxt` at round start).
     rounds: RoundCounter,
-    curr_rtt: Nanos,
+    /// This round's lowest RTT once the delay test runs (`ca->curr_rtt`).
+    pub(crate) curr_rtt: Nanos,
     sample_cnt: u32,
     /// Smallest RTT seen (`ca->delay_min`), 0 before any sample.
     pub delay_min: Nanos,
@@ -64,6 +67,7 @@ impl HyStart {
             detect,
             paced: false,
             found: false,
+            ack_train_off: false,
             round_start: 0,
             last_ack: 0,
             rounds: RoundCounter::new(),
@@ -83,7 +87,10 @@ impl HyStart {
 
     /// tcp_cubic.c `hystart_update` (ACK delay cushion `hystart_ack_delay` taken as 0: no GSO).
     fn update(&mut self, delay: Nanos, ack: &AckEvent) {
-        if self.detect.ack_train && ack.now.saturating_sub(self.last_ack) <= ACK_DELTA {
+        if self.detect.ack_train
+            && !self.ack_train_off
+            && ack.now.saturating_sub(self.last_ack) <= ACK_DELTA
+        {
             self.last_ack = ack.now;
             let threshold = if self.paced {
                 self.delay_min
@@ -104,6 +111,41 @@ impl HyStart {
         }
     }
 
+    /// Whether `hystart_update` runs for this ACK: not found yet, cwnd at least
+    /// hystart_low_window.
+    pub(crate) fn detecting(&self, cwnd: u64, ack: &AckEvent) -> bool {
+        !self.found && cwnd >= self.low_window * ack.mss
+    }
+
+    /// tcp_cubic.c `cubictcp_acked`: delay_min, then `hystart_update`. Returns whether
+    /// delay_min fell.
+    pub(crate) fn acked(&mut self, cwnd: u64, ack: &AckEvent) -> bool {
+        let Some(rtt) = ack.rtt else {
+            return false;
+        };
+        let delay = rtt.max(1);
+        let fell = self.delay_min == 0 || self.delay_min > delay;
+        if fell {
+            self.delay_min = delay;
+        }
+        if self.detecting(cwnd, ack) {
+            self.update(delay, ack);
+        }
+        fell
+    }
+
+    /// tcp_cubic.c `cubictcp_cong_avoid`, after `cubictcp_acked`: a round starts with the
+    /// first ACK of data sent after the last one started, from the first ACK on and whatever
+    /// the window (below hystart_low_window too), so rounds stay aligned with ACK trains.
+    pub(crate) fn track_round(&mut self, ack: &AckEvent) {
+        if ack
+            .rate
+            .is_some_and(|rs| self.rounds.on_sample(rs.prior_delivered, ack.delivered))
+        {
+            self.reset_round(ack);
+        }
+    }
+
     /// tcp_cubic.c `cubictcp_acked` then `tcp_slow_start`: on detection ssthresh = cwnd before
     /// this ACK's growth, and the ACK's credit goes to congestion avoidance.
     pub fn on_ack(
@@ -113,24 +155,8 @@ impl HyStart {
         ack: &AckEvent,
         growth: &WindowGrowth,
     ) -> SlowStartStep {
-        if let Some(rtt) = ack.rtt {
-            let delay = rtt.max(1);
-            if self.delay_min == 0 || self.delay_min > delay {
-                self.delay_min = delay;
-            }
-            if !self.found && cwnd >= self.low_window * ack.mss {
-                self.update(delay, ack);
-            }
-        }
-        // tcp_cubic.c `cubictcp_cong_avoid`, after `cubictcp_acked`: a round starts with the
-        // first ACK of data sent after the last one started, from the first ACK on and whatever
-        // the window (below hystart_low_window too), so rounds stay aligned with ACK trains.
-        if ack
-            .rate
-            .is_some_and(|rs| self.rounds.on_sample(rs.prior_delivered, ack.delivered))
-        {
-            self.reset_round(ack);
-        }
+        self.acked(cwnd, ack);
+        self.track_round(ack);
         if self.found {
             return SlowStartStep {
                 cwnd,
