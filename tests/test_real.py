@@ -451,6 +451,27 @@ def test_udp_stack_runs_every_algorithm_on_real_20mbps(udp_built):
 
 
 @needs_root
+def test_udp_stack_runs_ones_own_webassembly_controller(udp_built):
+    """A user's WebAssembly controller (the built-in Reno as a guest) runs in the UDP endpoints
+    over real sockets, registered there from its file; a Python one is refused in one line."""
+    from slowstart.paths import scenario_path
+    from slowstart.real_udp import run_real_udp
+    from slowstart.scenario import load
+
+    wasm = ROOT / "target" / "wasm32-unknown-unknown" / "release" / "builtin_guest.wasm"
+    config = load(scenario_path("real-20mbps"), cc=f"{wasm}:algorithm=reno")
+    s = run_real_udp(config).summary
+    f = s["flows"][0]
+    assert f["cc"].startswith("builtin_guest.wasm@")
+    assert f["bytes_delivered"] == 10_000_000 and f["completion_s"] is not None
+    assert f["dropped_datagrams"]["receiver"]["bad_data"] == 0
+    python = load(scenario_path("real-20mbps"), cc=f"{ROOT}/examples/python/reno.py:Reno")
+    with pytest.raises(ValueError, match=r"^flow\.0\.cc: a Python controller runs in the"):
+        run_real_udp(python)
+    assert leftovers(os.getpid()) == []
+
+
+@needs_root
 def test_udp_compare_matches_the_simulation_for_reno(tmp_path, udp_built):
     """real-20mbps (10 MB, 20 Mbps, 50 ms): the UDP stack runs the simulator's own Reno, so
     completion agrees (median of 3 runs) and the slow-start rounds are 10, 20, 40, 80, 160

@@ -92,6 +92,13 @@ def _check_flows(config: dict[str, Any]) -> None:
             raise ValueError(f"app.{i}.kind: the UDP stack runs bulk or web flows, got {kind!r}")
         if kind == "bulk" and flow.get("size_bytes") is None:
             raise ValueError(f'flow.{i}.size: a real bulk flow needs a size such as "10MB"')
+        guest = flow["cc"].get("guest")
+        if guest is not None and guest["kind"] != "wasm":
+            # The endpoints are Rust processes (crates/slowstart-udp): no Python runs there.
+            raise ValueError(
+                f"flow.{i}.cc: a Python controller runs in the simulator only; the UDP stack "
+                "runs WebAssembly controllers (examples/wasm-controller)"
+            )
         if flow.get("ecn", False):
             # The emulator marks CE in the IP header, which the UDP endpoints do not read.
             raise ValueError(f"flow.{i}.ecn: the UDP stack does not carry ECN; use --stack kernel")

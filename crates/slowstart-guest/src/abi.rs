@@ -18,6 +18,7 @@
 
 use std::collections::BTreeMap;
 
+use slowstart_cc::external::Outputs;
 use slowstart_cc::params::ParamValue;
 use slowstart_cc::{AckEvent, CommonParams, CongestionEvent, Nanos, Phase, RateSample, SentEvent};
 
@@ -210,10 +211,8 @@ pub fn encode_out(
     ]
 }
 
-/// `out` words as answers: (cwnd, ssthresh, pacing rate, send quantum, phase), or a message
-/// when the phase code is not one of [`Phase::ALL`].
-#[allow(clippy::type_complexity)]
-pub fn decode_out(w: &[u64; 5]) -> Result<(u64, u64, Option<u64>, Option<u64>, Phase), String> {
+/// `out` words as answers, or a message when the phase code is not one of [`Phase::ALL`].
+pub fn decode_out(w: &[u64; 5]) -> Result<Outputs, String> {
     let phase = Phase::ALL.get(w[4] as usize).copied().ok_or_else(|| {
         format!(
             "phase code {} (accepted: 0..={}, the order of Phase)",
@@ -221,7 +220,13 @@ pub fn decode_out(w: &[u64; 5]) -> Result<(u64, u64, Option<u64>, Option<u64>, P
             Phase::ALL.len() - 1
         )
     })?;
-    Ok((w[0], w[1], unopt(w[2]), unopt(w[3]), phase))
+    Ok(Outputs {
+        cwnd: w[0],
+        ssthresh: w[1],
+        pacing_rate: unopt(w[2]),
+        send_quantum: unopt(w[3]),
+        phase,
+    })
 }
 
 /// A controller's own parameters (`--cc ./x.wasm:gain=2`), as the spec gave them.

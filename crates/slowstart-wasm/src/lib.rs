@@ -278,14 +278,7 @@ impl WasmGuest {
         for (i, w) in out.iter_mut().enumerate() {
             *w = u64::from_le_bytes(word(block, abi::OUT_OFFSET + 8 * i));
         }
-        let (cwnd, ssthresh, pacing_rate, send_quantum, phase) = abi::decode_out(&out)?;
-        Ok(Outputs {
-            cwnd,
-            ssthresh,
-            pacing_rate,
-            send_quantum,
-            phase,
-        })
+        abi::decode_out(&out)
     }
 }
 
