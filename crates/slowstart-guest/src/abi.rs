@@ -375,9 +375,9 @@ mod tests {
     #[test]
     fn an_unknown_phase_code_is_refused() {
         assert!(decode_out(&[1, 2, NONE, NONE, 99]).is_err());
-        let (cwnd, _, pacing, _, phase) = decode_out(&[1, 2, 5, NONE, 3]).unwrap();
+        let out = decode_out(&[1, 2, 5, NONE, 3]).unwrap();
         assert_eq!(
-            (cwnd, pacing, phase),
+            (out.cwnd, out.pacing_rate, out.phase),
             (1, Some(5), Phase::CongestionAvoidance)
         );
     }
