@@ -666,7 +666,7 @@ def with_controllers(exp: Experiment, ccs: Sequence[str]) -> Experiment:
     if not ccs:
         return exp
     own_cc = f"flow.{exp.flow}.cc="
-    extra: dict[tuple[str | None, tuple[str, ...]], Variant] = {}
+    extra: dict[tuple[Any, ...], Variant] = {}
     for cc in ccs:
         for v in exp.variants:
             kept = tuple(o for o in v.overrides if not o.startswith(own_cc))
@@ -674,8 +674,9 @@ def with_controllers(exp: Experiment, ccs: Sequence[str]) -> Experiment:
                 cc_label(cc) if kept == () and v.overrides != () else f"{v.label}, {cc_label(cc)}"
             )
             overrides = (*kept, f"{own_cc}{cc}")
+            # One run per setting and measure: variants that differ only by their cc are one.
             extra.setdefault(
-                (v.scenario, overrides),
+                (v.scenario, overrides, v.metric, id(v.measure), v.unit),
                 replace(v, label=label, overrides=overrides, published=None),
             )
     return replace(exp, variants=(*exp.variants, *extra.values()))
