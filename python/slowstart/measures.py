@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from slowstart.api import Result
 
 Measure = Callable[[Result], float | None]
@@ -162,3 +164,20 @@ def cwnd_after_recovery_bdp(result: Result, flow: int = 0) -> float | None:
     if after.empty:
         return None
     return float(after["cwnd_bytes"].iloc[0]) / full_bdp_bytes(result, flow)
+
+
+def observed_saved_state(result: Result, flow: int = 0) -> tuple[int, float]:
+    """What a connection would save for Careful Resume (RFC 9959 §4.1, Observing): the most
+    data acknowledged within one RTT, in the flow's segments (`saved_cwnd`), and the lowest
+    smoothed RTT seen, in ms (`saved_rtt_ms`). Gives a second run the state of a first:
+    `set=[f"flow.0.cc.saved_cwnd={cwnd}", f"flow.0.cc.saved_rtt_ms={rtt}"]`."""
+    rows = result.flows[result.flows["flow"] == flow].sort_values("t_s")
+    srtt = rows["srtt_s"][rows["srtt_s"] > 0]
+    rtt_s = float(srtt.min())
+    t = rows["t_s"].to_numpy()
+    delivered = rows["delivered_bytes"].to_numpy()
+    # Delivered one RTT earlier, at each sample: the last sample at or before t - rtt.
+    earlier = np.searchsorted(t, t - rtt_s, side="right") - 1
+    acked = delivered - np.where(earlier >= 0, delivered[np.maximum(earlier, 0)], 0)
+    mss = int(result.config["flows"][flow]["mss"])
+    return int(acked.max()) // mss, round(rtt_s * 1000, 3)

@@ -5,16 +5,17 @@
 //!
 //! - Reconnaissance: the base controller runs from the IW. The path is confirmed once the IW is
 //!   acknowledged without congestion: the jump comes with that ACK if the sender had data
-//!   waiting (its rate sample is not application-limited), else it waits until the sender has more data than the base cwnd allows
-//!   (§4.2, the transition "MAY be deferred"). It checks that the minimum RTT lies in
-//!   (saved_rtt / 2, 10 saved_rtt) (§4.2, §5.2.2) and that the jump would raise cwnd.
+//!   waiting (its rate sample is not application-limited), else it waits until the sender has
+//!   more data than the base cwnd allows (§4.2, the transition "MAY be deferred"). It checks
+//!   that the minimum RTT lies in (saved_rtt / 2, 10 saved_rtt) (§4.2, §5.2.2) and that the
+//!   jump would raise cwnd.
 //! - Unvalidated: PipeSize = flight_size, cwnd = jump_cwnd = min(max_jump, saved_cwnd / 2),
 //!   paced at jump_cwnd per current RTT (§5.3); cwnd does not grow. It ends when the window is
 //!   used, an unvalidated packet is acknowledged or one RTT has passed: then cwnd = PipeSize and
 //!   normal CC if flight_size <= PipeSize (or < IW), else cwnd = flight_size and Validating.
 //! - Validating: the base controller grows cwnd; normal CC once the last unvalidated packet is
 //!   acknowledged.
-//! - Safe Retreat, on congestion in either: cwnd = PipeSize / 2 (whole segments, at least 2),
+//! - Safe Retreat, on congestion in either: cwnd at most PipeSize / 2 (whole segments, at least 2),
 //!   no growth, until the last unvalidated packet is acknowledged (or the recovery episode
 //!   ends); then ssthresh = PipeSize x Beta and normal CC.
 //!
@@ -161,7 +162,8 @@ impl<A: AvoidanceRule> CarefulResume<A> {
             .max(ack.delivered.saturating_sub(self.sent_before_jump));
     }
 
-    /// §4.2: on the send that fills the base cwnd once the path is confirmed.
+    /// §4.2: the path is confirmed and the sender has more to send than the base cwnd allows
+    /// (`flight` in flight): jump, unless the RTT or the window says not to.
     fn jump(&mut self, now: Nanos, flight: u64) {
         let rtt_ok = self.min_rtt > self.saved_rtt / 2
             && self.min_rtt < self.saved_rtt.saturating_mul(RTT_FACTOR_MAX);
@@ -189,13 +191,15 @@ impl<A: AvoidanceRule> CarefulResume<A> {
         }
     }
 
-    /// §4.5 on entry: cwnd = PipeSize / 2, in whole segments, at least two (RFC 9002 §4.8).
+    /// §4.5 on entry: cwnd "no more than" PipeSize / 2, in whole segments, at least two (RFC
+    /// 9002 §4.8).
     fn retreat(&mut self) {
         if self.state == State::Unvalidated {
             self.last_unvalidated = self.sent;
         }
         let half = self.pipe_size() / 2 / self.mss * self.mss;
-        self.base.set_window(half.max(2 * self.mss), None);
+        let cwnd = half.min(self.base.cwnd()).max(2 * self.mss);
+        self.base.set_window(cwnd, None);
         self.base.set_phase(Phase::Recovery);
         self.state = State::SafeRetreat;
     }

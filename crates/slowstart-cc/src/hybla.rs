@@ -9,6 +9,9 @@
 //! - `ns3` (tcp-hybla.cc): rho as a real number from the minimum RTT in whole milliseconds,
 //!   slow start once per ACK (`SlowStart` with segmentsAcked >= 1), avoidance once per acked
 //!   segment with a real-valued carry (`m_cWndCnt`).
+//!
+//! Linux grows as Reno outside the Open state (`hybla_state`: `hybla_en = ca_state ==
+//! TCP_CA_Open`): after a timeout, standard slow start until the repair ends. Both models do.
 
 use crate::loss_based::{AvoidanceRule, RenoRule};
 use crate::params::{Accepts, ParamInfo, Params};
@@ -79,6 +82,8 @@ pub struct Hybla {
     ns3_bytes: u64,
     /// An ACK has arrived: the handshake's RTT sample, if any, came before it.
     acked: bool,
+    /// Not repairing after a timeout (Linux `hybla_en`, TCP_CA_Open).
+    open: bool,
 }
 
 impl Hybla {
@@ -95,6 +100,7 @@ impl Hybla {
             ns3_carry: 0.0,
             ns3_bytes: 0,
             acked: false,
+            open: true,
         }
     }
 
@@ -163,6 +169,9 @@ impl AvoidanceRule for Hybla {
         ack: &AckEvent,
         _growth: &WindowGrowth,
     ) -> Option<SlowStartStep> {
+        if !self.open {
+            return None;
+        }
         let mss = ack.mss.max(1);
         let grown = match self.model {
             Model::Linux => {
@@ -188,8 +197,11 @@ impl AvoidanceRule for Hybla {
         cwnd: u64,
         credit: u64,
         ack: &AckEvent,
-        _growth: &mut WindowGrowth,
+        growth: &mut WindowGrowth,
     ) -> u64 {
+        if !self.open {
+            return RenoRule.increase(cwnd, credit, ack, growth);
+        }
         let mss = ack.mss.max(1);
         let segments = (cwnd / mss).max(1);
         match self.model {
@@ -215,6 +227,14 @@ impl AvoidanceRule for Hybla {
 
     fn decrease(&mut self, cwnd: u64, event: &CongestionEvent) -> u64 {
         RenoRule.decrease(cwnd, event)
+    }
+
+    fn on_rto(&mut self) {
+        self.open = false;
+    }
+
+    fn on_recovery_exit(&mut self) {
+        self.open = true;
     }
 
     fn on_rtt_sample(&mut self, rtt: Nanos, cwnd: u64, mss: u64) -> u64 {
@@ -349,6 +369,28 @@ mod tests {
             cwnd = h.increase(cwnd, mss, &a, &mut g);
             assert_eq!(cwnd, (window + 1) * mss);
         }
+    }
+
+    /// After a timeout Linux's Hybla grows as Reno until the repair ends (hybla_en is false
+    /// outside TCP_CA_Open): one segment per ACK in slow start, not 2^rho - 1.
+    #[test]
+    fn reno_growth_while_repairing_after_a_timeout() {
+        let mut c = LossBased::new(
+            1000,
+            10,
+            AckCounting::PerAck,
+            SlowStart::Standard,
+            Hybla::new(25, Model::Linux, false),
+        );
+        c.on_ack(&ack(1000, 100 * MS));
+        assert_eq!(c.cwnd(), 25_000); // 10 + 2^4 - 1
+        c.on_rto(0, 25_000);
+        c.on_ack(&ack(1000, 100 * MS));
+        assert_eq!(c.cwnd(), 2000);
+        // Repaired: 2^4 - 1 again, clamped at ssthresh (half of 25 segments).
+        c.on_recovery_exit(0);
+        c.on_ack(&ack(1000, 100 * MS));
+        assert_eq!(c.cwnd(), 12_500);
     }
 
     /// The lowest RTT sets rho; a later, larger one does not raise it.

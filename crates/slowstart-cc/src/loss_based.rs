@@ -50,6 +50,8 @@ pub trait AvoidanceRule: Clone + Debug {
     fn on_slow_start_exit(&mut self, _now: Nanos, _cwnd: u64) {}
     /// Retransmission timeout: forget epoch state.
     fn on_rto(&mut self) {}
+    /// A recovery episode (fast, or the repair after a timeout) ended.
+    fn on_recovery_exit(&mut self) {}
 }
 
 /// Reno's rule, RFC 5681 §3.1: +1 MSS per RTT; halve on loss (Linux `tcp_reno_ssthresh`, as ns-2:
@@ -292,6 +294,7 @@ impl<A: AvoidanceRule> CongestionController for LossBased<A> {
     }
 
     fn on_recovery_exit(&mut self, _now: Nanos) {
+        self.rule.on_recovery_exit();
         self.phase = if self.in_slow_start() {
             Phase::RtoRecovery
         } else {

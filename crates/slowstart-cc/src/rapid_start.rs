@@ -305,8 +305,10 @@ impl<A: AvoidanceRule> CongestionController for RapidStart<A> {
         self.recovery_cwnd = before * f.silence;
         self.lost_counted = event.bytes_lost;
         self.delivered_at_loss = None;
+        // The base sees the loss (CUBIC keeps W_max from it, its recovery phase begins); the
+        // window is Rapid Start's.
+        self.base.on_congestion_event(event);
         self.reduce(f.loss * event.bytes_lost as f64);
-        self.base.set_phase(Phase::Recovery);
         self.first_flight_rate = None;
         self.state = State::Recovery;
     }

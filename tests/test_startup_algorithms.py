@@ -100,3 +100,20 @@ def test_suss_headline_holds_on_fast_long_paths_not_on_slow_short_ones():
 
     assert gain([], "1MB") > 0.20
     assert gain(["path.rate=20Mbps", "path.rtt=60ms"], "5MB") < 0.05
+
+
+def test_careful_resume_from_the_state_a_first_connection_saved():
+    """RFC 9959 §4.1: the first connection saves the most it got acknowledged in one RTT and
+    its minimum RTT; on this path that is the BDP (12 842 segments) and 600 ms, and the
+    second connection resumes from it as from the state the scenario gives."""
+    from slowstart.measures import observed_saved_state
+
+    first = slowstart.run("careful-resume", cc="hystart-pb")
+    cwnd, rtt_ms = observed_saved_state(first)
+    assert cwnd == pytest.approx(12842, rel=0.02)
+    assert rtt_ms == pytest.approx(600, rel=0.01)
+    second = completion(
+        "careful-resume",
+        set=[f"flow.0.cc.saved_cwnd={cwnd}", f"flow.0.cc.saved_rtt_ms={rtt_ms}"],
+    )
+    assert second < 0.85 * first.summary["flows"][0]["completion_s"]
