@@ -357,6 +357,9 @@ def test_sweep_options_are_checked_before_any_run(
     assert line.startswith("error: --seeds: ") and "its seeds = ... say which" in line, line
 
 
+PLAN = ["plan", "--rtt", "50ms", "--rate", "10Mbps", "--size", "10kB"]
+
+
 def test_options_that_do_not_apply_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -368,7 +371,7 @@ def test_options_that_do_not_apply_are_refused(
         ),
         (["run", "satellite", "--out", ""], "error: --out: expected a folder"),
         (
-            "plan --rtt 50ms --rate 10Mbps --size 10kB --set path.rate=1Mbps".split(),
+            [*PLAN, "--set", "path.rate=1Mbps"],
             "error: --set path.rate=1Mbps: the plan sets path.rate itself; use --rate",
         ),
     ]:
