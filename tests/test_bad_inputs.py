@@ -445,3 +445,8 @@ def test_a_parameter_the_rule_never_reads_is_refused_by_load() -> None:
     """Before any run (a sweep loads every point first), not when the run builds the flow."""
     with pytest.raises(ValueError, match="^flow.0.cc reno: parameter 'max_ssthresh' is not read"):
         slowstart.load("satellite", cc="reno:max_ssthresh=5")
+
+
+def test_a_sweep_from_python_is_sized_before_it_is_listed() -> None:
+    with pytest.raises(ValueError, match="^seeds: 1000000000 runs, more than one sweep may"):
+        slowstart.sweep("satellite", {"flow.0.initcwnd": ["10"]}, seeds=range(10**9))

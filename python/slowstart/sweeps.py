@@ -261,6 +261,8 @@ def build(
     if len(dict.fromkeys(names)) != len(names):
         raise ScenarioError(f"sweep: a scenario is named twice in {names}")
     many = isinstance(scenario, list)
+    if seeds:
+        check_points(len(seeds), "seeds")  # before a range of them is listed
     base = grid if grid is not None else points(axes, list(seeds) if seeds else [None])
     check_points(len(names) * len(base), "sweep")
     full = [{**({"scenario": name} if many else {}), **point} for name in names for point in base]
