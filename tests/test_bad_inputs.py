@@ -450,3 +450,13 @@ def test_a_parameter_the_rule_never_reads_is_refused_by_load() -> None:
 def test_a_sweep_from_python_is_sized_before_it_is_listed() -> None:
     with pytest.raises(ValueError, match="^seeds: 1000000000 runs, more than one sweep may"):
         slowstart.sweep("satellite", {"flow.0.initcwnd": ["10"]}, seeds=range(10**9))
+
+
+def test_a_sweep_in_which_no_flow_completes_is_tabulated_by_goodput(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """100 MB in 100 ms: no flow completes, so no row has a completion time (this was
+    `error: missing "completion_s"`, from the sweep and from its report)."""
+    argv = ["sweep", "satellite", "--vary", "flow.0.initcwnd=10", "--duration", "100ms"]
+    assert main([*argv, "--quiet"]) == 0, capsys.readouterr().err
+    assert "metric: goodput_bps (default: no flow completed" in capsys.readouterr().out

@@ -570,7 +570,7 @@ def default_metric(rows: pd.DataFrame) -> tuple[str, str]:
     (which every flow has); and why, in words."""
     if "size_bytes" not in rows.columns or rows["size_bytes"].isna().any():
         return "goodput_bps", "default: a flow has no size, so it never completes"
-    if rows["completion_s"].isna().all():
+    if "completion_s" not in rows.columns or rows["completion_s"].isna().all():
         return "goodput_bps", "default: no flow completed within the run"
     return "completion_s", "default: every flow has a size"
 
