@@ -370,6 +370,8 @@ def test_options_that_do_not_apply_are_refused(
             "error: --out: only with --traces",
         ),
         (["run", "satellite", "--out", ""], "error: --out: expected a folder"),
+        (["results", "r.duckdb", "--csv", ""], "error: --csv: expected a file name"),
+        (["results", "r.duckdb", "--json", "--csv", "x.csv"], "error: --json: prints the table"),
         (
             [*PLAN, "--set", "path.rate=1Mbps"],
             "error: --set path.rate=1Mbps: the plan sets path.rate itself; use --rate",
