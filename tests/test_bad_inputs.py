@@ -357,6 +357,9 @@ def test_sweep_options_are_checked_before_any_run(
     assert line.startswith("error: --seeds: ") and "its seeds = ... say which" in line, line
 
 
+PLAN = ["plan", "--rtt", "50ms", "--rate", "10Mbps", "--size", "10kB"]
+
+
 def test_options_that_do_not_apply_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -367,18 +370,10 @@ def test_options_that_do_not_apply_are_refused(
             "error: --out: only with --traces",
         ),
         (["run", "satellite", "--out", ""], "error: --out: expected a folder"),
+        (["results", "r.duckdb", "--csv", ""], "error: --csv: expected a file name"),
+        (["results", "r.duckdb", "--json", "--csv", "x.csv"], "error: --json: prints the table"),
         (
-            [
-                "plan",
-                "--rtt",
-                "50ms",
-                "--rate",
-                "10Mbps",
-                "--size",
-                "10kB",
-                "--set",
-                "path.rate=1Mbps",
-            ],
+            [*PLAN, "--set", "path.rate=1Mbps"],
             "error: --set path.rate=1Mbps: the plan sets path.rate itself; use --rate",
         ),
     ]:
@@ -452,3 +447,18 @@ def test_a_parameter_the_rule_never_reads_is_refused_by_load() -> None:
     """Before any run (a sweep loads every point first), not when the run builds the flow."""
     with pytest.raises(ValueError, match="^flow.0.cc reno: parameter 'max_ssthresh' is not read"):
         slowstart.load("satellite", cc="reno:max_ssthresh=5")
+
+
+def test_a_sweep_from_python_is_sized_before_it_is_listed() -> None:
+    with pytest.raises(ValueError, match="^seeds: 1000000000 runs, more than one sweep may"):
+        slowstart.sweep("satellite", {"flow.0.initcwnd": ["10"]}, seeds=range(10**9))
+
+
+def test_a_sweep_in_which_no_flow_completes_is_tabulated_by_goodput(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """100 MB in 100 ms: no flow completes, so no row has a completion time (this was
+    `error: missing "completion_s"`, from the sweep and from its report)."""
+    argv = ["sweep", "satellite", "--vary", "flow.0.initcwnd=10", "--duration", "100ms"]
+    assert main([*argv, "--quiet"]) == 0, capsys.readouterr().err
+    assert "metric: goodput_bps (default: no flow completed" in capsys.readouterr().out

@@ -565,6 +565,11 @@ def cmd_results(args: argparse.Namespace) -> int:
 
     if args.out is not None and not args.traces:
         raise UsageError("--out: only with --traces KEY (the run whose files it writes)")
+    for option in ("csv", "parquet"):
+        if getattr(args, option) is not None and not getattr(args, option).strip():
+            raise UsageError(f"--{option}: expected a file name, got an empty one")
+    if args.json and (args.csv or args.parquet):
+        raise UsageError("--json: prints the table; not with --csv or --parquet, which write it")
     if args.traces:
         from slowstart.progress import bar
 
@@ -583,7 +588,7 @@ def cmd_results(args: argparse.Namespace) -> int:
         (args.csv, lambda p: frame.to_csv(p, index=False)),
         (args.parquet, lambda p: frame.to_parquet(p, index=False)),
     ):
-        if path:
+        if path is not None:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             write(path)
             print(f"wrote {path} ({len(frame)} rows)", file=sys.stderr)

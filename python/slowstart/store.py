@@ -192,7 +192,11 @@ class Store:
         except duckdb.Error as e:
             first = str(e).strip().splitlines()[0]
             raise StoreError(f"{self.path}: not a results store ({first})") from None
-        self.schema = self._check_schema(read_only)
+        try:
+            self.schema = self._check_schema(read_only)
+        except StoreError:
+            self.con.close()
+            raise
 
     def _check_file(self) -> bool:
         """Whether the store exists; StoreError if it is not a DuckDB file (a folder, a pipe

@@ -262,6 +262,8 @@ def build(
     if len(dict.fromkeys(names)) != len(names):
         raise ScenarioError(f"sweep: a scenario is named twice in {names}")
     many = isinstance(scenario, list)
+    if seeds:
+        check_points(len(seeds), "seeds")  # before a range of them is listed
     base = grid if grid is not None else points(axes, list(seeds) if seeds else [None])
     check_points(len(names) * len(base), "sweep")
     full = [{**({"scenario": name} if many else {}), **point} for name in names for point in base]
@@ -600,7 +602,7 @@ def default_metric(rows: pd.DataFrame) -> tuple[str, str]:
     (which every flow has); and why, in words."""
     if "size_bytes" not in rows.columns or rows["size_bytes"].isna().any():
         return "goodput_bps", "default: a flow has no size, so it never completes"
-    if rows["completion_s"].isna().all():
+    if "completion_s" not in rows.columns or rows["completion_s"].isna().all():
         return "goodput_bps", "default: no flow completed within the run"
     return "completion_s", "default: every flow has a size"
 
