@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import ROOT, cli
+from conftest import ROOT, chromium, cli, needs_browser
 from slowstart.api import Result, run
 from slowstart.score import (
     column,
@@ -442,8 +441,6 @@ def _children(pid: int) -> list[int]:
 
 # --- the page in a browser ---------------------------------------------------------------------
 
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
-
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -485,14 +482,9 @@ def test_the_page_holds_every_path_and_metric_and_links_nothing(page: Path):
     ]
 
 
-@pytest.mark.skipif(
-    BROWSER is None,
-    reason="no chromium on this machine (`make browser` installs Debian's, as `make test` does)",
-)
+@needs_browser
 def test_the_page_draws_every_figure_in_chromium_without_errors(page: Path):
-    from test_report import _chromium
-
-    dom = _chromium("--dump-dom", page.as_uri())
+    dom = chromium("--dump-dom", page.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
     drawn = re.search(r'data-figures="(\d+)/(\d+)"', dom.stdout)
     assert drawn and drawn.group(1) == drawn.group(2) == "3", drawn
