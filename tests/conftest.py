@@ -3,6 +3,7 @@ the guard that stops whatever processes a test left running."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import shutil
 import signal
@@ -39,7 +40,8 @@ def stop(p: subprocess.Popen) -> None:
             p.wait()
     for pipe in (p.stdin, p.stdout, p.stderr):
         if pipe is not None:
-            pipe.close()
+            with contextlib.suppress(OSError):  # stdin's unflushed text to a dead process
+                pipe.close()
 
 
 @pytest.fixture(autouse=True)

@@ -81,7 +81,7 @@ def mangle(rng: random.Random, d: bytes, history: list[bytes], sent: Counter) ->
     """Extra datagrams to send after seeing `d` (the original goes on untouched)."""
     out: list[bytes] = []
     roll = rng.random()
-    if roll < 0.02:
+    if roll < 0.02 and d:  # an empty one is a truncation of its own, come back
         out.append(d[: rng.randrange(len(d))])
         sent["truncated"] += 1
     elif roll < 0.04:
@@ -100,9 +100,11 @@ def mangle(rng: random.Random, d: bytes, history: list[bytes], sent: Counter) ->
         out.append(d[:2] + bytes([9]) + d[3:])
         sent["forged: wrong version"] += 1
     elif roll < 0.14 and len(d) >= HEADER:
-        kind = d[3]
-        if kind in (KIND_DATA, KIND_REQUEST) and len(d) > HEADER:
-            i = rng.randrange(HEADER + 8 * d[5], len(d))
+        # d may be one of this script's own forgeries coming back (it crosses the link like
+        # the originals): its SACK block count (byte 5) need not fit its length.
+        kind, payload = d[3], HEADER + 8 * d[5]
+        if kind in (KIND_DATA, KIND_REQUEST) and len(d) > payload:
+            i = rng.randrange(payload, len(d))
             out.append(d[:i] + bytes([d[i] ^ 0x55]) + d[i + 1 :])
             sent["forged: payload not the pattern"] += 1
         elif kind == KIND_ACK:

@@ -19,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import ROOT, cli
 from slowstart import compare, real_kernel, real_summary, testbed
@@ -539,6 +541,25 @@ def test_udp_web_page_agrees_with_the_simulation(tmp_path, udp_built):
     assert f["bytes_delivered"] == 51_000
     assert f["dropped_datagrams"]["receiver"]["bad_data"] == 0
     assert leftovers(compared.pid) == leftovers(proc.pid) == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=1500), st.sampled_from([2, 3, 4, 9]), st.integers(0, 255))
+def test_hostile_udp_mangles_whatever_it_sees(datagram, kind, blocks):
+    """tests/hostile_udp.py sees its own forgeries come back across the link (truncated to
+    nothing, random bytes that claim to be data with 229 SACK blocks, ...) and mangles them
+    again: never an exception (one such ended the helper in a loaded run)."""
+    import random
+    from collections import Counter
+
+    from hostile_udp import mangle
+
+    if len(datagram) > 5:
+        datagram = datagram[:3] + bytes([kind]) + datagram[4:5] + bytes([blocks]) + datagram[6:]
+    history = [datagram] * 200
+    for seed in range(200):  # every branch of mangle is taken by some of them
+        for extra in mangle(random.Random(seed), datagram, history, Counter()):
+            assert len(extra) <= 1500 - 28
 
 
 HOSTILE = """
