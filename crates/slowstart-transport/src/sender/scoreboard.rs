@@ -360,7 +360,14 @@ impl Scoreboard {
         if retransmission {
             flags = RETRANS | EVER_RETRANS;
             self.retransmissions.push_back((k, now));
-            self.pipe += len;
+            // A retransmission in flight counts once in `pipe`, as it leaves it once
+            // (`leave_pipe`): sent again while the first is out (a loss probe of the last
+            // segment), it adds nothing.
+            let in_flight =
+                k < self.nxt && self.segments[(k - self.una) as usize].flags & RETRANS != 0;
+            if !in_flight {
+                self.pipe += len;
+            }
         }
         if k == self.nxt {
             let seq = self.snd_nxt;
@@ -467,6 +474,28 @@ mod tests {
         assert_eq!(b.next_lost(), None);
         assert_eq!(b.detect_lost_retransmissions(30_000_000, 5_000_000), 1);
         assert_eq!(b.next_lost(), Some(1), "sent again before anything else");
+    }
+
+    /// The last segment retransmitted twice (a loss probe while its retransmission is out)
+    /// counts once in `pipe`, as it leaves once: `pipe` is empty when all is acknowledged (it
+    /// kept one segment, and the sender stalled with nothing in flight and no timer).
+    #[test]
+    fn a_segment_sent_again_while_retransmitted_counts_once_in_pipe() {
+        let mut b = sent(3);
+        for t in [10_000_000, 20_000_000] {
+            let snapshot = PacketRateState {
+                sent_time: t,
+                ..Default::default()
+            };
+            b.on_transmit(t, 2, MSS, snapshot, true);
+        }
+        assert_eq!(
+            b.pipe(),
+            4 * MSS,
+            "three segments, one retransmission in flight"
+        );
+        b.ack_cumulative(3 * MSS, |_| {});
+        assert_eq!((b.out_bytes(), b.pipe()), (0, 0));
     }
 
     #[test]
