@@ -37,11 +37,13 @@ class Run:
     alone: dict[str, float | None] | None = None
 
     @property
-    def summary(self) -> dict[str, Any]:
+    def flow_summary(self) -> dict[str, Any]:
+        """The tested flow's row of the summary."""
         return self.result.summary["flows"][self.flow]
 
     @property
     def start_s(self) -> float:
+        """When the tested flow starts, seconds into the run."""
         return self.result.config["flows"][self.flow]["start_ns"] / 1e9
 
 
@@ -118,7 +120,7 @@ def flow_rows(run: Run, flow: int | None = None) -> Any:
 def available_bps(run: Run) -> float:
     """The rate the flow can reach: the bottleneck's, or its window cap over the base RTT when
     that is less (as the engine's `time_to_full_bw_s`)."""
-    f, spec = run.summary, run.result.config["flows"][run.flow]
+    f, spec = run.flow_summary, run.result.config["flows"][run.flow]
     caps = [c for c in (spec.get("max_window_bytes"), spec.get("max_rwnd_bytes")) if c]
     rate = float(f["bottleneck_bps"])
     if caps and f["base_rtt_s"]:
@@ -128,7 +130,7 @@ def available_bps(run: Run) -> float:
 
 def end_s(run: Run) -> float:
     """When the tested flow stops: its completion, else the end of the run (from its start)."""
-    done = run.summary["completion_s"]
+    done = run.flow_summary["completion_s"]
     return done if done is not None else run.result.summary["sim_time_s"] - run.start_s
 
 
@@ -189,7 +191,7 @@ def time_to_90_s(run: Run) -> float | None:
     read from the flow's trace samples."""
     import numpy as np
 
-    rtt = run.summary["base_rtt_s"]
+    rtt = run.flow_summary["base_rtt_s"]
     rows = flow_rows(run)
     if not rtt or rows.empty:
         return None
@@ -206,7 +208,7 @@ def time_to_90_s(run: Run) -> float | None:
 def slow_start_exit_s(run: Run) -> float | None:
     """When the controller leaves its initial slow start (or startup): the summary's
     slow_start_exit_s. Shown, not ranked by itself: early is not better (see exit_cwnd_bdp)."""
-    return run.summary["slow_start_exit_s"]
+    return run.flow_summary["slow_start_exit_s"]
 
 
 @metric("BDP", "one")
@@ -214,7 +216,7 @@ def exit_cwnd_bdp(run: Run) -> float | None:
     """cwnd when the controller left slow start, over the path's BDP (bottleneck rate x base
     RTT): the largest cwnd sampled before the exit. 1 fills the pipe; below 1 leaves it
     underused, above 1 queues or drops the excess. Best: nearest 1."""
-    exit_s = run.summary["slow_start_exit_s"]
+    exit_s = run.flow_summary["slow_start_exit_s"]
     if exit_s is None:
         return None
     rows = flow_rows(run)
@@ -226,7 +228,7 @@ def exit_cwnd_bdp(run: Run) -> float | None:
 def overshoot_drops(run: Run) -> float | None:
     """Packets of the flow that queues dropped while it was in its initial slow start (the
     summary's slow_start_drops): what overshooting the path cost."""
-    return float(run.summary["slow_start_drops"])
+    return float(run.flow_summary["slow_start_drops"])
 
 
 @metric("s", "lower")
@@ -236,9 +238,9 @@ def peak_queue_delay_s(run: Run) -> float | None:
     time it takes to drain at the line rate (a trace's mean rate). Not a fixed first 10 round
     trips: the satellite's slow start lasts 15."""
     q = run.result.queues
-    exit_s = run.summary["slow_start_exit_s"]
+    exit_s = run.flow_summary["slow_start_exit_s"]
     horizon = run.start_s + (
-        exit_s + run.summary["base_rtt_s"]
+        exit_s + run.flow_summary["base_rtt_s"]
         if exit_s is not None
         else run.result.summary["sim_time_s"]
     )
@@ -262,14 +264,14 @@ def queue_delay_s(run: Run) -> float | None:
 def completion_s(run: Run) -> float | None:
     """The transfer's completion time: from the flow's start (its handshake included) to its
     last byte delivered in order; none for a transfer still running at the end."""
-    return run.summary["completion_s"]
+    return run.flow_summary["completion_s"]
 
 
 def ideal_completion_s(run: Run) -> float | None:
     """A transfer's least completion time: one RTT of handshake, the data's wire bytes
     (headers included) at the bottleneck rate, and half an RTT to the receiver; a web object
     waits a whole RTT instead (its request goes there first). None unless it has a size."""
-    f, spec = run.summary, run.result.config["flows"][run.flow]
+    f, spec = run.flow_summary, run.result.config["flows"][run.flow]
     app = spec.get("app") or {}
     if app.get("kind") == "web":
         objects = app.get("response_bytes") or []
@@ -290,7 +292,7 @@ def ideal_completion_s(run: Run) -> float | None:
 def completion_x_ideal(run: Run) -> float | None:
     """Completion time over the ideal one (handshake + size at the bottleneck rate + the RTTs
     a request and the last byte need): 1 is the most any controller could do."""
-    done, ideal = run.summary["completion_s"], ideal_completion_s(run)
+    done, ideal = run.flow_summary["completion_s"], ideal_completion_s(run)
     return None if done is None or not ideal else done / ideal
 
 
@@ -298,7 +300,7 @@ def completion_x_ideal(run: Run) -> float | None:
 def goodput_bps(run: Run) -> float | None:
     """Bytes delivered in order x 8 over the flow's active time (to completion, else to the
     end of the run): the summary's goodput_bps."""
-    return run.summary["goodput_bps"]
+    return run.flow_summary["goodput_bps"]
 
 
 @metric("fraction", "lower", needs_incumbent=True)
