@@ -294,13 +294,19 @@ def _one_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}{where}".replace("\n", " ")
 
 
-def guest_names(config: dict[str, Any]) -> list[str]:
-    """The canonical names of the users' controllers a config runs."""
-    specs = [f.get("cc", {}) for f in config.get("flows", [])]
+def guest_specs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The specs of the users' controllers a config runs (its flows' and its swarm's), by
+    canonical name."""
+    specs = [f.get("cc") for f in config.get("flows", [])]
     swarm = config.get("swarm")
     if isinstance(swarm, dict):
-        specs += [swarm.get(k, {}).get("cc", {}) for k in ("tcp", "utp")]
-    return sorted({s["name"] for s in specs if isinstance(s, dict) and "guest" in s})
+        specs += [swarm.get(k, {}).get("cc") for k in ("tcp", "utp")]
+    return {s["name"]: s for s in specs if isinstance(s, dict) and "guest" in s}
+
+
+def guest_names(config: dict[str, Any]) -> list[str]:
+    """The canonical names of the users' controllers a config runs."""
+    return sorted(guest_specs(config))
 
 
 def payloads_for(configs: list[dict[str, Any]]) -> dict[str, Payload]:
@@ -333,18 +339,9 @@ def register(config: dict[str, Any]) -> None:
     content there still has the recorded hash."""
     from slowstart import _core
 
-    specs = {}
-    for f in config.get("flows", []):
-        specs[f["cc"]["name"]] = f["cc"]
-    swarm = config.get("swarm")
-    if isinstance(swarm, dict):
-        for k in ("tcp", "utp"):
-            cc = swarm.get(k, {}).get("cc")
-            if isinstance(cc, dict):
-                specs[cc["name"]] = cc
-    for name, spec in specs.items():
-        guest = spec.get("guest")
-        if guest is None or _core.is_registered(name):
+    for name, spec in guest_specs(config).items():
+        guest = spec["guest"]
+        if _core.is_registered(name):
             continue
         payload = PAYLOADS.get(name) or _reload(name, guest)
         if payload.kind == "wasm":

@@ -67,6 +67,17 @@ pub(crate) fn told_to_stop(events: u64, now: u64, duration: u64, progress: Progr
     events & (PROGRESS_EVERY - 1) == 0 && !progress(now, duration)
 }
 
+/// The fault of a user's controller on this thread, taken (`slowstart_cc::external`); only
+/// looked for where the run has one (`guests`), since a built-in never faults.
+#[inline]
+pub(crate) fn guest_fault(guests: bool) -> Option<String> {
+    if guests && slowstart_cc::external::faulted() {
+        slowstart_cc::external::take_fault()
+    } else {
+        None
+    }
+}
+
 /// Validate and run a config.
 pub fn run(config: &SimConfig) -> Result<RunOutput, SimError> {
     run_with(config, &mut |_, _| true)

@@ -442,9 +442,7 @@ impl Simulation {
     /// [`Simulation::advance`], telling `progress` how far it got now and then; it stops early
     /// (and the summary says `interrupted`) when `progress` returns false.
     pub fn advance_with(&mut self, progress: crate::Progress) -> u64 {
-        if self.guests {
-            slowstart_cc::external::take_fault(); // a fault of an earlier run on this thread
-        }
+        crate::guest_fault(self.guests); // a fault of an earlier run on this thread
         for (i, f) in self.flows.iter().enumerate() {
             self.queue.push(f.start_ns, Event::FlowStart(i as u32));
         }
@@ -466,8 +464,8 @@ impl Simulation {
                 Event::Timer(f, kind) => self.timer(f, kind),
             }
             self.flush_io();
-            if self.guests && slowstart_cc::external::faulted() {
-                self.fault = slowstart_cc::external::take_fault();
+            if let Some(fault) = crate::guest_fault(self.guests) {
+                self.fault = Some(fault);
                 self.interrupted = true;
                 end = t;
                 break;

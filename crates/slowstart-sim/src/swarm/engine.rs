@@ -357,9 +357,7 @@ impl SwarmSim {
     /// [`SwarmSim::advance`], telling `progress` how far it got now and then; it stops early
     /// (and the summary says `interrupted`) when `progress` returns false.
     pub fn advance_with(&mut self, progress: crate::Progress) -> u64 {
-        if self.guests {
-            slowstart_cc::external::take_fault(); // a fault of an earlier run on this thread
-        }
+        crate::guest_fault(self.guests); // a fault of an earlier run on this thread
         for _ in 0..self.cfg.seeds {
             self.add_peer(true, false);
         }
@@ -385,8 +383,8 @@ impl SwarmSim {
                 Ev::QueueSample => self.sample_queues(),
             }
             self.flush();
-            if self.guests && slowstart_cc::external::faulted() {
-                self.fault = slowstart_cc::external::take_fault();
+            if let Some(fault) = crate::guest_fault(self.guests) {
+                self.fault = Some(fault);
                 self.interrupted = true;
                 end = t;
                 break;
