@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
 
-.PHONY: setup demo test test-stress rust-test python-test lint fmt bench browser tshark guests docs \
+.PHONY: setup demo test test-stress test-explore rust-test python-test lint fmt bench browser tshark guests docs \
 	figures clean
 
 setup: $(STAMP)
@@ -75,6 +75,24 @@ test: setup guests browser tshark rust-test lint docs python-test
 STRESS ?=
 test-stress: setup guests browser tshark
 	$(PY) tests/stress.py $(STRESS)
+
+# The property tests (proptest, Hypothesis) with fresh random cases, EXPLORE times; each
+# failure's minimal case is printed and saved (proptest-regressions/, .hypothesis/).
+EXPLORE ?= 5
+test-explore: setup guests
+	for i in $$(seq $(EXPLORE)); do \
+		PROPTEST_RNG_SEED=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ') PROPTEST_CASES=1024 \
+			cargo test -q --workspace --exclude slowstart-py || exit 1; \
+		HYPOTHESIS_PROFILE=explore $(VENV)/bin/pytest -q tests/test_loader_hypothesis.py \
+			|| exit 1; \
+	done
+
+# Property tests draw from fixed seeds in `make test`, so a run fails only on a change (a new
+# case a random seed finds is a bug to fix, not a reason for CI to fail at random). Fresh cases:
+# `make test-explore` (docs/testing.md).
+PROPTEST_RNG_SEED ?= 20261127
+HYPOTHESIS_PROFILE ?= suite
+export PROPTEST_RNG_SEED HYPOTHESIS_PROFILE
 
 rust-test: guests
 	cargo fmt --all --check

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
 import shutil
 import signal
 import subprocess
@@ -13,6 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Hypothesis draws its examples from fixed seeds in `make test` (profile "suite", the default),
+# fresh ones under `make test-explore` (the Makefile sets HYPOTHESIS_PROFILE).
+settings.register_profile("suite", derandomize=True)
+settings.register_profile("explore")
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 ROOT = Path(__file__).resolve().parent.parent
 # How long a child a test left running gets to exit on SIGTERM (a `slowstart real` run removes
