@@ -313,6 +313,29 @@ def test_the_python_and_the_webassembly_template_are_one_controller():
     assert s1["flows"][0]["retransmits"] == 0, "the delay signal ends slow start before a loss"
 
 
+# Issue #25's order for a start-up the interface can express: Hybla written as a Python
+# controller first (examples/python/hybla.py, from tcp_hybla.c), then built in; the two agree
+# byte for byte in slow start at rho 24 (satellite), through losses and fast recovery, and
+# through timeouts, where Hybla grows as Reno until the repair ends.
+HYBLA_CASES = {
+    "slow-start": ("satellite", ["duration=20s"]),
+    "losses": ("lfn-early-loss", ["duration=4s"]),
+    "timeouts": ("satellite", ["duration=20s", "path.loss=0.02"]),
+}
+
+
+@pytest.mark.parametrize("case", HYBLA_CASES)
+def test_hybla_written_in_python_first_agrees_with_the_builtin(case):
+    scenario, sets = HYBLA_CASES[case]
+    builtin = run(scenario, cc="hybla", set=sets)
+    own = run(scenario, cc=f"{ROOT}/examples/python/hybla.py:Hybla:rtt0_ms=25", set=sets)
+    (s1, f1), (s2, f2) = _comparable(builtin), _comparable(own)
+    assert s1 == s2
+    assert f1["flows"].equals(f2["flows"])
+    if case == "timeouts":
+        assert s1["flows"][0]["rto_count"] > 0, "the case must reach the repair after a timeout"
+
+
 def test_the_scorecard_rates_ones_own_controller_beside_the_builtins(tmp_path):
     mine = f"{PYTHON_RENO}:Reno"
     proc = cli(
