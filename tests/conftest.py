@@ -37,6 +37,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     return report
 
 
+def foreground(cmd: list[str], **kwargs: object) -> subprocess.Popen:
+    """Start `cmd` with SIGINT at its default, as a terminal starts its foreground job, for a
+    test that sends it Ctrl-C. A shell without job control starts background jobs (`make test
+    &`, `nohup ... &` in a script) with SIGINT ignored, their children inherit that, and Python
+    then keeps ignoring it: the program would never see the test's SIGINT."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(cmd, **kwargs)
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 def stop(p: subprocess.Popen) -> None:
     """SIGTERM, SIGKILL after STOP_GRACE_S; then reap it and close its pipes."""
     if p.poll() is None:

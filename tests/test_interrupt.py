@@ -9,10 +9,11 @@ import pty
 import re
 import select
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from conftest import foreground
 
 # Generous for a loaded 2-core machine: the stop itself takes 100 ms, writing flows.parquet
 # and cwnd.png up to 5 s at a load of 15 (measured 11-27); the whole run would take minutes.
@@ -43,11 +44,9 @@ def test_sigint_stops_a_long_run_and_writes_what_it_has(tmp_path: Path) -> None:
     # SIGINT at its default, as a terminal's foreground job does: a shell without job control
     # starts background jobs (`make test &`) with SIGINT ignored, and they inherit it.
     terminal, child_end = pty.openpty()
-    old = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        proc = subprocess.Popen([*cmd, "--out", str(out)], stderr=child_end)
+        proc = foreground([*cmd, "--out", str(out)], stderr=child_end)
     finally:
-        signal.signal(signal.SIGINT, old)
         os.close(child_end)
     try:
         shown = read_until(terminal, b"simulating", time.monotonic() + 120)

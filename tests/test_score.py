@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import ROOT, chromium, cli, needs_browser
+from conftest import ROOT, chromium, cli, foreground, needs_browser
 from slowstart.api import Result, run
 from slowstart.score import (
     column,
@@ -408,7 +408,7 @@ def test_ctrl_c_stops_the_workers_at_once_and_exits_130(tmp_path: Path):
     ccs = ["cubic", "bbr", "scalable", "hstcp", "bbr1", "hystart-pb"]
     cmd = [sys.executable, "-m", "slowstart", "score", "--path", "floyd-early-loss", "--jobs", "2"]
     cmd += ["--store", str(tmp_path / "r.duckdb"), *(f"--cc={cc}" for cc in ccs)]
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    proc = foreground(cmd, stderr=subprocess.PIPE, text=True)
     try:
         # Once both workers are in their first 250 s runs (seconds each; more than a minute
         # for them all), which are queued two batches per worker.
