@@ -483,36 +483,45 @@ def test_udp_stack_runs_ones_own_webassembly_controller(udp_built):
 def test_udp_stack_runs_ones_own_python_controller_as_the_builtin(tmp_path, udp_built):
     """Issue 23: examples/python/reno.py (the built-in Reno restated in Python) runs in the UDP
     sender (`python -m slowstart.udp_endpoint`) over the emulated real-20mbps path, and
-    `compare --stack udp` sets it beside the simulation as it does the built-in
-    (test_udp_compare_matches_the_simulation_for_reno): the same slow-start rounds, 10 to 160
-    segments, read from the sender's trace, and completion within 5% of the simulation's (the
-    built-in's tolerance, for a loaded machine). The built-in over the same path then agrees
-    with it: the same rounds, the same loss episodes and completion within 5%."""
+    `compare --stack udp` judges it as test_udp_compare_matches_the_simulation_for_reno judges
+    the built-in: completion within 5% of the simulation (median of 3), the slow-start rounds
+    10 to 160 segments in the sender's trace in at least 2 runs of 3. The built-in over the
+    same path leaves slow start as it does: at the first loss, set by the emulated buffer, with
+    the same window (measured 11-27 at a load of 15: 0.917-0.919 s and 951-953 kB either way;
+    2% here, about 13 segments) and as many loss episodes. Not the built-in's completion from
+    one run: one of three took 5.3% longer with 1420 retransmits against 338-343, where every
+    run of the Python one took 4.690-4.691 s and the built-in's others 4.688 s."""
     from slowstart.paths import scenario_path
     from slowstart.real_udp import run_real_udp
     from slowstart.scenario import load
 
     reno = f"{ROOT}/examples/python/reno.py:Reno"
     proc = cli(
-        "compare", "real-20mbps", "--stack", "udp", "--cc", reno, "--runs", "1", "--json",
+        "compare", "real-20mbps", "--stack", "udp", "--cc", reno, "--runs", "3", "--json",
         "--out", str(tmp_path),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     c = json.loads(proc.stdout)
-    python = c["real"][0]["flows"][0]
-    assert python["cc"].startswith("reno.py:Reno@")
-    assert python["bytes_delivered"] == 10_000_000
-    assert python["dropped_datagrams"]["receiver"]["bad_data"] == 0
-    assert python["start_late_s"] < 0.005, python  # the Python process was up in time
-    assert c["real"][0]["tun_tx_dropped"] == {"sender": 0, "receiver": 0}
     assert abs(c["diff"]["completion_s"]) < 0.05, c["diff"]
+    assert abs(c["diff"]["slow_start_exit_s"]) < 0.05, c["diff"]
     rounds = json.loads((tmp_path / "compare.json").read_text())["slow_start_rounds"]
-    assert rounds["sim"][:5] == rounds["real"][0][:5] == [10, 20, 40, 80, 160], rounds
+    assert rounds["sim"] == [10, 20, 40, 80, 160]
+    assert [r[:5] for r in rounds["real"]].count([10, 20, 40, 80, 160]) >= 2, rounds
+    for run in c["real"]:
+        f = run["flows"][0]
+        assert f["cc"].startswith("reno.py:Reno@")
+        assert f["bytes_delivered"] == 10_000_000
+        assert f["dropped_datagrams"]["receiver"]["bad_data"] == 0
+        # The Python process was up before the flow's start (real_udp warns past 5 ms).
+        assert f["start_late_s"] < 0.005, f
+        assert run["tun_tx_dropped"] == {"sender": 0, "receiver": 0}
     assert leftovers(proc.pid) == []
 
+    python = c["real"][0]["flows"][0]
     builtin = run_real_udp(load(scenario_path("real-20mbps"), cc="reno")).summary["flows"][0]
     assert builtin["loss_events"] == python["loss_events"], (builtin, python)
-    assert abs(python["completion_s"] / builtin["completion_s"] - 1) < 0.05, (builtin, python)
+    for key in ("slow_start_exit_s", "cwnd_at_exit_bytes"):
+        assert abs(python[key] / builtin[key] - 1) < 0.02, (key, builtin, python)
     assert leftovers(os.getpid()) == []
 
 

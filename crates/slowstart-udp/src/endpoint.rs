@@ -386,6 +386,7 @@ pub fn run_sender(
     let start = now_ns();
     report.start_ns = start;
     external::set_clock_origin(start);
+    external::take_fault(); // an earlier run's on this thread is not this one's
     s.start(start, cfg.handshake, &mut io);
     report.trace.push(TraceRow::of(&s, 0));
     if !s.phase().is_initial_slow_start() {

@@ -105,6 +105,7 @@ pub fn run_server(
     let origin = origin.unwrap_or(start).min(start);
     report.start_ns = origin;
     external::set_clock_origin(origin);
+    external::take_fault(); // an earlier run's on this thread is not this one's
     let mut last_progress = (start, 0u64);
     let seconds = |t: u64| (t - origin) as f64 / 1e9;
     loop {
