@@ -12,6 +12,10 @@ A bulk flow is `send` in `ss-snd` and `recv` in `ss-rcv`; a web flow is `server`
 receiver and the request stream), the client active as in the kernel stack: its request opens
 each connection (crates/slowstart-udp/src/web.rs). The client times the objects, the server
 counts their stalls; the summary's `apps` joins the two as the simulation's does.
+
+A flow whose controller is a Python class has its data sender (`send`, `server`) run as
+`python -m slowstart.udp_endpoint` (udp_endpoint.py): the same endpoint with the same
+arguments, in a Python process where the class is registered.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from slowstart import guests
 from slowstart.api import Result
 from slowstart.real_summary import (
     cross_rows,
@@ -48,11 +53,14 @@ from slowstart.testbed import (
     testbed,
     workdir,
 )
+from slowstart.udp_endpoint import write_guests
 
 UDP_MSS = 1424  # MTU 1500 minus 20 (IP), 8 (UDP) and 48 (slowstart_transport::wire header)
 UDP_HEADER_BYTES = 76
 UDP_FLOW = {"mss": UDP_MSS, "header_bytes": UDP_HEADER_BYTES}
 UNSET = 2**64 - 1
+# An endpoint's exit status for bad input (crates/slowstart-udp/src/cli.rs).
+EXIT_BAD_INPUT = 2
 
 
 def udp_binary() -> str:
@@ -92,16 +100,31 @@ def _check_flows(config: dict[str, Any]) -> None:
             raise ValueError(f"app.{i}.kind: the UDP stack runs bulk or web flows, got {kind!r}")
         if kind == "bulk" and flow.get("size_bytes") is None:
             raise ValueError(f'flow.{i}.size: a real bulk flow needs a size such as "10MB"')
-        guest = flow["cc"].get("guest")
-        if guest is not None and guest["kind"] != "wasm":
-            # The endpoints are Rust processes (crates/slowstart-udp): no Python runs there.
-            raise ValueError(
-                f"flow.{i}.cc: a Python controller runs in the simulator only; the UDP stack "
-                "runs WebAssembly controllers (examples/wasm-controller)"
-            )
+        _check_importable(f"flow.{i}.cc", flow["cc"]["name"])
         if flow.get("ecn", False):
             # The emulator marks CE in the IP header, which the UDP endpoints do not read.
             raise ValueError(f"flow.{i}.ecn: the UDP stack does not carry ECN; use --stack kernel")
+
+
+def _check_importable(field: str, name: str) -> None:
+    """A class given as an object reaches a Python endpoint by reference (udp_endpoint.py):
+    one defined in `__main__` or inside a function cannot be imported there."""
+    payload = guests.PAYLOADS.get(name)
+    if payload is None or not isinstance(payload.content, type):
+        return
+    cls = payload.content
+    if cls.__module__ == "__main__" or "<locals>" in cls.__qualname__:
+        where = "__main__" if cls.__module__ == "__main__" else "a function"
+        raise ValueError(
+            f"{field}: {cls.__qualname__} is defined in {where}, which the UDP endpoint cannot "
+            "import; define it in a module, or name it as PATH.py:CLASS"
+        )
+
+
+def _python_specs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The specs of the flows' Python controllers, by canonical name."""
+    specs = guests.guest_specs(config)
+    return {n: s for n, s in specs.items() if s["guest"]["kind"] == "python"}
 
 
 def _flows_frame(path: Path, flow_id: int, start_s: float) -> Any:
@@ -157,12 +180,8 @@ def run_real_udp(
                             f"flow {i}: not finished within {timeout_s:.0f} s"
                         ) from None
                     if p.returncode != 0:
-                        why = (err or "").strip().splitlines()
                         side = ("server", "client") if web else ("sender", "receiver")
-                        raise RuntimeError(
-                            f"flow {i}: the UDP {side[end == 'rx']} failed: "
-                            + (why[-1] if why else f"status {p.returncode}")
-                        )
+                        raise _failure(i, side[end == "rx"], p.returncode, err)
                     r[end + "_report"] = json.loads(out.strip().splitlines()[-1])
         frames = [
             _flows_frame(r["trace"], i, r["flow"]["start_ns"] / 1e9 + _server_lead_s(r))
@@ -183,9 +202,22 @@ def _start_flows(
 ) -> int:
     """Start every flow's passive end (bulk receiver, web server), then its active end (bulk
     sender, web client) at the flow's `start` on a common clock; fill `runs` with their
-    processes. Returns time 0 (monotonic ns)."""
+    processes. Returns time 0 (monotonic ns). The data sender (bulk sender, web server) of a
+    flow with a Python controller is `python -m slowstart.udp_endpoint`, the others
+    `binary`."""
     duration_ms = str(config["duration_ns"] // 1_000_000)
     link = bottleneck(config)
+    python = _python_specs(config)
+    if python:
+        write_guests(work / "guests.pickle", python)
+    # The data sender runs the controller: a Python one in a Python process around the same
+    # endpoint (udp_endpoint.py), where it is registered.
+    senders = [
+        [sys.executable, "-m", "slowstart.udp_endpoint", str(work / "guests.pickle")]
+        if f["cc"]["name"] in python
+        else [binary]
+        for f in config["flows"]
+    ]
     for i, flow in enumerate(config["flows"]):
         spec = work / f"flow{i}.json"
         spec.write_text(json.dumps(flow), encoding="utf-8")
@@ -197,7 +229,8 @@ def _start_flows(
             rtt = link["forward"]["delay_ns"] + link["reverse"]["delay_ns"]
             passive = session.process(
                 session.ns_snd,
-                [binary, "server", "--bind", f"{SND_ADDR}:{port}", "--peer", f"{RCV_ADDR}:{port}"]
+                [*senders[i], "server", "--bind", f"{SND_ADDR}:{port}"]
+                + ["--peer", f"{RCV_ADDR}:{port}"]
                 + [*common, "--seed", str(config.get("seed", 0)), "--trace", str(r["trace"])]
                 + ["--path-bps", str(link["forward"]["rate_bps"]), "--path-rtt-ns", str(rtt)],
             )
@@ -208,7 +241,9 @@ def _start_flows(
         assert passive.stdout is not None
         if passive.stdout.readline().strip() != "listening":
             who = "server" if web else "receiver"
-            raise RuntimeError(f"flow {i}: the UDP {who} did not start")
+            passive.wait()
+            assert passive.stderr is not None
+            raise _failure(i, who, passive.returncode, passive.stderr.read(), "did not start")
         r["tx" if web else "rx"] = passive
         runs.append(r)
     t_base = session.time_zero()
@@ -226,10 +261,28 @@ def _start_flows(
         else:
             r["tx"] = session.process(
                 session.ns_snd,
-                [binary, "send", "--bind", f"{SND_ADDR}:{port}", "--peer", f"{RCV_ADDR}:{port}"]
+                [
+                    *senders[i],
+                    "send",
+                    "--bind",
+                    f"{SND_ADDR}:{port}",
+                    "--peer",
+                    f"{RCV_ADDR}:{port}",
+                ]
                 + [*common, "--seed", str(config.get("seed", 0)), "--trace", str(r["trace"])],
             )
     return t_base
+
+
+def _failure(flow: int, who: str, status: int, stderr: str, what: str = "failed") -> Exception:
+    """An endpoint's exit as an exception: ValueError with its line for bad input (such as a
+    user's controller that faulted: the line names it), else RuntimeError naming the flow."""
+    why = (stderr or "").strip().splitlines()
+    if status == EXIT_BAD_INPUT and why:
+        return ValueError(why[-1].removeprefix("error: "))
+    return RuntimeError(
+        f"flow {flow}: the UDP {who} {what}: " + (why[-1] if why else f"status {status}")
+    )
 
 
 def _server_lead_s(r: dict[str, Any]) -> float:

@@ -109,6 +109,14 @@ pub(crate) fn factory(name: &str) -> Option<Arc<dyn GuestFactory>> {
 thread_local! {
     static FAULTED: Cell<bool> = const { Cell::new(false) };
     static FAULT: RefCell<Option<String>> = const { RefCell::new(None) };
+    static CLOCK_ORIGIN: Cell<Nanos> = const { Cell::new(0) };
+}
+
+/// Times in this thread's fault lines count from `origin`, ns: a real endpoint
+/// (`slowstart-udp`) runs its controller on the host's monotonic clock, and its line says how
+/// long after the flow's start the fault came. The simulator's clock starts at 0, the default.
+pub fn set_clock_origin(origin: Nanos) {
+    CLOCK_ORIGIN.with(|o| o.set(origin));
 }
 
 /// Whether a guest on this thread has faulted since the last [`take_fault`] (one load, for the
@@ -221,7 +229,7 @@ impl GuestController {
                     "cc {}: {} at {:.6} s: {e}",
                     self.name,
                     event.method(),
-                    event.now() as f64 / 1e9
+                    event.now().saturating_sub(CLOCK_ORIGIN.with(Cell::get)) as f64 / 1e9
                 ));
             }
         }

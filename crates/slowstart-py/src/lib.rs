@@ -159,6 +159,15 @@ fn register_python(name: &str, class: Py<PyAny>) {
     guest::register(name, class);
 }
 
+/// Run one endpoint of `slowstart real --stack udp` in this process, as the `slowstart-udp`
+/// binary does with the same arguments (`slowstart_udp::cli`), and return its exit status.
+/// For a flow whose controller is Python (registered here first): the loop runs without the
+/// GIL and takes it only for the controller's calls.
+#[pyfunction]
+fn udp_endpoint(py: Python<'_>, args: Vec<String>) -> u8 {
+    py.detach(|| slowstart_udp::cli::main(args))
+}
+
 /// Whether `name` is registered as a user's controller in this process.
 #[pyfunction]
 fn is_registered(name: &str) -> bool {
@@ -170,6 +179,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(register_wasm, m)?)?;
     m.add_function(wrap_pyfunction!(register_python, m)?)?;
     m.add_function(wrap_pyfunction!(is_registered, m)?)?;
+    m.add_function(wrap_pyfunction!(udp_endpoint, m)?)?;
     m.add_class::<guest::SentEvent>()?;
     m.add_class::<guest::AckEvent>()?;
     m.add_class::<guest::RateSample>()?;

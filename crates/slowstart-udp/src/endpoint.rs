@@ -8,7 +8,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 
 use serde::Serialize;
-use slowstart_cc::{CommonParams, Controller};
+use slowstart_cc::{external, CommonParams, Controller};
 use slowstart_sim::config::{AppConfig, FlowConfig};
 use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::receiver::Receiver;
@@ -294,6 +294,27 @@ pub(crate) fn checked_settings(cfg: &FlowConfig) -> Result<Settings, String> {
     Ok(settings)
 }
 
+/// What the flow's controller is built with; `seed` is its own (derived from the scenario's).
+pub(crate) fn common_params(cfg: &FlowConfig, seed: u64) -> CommonParams {
+    CommonParams {
+        mss: cfg.mss,
+        initcwnd: cfg.initcwnd,
+        abc: cfg.abc,
+        seed,
+        paced: cfg.pacing,
+    }
+}
+
+/// A user's controller that faulted (it then holds its last good window) ends the run: the
+/// error says so and the fault's line stays in this thread's slot for the caller to take
+/// ([`external::take_fault`]; `cli::main` prints it), as the simulator's engine takes it.
+pub(crate) fn stop_on_fault() -> Result<(), String> {
+    if external::faulted() {
+        return Err("its controller faulted (external::take_fault has the line)".into());
+    }
+    Ok(())
+}
+
 /// `send` and `recv` run bulk flows; web flows have roles of their own.
 fn require_bulk(cfg: &FlowConfig) -> Result<(), String> {
     match cfg.app {
@@ -345,14 +366,7 @@ pub fn run_sender(
 ) -> Result<SenderReport, String> {
     let settings = checked_settings(cfg)?;
     require_bulk(cfg)?;
-    let common = CommonParams {
-        mss: cfg.mss,
-        initcwnd: cfg.initcwnd,
-        abc: cfg.abc,
-        seed,
-        paced: cfg.pacing,
-    };
-    let cc = Controller::new(&cfg.cc, &common).map_err(|e| format!("cc: {e}"))?;
+    let cc = Controller::new(&cfg.cc, &common_params(cfg, seed)).map_err(|e| format!("cc: {e}"))?;
     let mut s = Sender::new(flow, &settings, cc);
     match cfg.size_bytes {
         Some(n) => {
@@ -371,6 +385,8 @@ pub fn run_sender(
     let mut late = Vec::new();
     let start = now_ns();
     report.start_ns = start;
+    external::set_clock_origin(start);
+    external::take_fault(); // an earlier run's on this thread is not this one's
     s.start(start, cfg.handshake, &mut io);
     report.trace.push(TraceRow::of(&s, 0));
     if !s.phase().is_initial_slow_start() {
@@ -380,6 +396,7 @@ pub fn run_sender(
     let mut last_progress = (start, 0u64);
     let seconds = |t: u64| (t - start) as f64 / 1e9;
     loop {
+        stop_on_fault()?;
         let now = now_ns();
         if s.state() == State::Done {
             report.completion_s = Some(seconds(now));

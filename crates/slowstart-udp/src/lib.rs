@@ -14,6 +14,7 @@
 //! not the known pattern are dropped and counted, so no forged or corrupted byte is delivered.
 //! A transfer that stops making progress ends with one error line.
 
+pub mod cli;
 pub mod clock;
 pub mod endpoint;
 pub mod pattern;

@@ -19,7 +19,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 
 use serde::Serialize;
-use slowstart_cc::{CommonParams, Controller};
+use slowstart_cc::{external, Controller};
 use slowstart_sim::app::web::{ClientEnd, Delivered, WebClient, WebServer, WebSummary};
 use slowstart_sim::config::{AppConfig, FlowConfig, WebConfig};
 use slowstart_transport::packet::{Kind, Packet};
@@ -31,8 +31,9 @@ use slowstart_transport::{Io, Settings};
 
 use crate::clock::{now_ns, wait_readable};
 use crate::endpoint::{
-    ack_acceptable, checked_settings, fire_due_timers, grow_buffers, next_datagram, percentile_us,
-    send_all, Datagram, Dropped, Limits, SenderReport, TraceRow, SENDER_TIMERS,
+    ack_acceptable, checked_settings, common_params, fire_due_timers, grow_buffers, next_datagram,
+    percentile_us, send_all, stop_on_fault, Datagram, Dropped, Limits, SenderReport, TraceRow,
+    SENDER_TIMERS,
 };
 use crate::pattern;
 
@@ -87,13 +88,7 @@ pub fn run_server(
     let (seed, origin, stall_threshold) = (opts.seed, opts.origin, opts.stall_threshold);
     let web = web_config(cfg)?;
     let settings: Settings = checked_settings(cfg)?;
-    let common = CommonParams {
-        mss: cfg.mss,
-        initcwnd: cfg.initcwnd,
-        abc: cfg.abc,
-        seed,
-        paced: cfg.pacing,
-    };
+    let common = common_params(cfg, seed);
     Controller::new(&cfg.cc, &common).map_err(|e| format!("cc: {e}"))?;
     let mut server = WebServer::new(web);
     let mut conn: Option<Conn> = None;
@@ -109,9 +104,12 @@ pub fn run_server(
     let start = now_ns();
     let origin = origin.unwrap_or(start).min(start);
     report.start_ns = origin;
+    external::set_clock_origin(origin);
+    external::take_fault(); // an earlier run's on this thread is not this one's
     let mut last_progress = (start, 0u64);
     let seconds = |t: u64| (t - origin) as f64 / 1e9;
     loop {
+        stop_on_fault()?;
         let now = now_ns();
         if server.finished() {
             report.completion_s = Some(seconds(now));
@@ -162,7 +160,8 @@ pub fn run_server(
                         prior.add(old.sender.stats());
                         prior_acked += old.sender.delivered();
                     }
-                    let cc = Controller::new(&cfg.cc, &common).expect("checked above");
+                    // A user's constructor that fails now faults (Controller::rebuild).
+                    let cc = Controller::rebuild(&cfg.cc, &common);
                     let mut sender = Sender::new(flow, &settings, cc);
                     if let Some(t) = stall_threshold {
                         sender.set_stall_threshold(t);

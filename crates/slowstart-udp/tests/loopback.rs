@@ -2,6 +2,7 @@
 //! and one completes through a relay that mangles, duplicates, reorders, replays and forges
 //! datagrams both ways without a panic or a corrupted byte delivered.
 
+use std::collections::BTreeMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -10,7 +11,10 @@ use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use slowstart_cc::CcSpec;
+use slowstart_cc::external::{self, Event, Guest, GuestFactory, Outputs};
+use slowstart_cc::params::ParamValue;
+use slowstart_cc::registry::{CcError, CommonParams};
+use slowstart_cc::{CcSpec, Phase};
 use slowstart_sim::config::{AppConfig, FlowConfig, LossDetection, Recovery, WebConfig};
 use slowstart_transport::packet::Kind;
 use slowstart_transport::wire;
@@ -225,6 +229,99 @@ fn a_transfer_with_no_answer_ends_with_one_error() {
     l.stall_ns = 1_500 * MS;
     let err = run_sender(&s, silent.local_addr().unwrap(), &cfg, 0, 1, &l).unwrap_err();
     assert_eq!(err, "no progress for 1.5 s: 0 bytes acknowledged");
+}
+
+/// A user's controller that answers ten segments, and a window of 0 from its `zero_at`th ACK.
+struct ZeroAt {
+    mss: u64,
+    acks: u32,
+    zero_at: u32,
+}
+
+impl ZeroAt {
+    fn outputs(&self) -> Outputs {
+        Outputs {
+            cwnd: if self.acks >= self.zero_at {
+                0
+            } else {
+                10 * self.mss
+            },
+            ssthresh: u64::MAX,
+            pacing_rate: None,
+            send_quantum: None,
+            phase: Phase::SlowStart,
+        }
+    }
+}
+
+impl Guest for ZeroAt {
+    fn call(&mut self, event: Event<'_>) -> Result<Outputs, String> {
+        if let Event::Ack(_) = event {
+            self.acks += 1;
+        }
+        Ok(self.outputs())
+    }
+}
+
+impl GuestFactory for ZeroAt {
+    fn build(
+        &self,
+        _: &BTreeMap<String, ParamValue>,
+        common: &CommonParams,
+    ) -> Result<(Box<dyn Guest>, Outputs), CcError> {
+        let g = ZeroAt {
+            mss: common.mss,
+            acks: 0,
+            zero_at: self.zero_at,
+        };
+        let out = g.outputs();
+        Ok((Box::new(g), out))
+    }
+}
+
+#[test]
+fn a_controller_that_faults_ends_the_sender_with_its_line() {
+    external::register(
+        "test-zero-at-20",
+        Arc::new(ZeroAt {
+            mss: 0,
+            acks: 0,
+            zero_at: 20,
+        }),
+    );
+    let cfg = flow("test-zero-at-20", 10_000_000);
+    let (s, r) = (local(), local());
+    let peer = r.local_addr().unwrap();
+    let rcfg = cfg.clone();
+    // The receiver, left without data, ends at its duration.
+    let rx = thread::spawn(move || {
+        let l = Limits {
+            duration_ns: 2_000 * MS,
+            ..limits()
+        };
+        run_receiver(&r, &rcfg, 0, &l)
+    });
+    let tx = run_sender(&s, peer, &cfg, 0, 1, &limits());
+    rx.join()
+        .expect("receiver thread")
+        .expect("the receiver ends at its duration");
+    let err = tx.expect_err("the sender stops at the fault");
+    assert!(err.contains("controller faulted"), "{err}");
+    let fault = external::take_fault().expect("the fault's line, left for the caller");
+    // Its time counts from the sender's start, not the host's clock: on loopback, 20 ACKs
+    // come within milliseconds (10 s for a loaded machine).
+    let at: f64 = fault
+        .strip_prefix("cc test-zero-at-20: on_ack at ")
+        .and_then(|rest| rest.split(" s: ").next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{fault}"));
+    assert!(at < 10.0, "{fault}");
+    assert!(
+        fault.ends_with(
+            ": cwnd() returned 0 (accepted: 1460..=1125899906842624 bytes, one MSS to 2^50)"
+        ),
+        "{fault}"
+    );
 }
 
 fn web_flow(objects: u64, keep_alive: bool) -> FlowConfig {
