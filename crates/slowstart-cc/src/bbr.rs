@@ -1,24 +1,35 @@
-//! BBR version 3 per draft-ietf-ccwg-bbr-01 (Cardwell, Swett, Beshay, October 2024): a model of
-//! the path (windowed max bandwidth, min RTT, inflight bounds) steering pacing rate and cwnd.
+//! BBR version 3 per draft-ietf-ccwg-bbr-06 (Cardwell, Swett, Beshay, July 2026): a model of
+//! the path (windowed max bandwidth, min RTT, long- and short-term inflight bounds) steering
+//! pacing rate and cwnd. What changed from -01, which this module followed before, is listed in
+//! docs/startups.md ("BBR: draft -01 to -06").
 //!
 //! Layout: this file holds the model, the control parameters (§5.6) and the per-ACK order of
 //! §5.2.3; each state's entry and exit rules live in `startup`, `drain`, `probe_bw`, `probe_rtt`.
 //!
 //! Approximations, because the transport hands over aggregate events rather than per-packet
 //! loss bookkeeping:
-//! - Loss (§5.5.10 `IsInflightTooHigh`, `rs.lost > 2% rs.tx_in_flight`): bytes reported lost by
-//!   [`CongestionEvent`]s during the current loss round, against the event's bytes in flight.
-//!   Losses detected later in the same recovery episode are not reported, so fewer losses count.
+//! - Loss (§5.5.10.2 `IsInflightTooHigh`, `RS.lost > 2% RS.tx_in_flight`): bytes reported lost
+//!   by [`CongestionEvent`]s during the current loss round, against the event's bytes in flight,
+//!   which also stand in for `InflightAtLoss(P)` (the lost packet's own `P.tx_in_flight` and
+//!   `P.lost` are not handed over). Losses detected later in the same recovery episode are not
+//!   reported, so fewer losses count.
 //! - Startup high-loss exit (§5.3.1.3, `BBRStartupFullLossCnt` = 6 loss events per round): six
-//!   lost MSS in one round stand in for six discontiguous loss ranges.
-//! - `rs.tx_in_flight` (bytes in flight when the acked packet was sent): the ACK's
+//!   lost MSS in one round stand in for six discontiguous loss ranges. The transport always has
+//!   SACK (`C.has_selective_acks`), so the draft's any-loss rule for connections without it
+//!   does not arise.
+//! - `RS.tx_in_flight` (bytes in flight when the acked packet was sent): the ACK's
 //!   `prior_in_flight`.
 //! - ProbeRTT's `MarkConnectionAppLimited`: the controller itself treats samples of data sent
 //!   before ProbeRTT ends as application limited.
 //! - Extra-ACKed aggregation allowance capped at 100 ms of bandwidth (Linux
 //!   `bbr_extra_acked_max_us`), so it cannot run away while the bandwidth estimate is ~0.
-//! - Not implemented: restart from idle (§5.4.1), ECN; recovery/RTO cwnd handling is
-//!   §5.6.4.4 with a 4-packet floor.
+//! - ECN (§3.7: CE marks MUST count as congestion, no specific response given): an ECN echo
+//!   marks the round as one with congestion, so outside bandwidth probing the short-term model
+//!   shrinks as for a loss (§5.5.10.3); it adds no lost bytes and starts no recovery.
+//! - Not implemented: restart from idle (§5.4: the transport does not say when the
+//!   application, rather than the window, leaves the pipe empty), and the undo of a spurious
+//!   loss recovery (§5.5.11: the transport reports no spurious recovery, so there is nothing to
+//!   call `HandleSpuriousLossDetection` on and `SaveStateUponLoss` would save for nothing).
 
 mod drain;
 mod probe_bw;
@@ -39,44 +50,43 @@ pub const PARAMS: &[ParamInfo] = &[];
 
 const MS: Nanos = 1_000_000;
 
-/// §5.1.2 BBRStartupPacingGain = 4 ln 2 ≈ 2.77.
+/// §2.5 BBR.StartupPacingGain = 4 ln 2 ≈ 2.77.
 pub const STARTUP_PACING_GAIN: f64 = 2.77;
-/// §5.1.2 BBRStartupCwndGain = 2.
-pub const STARTUP_CWND_GAIN: f64 = 2.0;
-/// §5.1.2 BBRDrainPacingGain = 0.35 (below 1/BBRStartupCwndGain, drains in one round).
-pub const DRAIN_PACING_GAIN: f64 = 0.35;
-/// §5.1.2 BBRDefaultCwndGain = 2.
+/// §2.5 BBR.DrainPacingGain = 0.5 (at or below 1 / cwnd gain 2, drains in one round; -01: 0.35).
+pub const DRAIN_PACING_GAIN: f64 = 0.5;
+/// §2.6 BBR.DefaultCwndGain = 2, Startup's and Drain's cwnd gain too (§5.3.1.1, §5.3.2).
 pub const DEFAULT_CWND_GAIN: f64 = 2.0;
-/// §5.3.4 ProbeRTT: pacing_gain 1, cwnd gain BBRProbeRTTCwndGain = 0.5.
+/// §2.16.2 BBR.ProbeRTTCwndGain = 0.5 (ProbeRTT paces at gain 1).
 pub const PROBE_RTT_CWND_GAIN: f64 = 0.5;
-/// §5.6.2 BBRPacingMarginPercent = 1.
+/// §2.5 BBR.PacingMarginPercent = 1.
 pub const PACING_MARGIN_PERCENT: u64 = 1;
-/// §5.1.2 BBRLossThresh = 2%.
+/// §2.8 BBR.LossThresh = 2%.
 pub const LOSS_THRESH_PERCENT: u64 = 2;
-/// §5.1.2 BBRBeta = 0.7: multiplicative cut of bw_lo / inflight_lo / inflight_hi on loss.
+/// §2.8 BBR.Beta = 0.7: multiplicative cut of the short-term model and of inflight_longterm.
 pub const BETA: f64 = 0.7;
-/// §5.1.2 BBRHeadroom = 0.15 of inflight_hi left free in ProbeBW_CRUISE and ProbeRTT.
+/// §2.8 BBR.Headroom = 0.15 of inflight_longterm left free in ProbeBW_CRUISE and ProbeRTT.
 pub const HEADROOM: f64 = 0.15;
-/// §5.1.2 BBRMinPipeCwnd = 4 packets.
+/// §2.8 BBR.MinPipeCwnd = 4 packets.
 pub const MIN_PIPE_CWND_SEGMENTS: u64 = 4;
-/// §5.5.1 MaxBwFilterLen = 2 ProbeBW cycles.
+/// §2.11 BBR.MaxBwFilterLen = 2 ProbeBW cycles.
 pub const MAX_BW_FILTER_LEN: u64 = 2;
-/// §5.5.5 BBRExtraAckedFilterLen = 10 rounds (1 round before the pipe is full, as Linux v3).
+/// §2.12 BBR.ExtraAckedFilterLen = 10 rounds (1 round in Startup, §5.5.9).
 pub const EXTRA_ACKED_FILTER_LEN: u64 = 10;
-/// §5.3.3.1 MinRTTFilterLen = 10 s.
+/// §2.16.1 BBR.MinRTTFilterLen = 10 s.
 pub const MIN_RTT_FILTER_LEN: Nanos = 10 * SECOND;
-/// §5.3.4 ProbeRTTInterval = 5 s.
+/// §2.16.2 BBR.ProbeRTTInterval = 5 s.
 pub const PROBE_RTT_INTERVAL: Nanos = 5 * SECOND;
-/// §5.3.4 ProbeRTTDuration = 200 ms.
+/// §2.16.2 BBR.ProbeRTTDuration = 200 ms.
 pub const PROBE_RTT_DURATION: Nanos = 200 * MS;
 /// Linux `bbr_extra_acked_max_us`: the aggregation allowance is at most 100 ms of bandwidth.
 pub const EXTRA_ACKED_MAX: Nanos = 100 * MS;
-/// draft-cardwell-iccrg-bbr-congestion-control-02 §4.6.3: below 1.2 Mbps the send quantum may
-/// shrink to one SMSS, otherwise at least two; at most 64 KB and 1 ms of pacing.
+/// §5.6.3 allows other quanta than its 1 ms of pacing within [2 SMSS, 64 KB] and asks for the
+/// smallest feasible; kept from draft-cardwell-iccrg-bbr-congestion-control-02 §4.6.3: below
+/// 1.2 Mbps the send quantum may shrink to one SMSS.
 pub const SEND_QUANTUM_LOW_RATE: u64 = 1_200_000 / 8;
 pub const SEND_QUANTUM_MAX: u64 = 64 * 1024;
 
-/// The BBR state machine (§5.3), ProbeBW with its four phases.
+/// The BBR state machine (§5.1.1), ProbeBW with its four phases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
     Startup,
@@ -85,7 +95,7 @@ pub enum State {
     ProbeRtt,
 }
 
-/// §5.3.3.6 `BBR.ack_phase`: where the ACKs of a bandwidth probe are.
+/// §2.14 `BBR.ack_phase`: where the ACKs of a bandwidth probe are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum AckPhase {
     Init,
@@ -95,7 +105,7 @@ enum AckPhase {
     Refilling,
 }
 
-/// BBRv3 sender state (§5.1, §5.2.1 `BBROnInit`).
+/// BBRv3 sender state (§2, §5.2.1 `OnInit`).
 #[derive(Clone, Debug)]
 pub struct Bbr {
     mss: u64,
@@ -112,15 +122,15 @@ pub struct Bbr {
     started: bool,
     has_seen_rtt: bool,
 
-    // Path model (§5.5).
+    // Path model (§2.9, §5.5).
     max_bw_filter: MaxFilter,
     max_bw: u64,
-    /// `BBR.bw = min(max_bw, bw_lo)`, bytes per second.
+    /// `BBR.bw = min(max_bw, bw_shortterm)`, bytes per second.
     bw: u64,
-    bw_lo: u64,
+    bw_shortterm: u64,
     bw_latest: u64,
-    inflight_hi: u64,
-    inflight_lo: u64,
+    inflight_longterm: u64,
+    inflight_shortterm: u64,
     inflight_latest: u64,
     min_rtt: Nanos,
     min_rtt_stamp: Nanos,
@@ -135,31 +145,35 @@ pub struct Bbr {
     // Round counting (§5.5.1).
     delivered: u64,
     round: RoundCounter,
-    rounds_since_bw_probe: u64,
+    rounds_since_probe_up: u64,
 
-    // Congestion signals (§5.5.10).
+    // Congestion signals (§2.10, §5.5.10).
     loss_round: RoundCounter,
-    loss_in_round: bool,
+    is_loss_in_round: bool,
     loss_bytes_in_round: u64,
     loss_too_high_in_round: bool,
 
-    // Full-pipe estimation (§5.3.1.2).
-    filled_pipe: bool,
+    // Startup and full-pipe estimation (§2.13, §5.3.1.2).
+    full_bw_reached: bool,
     full_bw: u64,
     full_bw_count: u32,
     full_bw_now: bool,
+    // Drain (§2.7, §5.3.2).
+    drain_start_round: u64,
 
-    // ProbeBW (§5.3.3).
+    // ProbeBW (§2.14, §5.3.3).
     cycle_count: u64,
     cycle_stamp: Nanos,
     bw_probe_wait: Nanos,
-    bw_probe_samples: bool,
+    is_bw_probe_sample: bool,
     bw_probe_up_rounds: u32,
-    bw_probe_up_acks: u64,
-    probe_up_cnt: u64,
+    bw_probe_up_acked: u64,
+    probe_up_acked_per_inc: u64,
     ack_phase: AckPhase,
+    prev_probe_too_high: bool,
+    prev_probe_precautionary: bool,
 
-    // ProbeRTT (§5.3.4).
+    // ProbeRTT (§2.16, §5.3.4).
     probe_rtt_done_stamp: Option<Nanos>,
     probe_rtt_round_done: bool,
     /// Samples of data sent before this `delivered` mark are application limited.
@@ -168,12 +182,10 @@ pub struct Bbr {
     // Loss recovery (§5.6.4.4).
     prior_cwnd: u64,
     in_recovery: bool,
-    packet_conservation: bool,
-    recovery_start_delivered: u64,
 }
 
 impl Bbr {
-    /// `BBROnInit` (§5.2.1) with `initcwnd` segments of `mss` bytes.
+    /// `OnInit` (§5.2.1) with `initcwnd` segments of `mss` bytes.
     pub fn new(mss: u64, initcwnd: u64, seed: u64) -> Self {
         let mss = mss.max(1);
         let initial_cwnd = initcwnd.max(1) * mss;
@@ -182,7 +194,7 @@ impl Bbr {
             initial_cwnd,
             state: State::Startup,
             pacing_gain: STARTUP_PACING_GAIN,
-            cwnd_gain: STARTUP_CWND_GAIN,
+            cwnd_gain: DEFAULT_CWND_GAIN,
             cwnd: initial_cwnd.max(MIN_PIPE_CWND_SEGMENTS * mss),
             pacing_rate: 0,
             send_quantum: 2 * mss,
@@ -194,10 +206,10 @@ impl Bbr {
             max_bw_filter: MaxFilter::new(MAX_BW_FILTER_LEN),
             max_bw: 0,
             bw: 0,
-            bw_lo: u64::MAX,
+            bw_shortterm: u64::MAX,
             bw_latest: 0,
-            inflight_hi: u64::MAX,
-            inflight_lo: u64::MAX,
+            inflight_longterm: u64::MAX,
+            inflight_shortterm: u64::MAX,
             inflight_latest: 0,
             min_rtt: u64::MAX,
             min_rtt_stamp: 0,
@@ -210,30 +222,31 @@ impl Bbr {
             extra_acked_delivered: 0,
             delivered: 0,
             round: RoundCounter::new(),
-            rounds_since_bw_probe: 0,
+            rounds_since_probe_up: 0,
             loss_round: RoundCounter::new(),
-            loss_in_round: false,
+            is_loss_in_round: false,
             loss_bytes_in_round: 0,
             loss_too_high_in_round: false,
-            filled_pipe: false,
+            full_bw_reached: false,
             full_bw: 0,
             full_bw_count: 0,
             full_bw_now: false,
+            drain_start_round: 0,
             cycle_count: 0,
             cycle_stamp: 0,
             bw_probe_wait: 0,
-            bw_probe_samples: false,
+            is_bw_probe_sample: false,
             bw_probe_up_rounds: 0,
-            bw_probe_up_acks: 0,
-            probe_up_cnt: u64::MAX,
+            bw_probe_up_acked: 0,
+            probe_up_acked_per_inc: u64::MAX,
             ack_phase: AckPhase::Init,
+            prev_probe_too_high: false,
+            prev_probe_precautionary: false,
             probe_rtt_done_stamp: None,
             probe_rtt_round_done: false,
             app_limited_until: 0,
             prior_cwnd: 0,
             in_recovery: false,
-            packet_conservation: false,
-            recovery_start_delivered: 0,
         };
         bbr.init_pacing_rate(0);
         bbr.set_send_quantum();
@@ -254,7 +267,7 @@ impl Bbr {
     pub fn max_bw(&self) -> u64 {
         self.max_bw
     }
-    /// Bandwidth the model uses: `min(max_bw, bw_lo)`.
+    /// Bandwidth the model uses: `min(max_bw, bw_shortterm)`.
     pub fn bw(&self) -> u64 {
         self.bw
     }
@@ -265,13 +278,15 @@ impl Bbr {
     pub fn round_count(&self) -> u64 {
         self.round.count()
     }
-    pub fn filled_pipe(&self) -> bool {
-        self.filled_pipe
+    /// `BBR.full_bw_reached`: the pipe has been estimated full once (§2.13).
+    pub fn full_bw_reached(&self) -> bool {
+        self.full_bw_reached
     }
-    pub fn inflight_hi(&self) -> u64 {
-        self.inflight_hi
+    /// `BBR.inflight_longterm` (`u64::MAX` while unset).
+    pub fn inflight_longterm(&self) -> u64 {
+        self.inflight_longterm
     }
-    /// The current ProbeBW wait before the next bandwidth probe (§5.3.3.5.3).
+    /// The current ProbeBW wait before the next bandwidth probe (§5.3.3.8.3).
     pub fn bw_probe_wait(&self) -> Nanos {
         self.bw_probe_wait
     }
@@ -280,23 +295,23 @@ impl Bbr {
         MIN_PIPE_CWND_SEGMENTS * self.mss
     }
 
-    /// §5.6.2 `BBRInitPacingRate`: nominal_bandwidth = InitialCwnd / (SRTT or 1 ms), times
-    /// BBRStartupPacingGain.
+    /// §5.6.2 `InitPacingRate`: nominal_bandwidth = InitialCwnd / (SRTT or 1 ms), times
+    /// BBR.StartupPacingGain.
     fn init_pacing_rate(&mut self, srtt: Nanos) {
         let rtt = if srtt > 0 { srtt } else { MS };
         let nominal = self.initial_cwnd as f64 * SECOND as f64 / rtt as f64;
         self.pacing_rate = ((STARTUP_PACING_GAIN * nominal) as u64).max(1);
     }
 
-    /// §5.5.1 `BBRUpdateRound`: a round ends when a packet sent after the previous round ended
+    /// §5.5.1 `UpdateRound`: a round ends when a packet sent after the previous round ended
     /// is delivered.
     fn update_round(&mut self, rs: &RateSample) {
         if self.round.on_sample(rs.prior_delivered, self.delivered) {
-            self.rounds_since_bw_probe += 1;
+            self.rounds_since_probe_up += 1;
         }
     }
 
-    /// §5.5.1 `BBRStartRound`.
+    /// §5.5.1 `StartRound`.
     fn start_round(&mut self) {
         self.round.restart(self.delivered);
     }
@@ -305,22 +320,24 @@ impl Bbr {
         rs.is_app_limited || rs.prior_delivered < self.app_limited_until
     }
 
-    /// §5.5.2 `BBRUpdateMaxBw`.
+    /// §5.5.5 `UpdateMaxBw`: only positive samples (-06), application-limited ones only when
+    /// they raise the max.
     fn update_max_bw(&mut self, rs: &RateSample) {
         self.update_round(rs);
-        if rs.delivery_rate >= self.max_bw || !self.sample_app_limited(rs) {
+        if rs.delivery_rate > 0 && (rs.delivery_rate >= self.max_bw || !self.sample_app_limited(rs))
+        {
             self.max_bw = self
                 .max_bw_filter
                 .update(self.cycle_count, rs.delivery_rate);
         }
     }
 
-    /// §5.3.3.6 `BBRAdvanceMaxBwFilter`.
+    /// §5.5.6 `AdvanceMaxBwFilter`.
     fn advance_max_bw_filter(&mut self) {
         self.cycle_count += 1;
     }
 
-    /// §5.5.10.3 `BBRUpdateLatestDeliverySignals`.
+    /// §5.5.10.3 `UpdateLatestDeliverySignals`.
     fn update_latest_delivery_signals(&mut self, rs: &RateSample) {
         self.bw_latest = self.bw_latest.max(rs.delivery_rate);
         self.inflight_latest = self.inflight_latest.max(rs.delivered);
@@ -328,7 +345,7 @@ impl Bbr {
             .on_sample(rs.prior_delivered, self.delivered);
     }
 
-    /// §5.5.10.3 `BBRAdvanceLatestDeliverySignals`.
+    /// §5.5.10.3 `AdvanceLatestDeliverySignals`.
     fn advance_latest_delivery_signals(&mut self, rs: &RateSample) {
         if self.loss_round.started() {
             self.bw_latest = rs.delivery_rate;
@@ -336,7 +353,7 @@ impl Bbr {
         }
     }
 
-    /// §5.5.10.3 `BBRUpdateCongestionSignals`, with the per-round loss tally of the module notes.
+    /// §5.5.10.3 `UpdateCongestionSignals`, with the per-round loss tally of the module notes.
     fn update_congestion_signals(&mut self, rs: &RateSample) {
         self.update_max_bw(rs);
         if !self.loss_round.started() {
@@ -344,49 +361,49 @@ impl Bbr {
         }
         self.check_startup_high_loss();
         self.adapt_lower_bounds_from_congestion();
-        self.loss_in_round = false;
+        self.is_loss_in_round = false;
         self.loss_bytes_in_round = 0;
         self.loss_too_high_in_round = false;
     }
 
-    /// §5.5.10.3 `BBRAdaptLowerBoundsFromCongestion`.
+    /// §5.5.10.3 `AdaptLowerBoundsFromCongestion` (`InitLowerBounds`, `LossLowerBounds`).
     fn adapt_lower_bounds_from_congestion(&mut self) {
-        if self.is_probing_bw() || !self.loss_in_round {
+        if self.is_probing_bw() || !self.is_loss_in_round {
             return;
         }
-        if self.bw_lo == u64::MAX {
-            self.bw_lo = self.max_bw;
+        if self.bw_shortterm == u64::MAX {
+            self.bw_shortterm = self.max_bw;
         }
-        if self.inflight_lo == u64::MAX {
-            self.inflight_lo = self.cwnd;
+        if self.inflight_shortterm == u64::MAX {
+            self.inflight_shortterm = self.cwnd;
         }
-        self.bw_lo = self.bw_latest.max((BETA * self.bw_lo as f64) as u64);
-        self.inflight_lo = self
+        self.bw_shortterm = self.bw_latest.max((BETA * self.bw_shortterm as f64) as u64);
+        self.inflight_shortterm = self
             .inflight_latest
-            .max((BETA * self.inflight_lo as f64) as u64);
+            .max((BETA * self.inflight_shortterm as f64) as u64);
     }
 
-    /// §5.5.10.3 `BBRResetCongestionSignals`.
+    /// §5.5.10.3 `ResetCongestionSignals`.
     fn reset_congestion_signals(&mut self) {
-        self.loss_in_round = false;
+        self.is_loss_in_round = false;
         self.loss_bytes_in_round = 0;
         self.loss_too_high_in_round = false;
         self.bw_latest = 0;
         self.inflight_latest = 0;
     }
 
-    /// §5.5.10.3 `BBRResetLowerBounds`.
-    fn reset_lower_bounds(&mut self) {
-        self.bw_lo = u64::MAX;
-        self.inflight_lo = u64::MAX;
+    /// §5.5.10.3 `ResetShortTermModel`.
+    fn reset_short_term_model(&mut self) {
+        self.bw_shortterm = u64::MAX;
+        self.inflight_shortterm = u64::MAX;
     }
 
-    /// §5.5.9 `BBRBoundBWForModel`.
+    /// §5.5.10.3 `BoundBWForModel`.
     fn bound_bw_for_model(&mut self) {
-        self.bw = self.max_bw.min(self.bw_lo);
+        self.bw = self.max_bw.min(self.bw_shortterm);
     }
 
-    /// §5.3.3 `IsProbingBW`: states that deliberately push beyond the model.
+    /// §5.3.3.9 `IsProbingBW`: states that deliberately push beyond the model.
     fn is_probing_bw(&self) -> bool {
         matches!(
             self.state,
@@ -400,7 +417,7 @@ impl Bbr {
         matches!(self.state, State::ProbeBw(_))
     }
 
-    /// §5.5.5 `BBRUpdateACKAggregation`.
+    /// §5.5.9 `UpdateACKAggregation`.
     fn update_ack_aggregation(&mut self, bytes_acked: u64) {
         let interval = self.now.saturating_sub(self.extra_acked_interval_start);
         let mut expected = mul_div(self.bw, interval, SECOND);
@@ -411,7 +428,7 @@ impl Bbr {
         }
         self.extra_acked_delivered = self.extra_acked_delivered.saturating_add(bytes_acked);
         let extra = (self.extra_acked_delivered - expected).min(self.cwnd);
-        self.extra_acked_filter.set_window(if self.filled_pipe {
+        self.extra_acked_filter.set_window(if self.full_bw_reached {
             EXTRA_ACKED_FILTER_LEN
         } else {
             1
@@ -419,7 +436,7 @@ impl Bbr {
         self.extra_acked = self.extra_acked_filter.update(self.round.count(), extra);
     }
 
-    /// §5.6.4.2 `BBRBDPMultiple`: gain × BDP, or InitialCwnd before any RTT sample.
+    /// §5.6.4.2 `BDPMultiple`: gain × BDP, or InitialCwnd before any RTT sample.
     fn bdp_multiple(&self, bw: u64, gain: f64) -> u64 {
         if self.min_rtt == u64::MAX {
             return self.initial_cwnd;
@@ -428,7 +445,7 @@ impl Bbr {
         (gain * bdp as f64) as u64
     }
 
-    /// §5.6.4.2 `BBRQuantizationBudget`.
+    /// §5.6.4.2 `QuantizationBudget`, with §5.5.8.1's TCP offload budget of 3 send quanta.
     fn quantization_budget(&self, inflight: u64) -> u64 {
         let offload_budget = 3 * self.send_quantum;
         let mut inflight = inflight.max(offload_budget).max(self.min_pipe_cwnd());
@@ -438,12 +455,12 @@ impl Bbr {
         inflight
     }
 
-    /// §5.6.4.2 `BBRInflight(bw, gain)`.
+    /// §5.6.4.2 `Inflight(bw, gain)`.
     fn inflight(&self, bw: u64, gain: f64) -> u64 {
         self.quantization_budget(self.bdp_multiple(bw, gain))
     }
 
-    /// §5.6.4.2 `BBRUpdateMaxInflight`, aggregation allowance capped (module notes).
+    /// §5.6.4.2 `UpdateMaxInflight`, aggregation allowance capped (module notes).
     fn update_max_inflight(&mut self) {
         let extra = self
             .extra_acked
@@ -454,36 +471,38 @@ impl Bbr {
         self.max_inflight = self.quantization_budget(inflight);
     }
 
-    /// §5.5.10.2 `BBRTargetInflight`.
+    /// §5.3.3.8.3 `TargetInflight`: the BDP, unless congestion cut cwnd.
     fn target_inflight(&self) -> u64 {
         self.bdp_multiple(self.bw, 1.0).min(self.cwnd)
     }
 
-    /// §5.6.4.6 `BBRInflightWithHeadroom`.
+    /// §5.3.3.9 `InflightWithHeadroom`.
     fn inflight_with_headroom(&self) -> u64 {
-        if self.inflight_hi == u64::MAX {
+        if self.inflight_longterm == u64::MAX {
             return u64::MAX;
         }
-        let headroom = self.mss.max((HEADROOM * self.inflight_hi as f64) as u64);
-        self.inflight_hi
+        let headroom = self
+            .mss
+            .max((HEADROOM * self.inflight_longterm as f64) as u64);
+        self.inflight_longterm
             .saturating_sub(headroom)
             .max(self.min_pipe_cwnd())
     }
 
-    /// §5.6.2 `BBRSetPacingRateWithGain`: gain × bw × (100 − 1)%; only upward before the pipe
-    /// is full.
+    /// §5.6.2 `SetPacingRateWithGain`: gain × bw × (100 − 1)%; only upward before the pipe is
+    /// full.
     fn set_pacing_rate_with_gain(&mut self, gain: f64) {
         if self.bw == 0 {
             return;
         }
         let rate = (gain * self.bw as f64 * (100 - PACING_MARGIN_PERCENT) as f64 / 100.0) as u64;
         let rate = rate.max(1);
-        if self.filled_pipe || rate > self.pacing_rate {
+        if self.full_bw_reached || rate > self.pacing_rate {
             self.pacing_rate = rate;
         }
     }
 
-    /// §5.6.3 `BBRSetSendQuantum`, with the 1.2 Mbps floor rule of the note on the constants.
+    /// §5.6.3 `SetSendQuantum`, with the 1.2 Mbps floor rule of the note on the constants.
     fn set_send_quantum(&mut self) {
         let floor = if self.pacing_rate < SEND_QUANTUM_LOW_RATE {
             self.mss
@@ -493,7 +512,7 @@ impl Bbr {
         self.send_quantum = (self.pacing_rate / 1000).min(SEND_QUANTUM_MAX).max(floor);
     }
 
-    /// §5.6.4.4 `BBRSaveCwnd`.
+    /// §5.6.4.4 `SaveCwnd`.
     fn save_cwnd(&mut self) {
         if !self.in_recovery && self.state != State::ProbeRtt {
             self.prior_cwnd = self.cwnd;
@@ -502,60 +521,56 @@ impl Bbr {
         }
     }
 
-    /// §5.6.4.4 `BBRRestoreCwnd`.
+    /// §5.6.4.4 `RestoreCwnd`.
     fn restore_cwnd(&mut self) {
         self.cwnd = self.cwnd.max(self.prior_cwnd);
     }
 
-    /// §5.6.4.5 `BBRProbeRTTCwnd`.
+    /// §5.6.4.5 `ProbeRTTCwnd`.
     fn probe_rtt_cwnd(&self) -> u64 {
         self.bdp_multiple(self.bw, PROBE_RTT_CWND_GAIN)
             .max(self.min_pipe_cwnd())
     }
 
-    /// §5.6.4.6 `BBRSetCwnd` with §5.6.4.4 packet conservation in the first recovery round.
+    /// §5.6.4.6 `SetCwnd`: up by what was delivered, to max_inflight once the pipe was full.
     fn set_cwnd(&mut self, ack: &AckEvent) {
         self.update_max_inflight();
-        if self.packet_conservation {
+        if self.full_bw_reached {
             self.cwnd = self
                 .cwnd
-                .max(ack.bytes_in_flight.saturating_add(ack.bytes_acked));
-        } else {
-            if self.filled_pipe {
-                self.cwnd = self
-                    .cwnd
-                    .saturating_add(ack.bytes_acked)
-                    .min(self.max_inflight);
-            } else if self.cwnd < self.max_inflight || self.delivered < self.initial_cwnd {
-                self.cwnd = self.cwnd.saturating_add(ack.bytes_acked);
-            }
-            self.cwnd = self.cwnd.max(self.min_pipe_cwnd());
+                .saturating_add(ack.bytes_acked)
+                .min(self.max_inflight);
+        } else if self.cwnd < self.max_inflight || self.delivered < self.initial_cwnd {
+            self.cwnd = self.cwnd.saturating_add(ack.bytes_acked);
         }
-        // §5.6.4.5 BBRBoundCwndForProbeRTT.
+        self.cwnd = self.cwnd.max(self.min_pipe_cwnd());
+        // §5.6.4.5 BoundCwndForProbeRTT.
         if self.state == State::ProbeRtt {
             self.cwnd = self.cwnd.min(self.probe_rtt_cwnd());
         }
         self.bound_cwnd_for_model();
     }
 
-    /// §5.6.4.7 `BBRBoundCwndForModel`.
+    /// §5.6.4.7 `BoundCwndForModel`.
     fn bound_cwnd_for_model(&mut self) {
         let mut cap = u64::MAX;
         match self.state {
             State::ProbeBw(ProbeBwPhase::Cruise) | State::ProbeRtt => {
                 cap = self.inflight_with_headroom()
             }
-            State::ProbeBw(_) => cap = self.inflight_hi,
+            State::ProbeBw(_) => cap = self.inflight_longterm,
             _ => {}
         }
-        cap = cap.min(self.inflight_lo).max(self.min_pipe_cwnd());
+        cap = cap.min(self.inflight_shortterm).max(self.min_pipe_cwnd());
         self.cwnd = self.cwnd.min(cap);
     }
 
-    /// §5.5.10.2 `BBRHandleInflightTooHigh`; `tx_in_flight` is the in-flight at the loss.
+    /// §5.5.10.2 `HandleInflightTooHigh`; `tx_in_flight` is the in-flight at the loss, and the
+    /// loss event carries no application-limited flag, so inflight_longterm is always set.
     fn handle_inflight_too_high(&mut self, tx_in_flight: u64) {
-        self.bw_probe_samples = false;
-        self.inflight_hi = tx_in_flight.max((BETA * self.target_inflight() as f64) as u64);
+        self.prev_probe_too_high = true;
+        self.is_bw_probe_sample = false;
+        self.inflight_longterm = tx_in_flight.max((BETA * self.target_inflight() as f64) as u64);
         if self.state == State::ProbeBw(ProbeBwPhase::Up) {
             self.start_probe_bw_down();
         }
@@ -569,7 +584,7 @@ impl Bbr {
 }
 
 impl CongestionController for Bbr {
-    /// §5.2.3 `BBRUpdateOnACK`: model and state, then control parameters.
+    /// §5.2.3 `UpdateOnACK`: model and state, then control parameters.
     fn on_ack(&mut self, ack: &AckEvent) {
         self.now = ack.now;
         self.delivered = self.delivered.max(ack.delivered);
@@ -588,7 +603,7 @@ impl CongestionController for Bbr {
             }
         }
         if let Some(rs) = ack.rate {
-            // BBRUpdateModelAndState (§5.2.3).
+            // UpdateModelAndState (§5.2.3).
             self.update_latest_delivery_signals(&rs);
             self.update_congestion_signals(&rs);
             self.update_ack_aggregation(ack.bytes_acked);
@@ -600,64 +615,54 @@ impl CongestionController for Bbr {
             self.check_probe_rtt(ack);
             self.advance_latest_delivery_signals(&rs);
             self.bound_bw_for_model();
-            if self.packet_conservation && rs.prior_delivered >= self.recovery_start_delivered {
-                self.packet_conservation = false;
-            }
         } else {
             self.round.no_sample();
             self.loss_round.no_sample();
             self.update_min_rtt(Self::rtt_sample(ack));
             self.check_probe_rtt(ack);
         }
-        // BBRUpdateControlParameters (§5.2.3).
+        // UpdateControlParameters (§5.2.3).
         self.set_pacing_rate_with_gain(self.pacing_gain);
         self.set_send_quantum();
         self.set_cwnd(ack);
     }
 
-    /// Loss: counts towards this round's loss rate (§5.5.10) and starts packet conservation
-    /// (§5.6.4.4: cwnd = packets in flight + 1).
+    /// Loss: `NoteLoss` and `HandleLostPacket` (§5.5.10.2) for the episode's lost bytes, and
+    /// `OnEnterFastRecovery` (§5.6.4.4), which saves cwnd and cuts nothing: the response is the
+    /// model's. An ECN echo is congestion without loss (module notes).
     fn on_congestion_event(&mut self, event: &CongestionEvent) {
-        // The draft's ECN response is for L4S-style marking (a fraction of marked packets per
-        // round), not RFC 3168's once-per-window echo: classic ECN echoes are ignored.
+        self.is_loss_in_round = true;
         if event.ecn {
             return;
         }
-        self.loss_in_round = true;
         self.loss_bytes_in_round = self.loss_bytes_in_round.saturating_add(event.bytes_lost);
         if self.loss_bytes_in_round.saturating_mul(100)
             > LOSS_THRESH_PERCENT.saturating_mul(event.bytes_in_flight)
         {
             self.loss_too_high_in_round = true;
-            if self.bw_probe_samples {
+            if self.is_bw_probe_sample {
                 self.handle_inflight_too_high(event.bytes_in_flight);
             }
         }
         self.save_cwnd();
         self.in_recovery = true;
-        self.packet_conservation = true;
-        self.recovery_start_delivered = self.delivered;
-        let pipe = event.bytes_in_flight.saturating_sub(event.bytes_lost);
-        self.cwnd = (pipe + self.mss).max(self.min_pipe_cwnd());
-        self.bound_cwnd_for_model();
     }
 
-    /// §5.6.4.4: leaving recovery restores the cwnd saved on entry.
+    /// §5.6.4.4: leaving recovery restores the cwnd saved on entry, bounded by the model.
     fn on_recovery_exit(&mut self, _now: Nanos) {
         self.in_recovery = false;
-        self.packet_conservation = false;
         self.restore_cwnd();
         self.bound_cwnd_for_model();
     }
 
-    /// §5.6.4.4 on RTO: save cwnd, restart from what is in flight (all of it presumed lost,
-    /// so BBRMinPipeCwnd); restored when the transport reports recovery exit.
+    /// §5.6.4.4 `OnEnterRTO`: save cwnd, then `C.cwnd = C.inflight + 1` SMSS, where the
+    /// transport has marked everything outstanding lost (RFC 6675 §5.1), so C.inflight is 0;
+    /// the next ACK's `SetCwnd` lifts it to BBR.MinPipeCwnd. Restored at recovery exit.
     fn on_rto(&mut self, _now: Nanos, _bytes_in_flight: u64) {
         self.save_cwnd();
         self.in_recovery = true;
-        self.packet_conservation = false;
-        self.loss_in_round = true;
-        self.cwnd = self.min_pipe_cwnd();
+        self.is_loss_in_round = true;
+        self.cwnd = self.mss;
     }
 
     fn cwnd(&self) -> u64 {
@@ -727,8 +732,12 @@ mod tests {
     #[test]
     fn constants_match_the_draft() {
         assert!((STARTUP_PACING_GAIN - 4.0 * std::f64::consts::LN_2).abs() < 0.01);
-        assert_eq!(STARTUP_CWND_GAIN, 2.0);
-        assert_eq!(DRAIN_PACING_GAIN, 0.35);
+        assert_eq!(DEFAULT_CWND_GAIN, 2.0);
+        assert_eq!(DRAIN_PACING_GAIN, 0.5);
+        assert_eq!(PROBE_RTT_CWND_GAIN, 0.5);
+        assert_eq!(MIN_PIPE_CWND_SEGMENTS, 4);
+        assert_eq!(MAX_BW_FILTER_LEN, 2);
+        assert_eq!(EXTRA_ACKED_FILTER_LEN, 10);
         assert_eq!(PACING_MARGIN_PERCENT, 1);
         assert_eq!(LOSS_THRESH_PERCENT, 2);
         assert_eq!(BETA, 0.7);
@@ -796,7 +805,8 @@ mod tests {
     }
 
     #[test]
-    fn loss_enters_packet_conservation_and_exit_restores() {
+    fn fast_recovery_keeps_cwnd_and_an_rto_leaves_one_segment() {
+        // §5.6.4.4: OnEnterFastRecovery saves cwnd and changes nothing else.
         let mut c = Bbr::new(MSS, 40, 0);
         c.on_congestion_event(&CongestionEvent {
             ecn: false,
@@ -805,11 +815,53 @@ mod tests {
             bytes_in_flight: 30 * MSS,
             mss: MSS,
         });
-        assert_eq!(c.cwnd(), 30 * MSS);
+        assert_eq!(c.cwnd(), 40 * MSS);
         c.on_recovery_exit(0);
         assert_eq!(c.cwnd(), 40 * MSS);
-        c.on_rto(0, 40 * MSS);
+        // OnEnterRTO: C.inflight (0 once everything is marked lost) + 1 SMSS...
+        c.on_rto(MS, 40 * MSS);
+        assert_eq!(c.cwnd(), MSS);
+        // ...SetCwnd's floor of BBR.MinPipeCwnd on the next ACK...
+        let a = ack(&c, 2 * MS, MSS, 1_000_000, 10 * MS, 0, true);
+        c.on_ack(&a);
         assert_eq!(c.cwnd(), 4 * MSS);
+        // ...and the saved 40 segments back when recovery ends.
+        c.on_recovery_exit(3 * MS);
+        assert_eq!(c.cwnd(), 40 * MSS);
+    }
+
+    #[test]
+    fn ecn_marks_shrink_the_short_term_model_outside_probing() {
+        // §3.7: CE marks count as congestion. In ProbeBW_CRUISE a marked round ends with
+        // bw_shortterm = max(bw_latest, 0.7 × max_bw), as after a loss (§5.5.10.3).
+        let mut c = Bbr::new(MSS, 10, 0);
+        let mut now = 0;
+        for _ in 0..4 {
+            now += 100 * MS;
+            c.on_ack(&ack(&c, now, MSS, 1_000_000, 100 * MS, 150 * MSS, true));
+        }
+        now += 10 * MS;
+        c.on_ack(&ack(&c, now, MSS, 1_000_000, 100 * MS, 95 * MSS, false));
+        assert_eq!(c.state(), State::ProbeBw(ProbeBwPhase::Cruise));
+        let cwnd = c.cwnd();
+        let mark = CongestionEvent {
+            ecn: true,
+            now,
+            bytes_lost: 0,
+            bytes_in_flight: 130 * MSS,
+            mss: MSS,
+        };
+        c.on_congestion_event(&mark);
+        assert_eq!(c.cwnd(), cwnd, "no cut");
+        assert!(!c.in_recovery, "no recovery");
+        now += 100 * MS;
+        c.on_ack(&ack(&c, now, MSS, 500_000, 100 * MS, 95 * MSS, true));
+        assert_eq!(c.bw_shortterm, 700_000);
+        assert_eq!(c.bw(), 700_000);
+        // Without the mark the next round leaves the model alone.
+        now += 100 * MS;
+        c.on_ack(&ack(&c, now, MSS, 500_000, 100 * MS, 95 * MSS, true));
+        assert_eq!(c.bw_shortterm, 700_000);
     }
 
     #[test]
@@ -921,7 +973,7 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
-        /// Any event sequence: cwnd ≥ 4 MSS and bounded, pacing finite and positive, send
+        /// Any event sequence: cwnd ≥ 4 MSS after an ACK, ≥ 1 MSS (an RTO's) otherwise, bounded, pacing finite and positive, send
         /// quantum within [1 MSS, 64 KB].
         #[test]
         fn random_events_keep_bbr_sane(seed in any::<u64>(), steps in proptest::collection::vec(step(), 1..400)) {
@@ -949,7 +1001,9 @@ mod tests {
                     Step::Idle(ms) => now += ms * MS,
                 }
                 let cwnd = c.cwnd();
-                prop_assert!(cwnd >= 4 * MSS, "cwnd {cwnd} after {s:?}");
+                let acked = matches!(s, Step::Ack { .. } | Step::NoSample);
+                let floor = if acked { 4 * MSS } else { MSS };
+                prop_assert!(cwnd >= floor, "cwnd {cwnd} after {s:?}");
                 prop_assert!(cwnd < 1 << 50, "cwnd {cwnd} after {s:?}");
                 let rate = c.pacing_rate().unwrap();
                 prop_assert!(rate > 0 && rate < 1 << 50, "pacing {rate} after {s:?}");

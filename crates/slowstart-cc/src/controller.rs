@@ -84,7 +84,7 @@ pub enum Phase {
     Recovery = 4,
     /// After a retransmission timeout, slow start back up to ssthresh.
     RtoRecovery = 5,
-    /// BBR states (draft-ietf-ccwg-bbr §4.3).
+    /// BBR states (draft-ietf-ccwg-bbr-06 §5.1.1).
     Startup = 6,
     Drain = 7,
     ProbeBw = 8,

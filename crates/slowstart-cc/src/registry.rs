@@ -258,7 +258,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "bbr",
         summary: "BBRv3: paces at the max delivery rate, cwnd 2 BDP, ProbeBW/ProbeRTT cycles",
-        source: "draft-ietf-ccwg-bbr-01",
+        source: "draft-ietf-ccwg-bbr-06",
         params: crate::bbr::PARAMS,
         slow_start: None,
     },

@@ -3,7 +3,7 @@
 //! delivered. Two readings of "sent after the mark" are in use; each controller keeps the one of
 //! the source it follows:
 //!
-//! - By delivery ([`RoundCounter::on_sample`]; draft-ietf-ccwg-bbr-01 §5.5.1 `BBRUpdateRound`,
+//! - By delivery ([`RoundCounter::on_sample`]; draft-ietf-ccwg-bbr-06 §5.5.1 `UpdateRound`,
 //!   Linux tcp_bbr.c, HyStart in tcp_cubic.c, RFC 9406 windowEnd): the mark is the delivered
 //!   count when the round began, and a rate sample whose packet left once that much had been
 //!   delivered (`prior_delivered >= mark`) ends the round.

@@ -1,5 +1,5 @@
 //! Windowed max filter (Kathleen Nichols' 3-sample algorithm, as Linux `lib/win_minmax.c`), used
-//! by draft-ietf-ccwg-bbr-01 §5.5.1 (MaxBwFilter over 2 ProbeBW cycles) and §5.5.5 (ExtraACKed),
+//! by draft-ietf-ccwg-bbr-06 §5.5.5 (MaxBwFilter over 2 ProbeBW cycles) and §5.5.9 (ExtraACKed),
 //! and by BBR v1 for its bandwidth over 10 rounds (tcp_bbr.c `bbr->bw`).
 
 /// One sample: a value and the time (round or cycle count, or nanoseconds) it was taken.
@@ -79,7 +79,7 @@ mod tests {
 
     #[test]
     fn max_holds_within_window_and_expires_after_it() {
-        // MaxBwFilterLen = 2 cycles (draft-ietf-ccwg-bbr-01 §5.5.1): a sample from cycle c
+        // MaxBwFilterLen = 2 cycles (draft-ietf-ccwg-bbr-06 §2.11): a sample from cycle c
         // counts in cycles c and c+1 and is gone in c+2.
         let mut f = MaxFilter::new(2);
         assert_eq!(f.update(0, 100), 100);

@@ -1,6 +1,8 @@
-//! BBR ProbeBW, draft-ietf-ccwg-bbr-01 §5.3.3: cycles DOWN (0.9) → CRUISE (1.0) → REFILL (1.0)
+//! BBR ProbeBW, draft-ietf-ccwg-bbr-06 §5.3.3: cycles DOWN (0.9) → CRUISE (1.0) → REFILL (1.0)
 //! → UP (1.25), probing again after a randomised 2–3 s wall-clock wait or the Reno-coexistence
-//! round count, whichever comes first.
+//! round count, whichever comes first. After a probe that met too much loss the next UP is
+//! precautionary (§5.3.3.6): it stops as soon as in-flight reaches inflight_longterm, and if that
+//! round shows no excess loss the cycle returns to REFILL at once.
 
 use super::{AckPhase, Bbr, State, DEFAULT_CWND_GAIN};
 use crate::{AckEvent, Nanos, RateSample, SECOND};
@@ -15,7 +17,7 @@ pub enum ProbeBwPhase {
 }
 
 impl ProbeBwPhase {
-    /// (pacing_gain, cwnd_gain) of each phase, §5.3.3.
+    /// (pacing_gain, cwnd_gain) of each phase, §5.3.3.1–§5.3.3.5 and §5.6.1.
     pub fn gains(self) -> (f64, f64) {
         match self {
             ProbeBwPhase::Down => (0.9, DEFAULT_CWND_GAIN),
@@ -26,12 +28,12 @@ impl ProbeBwPhase {
     }
 }
 
-/// §5.3.3.5.3 `BBRPickProbeWait`: 2 s plus up to 1 s at random.
+/// §5.3.3.8.3 `PickProbeWait`: 2 s plus up to 1 s at random.
 pub const PROBE_WAIT_BASE: Nanos = 2 * SECOND;
 pub const PROBE_WAIT_RANDOM: Nanos = SECOND;
-/// §5.3.3.5.3 `BBRIsRenoCoexistenceProbeTime`: at most 63 rounds between probes.
+/// §5.3.3.8.3 `IsRenoCoexistenceProbeTime`: at most 63 rounds between probes.
 pub const MAX_RENO_ROUNDS: u64 = 63;
-/// §5.3.3.4 `BBRRaiseInflightHiSlope`: doubling stops after 30 rounds.
+/// §5.3.3.9 `RaiseInflightLongtermSlope`: doubling stops after 30 rounds.
 const MAX_PROBE_UP_ROUNDS: u32 = 30;
 
 impl Bbr {
@@ -40,16 +42,16 @@ impl Bbr {
         (self.pacing_gain, self.cwnd_gain) = phase.gains();
     }
 
-    /// §5.3.3.5.3 `BBRPickProbeWait`, drawing from the controller's SplitMix64.
+    /// §5.3.3.8.3 `PickProbeWait`, drawing from the controller's SplitMix64.
     pub(super) fn pick_probe_wait(&mut self) {
-        self.rounds_since_bw_probe = self.rng.next_u64() & 1;
+        self.rounds_since_probe_up = self.rng.next_u64() & 1;
         self.bw_probe_wait = PROBE_WAIT_BASE + self.rng.next_u64() % PROBE_WAIT_RANDOM;
     }
 
-    /// §5.3.3.6 `BBRStartProbeBW_DOWN`.
+    /// §5.3.3.9 `StartProbeBW_DOWN`.
     pub(super) fn start_probe_bw_down(&mut self) {
         self.reset_congestion_signals();
-        self.probe_up_cnt = u64::MAX;
+        self.probe_up_acked_per_inc = u64::MAX;
         self.pick_probe_wait();
         self.cycle_stamp = self.now;
         self.ack_phase = AckPhase::ProbeStopping;
@@ -57,37 +59,40 @@ impl Bbr {
         self.set_probe_bw_phase(ProbeBwPhase::Down);
     }
 
-    /// §5.3.3.6 `BBRStartProbeBW_CRUISE`.
+    /// §5.3.3.9 `StartProbeBW_CRUISE`.
     pub(super) fn start_probe_bw_cruise(&mut self) {
         self.set_probe_bw_phase(ProbeBwPhase::Cruise);
     }
 
-    /// §5.3.3.6 `BBRStartProbeBW_REFILL`.
+    /// §5.3.3.9 `StartProbeBW_REFILL`.
     fn start_probe_bw_refill(&mut self) {
-        self.reset_lower_bounds();
+        self.reset_short_term_model();
         self.bw_probe_up_rounds = 0;
-        self.bw_probe_up_acks = 0;
+        self.bw_probe_up_acked = 0;
+        self.prev_probe_precautionary = false;
         self.ack_phase = AckPhase::Refilling;
         self.start_round();
         self.set_probe_bw_phase(ProbeBwPhase::Refill);
     }
 
-    /// §5.3.3.6 `BBRStartProbeBW_UP`.
+    /// §5.3.3.9 `StartProbeBW_UP`.
     fn start_probe_bw_up(&mut self, rs: &RateSample) {
         self.ack_phase = AckPhase::ProbeStarting;
         self.start_round();
         self.reset_full_bw();
         self.full_bw = rs.delivery_rate;
         self.set_probe_bw_phase(ProbeBwPhase::Up);
-        self.raise_inflight_hi_slope();
+        self.raise_inflight_longterm_slope();
     }
 
-    /// §5.3.3.6 `BBRUpdateProbeBWCyclePhase`.
+    /// §5.3.3.9 `UpdateProbeBWCyclePhase`.
     pub(super) fn update_probe_bw_cycle_phase(&mut self, ack: &AckEvent, rs: &RateSample) {
-        if !self.filled_pipe {
+        if !self.full_bw_reached {
             return;
         }
-        self.adapt_upper_bounds(ack, rs);
+        if self.adapt_long_term_model(ack, rs) {
+            return;
+        }
         let State::ProbeBw(phase) = self.state else {
             return;
         };
@@ -106,20 +111,22 @@ impl Bbr {
             ProbeBwPhase::Refill => {
                 // After one round of REFILL, start UP.
                 if self.round.started() {
-                    self.bw_probe_samples = true;
+                    self.is_bw_probe_sample = true;
                     self.start_probe_bw_up(rs);
                 }
             }
             ProbeBwPhase::Up => {
                 if self.is_time_to_go_down(ack, rs) {
+                    // No high loss (yet) in this probe.
+                    self.prev_probe_too_high = false;
                     self.start_probe_bw_down();
                 }
             }
         }
     }
 
-    /// §5.3.3.5.3 `BBRIsTimeToProbeBW`: the randomised wait elapsed, or Reno would have
-    /// probed by now; starts REFILL.
+    /// §5.3.3.8.3 `IsTimeToProbeBW`: the randomised wait elapsed, or Reno would have probed by
+    /// now; starts REFILL.
     fn is_time_to_probe_bw(&mut self) -> bool {
         if self.now > self.cycle_stamp + self.bw_probe_wait || self.is_reno_coexistence_probe_time()
         {
@@ -129,13 +136,13 @@ impl Bbr {
         false
     }
 
-    /// §5.3.3.5.3 `BBRIsRenoCoexistenceProbeTime`: one round per target-inflight packet, ≤ 63.
+    /// §5.3.3.8.3 `IsRenoCoexistenceProbeTime`: one round per target-inflight packet, ≤ 63.
     fn is_reno_coexistence_probe_time(&self) -> bool {
         let reno_rounds = self.target_inflight() / self.mss;
-        self.rounds_since_bw_probe >= reno_rounds.min(MAX_RENO_ROUNDS)
+        self.rounds_since_probe_up >= reno_rounds.min(MAX_RENO_ROUNDS)
     }
 
-    /// §5.3.3.6 `BBRIsTimeToCruise`.
+    /// §5.3.3.9 `IsTimeToCruise`.
     fn is_time_to_cruise(&self, ack: &AckEvent) -> bool {
         let inflight = ack.bytes_in_flight;
         if inflight > self.inflight_with_headroom() {
@@ -144,10 +151,17 @@ impl Bbr {
         inflight <= self.inflight(self.max_bw, 1.0)
     }
 
-    /// §5.3.3.6 `BBRIsTimeToGoDown`: UP ends once bandwidth stopped growing (full_bw_now).
+    /// §5.3.3.9 `IsTimeToGoDown`: a precautionary probe stops at inflight_longterm (§5.3.3.6);
+    /// otherwise UP ends once bandwidth stopped growing (full_bw_now). In-flight is the ACK's
+    /// prior in-flight, as Linux tcp_bbr.c v3 `bbr_update_cycle_phase` reads it: after the ACK
+    /// it is always below a cwnd capped at inflight_longterm.
     fn is_time_to_go_down(&mut self, ack: &AckEvent, rs: &RateSample) -> bool {
-        if ack.cwnd_limited && self.cwnd >= self.inflight_hi {
-            // Bandwidth is limited by inflight_hi: keep probing.
+        if self.prev_probe_too_high && ack.prior_in_flight >= self.inflight_longterm {
+            self.prev_probe_precautionary = true;
+            return true;
+        }
+        if ack.cwnd_limited && self.cwnd >= self.inflight_longterm {
+            // Bandwidth is limited by inflight_longterm: keep probing.
             self.reset_full_bw();
             self.full_bw = rs.delivery_rate;
         } else if self.full_bw_now {
@@ -156,55 +170,63 @@ impl Bbr {
         false
     }
 
-    /// §5.3.3.4 `BBRRaiseInflightHiSlope`: inflight_hi grows 1, 2, 4... MSS per round in UP.
-    fn raise_inflight_hi_slope(&mut self) {
-        let growth_this_round = self.mss.saturating_mul(1 << self.bw_probe_up_rounds);
+    /// §5.3.3.9 `RaiseInflightLongtermSlope`: inflight_longterm grows 1, 2, 4... SMSS per round
+    /// in UP, one SMSS per `probe_up_acked_per_inc` bytes ACKed.
+    fn raise_inflight_longterm_slope(&mut self) {
+        let growth_this_round = 1u64 << self.bw_probe_up_rounds;
         self.bw_probe_up_rounds = (self.bw_probe_up_rounds + 1).min(MAX_PROBE_UP_ROUNDS);
-        // Bytes to ACK per MSS of inflight_hi growth.
-        self.probe_up_cnt = (self.cwnd / growth_this_round).max(1) * self.mss;
+        self.probe_up_acked_per_inc = (self.cwnd / growth_this_round).max(self.mss);
     }
 
-    /// §5.3.3.4 `BBRProbeInflightHiUpward`.
-    fn probe_inflight_hi_upward(&mut self, ack: &AckEvent) {
-        if !ack.cwnd_limited || self.cwnd < self.inflight_hi {
+    /// §5.3.3.9 `ProbeInflightLongtermUpward`.
+    fn probe_inflight_longterm_upward(&mut self, ack: &AckEvent) {
+        if !ack.cwnd_limited || self.cwnd < self.inflight_longterm {
             return;
         }
-        self.bw_probe_up_acks += ack.bytes_acked;
-        if self.bw_probe_up_acks >= self.probe_up_cnt {
-            let delta = self.bw_probe_up_acks / self.probe_up_cnt;
-            self.bw_probe_up_acks -= delta * self.probe_up_cnt;
-            self.inflight_hi = self.inflight_hi.saturating_add(delta * self.mss);
+        self.bw_probe_up_acked += ack.bytes_acked;
+        if self.bw_probe_up_acked >= self.probe_up_acked_per_inc {
+            let delta = self.bw_probe_up_acked / self.probe_up_acked_per_inc;
+            self.bw_probe_up_acked -= delta * self.probe_up_acked_per_inc;
+            self.inflight_longterm = self.inflight_longterm.saturating_add(delta * self.mss);
         }
         if self.round.started() {
-            self.raise_inflight_hi_slope();
+            self.raise_inflight_longterm_slope();
         }
     }
 
-    /// §5.3.3.6 `BBRAdaptUpperBounds`; loss-driven `BBRCheckInflightTooHigh` happens in
-    /// `on_congestion_event` (module notes), and `rs.tx_in_flight` is the ACK's prior in-flight.
-    fn adapt_upper_bounds(&mut self, ack: &AckEvent, rs: &RateSample) {
+    /// §5.3.3.9 `AdaptLongTermModel`: tracks the ACK phase, advances the max-bw filter a round
+    /// after a probe, returns to REFILL after a precautionary probe without excess loss, and
+    /// raises inflight_longterm while the loss rate is safe. Loss-driven `IsInflightTooHigh`
+    /// is this loss round's tally (module notes); `RS.tx_in_flight` is the ACK's prior
+    /// in-flight. Returns whether it decided a state transition.
+    fn adapt_long_term_model(&mut self, ack: &AckEvent, rs: &RateSample) -> bool {
         if self.ack_phase == AckPhase::ProbeStarting && self.round.started() {
             // Starting to get bandwidth-probing samples.
             self.ack_phase = AckPhase::ProbeFeedback;
         }
         if self.ack_phase == AckPhase::ProbeStopping && self.round.started() {
-            // End of the samples from the probe (as Linux tcp_bbr.c v3 `bbr_adapt_upper_bounds`,
-            // which also resets the ACK phase): advance the max-bw filter's cycle.
-            self.bw_probe_samples = false;
+            // End of the samples from the probe.
+            self.is_bw_probe_sample = false;
             self.ack_phase = AckPhase::Init;
             if self.is_in_probe_bw() && !self.sample_app_limited(rs) {
                 self.advance_max_bw_filter();
             }
+            // Precautionary Bandwidth Probing: Acceleration.
+            if self.is_in_probe_bw() && self.prev_probe_precautionary && !self.prev_probe_too_high {
+                self.start_probe_bw_refill();
+                return true;
+            }
         }
-        if self.inflight_hi == u64::MAX {
-            return;
+        if self.loss_too_high_in_round || self.inflight_longterm == u64::MAX {
+            return false;
         }
-        if ack.prior_in_flight > self.inflight_hi {
-            self.inflight_hi = ack.prior_in_flight;
+        if ack.prior_in_flight > self.inflight_longterm {
+            self.inflight_longterm = ack.prior_in_flight;
         }
         if self.state == State::ProbeBw(ProbeBwPhase::Up) {
-            self.probe_inflight_hi_upward(ack);
+            self.probe_inflight_longterm_upward(ack);
         }
+        false
     }
 }
 
@@ -246,7 +268,7 @@ mod tests {
             (0..50)
                 .map(|_| {
                     c.pick_probe_wait();
-                    (c.bw_probe_wait(), c.rounds_since_bw_probe)
+                    (c.bw_probe_wait(), c.rounds_since_probe_up)
                 })
                 .collect::<Vec<_>>()
         };
@@ -333,10 +355,12 @@ mod tests {
     }
 
     #[test]
-    fn heavy_loss_in_up_sets_inflight_hi_and_goes_down() {
+    fn heavy_loss_in_up_sets_inflight_longterm_and_goes_down() {
+        // Appendix A.21: excess loss in UP sets inflight_longterm = max(tx_in_flight,
+        // 0.7 × target) and goes DOWN, remembering that the probe went too high.
         let mut c = in_probe_bw(3);
         c.state = State::ProbeBw(ProbeBwPhase::Up);
-        c.bw_probe_samples = true;
+        c.is_bw_probe_sample = true;
         c.on_congestion_event(&CongestionEvent {
             ecn: false,
             now: SECOND,
@@ -344,8 +368,100 @@ mod tests {
             bytes_in_flight: 120 * MSS,
             mss: MSS,
         });
-        assert_eq!(c.inflight_hi(), 120 * MSS);
+        assert_eq!(c.inflight_longterm(), 120 * MSS);
         assert_eq!(c.state(), State::ProbeBw(ProbeBwPhase::Down));
+        assert!(c.prev_probe_too_high && !c.is_bw_probe_sample);
+    }
+
+    /// From CRUISE at `now`: REFILL once the probe wait is up, UP a round later (with the min
+    /// RTT taken as just refreshed, so that no ProbeRTT comes between).
+    fn probe_up(c: &mut Bbr, now: &mut Nanos) {
+        *now = c.cycle_stamp + c.bw_probe_wait() + 1;
+        c.probe_rtt_min_stamp = *now;
+        c.on_ack(&ack(c, *now, MSS, 1_000_000, 100 * MS, 95 * MSS, false));
+        assert_eq!(c.state(), State::ProbeBw(ProbeBwPhase::Refill));
+        *now += 100 * MS;
+        c.on_ack(&ack(c, *now, MSS, 1_000_000, 100 * MS, 95 * MSS, true));
+        assert_eq!(c.state(), State::ProbeBw(ProbeBwPhase::Up));
+    }
+
+    #[test]
+    fn after_a_probe_with_too_much_loss_the_next_one_is_precautionary() {
+        // §5.3.3.6: the probe after one that went too high goes DOWN as soon as in-flight
+        // reaches inflight_longterm; a round later, with no excess loss, it is back in REFILL
+        // (not CRUISE), and the UP after that is a full one.
+        let mut c = in_probe_bw(3);
+        let mut now = SECOND;
+        probe_up(&mut c, &mut now);
+        c.on_congestion_event(&CongestionEvent {
+            ecn: false,
+            now,
+            bytes_lost: 5 * MSS,
+            bytes_in_flight: 120 * MSS,
+            mss: MSS,
+        });
+        assert_eq!(c.state(), State::ProbeBw(ProbeBwPhase::Down));
+        assert_eq!(c.inflight_longterm(), 120 * MSS);
+        now += 100 * MS;
+        c.on_ack(&ack(&c, now, MSS, 1_000_000, 100 * MS, 95 * MSS, true));
+        assert_eq!(c.state(), State::ProbeBw(ProbeBwPhase::Cruise));
+        // The next probe: UP stops at inflight_longterm (prior in-flight 120 segments).
+        probe_up(&mut c, &mut now);
+        assert!(c.prev_probe_too_high);
+        now += 10 * MS;
+        c.on_ack(&ack(&c, now, MSS, 1_000_000, 100 * MS, 118 * MSS, false));
+        assert_eq!(
+            c.state(),
+            State::ProbeBw(ProbeBwPhase::Up),
+            "below inflight_longterm"
+        );
+        now += 10 * MS;
+        c.on_ack(&ack(&c, now, MSS, 1_000_000, 100 * MS, 119 * MSS, false));
+        assert_eq!(c.state(), State::ProbeBw(ProbeBwPhase::Down));
+        assert!(c.prev_probe_precautionary && !c.prev_probe_too_high);
+        // A round of feedback without excess loss: straight back to REFILL...
+        now += 100 * MS;
+        c.on_ack(&ack(&c, now, MSS, 1_000_000, 100 * MS, 95 * MSS, true));
+        assert_eq!(c.state(), State::ProbeBw(ProbeBwPhase::Refill));
+        assert!(!c.prev_probe_precautionary);
+        // ...and this UP holds in-flight at inflight_longterm.
+        now += 100 * MS;
+        c.on_ack(&ack(&c, now, MSS, 1_000_000, 100 * MS, 95 * MSS, true));
+        assert_eq!(c.state(), State::ProbeBw(ProbeBwPhase::Up));
+        now += 10 * MS;
+        c.on_ack(&ack(&c, now, MSS, 1_000_000, 100 * MS, 119 * MSS, false));
+        assert_eq!(c.state(), State::ProbeBw(ProbeBwPhase::Up));
+    }
+
+    #[test]
+    fn inflight_longterm_grows_one_segment_per_cwnd_over_two_to_the_rounds_acked() {
+        // §5.3.3.9 RaiseInflightLongtermSlope: BBR.probe_up_acked_per_inc =
+        // max(cwnd / 2^bw_probe_up_rounds, SMSS) bytes ACKed per SMSS of growth.
+        let mut c = in_probe_bw(3);
+        c.cwnd = 64 * MSS;
+        c.bw_probe_up_rounds = 0;
+        let per_inc: Vec<u64> = (0..8)
+            .map(|_| {
+                c.raise_inflight_longterm_slope();
+                c.probe_up_acked_per_inc
+            })
+            .collect();
+        let expected = [64, 32, 16, 8, 4, 2, 1, 1].map(|segs| segs * MSS);
+        assert_eq!(per_inc, expected);
+        // cwnd fully used at inflight_longterm: 2 SMSS ACKed at 1 SMSS each grows it by 2.
+        c.state = State::ProbeBw(ProbeBwPhase::Up);
+        c.inflight_longterm = 64 * MSS;
+        let a = ack(
+            &c,
+            2 * SECOND,
+            2 * MSS,
+            1_000_000,
+            100 * MS,
+            62 * MSS,
+            false,
+        );
+        c.probe_inflight_longterm_upward(&a);
+        assert_eq!(c.inflight_longterm(), 66 * MSS);
     }
 
     #[test]

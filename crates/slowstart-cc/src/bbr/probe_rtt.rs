@@ -1,4 +1,4 @@
-//! BBR ProbeRTT, draft-ietf-ccwg-bbr-01 §5.3.4: when the min RTT has not been refreshed for
+//! BBR ProbeRTT, draft-ietf-ccwg-bbr-06 §5.3.4: when the min RTT has not been refreshed for
 //! 5 s, cap cwnd at 0.5 BDP (≥ 4 packets) for 200 ms and one round, then resume.
 
 use super::{
@@ -8,7 +8,7 @@ use super::{
 use crate::{AckEvent, Nanos};
 
 impl Bbr {
-    /// §5.3.4.3 `BBRUpdateMinRTT`.
+    /// §5.3.4.3 `UpdateMinRTT`.
     pub(super) fn update_min_rtt(&mut self, rtt: Option<Nanos>) {
         self.probe_rtt_expired = self.now > self.probe_rtt_min_stamp + PROBE_RTT_INTERVAL;
         if let Some(rtt) = rtt {
@@ -24,7 +24,7 @@ impl Bbr {
         }
     }
 
-    /// §5.3.4.4 `BBRCheckProbeRTT`.
+    /// §5.3.4.3 `CheckProbeRTT` (without `idle_restart`: restart from idle is not modelled).
     pub(super) fn check_probe_rtt(&mut self, ack: &AckEvent) {
         if self.state != State::ProbeRtt && self.probe_rtt_expired {
             self.enter_probe_rtt();
@@ -38,14 +38,14 @@ impl Bbr {
         }
     }
 
-    /// §5.3.4.4 `BBREnterProbeRTT`.
+    /// §5.3.4.3 `EnterProbeRTT`.
     fn enter_probe_rtt(&mut self) {
         self.state = State::ProbeRtt;
         self.pacing_gain = 1.0;
         self.cwnd_gain = PROBE_RTT_CWND_GAIN;
     }
 
-    /// §5.3.4.4 `BBRHandleProbeRTT`; samples of data now in flight count as app limited.
+    /// §5.3.4.3 `HandleProbeRTT`; samples of data now in flight count as app limited.
     fn handle_probe_rtt(&mut self, ack: &AckEvent) {
         self.app_limited_until = self
             .app_limited_until
@@ -68,7 +68,7 @@ impl Bbr {
         }
     }
 
-    /// §5.3.4.4 `BBRCheckProbeRTTDone`.
+    /// §5.3.4.3 `CheckProbeRTTDone`.
     fn check_probe_rtt_done(&mut self) {
         if matches!(self.probe_rtt_done_stamp, Some(done) if self.now > done) {
             // Wait another ProbeRTTInterval before the next ProbeRTT.
@@ -78,10 +78,10 @@ impl Bbr {
         }
     }
 
-    /// §5.3.4.4 `BBRExitProbeRTT`.
+    /// §5.3.4.4 `ExitProbeRTT`.
     fn exit_probe_rtt(&mut self) {
-        self.reset_lower_bounds();
-        if self.filled_pipe {
+        self.reset_short_term_model();
+        if self.full_bw_reached {
             self.start_probe_bw_down();
             self.start_probe_bw_cruise();
         } else {
