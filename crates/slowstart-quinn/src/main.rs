@@ -210,17 +210,20 @@ async fn server(a: &Args) -> Result<String, String> {
         .accept_uni()
         .await
         .map_err(|e| format!("stream: {e}"))?;
-    let mut buf = vec![0u8; 1 << 16];
     let (mut bytes, mut first_byte_ns, mut last_byte_ns) = (0u64, None, None);
-    while let Some(n) = stream
-        .read(&mut buf)
+    // Unordered: each chunk is taken as it arrives. An ordered reader leaves every chunk after a
+    // gap in quinn's reassembly buffer, and quinn-proto 0.11.19 aborts the connection once that
+    // holds more than 1024 separate chunks (connection/assembler.rs MAX_CHUNKS, "too many gaps
+    // in stream buffer"), which a slow-start overshoot on a long fat path reaches.
+    while let Some(chunk) = stream
+        .read_chunk(usize::MAX, false)
         .await
         .map_err(|e| format!("read: {e}"))?
     {
         let t = now_ns();
         first_byte_ns.get_or_insert(t);
         last_byte_ns = Some(t);
-        bytes += n as u64;
+        bytes += chunk.bytes.len() as u64;
     }
     // The client closes once it sees every byte acknowledged; should its close be lost, this
     // end does not wait out the idle timeout.
