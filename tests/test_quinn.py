@@ -109,8 +109,11 @@ def test_quinn_transfer_through_the_emulator(tmp_path, quinn_built):
     assert real["stack"] == "quinn"
     assert f["bytes_delivered"] == 2_000_000
     assert real["tun_tx_dropped"] == {"sender": 0, "receiver": 0}
-    # Slow start overflows the 1-BDP queue once: one recovery episode, as simulated.
-    assert f["loss_events"] == c["sim"]["flows"][0]["loss_events"] == 1
+    # Slow start overflows the 1-BDP queue: every packet the emulated link dropped, quinn
+    # declared lost (and perhaps a few more, spuriously).
+    drops = real["links"][0]["drops"]
+    assert 0 < drops <= f["retransmits"], (drops, f["retransmits"])
+    assert f["loss_events"] >= 1
     assert abs(c["diff"]["completion_s"]) < 0.10, c["diff"]
     assert leftovers(proc.pid) == []
 
