@@ -900,7 +900,11 @@ def format_compare(c: dict[str, Any]) -> str:
 def format_real(s: dict[str, Any]) -> str:
     """A real run's summary as tables: flows, links, cross traffic, web objects, TUN drops."""
     tun = s.get("tun_tx_dropped") or {}
-    stack = "the simulator's transport over UDP" if s.get("stack") == "udp" else "Linux TCP"
+    stack = {
+        "udp": "the simulator's transport over UDP",
+        "quinn": "quinn (QUIC) with slowstart's controller",
+        "quinn-native": "quinn (QUIC) with its own controller",
+    }.get(s.get("stack") or "", "Linux TCP")
     head = (
         f"{s['scenario']}: real ({stack} through the emulated link), seed {s['seed']}; "
         "TUN tx_dropped " + ", ".join(f"{k} {v}" for k, v in tun.items())
@@ -943,9 +947,16 @@ def _load_real(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def check_real_cc(args: argparse.Namespace) -> str | None:
-    """The kernel stack runs Linux's algorithms only; the UDP stack any of the library's."""
+    """The kernel stack runs Linux's algorithms only, quinn-native quinn's own; the UDP and
+    quinn stacks any of the library's (quinn refuses the one-way-delay ones itself)."""
     from slowstart.real_kernel import LINUX_CC
+    from slowstart.real_quinn import QUINN_CC
 
+    if args.stack == "quinn-native" and args.cc.split(":")[0] not in QUINN_CC:
+        return (
+            f"--cc: quinn's own controllers are {', '.join(QUINN_CC)}, got {args.cc!r} "
+            "(--stack quinn runs every slowstart algorithm but ledbat and utp)"
+        )
     if args.stack in ("kernel", "both") and args.cc.split(":")[0] not in LINUX_CC:
         return (
             f"--cc: the kernel stack runs {', '.join(LINUX_CC)}, got {args.cc!r} "
@@ -972,6 +983,10 @@ def cmd_real(args: argparse.Namespace) -> int:
             from slowstart.real_udp import run_real_udp
 
             result = run_real_udp(config, pcap=pcap)
+        elif args.stack in ("quinn", "quinn-native"):
+            from slowstart.real_quinn import run_real_quinn
+
+            result = run_real_quinn(config, stack=args.stack, pcap=pcap)
         else:
             from slowstart.real_kernel import run_real
 
@@ -1082,9 +1097,11 @@ def add_real_parsers(sub: Any) -> None:
         p.add_argument(
             "--stack",
             default="kernel",
-            choices=["kernel", "udp", "both"] if name == "compare" else ["kernel", "udp"],
+            choices=["kernel", "udp", "quinn", "quinn-native"]
+            + (["both"] if name == "compare" else []),
             help="kernel: Linux TCP; udp: the simulator's own transport and controller over "
-            "UDP sockets"
+            "UDP sockets; quinn: the QUIC stack quinn with the controller through "
+            "slowstart-quinn; quinn-native: quinn with its own NewReno (reno), Cubic or BBR"
             + ("; both: the two, each beside its own simulation" if name == "compare" else "")
             + " (default %(default)s)",
         )

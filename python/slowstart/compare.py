@@ -120,7 +120,8 @@ def simulate_beside(config: dict[str, Any], reals: list[Result]) -> Result:
 
 def compare(config: dict[str, Any], runs: int = 3, stack: str = "kernel") -> dict[str, Any]:
     """Simulate the config as the stack sends it and run it `runs` times for real: Linux TCP
-    (`kernel`, MSS 1448) or the simulator's own transport over UDP (`udp`, MSS 1424)."""
+    (`kernel`, MSS 1448), the simulator's own transport over UDP (`udp`, MSS 1424) or quinn
+    (`quinn` with the flow's controller, `quinn-native` with quinn's own; real_quinn.py)."""
     import numpy as np
 
     if stack == "udp":
@@ -129,6 +130,12 @@ def compare(config: dict[str, Any], runs: int = 3, stack: str = "kernel") -> dic
         like = udp_like(config)
         reals = [run_real_udp(config) for _ in range(runs)]
         settings, mss = UDP_FLOW, UDP_MSS
+    elif stack in ("quinn", "quinn-native"):
+        from slowstart.real_quinn import QUIC_FLOW, QUIC_MSS, quic_like, run_real_quinn
+
+        like = quic_like(config)
+        reals = [run_real_quinn(config, stack=stack) for _ in range(runs)]
+        settings, mss = QUIC_FLOW, QUIC_MSS
     else:
         from slowstart.real_kernel import run_real
 

@@ -71,7 +71,9 @@ impl Event<'_> {
 
 /// A controller instance living outside the crate. An `Err` is a fault: one line saying what
 /// the controller did (a Python exception's last frame, a WebAssembly trap, an exhausted budget).
-pub trait Guest {
+/// `Send`, so a controller can move to the thread a real stack runs it on (quinn's
+/// `Controller: Send + Sync`, crates/slowstart-quinn).
+pub trait Guest: Send {
     /// Deliver `event`; answer the outputs after it.
     fn call(&mut self, event: Event<'_>) -> Result<Outputs, String>;
 }
