@@ -46,6 +46,7 @@ PARAMETERS: dict[str, dict[str, tuple[str, str]]] = {
         "max_p": ("probability", "max_p"),
         "w_q": ("probability", "w_q"),
         "gentle": ("bool", "gentle"),
+        "hard_drop": ("bool", "hard_drop"),
     },
 }
 

@@ -99,6 +99,10 @@ FLOW_DOCS = {
     "recovery": ("word", '"prr" (RFC 6937) or "rfc6675" (the plain pipe rule)'),
     "loss_detection": ("word", '"rack" (RACK-TLP, RFC 8985) or "dupthresh" (RFC 6675 only)'),
     "ecn": ("boolean", "ECN (RFC 3168): data ECN-capable, the window reduced on ECE"),
+    "ecn_feedback": (
+        "word",
+        '"classic" (RFC 3168: ECE until CWR) or "dctcp" (RFC 8257: ECE per packet\'s CE state)',
+    ),
     "cwnd_limited": ("word", 'when slow start grows a held-back cwnd: "linux" or "strict"'),
     "src": ("node", "the sending node (required in the general form)"),
     "dst": ("node", "the receiving node (required in the general form)"),

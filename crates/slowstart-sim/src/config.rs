@@ -7,8 +7,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use slowstart_cc::CcSpec;
 use slowstart_transport::settings::from_words;
 pub use slowstart_transport::settings::{
-    CwndLimited, LossDetection, Recovery, MAX_ACK_EVERY, MAX_DELACK_NS, MAX_HEADER_BYTES,
-    MAX_INITIAL_WINDOW,
+    CeFeedback, CwndLimited, LossDetection, Recovery, MAX_ACK_EVERY, MAX_DELACK_NS,
+    MAX_HEADER_BYTES, MAX_INITIAL_WINDOW,
 };
 use slowstart_transport::Settings;
 
@@ -257,6 +257,12 @@ pub struct RedConfig {
     /// to 1 (Floyd, "Recommendation on using the gentle_ variant of RED", 2000).
     #[serde(default = "yes")]
     pub gentle: bool,
+    /// Forced signals (above max_th, 2 max_th with gentle) are drops, as RFC 3168 §7 asks;
+    /// false marks ECN-capable packets there too (ns-3 RedQueueDisc `UseHardDrop`). With
+    /// min_th = max_th, w_q = 1, gentle and hard_drop off, RED is DCTCP's step: mark when the
+    /// instantaneous queue holds K = min_th packets or more (Alizadeh et al. 2010 §3.1).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub hard_drop: bool,
 }
 
 impl Default for RedConfig {
@@ -267,8 +273,13 @@ impl Default for RedConfig {
             max_p: red_max_p(),
             w_q: red_w_q(),
             gentle: true,
+            hard_drop: true,
         }
     }
+}
+
+fn is_true(v: &bool) -> bool {
+    *v
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
@@ -379,9 +390,17 @@ impl Discipline {
             Discipline::Red(c) => {
                 fraction("max_p", c.max_p, 0.0, 1.0)?;
                 fraction("w_q", c.w_q, 0.0, 1.0)?;
-                if !(c.min_th.is_finite() && c.min_th >= 0.0 && c.max_th > c.min_th) {
+                // Equal thresholds are a step (no linear part); max_th > 0 keeps gentle's slope
+                // (1 - max_p) / max_th finite.
+                if !(c.min_th.is_finite()
+                    && c.min_th >= 0.0
+                    && c.max_th >= c.min_th
+                    && c.max_th > 0.0
+                    && c.max_th.is_finite())
+                {
                     return Err(err(format!(
-                        "{at}.queue.max_th: must be above min_th >= 0, got min_th {} max_th {}",
+                        "{at}.queue.max_th: must be at least min_th >= 0 and above 0, got min_th \
+                         {} max_th {}",
                         c.min_th, c.max_th
                     )));
                 }
@@ -468,6 +487,9 @@ pub struct FlowConfig {
     /// reduces its window once per window of data on ECE, without retransmitting.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ecn: bool,
+    /// How the receiver echoes CE marks (see [`CeFeedback`]); with `ecn` only.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub ecn_feedback: CeFeedback,
     /// When slow start grows a cwnd that a window holds back (see [`CwndLimited`]).
     #[serde(default, skip_serializing_if = "is_default")]
     pub cwnd_limited: CwndLimited,
@@ -533,6 +555,7 @@ impl FlowConfig {
             recovery: Recovery::default(),
             loss_detection: LossDetection::default(),
             ecn: false,
+            ecn_feedback: CeFeedback::default(),
             cwnd_limited: CwndLimited::default(),
             app: AppConfig::Bulk,
         }
@@ -909,6 +932,7 @@ fn words_json() -> serde_json::Value {
         "recovery": table(Recovery::WORDS),
         "loss_detection": table(LossDetection::WORDS),
         "cwnd_limited": table(CwndLimited::WORDS),
+        "ecn_feedback": table(CeFeedback::WORDS),
         "population": table(Population::WORDS),
         "seeding": table(Seeding::WORDS),
     })
@@ -1104,7 +1128,7 @@ pub const PATH_DEFAULTS: PathDefaults = PathDefaults {
 /// applies before a config exists (a trace's times, the files it reads, a sweep's size).
 pub fn defaults_json() -> String {
     let flow = |f: FlowConfig| {
-        let (ecn, cwnd_limited) = (f.ecn, f.cwnd_limited);
+        let (ecn, cwnd_limited, feedback) = (f.ecn, f.cwnd_limited, f.ecn_feedback);
         let mut v = serde_json::to_value(f).expect("a config serializes");
         let o = v.as_object_mut().expect("a struct is an object");
         o.remove("src");
@@ -1112,6 +1136,8 @@ pub fn defaults_json() -> String {
         o.insert("ecn".into(), ecn.into());
         let rule = serde_json::to_value(cwnd_limited).expect("a config serializes");
         o.insert("cwnd_limited".into(), rule);
+        let feedback = serde_json::to_value(feedback).expect("a config serializes");
+        o.insert("ecn_feedback".into(), feedback);
         v
     };
     let swarm = SwarmConfig::default();
@@ -1142,6 +1168,10 @@ pub fn defaults_json() -> String {
             .as_object_mut()
             .and_then(|o| o.remove("kind"))
             .expect("a discipline is tagged by its kind");
+        if let (Discipline::Red(c), Some(o)) = (d, v.as_object_mut()) {
+            // Written only when off in a config; the loader lists every default.
+            o.insert("hard_drop".into(), c.hard_drop.into());
+        }
         (kind.as_str().expect("a kind is a word").to_string(), v)
     })
     .collect();
@@ -1533,6 +1563,7 @@ impl FlowConfig {
             recovery: self.recovery,
             loss_detection: self.loss_detection,
             ecn: self.ecn,
+            ecn_feedback: self.ecn_feedback,
             cwnd_limited: self.cwnd_limited,
         }
     }
@@ -1558,6 +1589,16 @@ impl FlowConfig {
             paced: self.pacing,
         };
         slowstart_cc::Controller::new(&self.cc, &common).map_err(|e| err(format!("{at}.{e}")))?;
+        if let Some(word) = slowstart_cc::registry::needs_ecn(&self.cc.name) {
+            let feedback = serde_json::to_value(self.ecn_feedback).expect("a choice serializes");
+            if !self.ecn || feedback != word {
+                return Err(err(format!(
+                    "{at}.ecn_feedback: cc {} needs ecn = true and ecn_feedback = \"{word}\", got \
+                     ecn = {} and ecn_feedback = {feedback}",
+                    self.cc.name, self.ecn
+                )));
+            }
+        }
         Ok(())
     }
 }

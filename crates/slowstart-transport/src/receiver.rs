@@ -3,7 +3,7 @@
 
 use crate::packet::{Kind, Packet, CE, CWR, ECE, MAX_SACK_BLOCKS};
 use crate::ranges::RangeSet;
-use crate::settings::Settings;
+use crate::settings::{CeFeedback, Settings};
 use crate::timer::{Timer, TimerKind};
 use crate::Io;
 
@@ -43,6 +43,8 @@ pub struct Receiver {
     ece: bool,
     /// Data packets that arrived marked CE.
     ce_received: u64,
+    /// ECE echoes the latest packet's CE state (RFC 8257 §3.2) instead of RFC 3168's latch.
+    dctcp_feedback: bool,
 }
 
 impl Receiver {
@@ -76,6 +78,7 @@ impl Receiver {
             data_bytes_received: 0,
             ece: false,
             ce_received: 0,
+            dctcp_feedback: cfg.ecn && cfg.ecn_feedback == CeFeedback::Dctcp,
         }
     }
 
@@ -145,14 +148,28 @@ impl Receiver {
         let start = pkt.seq;
         let end = pkt.seq + pkt.len as u64;
         self.data_bytes_received += pkt.len as u64;
-        // RFC 3168 §6.1.3: CWR ends the echo; a CE mark (re)starts it and is ACKed at once, as
-        // Linux does (`tcp_ecn_check_ce` enters quick-ACK mode).
-        if pkt.has(CWR) {
-            self.ece = false;
-        }
         let ce = pkt.has(CE);
+        let mut ack_now = ce;
+        if self.dctcp_feedback {
+            // RFC 8257 §3.2, as Linux `dctcp_ece_ack_update`: on a change of CE state, the
+            // delayed ACK still owed goes out first with the old state, and this packet is
+            // ACKed at once with the new one; otherwise ACKs are delayed as usual.
+            ack_now = ce != self.ece;
+            if ack_now && self.unacked_segments > 0 {
+                self.send_ack(now, io);
+            }
+            self.ece = ce;
+        } else {
+            // RFC 3168 §6.1.3: CWR ends the echo; a CE mark (re)starts it and is ACKed at once,
+            // as Linux does (`tcp_ecn_check_ce` enters quick-ACK mode).
+            if pkt.has(CWR) {
+                self.ece = false;
+            }
+            if ce {
+                self.ece = true;
+            }
+        }
         if ce {
-            self.ece = true;
             self.ce_received += 1;
         }
         self.last_owd_ns = now.saturating_sub(pkt.sent_ns);
@@ -204,7 +221,7 @@ impl Receiver {
             self.remember_block(start);
             true // out of order: duplicate ACK at once
         };
-        if immediate || ce {
+        if immediate || ack_now {
             self.send_ack(now, io);
         } else if self.delack_timer.deadline().is_none() {
             if let Some(t) = self.delack_timer.set(Some(now + self.delack_timeout_ns)) {
@@ -267,5 +284,80 @@ impl Receiver {
         self.last_ack = p.seq;
         self.acks_sent += 1;
         io.send(p);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::ECT;
+    use crate::testing::{settings, MS};
+
+    const MSS: u64 = 1460;
+
+    /// Data segment `k` (0-based), ECN-capable, with CE and CWR as asked.
+    fn segment(k: u64, ce: bool, cwr: bool) -> Packet {
+        let mut p = Packet::control(0, Kind::Data, (MSS + 40) as u32, k * MS);
+        p.seq = k * MSS;
+        p.len = MSS as u32;
+        p.set(ECT, true);
+        p.set(CE, ce);
+        p.set(CWR, cwr);
+        p
+    }
+
+    /// The ACKs segment after segment produces: (segments acknowledged, ECE) per ACK.
+    fn acks(feedback: CeFeedback, marks: &[(bool, bool)]) -> Vec<Vec<(u64, bool)>> {
+        let mut cfg = settings();
+        cfg.ecn = true;
+        cfg.ecn_feedback = feedback;
+        let mut r = Receiver::new(0, &cfg, None);
+        let mut out = Vec::new();
+        for (k, &(ce, cwr)) in marks.iter().enumerate() {
+            let mut io = Io::default();
+            r.on_data(k as u64 * MS, &segment(k as u64, ce, cwr), &mut io);
+            out.push(
+                io.packets
+                    .iter()
+                    .map(|p| (p.seq / MSS, p.has(ECE)))
+                    .collect(),
+            );
+        }
+        out
+    }
+
+    /// RFC 8257 §3.2's two-state machine: ECE is the latest segment's CE state; at a change the
+    /// delayed ACK owed goes out first with the old state, the segment itself at once with the
+    /// new; between changes, an ACK every two segments; CWR does not matter.
+    #[test]
+    fn dctcp_feedback_echoes_each_segments_ce_state() {
+        let (no, ce, cwr) = ((false, false), (true, false), (false, true));
+        let got = acks(CeFeedback::Dctcp, &[no, ce, ce, ce, cwr, no, no]);
+        let expected: Vec<Vec<(u64, bool)>> = vec![
+            vec![],                      // delayed
+            vec![(1, false), (2, true)], // change: the owed ACK, then this one
+            vec![],                      // delayed
+            vec![(4, true)],             // second segment
+            vec![(5, false)],            // change, nothing owed; CWR ignored
+            vec![],
+            vec![(7, false)],
+        ];
+        assert_eq!(got, expected);
+    }
+
+    /// RFC 3168 §6.1.3 for contrast: CE is ACKed at once and ECE stays on every ACK until CWR.
+    #[test]
+    fn classic_feedback_latches_ece_until_cwr() {
+        let (no, ce, cwr) = ((false, false), (true, false), (false, true));
+        let got = acks(CeFeedback::Classic, &[no, ce, no, no, cwr, no]);
+        let expected: Vec<Vec<(u64, bool)>> = vec![
+            vec![],
+            vec![(2, true)],
+            vec![],
+            vec![(4, true)],
+            vec![],
+            vec![(6, false)],
+        ];
+        assert_eq!(got, expected);
     }
 }

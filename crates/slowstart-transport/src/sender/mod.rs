@@ -14,8 +14,8 @@ mod recovery;
 mod scoreboard;
 
 use slowstart_cc::{
-    AckEvent, CongestionController, CongestionEvent, Controller, Phase, RateSampler, RttEstimator,
-    SentEvent,
+    AckEvent, CongestionController, CongestionEvent, Controller, EcnFeedback, Phase, RateSampler,
+    RttEstimator, SentEvent,
 };
 
 use crate::packet::{Kind, Packet, CWR, ECE, ECT, RETRANSMISSION};
@@ -388,6 +388,17 @@ impl Sender {
             // timestamp echo gives one (RFC 7323 §4; Linux tcp_ack_update_rtt falls back to
             // TSecr), so srtt and the pacing rate do not freeze after a timeout.
             self.rtt.on_sample(now - ack.sent_ns);
+        }
+        if self.ecn {
+            // An ACK with ECE reports every byte it delivers marked (RFC 8257 §3.3).
+            self.cc.on_ecn_feedback(&EcnFeedback {
+                now,
+                acked_bytes: delivered.bytes,
+                ce_bytes: if ack.has(ECE) { delivered.bytes } else { 0 },
+                delivered: self.rate.delivered(),
+                in_flight: self.board.pipe(),
+                mss: self.mss,
+            });
         }
         // Loss detection and recovery episodes.
         let reordering_window = self.rtt.min_rtt() / 4;
