@@ -209,7 +209,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "dctcp",
         summary: "DCTCP: Reno, but an ECN echo cuts cwnd by alpha/2, alpha the marked fraction's \
-                  average per window; needs ecn and ecn_feedback = \"dctcp\"",
+                  average per window; turns on ECN with per-packet (RFC 8257) feedback",
         source: "RFC 8257; Alizadeh et al., SIGCOMM 2010; Linux tcp_dctcp.c",
         params: crate::dctcp::PARAMS,
         slow_start: Some("standard"),
@@ -281,9 +281,9 @@ pub const ALGORITHMS: &[Algorithm] = &[
     },
 ];
 
-/// The ECN feedback a built-in algorithm needs from the receiver, if it needs ECN at all: DCTCP
-/// reads the receiver's per-packet CE state (RFC 8257 §3.2), as Linux's TCP_CONG_NEEDS_ECN
-/// modules do. The transport's words (`ecn_feedback`).
+/// The ECN feedback a built-in algorithm needs from the receiver, if it needs ECN at all (Linux's
+/// TCP_CONG_NEEDS_ECN modules): DCTCP reads the receiver's per-packet CE state (RFC 8257 §3.2).
+/// In the transport's words (`ecn_feedback`); the flow turns ECN on for it.
 pub fn needs_ecn(name: &str) -> Option<&'static str> {
     match name {
         "dctcp" => Some("dctcp"),

@@ -1545,8 +1545,24 @@ impl SimConfig {
 }
 
 impl FlowConfig {
-    /// The transport's settings, as the sender and receiver take them.
+    /// The ECN feedback the flow's controller needs, if it needs ECN (see
+    /// [`slowstart_cc::registry::needs_ecn`]).
+    pub fn needed_feedback(&self) -> Option<CeFeedback> {
+        let word = slowstart_cc::registry::needs_ecn(&self.cc.name)?;
+        let found = CeFeedback::WORDS.iter().find(|(w, _)| *w == word);
+        Some(
+            found
+                .expect("a needed feedback is one of the transport's words")
+                .1,
+        )
+    }
+
+    /// The transport's settings, as the sender and receiver take them. A controller that needs
+    /// ECN turns it on for its flow, with the feedback it reads, as Linux's TCP_CONG_NEEDS_ECN
+    /// modules (tcp_dctcp.c) set ECT whatever net.ipv4.tcp_ecn says; both ends of a flow run
+    /// the same algorithm here, as both hosts of a data center run DCTCP.
     pub fn transport(&self) -> Settings {
+        let needed = self.needed_feedback();
         Settings {
             mss: self.mss,
             header_bytes: self.header_bytes,
@@ -1562,8 +1578,8 @@ impl FlowConfig {
             pacing: self.pacing,
             recovery: self.recovery,
             loss_detection: self.loss_detection,
-            ecn: self.ecn,
-            ecn_feedback: self.ecn_feedback,
+            ecn: self.ecn || needed.is_some(),
+            ecn_feedback: needed.unwrap_or(self.ecn_feedback),
             cwnd_limited: self.cwnd_limited,
         }
     }
@@ -1589,13 +1605,14 @@ impl FlowConfig {
             paced: self.pacing,
         };
         slowstart_cc::Controller::new(&self.cc, &common).map_err(|e| err(format!("{at}.{e}")))?;
-        if let Some(word) = slowstart_cc::registry::needs_ecn(&self.cc.name) {
-            let feedback = serde_json::to_value(self.ecn_feedback).expect("a choice serializes");
-            if !self.ecn || feedback != word {
+        if let Some(needed) = self.needed_feedback() {
+            if self.ecn_feedback != CeFeedback::default() && self.ecn_feedback != needed {
+                let word = |f: CeFeedback| serde_json::to_value(f).expect("a choice serializes");
                 return Err(err(format!(
-                    "{at}.ecn_feedback: cc {} needs ecn = true and ecn_feedback = \"{word}\", got \
-                     ecn = {} and ecn_feedback = {feedback}",
-                    self.cc.name, self.ecn
+                    "{at}.ecn_feedback: cc {} reads {} feedback, got {}",
+                    self.cc.name,
+                    word(needed),
+                    word(self.ecn_feedback)
                 )));
             }
         }

@@ -629,7 +629,7 @@ fn ecn_flow_through_a_marking_codel_is_marked_not_dropped() {
 /// DCTCP through a step-marking queue (RED with min_th = max_th = K, w_q = 1, no hard drop):
 /// marks only, no drop; the queue stays near K and the link stays busy, as Alizadeh et al.
 /// (SIGCOMM 2010, §3.3) show for K above C x RTT / 7 (here 100 Mbps x 1 ms = 8.6 packets, K = 10).
-/// With classic feedback the same step is refused for DCTCP (its estimate needs RFC 8257's).
+/// A dctcp flow that does not write `ecn` turns it on, with RFC 8257's feedback.
 #[test]
 fn dctcp_through_a_step_marks_near_k_and_fills_the_link() {
     use crate::config::{CeFeedback, Discipline, RedConfig};
@@ -669,17 +669,9 @@ fn dctcp_through_a_step_marks_near_k_and_fills_the_link() {
         "{queue_packets} packets"
     );
 
-    f.ecn_feedback = CeFeedback::Classic;
-    cfg.flows = vec![f];
-    let err = cfg
-        .validate()
-        .err()
-        .expect("classic feedback is refused for dctcp");
-    assert!(
-        err.0.contains("flow.0.ecn_feedback: cc dctcp needs"),
-        "{}",
-        err.0
-    );
+    let implied = crate::testing::flow("dctcp", None).transport();
+    assert!(implied.ecn && implied.ecn_feedback == CeFeedback::Dctcp);
+    assert!(!crate::testing::flow("reno", None).transport().ecn);
 }
 
 /// A bulk flow over a trace-driven bottleneck (Mahimahi's format, here 12 Mbps for 5 s then
