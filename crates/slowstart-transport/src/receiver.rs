@@ -1,7 +1,7 @@
 //! The data receiver: in-order reassembly, SACK blocks (RFC 2018), delayed ACKs (RFC 5681 §4.2,
 //! RFC 1122 §4.2.3.2) and a receive window that grows as Linux's does.
 
-use crate::packet::{Kind, Packet, CE, CWR, ECE, MAX_SACK_BLOCKS};
+use crate::packet::{Kind, Packet, CE, CWR, ECE, ECT, MAX_SACK_BLOCKS};
 use crate::ranges::RangeSet;
 use crate::settings::{CeFeedback, Settings};
 use crate::timer::{Timer, TimerKind};
@@ -43,7 +43,8 @@ pub struct Receiver {
     ece: bool,
     /// Data packets that arrived marked CE.
     ce_received: u64,
-    /// ECE echoes the latest packet's CE state (RFC 8257 §3.2) instead of RFC 3168's latch.
+    /// ECE echoes the latest packet's CE state (RFC 8257 §3.2) instead of RFC 3168's latch;
+    /// the SYN-ACK and ACKs go out ECT, as Linux sends them for a controller that needs ECN.
     dctcp_feedback: bool,
 }
 
@@ -122,6 +123,7 @@ impl Receiver {
         let mut p = Packet::control(self.flow, Kind::SynAck, self.header_bytes as u32, now);
         p.rwnd = self.rwnd;
         p.owd_ns = now - syn.sent_ns;
+        p.set(ECT, self.dctcp_feedback);
         io.send(p);
     }
 
@@ -262,6 +264,7 @@ impl Receiver {
         p.owd_ns = self.last_owd_ns;
         p.sent_ns = self.last_sent_ns;
         p.set(ECE, self.ece);
+        p.set(ECT, self.dctcp_feedback);
         // Nothing out of order (the common case): no blocks to look up.
         if !self.out_of_order.is_empty() {
             for &b in &self.recent_blocks[..self.recent_count] {
@@ -290,7 +293,6 @@ impl Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::ECT;
     use crate::testing::{settings, MS};
 
     const MSS: u64 = 1460;

@@ -20,7 +20,7 @@ use slowstart_cc::{
 
 use crate::packet::{Kind, Packet, CWR, ECE, ECT, RETRANSMISSION};
 use crate::rto::RetransmissionTimer;
-use crate::settings::{CwndLimited, LossDetection, Settings};
+use crate::settings::{CeFeedback, CwndLimited, LossDetection, Settings};
 use crate::timer::{Timer, TimerKind};
 use crate::Io;
 use pacer::Pacer;
@@ -112,6 +112,10 @@ pub struct Sender {
     episodes: Episodes,
     /// ECN (RFC 3168): data goes out ECT, and ECE reduces the window once per window.
     ecn: bool,
+    /// Every packet goes out ECT, SYN and retransmissions too: Linux does so for a controller
+    /// that needs ECN (tcp_output.c `tcp_ecn_send`, `tcp_ecn_send_syn`: `tcp_ca_needs_ecn`),
+    /// so DCTCP's step, which drops what it cannot mark, does not drop them.
+    ect_all: bool,
     /// Reacting to an ECN echo (Linux TCP_CA_CWR) until `una` passes `cwr_point`.
     in_cwr: bool,
     cwr_point: u64,
@@ -166,6 +170,7 @@ impl Sender {
             max_window: cfg.max_window_bytes.unwrap_or(u64::MAX),
             episodes: Episodes::new(cfg.recovery),
             ecn: cfg.ecn,
+            ect_all: cfg.ecn && cfg.ecn_feedback == CeFeedback::Dctcp,
             in_cwr: false,
             cwr_point: 0,
             cwr_pending: false,
@@ -331,17 +336,18 @@ impl Sender {
         if handshake {
             self.state = State::SynSent;
             self.syn_sent_ns = now;
-            io.send(Packet::control(
-                self.flow,
-                Kind::Syn,
-                self.header_bytes as u32,
-                now,
-            ));
+            io.send(self.syn(now));
             self.arm_rto(now, io);
         } else {
             self.state = State::Established;
             self.try_send(now, io);
         }
+    }
+
+    fn syn(&self, now: u64) -> Packet {
+        let mut p = Packet::control(self.flow, Kind::Syn, self.header_bytes as u32, now);
+        p.set(ECT, self.ect_all);
+        p
     }
 
     /// The handshake completed: the SYN's RTT is the first sample (Linux seeds srtt from it).
@@ -650,8 +656,8 @@ impl Sender {
         p.seq = seq;
         p.len = len as u32;
         p.set(RETRANSMISSION, retransmission);
-        // RFC 3168 §6.1.5: retransmissions are not sent ECN-capable.
-        p.set(ECT, self.ecn && !retransmission);
+        // RFC 3168 §6.1.5: retransmissions are not sent ECN-capable (unless `ect_all`).
+        p.set(ECT, self.ecn && (!retransmission || self.ect_all));
         if self.cwr_pending && !retransmission {
             p.set(CWR, true);
             self.cwr_pending = false;
@@ -679,12 +685,7 @@ impl Sender {
             State::SynSent => {
                 self.syn_retransmitted = true;
                 self.rto.back_off();
-                io.send(Packet::control(
-                    self.flow,
-                    Kind::Syn,
-                    self.header_bytes as u32,
-                    now,
-                ));
+                io.send(self.syn(now));
                 self.arm_rto(now, io);
             }
             State::Established if self.board.out_bytes() > 0 => {
