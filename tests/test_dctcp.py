@@ -126,3 +126,18 @@ def test_fig17_at_ns3s_times(tmp_path):
     assert by_label["step at K (paper): S2 senders, mean rate"].verdict == "ok"
     assert by_label["step at K (paper): Jain's index, lowest group"].verdict == "ok"
     assert [p.name for p in written] == ["dctcp-rates.png"]
+
+
+@pytest.mark.parametrize(
+    ("stack", "message"),
+    [
+        ("kernel", "--cc: the kernel stack runs reno, cubic, bbr, bbr1, got 'dctcp'"),
+        ("udp", "flow.0.cc: dctcp needs ECN, which the UDP stack does not carry"),
+    ],
+)
+def test_real_runs_refuse_dctcp_in_one_line(tmp_path, stack, message):
+    """This kernel has no tcp_dctcp (docs/real.md), and our UDP endpoints do not read CE."""
+    r = cli("real", "real-web", "--cc", "dctcp", "--stack", stack, "--out", str(tmp_path))
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), r.stderr

@@ -81,7 +81,7 @@ def test_queue_errors(queue, message):
         ({"queue": {"kind": "red", "max_p": 2}}, "path.queue.max_p: must be in (0, 1], got 2"),
         (
             {"queue": {"kind": "red", "min_th": 30}},
-            "path.queue.max_th: must be above min_th >= 0, got min_th 30 max_th 15",
+            "path.queue.max_th: must be at least min_th >= 0 and above 0, got min_th 30 max_th 15",
         ),
         (
             {"queue": {"kind": "fq_codel", "flows": 0}},
