@@ -51,8 +51,11 @@ def test_names_and_tables_resolve_units():
 @pytest.mark.parametrize(
     ("queue", "message"),
     [
-        ("sfq", "path.queue.kind: expected one of droptail, codel, fq_codel, pie, red, got"),
-        (3, "path.queue: expected one of droptail, codel, fq_codel, pie, red or a table"),
+        (
+            "sfq",
+            "path.queue.kind: expected one of droptail, codel, fq_codel, pie, red, dualpi2, got",
+        ),
+        (3, "path.queue: expected one of droptail, codel, fq_codel, pie, red, dualpi2 or a table"),
         ({"kind": "codel", "quantum": 1}, "path.queue.quantum: unknown codel parameter"),
         ({"kind": "codel", "target": "soon"}, "path.queue.target: expected a time"),
         ({"kind": "pie", "alpha": "x"}, 'path.queue.alpha: expected a number (Hz), got "x"'),

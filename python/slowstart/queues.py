@@ -48,6 +48,15 @@ PARAMETERS: dict[str, dict[str, tuple[str, str]]] = {
         "gentle": ("bool", "gentle"),
         "hard_drop": ("bool", "hard_drop"),
     },
+    "dualpi2": {
+        "target": ("time", "target_ns"),
+        "t_update": ("time", "t_update_ns"),
+        "alpha": ("gain", "alpha"),
+        "beta": ("gain", "beta"),
+        "step": ("time", "step_ns"),
+        "coupling": ("gain", "coupling"),
+        "c_protection": ("probability", "c_protection"),
+    },
 }
 
 KINDS = tuple(PARAMETERS)

@@ -113,7 +113,10 @@ _DIRECTION_DOCS = {
     "loss": ("probability", "random loss (forward), or a Gilbert-Elliott table `{p, r, ...}`"),
     "jitter": ("time", "extra delay per packet in [0, jitter] (forward), never reordering"),
     "drop": ("list", "deterministic drops (forward): `[{flow = 0, seq = 50}]`"),
-    "queue": ("word", 'discipline: "droptail", "codel", "fq_codel", "pie", "red", or a table'),
+    "queue": (
+        "word",
+        'discipline: "droptail", "codel", "fq_codel", "pie", "red", "dualpi2", or a table',
+    ),
     "reverse_queue": ("word", "the reverse direction's discipline (default: queue)"),
     "ecn": ("boolean", "the queue marks ECN-capable packets instead of dropping them"),
 }
@@ -458,6 +461,7 @@ QUEUE_DOCS = {
     "fq_codel": "FQ-CoDel (RFC 8290): CoDel per flow queue, served by deficit round robin",
     "pie": "PIE (RFC 8033): drops at enqueue with a probability steered by queue delay",
     "red": "RED (Floyd and Jacobson 1993) with gentle (Floyd 2000), on the average queue",
+    "dualpi2": "DualPI2 (RFC 9332): an L queue for ECT(1) and CE beside a classic one, coupled",
 }
 
 

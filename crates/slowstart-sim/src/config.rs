@@ -130,6 +130,8 @@ pub enum Discipline {
     FqCodel(FqCodelConfig),
     Pie(PieConfig),
     Red(RedConfig),
+    #[serde(rename = "dualpi2")]
+    DualPi2(DualPi2Config),
 }
 
 impl Discipline {
@@ -144,6 +146,7 @@ impl Discipline {
             Discipline::FqCodel(_) => "fq_codel",
             Discipline::Pie(_) => "pie",
             Discipline::Red(_) => "red",
+            Discipline::DualPi2(_) => "dualpi2",
         }
     }
 }
@@ -278,6 +281,69 @@ impl Default for RedConfig {
     }
 }
 
+/// DualPI2, RFC 9332, with Linux sch_dualpi2.c's defaults; times in nanoseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DualPi2Config {
+    /// PI2's target queueing delay (Linux `target` 15 ms; RFC 9332 §A.1 15 ms).
+    #[serde(default = "dualpi2_target")]
+    pub target_ns: u64,
+    /// Update period of the base probability (Linux `tupdate` 16 ms).
+    #[serde(default = "dualpi2_t_update")]
+    pub t_update_ns: u64,
+    /// Integral gain, Hz (Linux 41/256; RFC 9332: 0.16).
+    #[serde(default = "dualpi2_alpha")]
+    pub alpha: f64,
+    /// Proportional gain, Hz (Linux 819/256; RFC 9332: 3.2).
+    #[serde(default = "dualpi2_beta")]
+    pub beta: f64,
+    /// The L queue's step: an L packet that waited this long is marked (Linux 1 ms).
+    #[serde(default = "dualpi2_step")]
+    pub step_ns: u64,
+    /// k: L packets are marked with k p' (Linux `coupling_factor` 2).
+    #[serde(default = "dualpi2_coupling")]
+    pub coupling: f64,
+    /// Share of the bytes the C queue gets while both queues wait (Linux `c_protection` 10%).
+    #[serde(default = "dualpi2_c_protection")]
+    pub c_protection: f64,
+}
+
+impl Default for DualPi2Config {
+    fn default() -> Self {
+        Self {
+            target_ns: dualpi2_target(),
+            t_update_ns: dualpi2_t_update(),
+            alpha: dualpi2_alpha(),
+            beta: dualpi2_beta(),
+            step_ns: dualpi2_step(),
+            coupling: dualpi2_coupling(),
+            c_protection: dualpi2_c_protection(),
+        }
+    }
+}
+
+fn dualpi2_target() -> u64 {
+    15_000_000
+}
+fn dualpi2_t_update() -> u64 {
+    16_000_000
+}
+fn dualpi2_alpha() -> f64 {
+    41.0 / 256.0
+}
+fn dualpi2_beta() -> f64 {
+    819.0 / 256.0
+}
+fn dualpi2_step() -> u64 {
+    1_000_000
+}
+fn dualpi2_coupling() -> f64 {
+    2.0
+}
+fn dualpi2_c_protection() -> f64 {
+    0.1
+}
+
 fn is_true(v: &bool) -> bool {
     *v
 }
@@ -386,6 +452,15 @@ impl Discipline {
                 positive("max_burst", c.max_burst_ns.max(1))?;
                 fraction("alpha", c.alpha, 0.0, 1e6)?;
                 fraction("beta", c.beta, 0.0, 1e6)?;
+            }
+            Discipline::DualPi2(c) => {
+                positive("target", c.target_ns)?;
+                positive("t_update", c.t_update_ns)?;
+                positive("step", c.step_ns)?;
+                fraction("alpha", c.alpha, 0.0, 1e6)?;
+                fraction("beta", c.beta, 0.0, 1e6)?;
+                fraction("coupling", c.coupling, 0.0, 1e3)?;
+                fraction("c_protection", c.c_protection, 0.0, 1.0)?;
             }
             Discipline::Red(c) => {
                 fraction("max_p", c.max_p, 0.0, 1.0)?;
@@ -1160,6 +1235,7 @@ pub fn defaults_json() -> String {
         Discipline::FqCodel(FqCodelConfig::default()),
         Discipline::Pie(PieConfig::default()),
         Discipline::Red(RedConfig::default()),
+        Discipline::DualPi2(DualPi2Config::default()),
     ]
     .iter()
     .map(|d| {
@@ -1980,7 +2056,9 @@ mod tests {
         );
         let queue = d["queue"].as_object().unwrap();
         let kinds: Vec<&str> = queue.keys().map(String::as_str).collect();
-        assert_eq!(kinds, ["codel", "fq_codel", "pie", "red"]);
+        assert_eq!(kinds, ["codel", "dualpi2", "fq_codel", "pie", "red"]);
+        assert_eq!(queue["dualpi2"]["alpha"], 41.0 / 256.0);
+        assert_eq!(queue["red"]["hard_drop"], true);
         assert_eq!(queue["codel"]["target_ns"], 5_000_000);
         assert_eq!(queue["fq_codel"]["memory_limit_bytes"], 32 << 20);
         assert_eq!(queue["pie"]["alpha"], 0.125);

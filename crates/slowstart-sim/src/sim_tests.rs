@@ -674,6 +674,32 @@ fn dctcp_through_a_step_marks_near_k_and_fills_the_link() {
     assert!(!crate::testing::flow("reno", None).transport().ecn);
 }
 
+/// DualPI2 (RFC 9332) with only classic traffic is PI2 on one queue: a CUBIC flow's queue is
+/// held near the 15 ms target (RFC 9332 §A.1) where drop-tail would fill the 1000 packets
+/// (600 ms at 20 Mbps), and its drops come from p' squared, not from the buffer.
+#[test]
+fn dualpi2_holds_a_classic_flow_near_its_target() {
+    use crate::config::{Discipline, DualPi2Config};
+    let mut cfg = path(
+        20_000_000,
+        40 * MS,
+        QueueLimit::Packets(1000),
+        vec![flow("cubic", None)],
+        vec![],
+    );
+    cfg.links[1].forward.discipline = Discipline::DualPi2(DualPi2Config::default());
+    cfg.duration_ns = 30 * SEC;
+    let summary = Simulation::new(&cfg).unwrap().run().summary;
+    let link = &summary.links[2];
+    assert!(
+        (0.005..0.03).contains(&link.mean_queue_delay_s),
+        "{}",
+        link.mean_queue_delay_s
+    );
+    assert!(link.max_queue_packets < 1000, "{}", link.max_queue_packets);
+    assert!(summary.flows[0].goodput_bps > 0.9 * 20e6 * 1460.0 / 1500.0);
+}
+
 /// A bulk flow over a trace-driven bottleneck (Mahimahi's format, here 12 Mbps for 5 s then
 /// 3 Mbps for 5 s, repeating): deliveries follow the trace, so the goodput over whole periods
 /// is close to the trace's mean of 7.5 Mbps, and the queue delay under drop-tail grows when

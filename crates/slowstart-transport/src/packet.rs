@@ -25,6 +25,8 @@ pub const CE: u8 = 2;
 pub const ECE: u8 = 4;
 /// TCP Congestion Window Reduced: the sender reacted to ECE (RFC 3168 §6.1.2).
 pub const CWR: u8 = 8;
+/// ECT(1) in the IP header instead of ECT(0): the L4S identifier (RFC 9331 §8).
+pub const ECT1: u8 = 1 << 5;
 
 /// Up to three SACK blocks fit in the TCP option space beside timestamps (RFC 2018 §3).
 pub const MAX_SACK_BLOCKS: usize = 3;
@@ -33,8 +35,8 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 pub struct Packet {
     pub flow: u32,
     pub kind: Kind,
-    /// [`RETRANSMISSION`] and the ECN bits of the IP and TCP headers ([`ECT`], [`CE`], [`ECE`],
-    /// [`CWR`]); one byte keeps the record at 72 bytes.
+    /// [`RETRANSMISSION`] and the ECN bits of the IP and TCP headers ([`ECT`], [`ECT1`], [`CE`],
+    /// [`ECE`], [`CWR`]); one byte keeps the record at 72 bytes.
     pub flags: u8,
     pub sack_count: u8,
     /// Which connection of the flow sent it (a web flow without keep-alive opens one per
