@@ -141,3 +141,25 @@ def test_real_runs_refuse_dctcp_in_one_line(tmp_path, stack, message):
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), r.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--cc", "dctcp:g=0"], "flow.0.cc dctcp: parameter 'g' = 0 is not accepted"),
+        (["--cc", "dctcp:alpha_init=2"], "flow.0.cc dctcp: parameter 'alpha_init' = 2 is not"),
+        (["--set", 'path.queue={kind="dualpi2", c_protection=1.5}'], "path.queue.c_protection:"),
+        (["--set", 'path.queue={kind="dualpi2", step="0ms"}'], "path.queue.step: must be in"),
+        (["--set", 'path.queue={kind="red", hard_drop="no"}'], "path.queue.hard_drop: expected"),
+    ],
+)
+def test_each_new_parameter_out_of_bounds_is_one_line_naming_it(tmp_path, args, message):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(
+        'duration = "1s"\n[path]\nrate = "10Mbps"\nrtt = "10ms"\nbuffer = "10pkt"\n'
+        '[[flow]]\ncc = "reno"\n'
+    )
+    r = cli("run", str(scenario), *args)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), r.stderr
