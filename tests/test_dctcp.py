@@ -43,8 +43,8 @@ def test_a_dctcp_flow_turns_ecn_on_and_the_step_is_red_without_hard_drops():
     [
         (
             "ecn_feedback",
-            "accurate",
-            'flow.0.ecn_feedback: expected one of classic, dctcp, got "accurate"',
+            "l4s",
+            'flow.0.ecn_feedback: expected one of classic, dctcp, accurate, got "l4s"',
         ),
         (
             "ecn_feedback",

@@ -101,7 +101,8 @@ FLOW_DOCS = {
     "ecn": ("boolean", "ECN (RFC 3168): data ECN-capable, the window reduced on ECE"),
     "ecn_feedback": (
         "word",
-        '"classic" (RFC 3168: ECE until CWR) or "dctcp" (RFC 8257: ECE per packet\'s CE state)',
+        '"classic" (RFC 3168: ECE until CWR), "dctcp" (RFC 8257: ECE per packet\'s CE state) '
+        'or "accurate" (RFC 9768: the ACE count of CE packets)',
     ),
     "cwnd_limited": ("word", 'when slow start grows a held-back cwnd: "linux" or "strict"'),
     "src": ("node", "the sending node (required in the general form)"),

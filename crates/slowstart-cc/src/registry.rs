@@ -281,12 +281,13 @@ pub const ALGORITHMS: &[Algorithm] = &[
     },
 ];
 
-/// The ECN feedback a built-in algorithm needs from the receiver, if it needs ECN at all (Linux's
-/// TCP_CONG_NEEDS_ECN modules): DCTCP reads the receiver's per-packet CE state (RFC 8257 §3.2).
-/// In the transport's words (`ecn_feedback`); the flow turns ECN on for it.
-pub fn needs_ecn(name: &str) -> Option<&'static str> {
+/// The ECN feedbacks a built-in algorithm can read, if it needs ECN at all (Linux's
+/// TCP_CONG_NEEDS_ECN modules), its default first: DCTCP reads the receiver's per-packet CE
+/// state (RFC 8257 §3.2) or Accurate ECN's count (RFC 9768). In the transport's words
+/// (`ecn_feedback`); the flow turns ECN on for it.
+pub fn needs_ecn(name: &str) -> Option<&'static [&'static str]> {
     match name {
-        "dctcp" => Some("dctcp"),
+        "dctcp" => Some(&["dctcp", "accurate"]),
         _ => None,
     }
 }

@@ -116,7 +116,7 @@ fn algorithms() -> String {
                 "source": a.source,
                 // The default slow-start rule of an algorithm that takes one, else null.
                 "slow_start": a.slow_start,
-                // The ECN feedback it turns on for its flow, if it needs ECN, else null.
+                // The ECN feedbacks it reads (its default first), if it needs ECN, else null.
                 "needs_ecn": slowstart_cc::registry::needs_ecn(a.name),
                 "params": a.all_params().map(|p| serde_json::json!({
                     "name": p.name,

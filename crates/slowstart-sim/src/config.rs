@@ -1621,16 +1621,23 @@ impl SimConfig {
 }
 
 impl FlowConfig {
-    /// The ECN feedback the flow's controller needs, if it needs ECN (see
-    /// [`slowstart_cc::registry::needs_ecn`]).
+    /// The ECN feedback the flow's controller reads, if it needs ECN (see
+    /// [`slowstart_cc::registry::needs_ecn`]): the flow's own if the controller reads it, else
+    /// the controller's default.
     pub fn needed_feedback(&self) -> Option<CeFeedback> {
-        let word = slowstart_cc::registry::needs_ecn(&self.cc.name)?;
-        let found = CeFeedback::WORDS.iter().find(|(w, _)| *w == word);
-        Some(
+        let words = slowstart_cc::registry::needs_ecn(&self.cc.name)?;
+        let value = |word: &str| {
+            let found = CeFeedback::WORDS.iter().find(|(w, _)| *w == word);
             found
                 .expect("a needed feedback is one of the transport's words")
-                .1,
-        )
+                .1
+        };
+        let readable = words.iter().any(|w| value(w) == self.ecn_feedback);
+        Some(if readable {
+            self.ecn_feedback
+        } else {
+            value(words[0])
+        })
     }
 
     /// The transport's settings, as the sender and receiver take them. A controller that needs
@@ -1684,10 +1691,11 @@ impl FlowConfig {
         if let Some(needed) = self.needed_feedback() {
             if self.ecn_feedback != CeFeedback::default() && self.ecn_feedback != needed {
                 let word = |f: CeFeedback| serde_json::to_value(f).expect("a choice serializes");
+                let words = slowstart_cc::registry::needs_ecn(&self.cc.name).unwrap_or(&[]);
                 return Err(err(format!(
                     "{at}.ecn_feedback: cc {} reads {} feedback, got {}",
                     self.cc.name,
-                    word(needed),
+                    words.join(" or "),
                     word(self.ecn_feedback)
                 )));
             }

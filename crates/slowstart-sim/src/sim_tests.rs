@@ -629,45 +629,48 @@ fn ecn_flow_through_a_marking_codel_is_marked_not_dropped() {
 /// DCTCP through a step-marking queue (RED with min_th = max_th = K, w_q = 1, no hard drop):
 /// marks only, no drop; the queue stays near K and the link stays busy, as Alizadeh et al.
 /// (SIGCOMM 2010, §3.3) show for K above C x RTT / 7 (here 100 Mbps x 1 ms = 8.6 packets, K = 10).
-/// A dctcp flow that does not write `ecn` turns it on, with RFC 8257's feedback.
+/// The same with Accurate ECN's counter as the feedback (RFC 9768). A dctcp flow that does not
+/// write `ecn` turns it on, with RFC 8257's feedback.
 #[test]
 fn dctcp_through_a_step_marks_near_k_and_fills_the_link() {
     use crate::config::{CeFeedback, Discipline, RedConfig};
     const K: f64 = 10.0;
-    let mut f = flow("dctcp", None);
-    f.ecn = true;
-    f.ecn_feedback = CeFeedback::Dctcp;
-    let mut cfg = path(
-        100_000_000,
-        MS,
-        QueueLimit::Packets(1000),
-        vec![f.clone()],
-        vec![],
-    );
-    cfg.links[1].forward.discipline = Discipline::Red(RedConfig {
-        min_th: K,
-        max_th: K,
-        w_q: 1.0,
-        gentle: false,
-        hard_drop: false,
-        ..Default::default()
-    });
-    cfg.links[1].forward.ecn = true;
-    cfg.duration_ns = 2 * SEC;
-    let mut sim = Simulation::new(&cfg).unwrap();
-    sim.advance();
-    let summary = sim.finish(cfg.duration_ns).summary;
-    let (flow, link) = (&summary.flows[0], &summary.links[2]);
-    assert_eq!((flow.drops, flow.retransmits), (0, 0), "{flow:?}");
-    assert!(link.marks.unwrap() > 0 && flow.ecn_reductions.unwrap() > 0);
-    let goodput = flow.goodput_bps;
-    assert!(goodput > 0.9 * 100e6 * 1460.0 / 1500.0, "{goodput}");
-    // Packets of 1500 bytes at 100 Mbps: 0.12 ms each; the mean queue within [K/2, 2K].
-    let queue_packets = link.mean_queue_delay_s / 0.12e-3;
-    assert!(
-        (K / 2.0..=2.0 * K).contains(&queue_packets),
-        "{queue_packets} packets"
-    );
+    for feedback in [CeFeedback::Dctcp, CeFeedback::Accurate] {
+        let mut f = flow("dctcp", None);
+        f.ecn = true;
+        f.ecn_feedback = feedback;
+        let mut cfg = path(
+            100_000_000,
+            MS,
+            QueueLimit::Packets(1000),
+            vec![f.clone()],
+            vec![],
+        );
+        cfg.links[1].forward.discipline = Discipline::Red(RedConfig {
+            min_th: K,
+            max_th: K,
+            w_q: 1.0,
+            gentle: false,
+            hard_drop: false,
+            ..Default::default()
+        });
+        cfg.links[1].forward.ecn = true;
+        cfg.duration_ns = 2 * SEC;
+        let mut sim = Simulation::new(&cfg).unwrap();
+        sim.advance();
+        let summary = sim.finish(cfg.duration_ns).summary;
+        let (flow, link) = (&summary.flows[0], &summary.links[2]);
+        assert_eq!((flow.drops, flow.retransmits), (0, 0), "{flow:?}");
+        assert!(link.marks.unwrap() > 0 && flow.ecn_reductions.unwrap() > 0);
+        let goodput = flow.goodput_bps;
+        assert!(goodput > 0.9 * 100e6 * 1460.0 / 1500.0, "{goodput}");
+        // Packets of 1500 bytes at 100 Mbps: 0.12 ms each; the mean queue within [K/2, 2K].
+        let queue_packets = link.mean_queue_delay_s / 0.12e-3;
+        assert!(
+            (K / 2.0..=2.0 * K).contains(&queue_packets),
+            "{feedback:?}: {queue_packets} packets"
+        );
+    }
 
     let implied = crate::testing::flow("dctcp", None).transport();
     assert!(implied.ecn && implied.ecn_feedback == CeFeedback::Dctcp);

@@ -43,9 +43,14 @@ pub struct Receiver {
     ece: bool,
     /// Data packets that arrived marked CE.
     ce_received: u64,
-    /// ECE echoes the latest packet's CE state (RFC 8257 §3.2) instead of RFC 3168's latch;
-    /// the SYN-ACK and ACKs go out ECT, as Linux sends them for a controller that needs ECN.
+    /// ECE echoes the latest packet's CE state (RFC 8257 §3.2) instead of RFC 3168's latch.
     dctcp_feedback: bool,
+    /// ACKs carry the ACE counter (RFC 9768 §3.2.2): `r_cep`, CE packets received, from 5.
+    accurate_feedback: bool,
+    r_cep: u8,
+    /// The SYN-ACK and ACKs go out ECT, as Linux sends them for a controller that needs ECN
+    /// (any feedback but the classic one).
+    ect_all: bool,
 }
 
 impl Receiver {
@@ -80,6 +85,9 @@ impl Receiver {
             ece: false,
             ce_received: 0,
             dctcp_feedback: cfg.ecn && cfg.ecn_feedback == CeFeedback::Dctcp,
+            accurate_feedback: cfg.ecn && cfg.ecn_feedback == CeFeedback::Accurate,
+            r_cep: 5,
+            ect_all: cfg.ecn && cfg.ecn_feedback != CeFeedback::Classic,
         }
     }
 
@@ -123,7 +131,7 @@ impl Receiver {
         let mut p = Packet::control(self.flow, Kind::SynAck, self.header_bytes as u32, now);
         p.rwnd = self.rwnd;
         p.owd_ns = now - syn.sent_ns;
-        p.set(ECT, self.dctcp_feedback);
+        p.set(ECT, self.ect_all);
         io.send(p);
     }
 
@@ -152,7 +160,13 @@ impl Receiver {
         self.data_bytes_received += pkt.len as u64;
         let ce = pkt.has(CE);
         let mut ack_now = ce;
-        if self.dctcp_feedback {
+        if self.accurate_feedback {
+            // RFC 9768 §3.2.2.5.1: a change of CE state is ACKed at once; `ece` keeps the
+            // latest packet's state here.
+            ack_now = ce != self.ece;
+            self.ece = ce;
+            self.r_cep = self.r_cep.wrapping_add(ce as u8);
+        } else if self.dctcp_feedback {
             // RFC 8257 §3.2, as Linux `dctcp_ece_ack_update`: on a change of CE state, the
             // delayed ACK still owed goes out first with the old state, and this packet is
             // ACKed at once with the new one; otherwise ACKs are delayed as usual.
@@ -263,8 +277,12 @@ impl Receiver {
         p.rwnd = self.rwnd;
         p.owd_ns = self.last_owd_ns;
         p.sent_ns = self.last_sent_ns;
-        p.set(ECE, self.ece);
-        p.set(ECT, self.dctcp_feedback);
+        if self.accurate_feedback {
+            p.set_ace(self.r_cep % 8);
+        } else {
+            p.set(ECE, self.ece);
+        }
+        p.set(ECT, self.ect_all);
         // Nothing out of order (the common case): no blocks to look up.
         if !self.out_of_order.is_empty() {
             for &b in &self.recent_blocks[..self.recent_count] {
@@ -343,6 +361,38 @@ mod tests {
             vec![(5, false)],            // change, nothing owed; CWR ignored
             vec![],
             vec![(7, false)],
+        ];
+        assert_eq!(got, expected);
+    }
+
+    /// RFC 9768 §3.2.2: ACE counts CE packets from 5, modulo 8, on every ACK; a change of CE
+    /// state is ACKed at once.
+    #[test]
+    fn accurate_feedback_counts_ce_packets_in_ace() {
+        let mut cfg = settings();
+        cfg.ecn = true;
+        cfg.ecn_feedback = CeFeedback::Accurate;
+        let mut r = Receiver::new(0, &cfg, None);
+        let marks = [false, true, true, true, true, false, false];
+        let mut got = Vec::new();
+        for (k, &ce) in marks.iter().enumerate() {
+            let mut io = Io::default();
+            r.on_data(k as u64 * MS, &segment(k as u64, ce, false), &mut io);
+            got.push(
+                io.packets
+                    .iter()
+                    .map(|p| (p.seq / MSS, p.ace()))
+                    .collect::<Vec<_>>(),
+            );
+        }
+        let expected: Vec<Vec<(u64, u8)>> = vec![
+            vec![],
+            vec![(2, 6)], // a change: at once, one CE so far
+            vec![],
+            vec![(4, 0)], // second segment: three CE, 5 + 3 = 8 = 0 modulo 8
+            vec![],
+            vec![(6, 1)], // a change
+            vec![],
         ];
         assert_eq!(got, expected);
     }

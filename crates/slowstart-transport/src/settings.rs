@@ -53,11 +53,18 @@ pub enum CeFeedback {
     /// latest data packet; when it changes, a delayed ACK still owed goes out at once with the
     /// old state, and the packet that changed it is ACKed at once. CWR is ignored.
     Dctcp,
+    /// Accurate ECN, RFC 9768 §3.2.2: every ACK carries ACE, the count of CE-marked packets
+    /// received modulo 8 (from 5), in AE, CWR and ECE; a change of CE state is ACKed at once
+    /// (§3.2.2.5.1). The sender counts marks from ACE's increase and sets no CWR.
+    Accurate,
 }
 
 impl CeFeedback {
-    pub const WORDS: &'static [(&'static str, Self)] =
-        &[("classic", Self::Classic), ("dctcp", Self::Dctcp)];
+    pub const WORDS: &'static [(&'static str, Self)] = &[
+        ("classic", Self::Classic),
+        ("dctcp", Self::Dctcp),
+        ("accurate", Self::Accurate),
+    ];
 }
 
 impl<'de> Deserialize<'de> for CeFeedback {

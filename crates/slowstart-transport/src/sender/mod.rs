@@ -116,6 +116,10 @@ pub struct Sender {
     /// that needs ECN (tcp_output.c `tcp_ecn_send`, `tcp_ecn_send_syn`: `tcp_ca_needs_ecn`),
     /// so DCTCP's step, which drops what it cannot mark, does not drop them.
     ect_all: bool,
+    /// Accurate ECN (RFC 9768 §3.2.2): marks are counted from the ACE field's increase over
+    /// `s_cep` (CE packets the receiver reported, modulo 8, from 5); no CWR is sent.
+    accurate: bool,
+    s_cep: u8,
     /// Reacting to an ECN echo (Linux TCP_CA_CWR) until `una` passes `cwr_point`.
     in_cwr: bool,
     cwr_point: u64,
@@ -170,7 +174,9 @@ impl Sender {
             max_window: cfg.max_window_bytes.unwrap_or(u64::MAX),
             episodes: Episodes::new(cfg.recovery),
             ecn: cfg.ecn,
-            ect_all: cfg.ecn && cfg.ecn_feedback == CeFeedback::Dctcp,
+            ect_all: cfg.ecn && cfg.ecn_feedback != CeFeedback::Classic,
+            accurate: cfg.ecn && cfg.ecn_feedback == CeFeedback::Accurate,
+            s_cep: 5,
             in_cwr: false,
             cwr_point: 0,
             cwr_pending: false,
@@ -395,12 +401,25 @@ impl Sender {
             // TSecr), so srtt and the pacing rate do not freeze after a timeout.
             self.rtt.on_sample(now - ack.sent_ns);
         }
+        let mut echo = ack.has(ECE);
         if self.ecn {
-            // An ACK with ECE reports every byte it delivers marked (RFC 8257 §3.3).
+            // An ACK with ECE reports every byte it delivers marked (RFC 8257 §3.3); with
+            // Accurate ECN, ACE's increase counts marked segments (RFC 9768 §3.2.2.3; without
+            // the ambiguity check of §3.2.2.5.2, as ACKs come every two segments here).
+            let ce_bytes = if self.accurate {
+                let newly = ack.ace().wrapping_sub(self.s_cep) % 8;
+                self.s_cep = ack.ace();
+                echo = newly > 0;
+                newly as u64 * self.mss
+            } else if echo {
+                delivered.bytes
+            } else {
+                0
+            };
             self.cc.on_ecn_feedback(&EcnFeedback {
                 now,
                 acked_bytes: delivered.bytes,
-                ce_bytes: if ack.has(ECE) { delivered.bytes } else { 0 },
+                ce_bytes,
                 delivered: self.rate.delivered(),
                 in_flight: self.board.pipe(),
                 mss: self.mss,
@@ -440,7 +459,7 @@ impl Sender {
             });
         }
         if self.ecn {
-            self.on_ecn_echo(now, ack, prior_in_flight);
+            self.on_ecn_echo(now, echo, prior_in_flight);
         }
         self.episodes.on_delivered(delivered.bytes);
         // A round trip ends when a segment sent in it is delivered (Linux/BBR round counting).
@@ -601,19 +620,19 @@ impl Sender {
     /// new segment (`cwr_point`) carries CWR. ECE is ignored until an ACK covers that segment,
     /// so the receiver has seen CWR (ns-2's `recover_` rule); a controller that entered its
     /// recovery phase for the reduction is told then that it is over.
-    fn on_ecn_echo(&mut self, now: u64, ack: &Packet, prior_in_flight: u64) {
+    fn on_ecn_echo(&mut self, now: u64, echo: bool, prior_in_flight: u64) {
         if self.in_cwr && self.board.una() > self.cwr_point {
             self.in_cwr = false;
             if self.cc.phase() == Phase::Recovery && !self.episodes.in_fast_recovery() {
                 self.cc.on_recovery_exit(now);
             }
         }
-        if !ack.has(ECE) || self.in_cwr || self.episodes.in_any() {
+        if !echo || self.in_cwr || self.episodes.in_any() {
             return;
         }
         self.in_cwr = true;
         self.cwr_point = self.board.nxt();
-        self.cwr_pending = true;
+        self.cwr_pending = !self.accurate;
         self.stats.ecn_reductions += 1;
         self.cc.on_congestion_event(&CongestionEvent {
             ecn: true,
