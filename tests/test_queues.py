@@ -51,8 +51,11 @@ def test_names_and_tables_resolve_units():
 @pytest.mark.parametrize(
     ("queue", "message"),
     [
-        ("sfq", "path.queue.kind: expected one of droptail, codel, fq_codel, pie, red, got"),
-        (3, "path.queue: expected one of droptail, codel, fq_codel, pie, red or a table"),
+        (
+            "sfq",
+            "path.queue.kind: expected one of droptail, codel, fq_codel, pie, red, dualpi2, got",
+        ),
+        (3, "path.queue: expected one of droptail, codel, fq_codel, pie, red, dualpi2 or a table"),
         ({"kind": "codel", "quantum": 1}, "path.queue.quantum: unknown codel parameter"),
         ({"kind": "codel", "target": "soon"}, "path.queue.target: expected a time"),
         ({"kind": "pie", "alpha": "x"}, 'path.queue.alpha: expected a number (Hz), got "x"'),
@@ -81,7 +84,7 @@ def test_queue_errors(queue, message):
         ({"queue": {"kind": "red", "max_p": 2}}, "path.queue.max_p: must be in (0, 1], got 2"),
         (
             {"queue": {"kind": "red", "min_th": 30}},
-            "path.queue.max_th: must be above min_th >= 0, got min_th 30 max_th 15",
+            "path.queue.max_th: must be at least min_th >= 0 and above 0, got min_th 30 max_th 15",
         ),
         (
             {"queue": {"kind": "fq_codel", "flows": 0}},

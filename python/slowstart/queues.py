@@ -46,6 +46,16 @@ PARAMETERS: dict[str, dict[str, tuple[str, str]]] = {
         "max_p": ("probability", "max_p"),
         "w_q": ("probability", "w_q"),
         "gentle": ("bool", "gentle"),
+        "hard_drop": ("bool", "hard_drop"),
+    },
+    "dualpi2": {
+        "target": ("time", "target_ns"),
+        "t_update": ("time", "t_update_ns"),
+        "alpha": ("gain", "alpha"),
+        "beta": ("gain", "beta"),
+        "step": ("time", "step_ns"),
+        "coupling": ("gain", "coupling"),
+        "c_protection": ("probability", "c_protection"),
     },
 }
 

@@ -94,6 +94,8 @@ def _kind(flow: dict[str, Any]) -> str:
 
 
 def _check_flows(config: dict[str, Any]) -> None:
+    from slowstart.scenario import core_algorithms
+
     for i, flow in enumerate(config["flows"]):
         kind = _kind(flow)
         if kind not in ("bulk", "web"):
@@ -104,6 +106,12 @@ def _check_flows(config: dict[str, Any]) -> None:
         if flow.get("ecn", False):
             # The emulator marks CE in the IP header, which the UDP endpoints do not read.
             raise ValueError(f"flow.{i}.ecn: the UDP stack does not carry ECN; use --stack kernel")
+        needs = {a["name"]: a.get("needs_ecn") for a in core_algorithms() or []}
+        if needs.get(flow["cc"]["name"]):
+            raise ValueError(
+                f"flow.{i}.cc: {flow['cc']['name']} needs ECN, which the UDP stack does not "
+                "carry (and the kernel has no such module: docs/real.md)"
+            )
 
 
 def _check_importable(field: str, name: str) -> None:

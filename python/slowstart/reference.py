@@ -99,6 +99,11 @@ FLOW_DOCS = {
     "recovery": ("word", '"prr" (RFC 6937) or "rfc6675" (the plain pipe rule)'),
     "loss_detection": ("word", '"rack" (RACK-TLP, RFC 8985) or "dupthresh" (RFC 6675 only)'),
     "ecn": ("boolean", "ECN (RFC 3168): data ECN-capable, the window reduced on ECE"),
+    "ecn_feedback": (
+        "word",
+        '"classic" (RFC 3168: ECE until CWR), "dctcp" (RFC 8257: ECE per packet\'s CE state) '
+        'or "accurate" (RFC 9768: the ACE count of CE packets)',
+    ),
     "cwnd_limited": ("word", 'when slow start grows a held-back cwnd: "linux" or "strict"'),
     "src": ("node", "the sending node (required in the general form)"),
     "dst": ("node", "the receiving node (required in the general form)"),
@@ -109,7 +114,10 @@ _DIRECTION_DOCS = {
     "loss": ("probability", "random loss (forward), or a Gilbert-Elliott table `{p, r, ...}`"),
     "jitter": ("time", "extra delay per packet in [0, jitter] (forward), never reordering"),
     "drop": ("list", "deterministic drops (forward): `[{flow = 0, seq = 50}]`"),
-    "queue": ("word", 'discipline: "droptail", "codel", "fq_codel", "pie", "red", or a table'),
+    "queue": (
+        "word",
+        'discipline: "droptail", "codel", "fq_codel", "pie", "red", "dualpi2", or a table',
+    ),
     "reverse_queue": ("word", "the reverse direction's discipline (default: queue)"),
     "ecn": ("boolean", "the queue marks ECN-capable packets instead of dropping them"),
 }
@@ -454,6 +462,7 @@ QUEUE_DOCS = {
     "fq_codel": "FQ-CoDel (RFC 8290): CoDel per flow queue, served by deficit round robin",
     "pie": "PIE (RFC 8033): drops at enqueue with a probability steered by queue delay",
     "red": "RED (Floyd and Jacobson 1993) with gentle (Floyd 2000), on the average queue",
+    "dualpi2": "DualPI2 (RFC 9332): an L queue for ECT(1) and CE beside a classic one, coupled",
 }
 
 

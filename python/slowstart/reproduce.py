@@ -26,6 +26,7 @@ from slowstart import guests
 from slowstart.api import Result
 from slowstart.app_figures import request_ramp_figures, window_grid_figures
 from slowstart.atou import run_atou
+from slowstart.dctcp_fig17 import run_fig17
 from slowstart.ledbat_figures import ledbat_figures
 from slowstart.links_study import ALGORITHMS as LINK_ALGORITHMS
 from slowstart.links_study import LINKS, links_figures, missing_traces
@@ -550,6 +551,35 @@ EXPERIMENTS: dict[str, Experiment] = {
                 ),
             ),
             figures=ledbat_figures,
+        ),
+        Experiment(
+            name="dctcp",
+            title="DCTCP across two bottlenecks: 40 senders, 10 and 1 Gbps, rates from 4 s to 5 s",
+            source="Alizadeh et al., DCTCP, SIGCOMM 2010, Fig. 17, in ns-3's "
+            "examples/tcp/dctcp-example.cc setup (its comment gives ns-3's own results)",
+            scenario="dctcp-fig17",
+            metric="mean rate per sender of a group, Jain's index, mean queueing delay",
+            unit=" Mbps",
+            tolerance=0.10,
+            common=(),
+            variants=tuple(
+                Variant(label, (), published, bound=bound, unit=unit)
+                for label, published, bound, unit in (
+                    ("step at K (paper): S1 senders, mean rate", 46, "=", None),
+                    ("step at K (paper): S3 senders, mean rate", 54, "=", None),
+                    ("step at K (paper): S2 senders, mean rate", 475, "=", None),
+                    ("step at K (paper): Jain's index, lowest group", 0.99, ">", ""),
+                    ("step at K: T2 -> R1 queueing delay", None, "=", " ms"),
+                    ("step at K: T1 -> T2 queueing delay", None, "=", " ms"),
+                    ("ns-3's RED: S1 senders, mean rate", 23, "=", None),
+                    ("ns-3's RED: S3 senders, mean rate", 74, "=", None),
+                    ("ns-3's RED: S2 senders, mean rate", 471, "=", None),
+                    ("ns-3's RED: Jain's index, lowest group", 0.99, ">", ""),
+                    ("ns-3's RED: T2 -> R1 queueing delay", 1.0, "=", " ms"),
+                    ("ns-3's RED: T1 -> T2 queueing delay", 0.2, "=", " ms"),
+                )
+            ),
+            runner=lambda exp, out, progress: run_fig17(exp, out, progress),
         ),
     ]
 }

@@ -126,6 +126,7 @@ FLOW_KEYS = (
     "recovery",
     "loss_detection",
     "ecn",
+    "ecn_feedback",
     "cwnd_limited",
     "src",
     "dst",
@@ -830,6 +831,9 @@ def transport(
     cwnd_limited = canonical_word("cwnd_limited", f["cwnd_limited"])
     if cwnd_limited != defaults("flow")["cwnd_limited"]:
         t["cwnd_limited"] = cwnd_limited
+    feedback = canonical_word("ecn_feedback", f["ecn_feedback"])
+    if feedback != defaults("flow")["ecn_feedback"]:
+        t["ecn_feedback"] = feedback
     return t
 
 

@@ -71,6 +71,26 @@ pub struct CongestionEvent {
     pub mss: u64,
 }
 
+/// What one ACK's ECN feedback reported, for controllers that measure the extent of marking
+/// (DCTCP, RFC 8257 §3.3; Prague). The transport sends it on every ACK of a flow that negotiated
+/// ECN, before the ACK's loss detection and its ECN echo ([`CongestionEvent`] with `ecn`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EcnFeedback {
+    pub now: Nanos,
+    /// Bytes newly delivered by this ACK (as [`AckEvent::bytes_acked`]).
+    pub acked_bytes: u64,
+    /// Of those, the bytes the feedback reports CE-marked: all of them when the ACK carries ECE
+    /// (RFC 8257 §3.3, Linux tcp_dctcp.c), or the ACE counter's increase in segments times the
+    /// MSS (RFC 9768 §3.2.2).
+    pub ce_bytes: u64,
+    /// Total bytes delivered so far, after this ACK.
+    pub delivered: u64,
+    /// Bytes still in flight after this ACK: `delivered + in_flight` is the data sent so far,
+    /// which ends the current window of data (Linux tcp_dctcp.c `next_seq = snd_nxt`).
+    pub in_flight: u64,
+    pub mss: u64,
+}
+
 /// What a controller is doing, for traces and for `slow_start_exit_s`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
@@ -154,6 +174,8 @@ pub trait CongestionController {
     /// An RTT measured outside data ACKs, such as the handshake's (picoquic's
     /// `rtt_measurement` notification).
     fn on_rtt_sample(&mut self, _now: Nanos, _rtt: Nanos) {}
+    /// The ECN feedback of one ACK (only on flows that negotiated ECN).
+    fn on_ecn_feedback(&mut self, _feedback: &EcnFeedback) {}
     /// Loss detected: called once when a recovery episode starts.
     fn on_congestion_event(&mut self, event: &CongestionEvent);
     /// The recovery episode ended (everything outstanding at its start is acknowledged).

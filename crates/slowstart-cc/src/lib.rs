@@ -31,6 +31,7 @@ pub mod bbr1;
 pub mod careful_resume;
 pub mod controller;
 pub mod cubic;
+pub mod dctcp;
 pub mod estimators;
 pub mod external;
 pub mod hstcp;
@@ -53,7 +54,9 @@ pub mod vegas_lss;
 pub mod window;
 pub mod windowed_filter;
 
-pub use controller::{AckEvent, CongestionController, CongestionEvent, Phase, SentEvent};
+pub use controller::{
+    AckEvent, CongestionController, CongestionEvent, EcnFeedback, Phase, SentEvent,
+};
 pub use estimators::{RateSample, RateSampler, RttEstimator};
 pub use registry::{Algorithm, CcError, CcSpec, CommonParams, Controller};
 

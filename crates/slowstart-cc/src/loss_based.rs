@@ -5,6 +5,7 @@
 
 use std::fmt::Debug;
 
+use crate::controller::EcnFeedback;
 use crate::params::{Accepts, ParamInfo};
 use crate::slow_start::{SlowStart, SlowStartStep};
 use crate::window::{AckCounting, WindowGrowth};
@@ -48,6 +49,8 @@ pub trait AvoidanceRule: Clone + Debug {
     }
     /// Slow start ended at `cwnd` (reached ssthresh, or the slow-start rule exited).
     fn on_slow_start_exit(&mut self, _now: Nanos, _cwnd: u64) {}
+    /// One ACK's ECN feedback (DCTCP's estimate of the marked fraction).
+    fn on_ecn_feedback(&mut self, _feedback: &EcnFeedback) {}
     /// Retransmission timeout: forget epoch state.
     fn on_rto(&mut self) {}
     /// A recovery episode (fast, or the repair after a timeout) ended.
@@ -275,6 +278,10 @@ impl<A: AvoidanceRule> CongestionController for LossBased<A> {
             self.cwnd = self.slow_start.on_rtt_sample(rtt, self.cwnd, self.ssthresh);
             self.cwnd = self.rule.on_rtt_sample(rtt, self.cwnd, self.mss);
         }
+    }
+
+    fn on_ecn_feedback(&mut self, feedback: &EcnFeedback) {
+        self.rule.on_ecn_feedback(feedback);
     }
 
     fn on_congestion_event(&mut self, event: &CongestionEvent) {

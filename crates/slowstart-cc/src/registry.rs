@@ -15,7 +15,9 @@ use crate::loss_based::{AvoidanceRule, LossBased, RateLimitedGrowth};
 use crate::reno::Reno;
 use crate::slow_start::SlowStart;
 use crate::window::AckCounting;
-use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SentEvent};
+use crate::{
+    AckEvent, CongestionController, CongestionEvent, EcnFeedback, Nanos, Phase, SentEvent,
+};
 
 /// An algorithm name with its parameters, e.g. `{name = "lss", max_ssthresh = 100}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -239,6 +241,14 @@ pub const ALGORITHMS: &[Algorithm] = &[
         slow_start: Some("standard"),
     },
     Algorithm {
+        name: "dctcp",
+        summary: "DCTCP: Reno, but an ECN echo cuts cwnd by alpha/2, alpha the marked fraction's \
+                  average per window; turns on ECN with per-packet (RFC 8257) feedback",
+        source: "RFC 8257; Alizadeh et al., SIGCOMM 2010; Linux tcp_dctcp.c",
+        params: crate::dctcp::PARAMS,
+        slow_start: Some("standard"),
+    },
+    Algorithm {
         name: "careful-resume",
         summary: "Careful Resume: jump to half a saved cwnd once the path is confirmed, paced; \
                   validate it or retreat to PipeSize/2",
@@ -305,6 +315,17 @@ pub const ALGORITHMS: &[Algorithm] = &[
     },
 ];
 
+/// The ECN feedbacks a built-in algorithm can read, if it needs ECN at all (Linux's
+/// TCP_CONG_NEEDS_ECN modules), its default first: DCTCP reads the receiver's per-packet CE
+/// state (RFC 8257 §3.2) or Accurate ECN's count (RFC 9768). In the transport's words
+/// (`ecn_feedback`); the flow turns ECN on for it.
+pub fn needs_ecn(name: &str) -> Option<&'static [&'static str]> {
+    match name {
+        "dctcp" => Some(&["dctcp", "accurate"]),
+        _ => None,
+    }
+}
+
 pub fn algorithm(name: &str) -> Option<&'static Algorithm> {
     ALGORITHMS.iter().find(|a| a.name == name)
 }
@@ -328,6 +349,7 @@ pub enum Controller {
     HighSpeed(LossBased<crate::hstcp::HighSpeed>),
     Aimd(LossBased<crate::aimd::Aimd>),
     Scalable(LossBased<crate::scalable::Scalable>),
+    Dctcp(LossBased<crate::dctcp::Dctcp>),
     Hybla(LossBased<crate::hybla::Hybla>),
     CarefulResumeReno(crate::careful_resume::CarefulResume<crate::loss_based::RenoRule>),
     CarefulResumeCubic(crate::careful_resume::CarefulResume<crate::cubic::Cubic>),
@@ -350,6 +372,7 @@ macro_rules! dispatch {
             Controller::HighSpeed($c) => $body,
             Controller::Aimd($c) => $body,
             Controller::Scalable($c) => $body,
+            Controller::Dctcp($c) => $body,
             Controller::Hybla($c) => $body,
             Controller::CarefulResumeReno($c) => $body,
             Controller::CarefulResumeCubic($c) => $body,
@@ -555,6 +578,11 @@ impl Controller {
                 common,
                 crate::scalable::Scalable::new(params.number("a")?, params.number("b")?),
             )?),
+            "dctcp" => Controller::Dctcp(loss_based(
+                params,
+                common,
+                crate::dctcp::Dctcp::from_params(params)?,
+            )?),
             "careful-resume" => careful_resume(params, common)?,
             "rapid-start" => rapid_start(params, common)?,
             "hybla" => Controller::Hybla(frame(
@@ -606,6 +634,9 @@ impl CongestionController for Controller {
     }
     fn on_rtt_sample(&mut self, now: Nanos, rtt: Nanos) {
         dispatch!(self, c => c.on_rtt_sample(now, rtt))
+    }
+    fn on_ecn_feedback(&mut self, feedback: &EcnFeedback) {
+        dispatch!(self, c => c.on_ecn_feedback(feedback))
     }
     fn on_congestion_event(&mut self, event: &CongestionEvent) {
         dispatch!(self, c => c.on_congestion_event(event))

@@ -116,6 +116,8 @@ fn algorithms() -> String {
                 "source": a.source,
                 // The default slow-start rule of an algorithm that takes one, else null.
                 "slow_start": a.slow_start,
+                // The ECN feedbacks it reads (its default first), if it needs ECN, else null.
+                "needs_ecn": slowstart_cc::registry::needs_ecn(a.name),
                 "params": a.all_params().map(|p| serde_json::json!({
                     "name": p.name,
                     "doc": p.doc,

@@ -7,8 +7,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use slowstart_cc::CcSpec;
 use slowstart_transport::settings::from_words;
 pub use slowstart_transport::settings::{
-    CwndLimited, LossDetection, Recovery, MAX_ACK_EVERY, MAX_DELACK_NS, MAX_HEADER_BYTES,
-    MAX_INITIAL_WINDOW,
+    CeFeedback, CwndLimited, LossDetection, Recovery, MAX_ACK_EVERY, MAX_DELACK_NS,
+    MAX_HEADER_BYTES, MAX_INITIAL_WINDOW,
 };
 use slowstart_transport::Settings;
 
@@ -130,6 +130,8 @@ pub enum Discipline {
     FqCodel(FqCodelConfig),
     Pie(PieConfig),
     Red(RedConfig),
+    #[serde(rename = "dualpi2")]
+    DualPi2(DualPi2Config),
 }
 
 impl Discipline {
@@ -144,6 +146,7 @@ impl Discipline {
             Discipline::FqCodel(_) => "fq_codel",
             Discipline::Pie(_) => "pie",
             Discipline::Red(_) => "red",
+            Discipline::DualPi2(_) => "dualpi2",
         }
     }
 }
@@ -257,6 +260,12 @@ pub struct RedConfig {
     /// to 1 (Floyd, "Recommendation on using the gentle_ variant of RED", 2000).
     #[serde(default = "yes")]
     pub gentle: bool,
+    /// Forced signals (above max_th, 2 max_th with gentle) are drops, as RFC 3168 §7 asks;
+    /// false marks ECN-capable packets there too (ns-3 RedQueueDisc `UseHardDrop`). With
+    /// min_th = max_th, w_q = 1, gentle and hard_drop off, RED is DCTCP's step: mark when the
+    /// instantaneous queue holds K = min_th packets or more (Alizadeh et al. 2010 §3.1).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub hard_drop: bool,
 }
 
 impl Default for RedConfig {
@@ -267,8 +276,76 @@ impl Default for RedConfig {
             max_p: red_max_p(),
             w_q: red_w_q(),
             gentle: true,
+            hard_drop: true,
         }
     }
+}
+
+/// DualPI2, RFC 9332, with Linux sch_dualpi2.c's defaults; times in nanoseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DualPi2Config {
+    /// PI2's target queueing delay (Linux `target` 15 ms; RFC 9332 §A.1 15 ms).
+    #[serde(default = "dualpi2_target")]
+    pub target_ns: u64,
+    /// Update period of the base probability (Linux `tupdate` 16 ms).
+    #[serde(default = "dualpi2_t_update")]
+    pub t_update_ns: u64,
+    /// Integral gain, Hz (Linux 41/256; RFC 9332: 0.16).
+    #[serde(default = "dualpi2_alpha")]
+    pub alpha: f64,
+    /// Proportional gain, Hz (Linux 819/256; RFC 9332: 3.2).
+    #[serde(default = "dualpi2_beta")]
+    pub beta: f64,
+    /// The L queue's step: an L packet that waited this long is marked (Linux 1 ms).
+    #[serde(default = "dualpi2_step")]
+    pub step_ns: u64,
+    /// k: L packets are marked with k p' (Linux `coupling_factor` 2).
+    #[serde(default = "dualpi2_coupling")]
+    pub coupling: f64,
+    /// Share of the bytes the C queue gets while both queues wait (Linux `c_protection` 10%).
+    #[serde(default = "dualpi2_c_protection")]
+    pub c_protection: f64,
+}
+
+impl Default for DualPi2Config {
+    fn default() -> Self {
+        Self {
+            target_ns: dualpi2_target(),
+            t_update_ns: dualpi2_t_update(),
+            alpha: dualpi2_alpha(),
+            beta: dualpi2_beta(),
+            step_ns: dualpi2_step(),
+            coupling: dualpi2_coupling(),
+            c_protection: dualpi2_c_protection(),
+        }
+    }
+}
+
+fn dualpi2_target() -> u64 {
+    15_000_000
+}
+fn dualpi2_t_update() -> u64 {
+    16_000_000
+}
+fn dualpi2_alpha() -> f64 {
+    41.0 / 256.0
+}
+fn dualpi2_beta() -> f64 {
+    819.0 / 256.0
+}
+fn dualpi2_step() -> u64 {
+    1_000_000
+}
+fn dualpi2_coupling() -> f64 {
+    2.0
+}
+fn dualpi2_c_protection() -> f64 {
+    0.1
+}
+
+fn is_true(v: &bool) -> bool {
+    *v
 }
 
 fn is_default<T: Default + PartialEq>(v: &T) -> bool {
@@ -376,12 +453,29 @@ impl Discipline {
                 fraction("alpha", c.alpha, 0.0, 1e6)?;
                 fraction("beta", c.beta, 0.0, 1e6)?;
             }
+            Discipline::DualPi2(c) => {
+                positive("target", c.target_ns)?;
+                positive("t_update", c.t_update_ns)?;
+                positive("step", c.step_ns)?;
+                fraction("alpha", c.alpha, 0.0, 1e6)?;
+                fraction("beta", c.beta, 0.0, 1e6)?;
+                fraction("coupling", c.coupling, 0.0, 1e3)?;
+                fraction("c_protection", c.c_protection, 0.0, 1.0)?;
+            }
             Discipline::Red(c) => {
                 fraction("max_p", c.max_p, 0.0, 1.0)?;
                 fraction("w_q", c.w_q, 0.0, 1.0)?;
-                if !(c.min_th.is_finite() && c.min_th >= 0.0 && c.max_th > c.min_th) {
+                // Equal thresholds are a step (no linear part); max_th > 0 keeps gentle's slope
+                // (1 - max_p) / max_th finite.
+                if !(c.min_th.is_finite()
+                    && c.min_th >= 0.0
+                    && c.max_th >= c.min_th
+                    && c.max_th > 0.0
+                    && c.max_th.is_finite())
+                {
                     return Err(err(format!(
-                        "{at}.queue.max_th: must be above min_th >= 0, got min_th {} max_th {}",
+                        "{at}.queue.max_th: must be at least min_th >= 0 and above 0, got min_th \
+                         {} max_th {}",
                         c.min_th, c.max_th
                     )));
                 }
@@ -468,6 +562,9 @@ pub struct FlowConfig {
     /// reduces its window once per window of data on ECE, without retransmitting.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ecn: bool,
+    /// How the receiver echoes CE marks (see [`CeFeedback`]); with `ecn` only.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub ecn_feedback: CeFeedback,
     /// When slow start grows a cwnd that a window holds back (see [`CwndLimited`]).
     #[serde(default, skip_serializing_if = "is_default")]
     pub cwnd_limited: CwndLimited,
@@ -533,6 +630,7 @@ impl FlowConfig {
             recovery: Recovery::default(),
             loss_detection: LossDetection::default(),
             ecn: false,
+            ecn_feedback: CeFeedback::default(),
             cwnd_limited: CwndLimited::default(),
             app: AppConfig::Bulk,
         }
@@ -909,6 +1007,7 @@ fn words_json() -> serde_json::Value {
         "recovery": table(Recovery::WORDS),
         "loss_detection": table(LossDetection::WORDS),
         "cwnd_limited": table(CwndLimited::WORDS),
+        "ecn_feedback": table(CeFeedback::WORDS),
         "population": table(Population::WORDS),
         "seeding": table(Seeding::WORDS),
     })
@@ -1104,7 +1203,7 @@ pub const PATH_DEFAULTS: PathDefaults = PathDefaults {
 /// applies before a config exists (a trace's times, the files it reads, a sweep's size).
 pub fn defaults_json() -> String {
     let flow = |f: FlowConfig| {
-        let (ecn, cwnd_limited) = (f.ecn, f.cwnd_limited);
+        let (ecn, cwnd_limited, feedback) = (f.ecn, f.cwnd_limited, f.ecn_feedback);
         let mut v = serde_json::to_value(f).expect("a config serializes");
         let o = v.as_object_mut().expect("a struct is an object");
         o.remove("src");
@@ -1112,6 +1211,8 @@ pub fn defaults_json() -> String {
         o.insert("ecn".into(), ecn.into());
         let rule = serde_json::to_value(cwnd_limited).expect("a config serializes");
         o.insert("cwnd_limited".into(), rule);
+        let feedback = serde_json::to_value(feedback).expect("a config serializes");
+        o.insert("ecn_feedback".into(), feedback);
         v
     };
     let swarm = SwarmConfig::default();
@@ -1134,6 +1235,7 @@ pub fn defaults_json() -> String {
         Discipline::FqCodel(FqCodelConfig::default()),
         Discipline::Pie(PieConfig::default()),
         Discipline::Red(RedConfig::default()),
+        Discipline::DualPi2(DualPi2Config::default()),
     ]
     .iter()
     .map(|d| {
@@ -1142,6 +1244,10 @@ pub fn defaults_json() -> String {
             .as_object_mut()
             .and_then(|o| o.remove("kind"))
             .expect("a discipline is tagged by its kind");
+        if let (Discipline::Red(c), Some(o)) = (d, v.as_object_mut()) {
+            // Written only when off in a config; the loader lists every default.
+            o.insert("hard_drop".into(), c.hard_drop.into());
+        }
         (kind.as_str().expect("a kind is a word").to_string(), v)
     })
     .collect();
@@ -1515,8 +1621,31 @@ impl SimConfig {
 }
 
 impl FlowConfig {
-    /// The transport's settings, as the sender and receiver take them.
+    /// The ECN feedback the flow's controller reads, if it needs ECN (see
+    /// [`slowstart_cc::registry::needs_ecn`]): the flow's own if the controller reads it, else
+    /// the controller's default.
+    pub fn needed_feedback(&self) -> Option<CeFeedback> {
+        let words = slowstart_cc::registry::needs_ecn(&self.cc.name)?;
+        let value = |word: &str| {
+            let found = CeFeedback::WORDS.iter().find(|(w, _)| *w == word);
+            found
+                .expect("a needed feedback is one of the transport's words")
+                .1
+        };
+        let readable = words.iter().any(|w| value(w) == self.ecn_feedback);
+        Some(if readable {
+            self.ecn_feedback
+        } else {
+            value(words[0])
+        })
+    }
+
+    /// The transport's settings, as the sender and receiver take them. A controller that needs
+    /// ECN turns it on for its flow, with the feedback it reads, as Linux's TCP_CONG_NEEDS_ECN
+    /// modules (tcp_dctcp.c) set ECT whatever net.ipv4.tcp_ecn says; both ends of a flow run
+    /// the same algorithm here, as both hosts of a data center run DCTCP.
     pub fn transport(&self) -> Settings {
+        let needed = self.needed_feedback();
         Settings {
             mss: self.mss,
             header_bytes: self.header_bytes,
@@ -1532,7 +1661,8 @@ impl FlowConfig {
             pacing: self.pacing,
             recovery: self.recovery,
             loss_detection: self.loss_detection,
-            ecn: self.ecn,
+            ecn: self.ecn || needed.is_some(),
+            ecn_feedback: needed.unwrap_or(self.ecn_feedback),
             cwnd_limited: self.cwnd_limited,
         }
     }
@@ -1558,6 +1688,18 @@ impl FlowConfig {
             paced: self.pacing,
         };
         slowstart_cc::Controller::new(&self.cc, &common).map_err(|e| err(format!("{at}.{e}")))?;
+        if let Some(needed) = self.needed_feedback() {
+            if self.ecn_feedback != CeFeedback::default() && self.ecn_feedback != needed {
+                let word = |f: CeFeedback| serde_json::to_value(f).expect("a choice serializes");
+                let words = slowstart_cc::registry::needs_ecn(&self.cc.name).unwrap_or(&[]);
+                return Err(err(format!(
+                    "{at}.ecn_feedback: cc {} reads {} feedback, got {}",
+                    self.cc.name,
+                    words.join(" or "),
+                    word(self.ecn_feedback)
+                )));
+            }
+        }
         Ok(())
     }
 }
@@ -1922,7 +2064,9 @@ mod tests {
         );
         let queue = d["queue"].as_object().unwrap();
         let kinds: Vec<&str> = queue.keys().map(String::as_str).collect();
-        assert_eq!(kinds, ["codel", "fq_codel", "pie", "red"]);
+        assert_eq!(kinds, ["codel", "dualpi2", "fq_codel", "pie", "red"]);
+        assert_eq!(queue["dualpi2"]["alpha"], 41.0 / 256.0);
+        assert_eq!(queue["red"]["hard_drop"], true);
         assert_eq!(queue["codel"]["target_ns"], 5_000_000);
         assert_eq!(queue["fq_codel"]["memory_limit_bytes"], 32 << 20);
         assert_eq!(queue["pie"]["alpha"], 0.125);

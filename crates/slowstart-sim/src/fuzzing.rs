@@ -207,6 +207,7 @@ fn fuzz_flow(size: u64, rack: bool, delayed_ack: bool) -> FlowConfig {
             LossDetection::Dupthresh
         },
         ecn: false,
+        ecn_feedback: Default::default(),
         cwnd_limited: Default::default(),
         app: AppConfig::Bulk,
     }

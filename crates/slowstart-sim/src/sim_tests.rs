@@ -626,6 +626,83 @@ fn ecn_flow_through_a_marking_codel_is_marked_not_dropped() {
     assert!(plain.flows[0].drops > 0 && plain.flows[0].ecn_reductions.is_none());
 }
 
+/// DCTCP through a step-marking queue (RED with min_th = max_th = K, w_q = 1, no hard drop):
+/// marks only, no drop; the queue stays near K and the link stays busy, as Alizadeh et al.
+/// (SIGCOMM 2010, §3.3) show for K above C x RTT / 7 (here 100 Mbps x 1 ms = 8.6 packets, K = 10).
+/// The same with Accurate ECN's counter as the feedback (RFC 9768). A dctcp flow that does not
+/// write `ecn` turns it on, with RFC 8257's feedback.
+#[test]
+fn dctcp_through_a_step_marks_near_k_and_fills_the_link() {
+    use crate::config::{CeFeedback, Discipline, RedConfig};
+    const K: f64 = 10.0;
+    for feedback in [CeFeedback::Dctcp, CeFeedback::Accurate] {
+        let mut f = flow("dctcp", None);
+        f.ecn = true;
+        f.ecn_feedback = feedback;
+        let mut cfg = path(
+            100_000_000,
+            MS,
+            QueueLimit::Packets(1000),
+            vec![f.clone()],
+            vec![],
+        );
+        cfg.links[1].forward.discipline = Discipline::Red(RedConfig {
+            min_th: K,
+            max_th: K,
+            w_q: 1.0,
+            gentle: false,
+            hard_drop: false,
+            ..Default::default()
+        });
+        cfg.links[1].forward.ecn = true;
+        cfg.duration_ns = 2 * SEC;
+        let mut sim = Simulation::new(&cfg).unwrap();
+        sim.advance();
+        let summary = sim.finish(cfg.duration_ns).summary;
+        let (flow, link) = (&summary.flows[0], &summary.links[2]);
+        assert_eq!((flow.drops, flow.retransmits), (0, 0), "{flow:?}");
+        assert!(link.marks.unwrap() > 0 && flow.ecn_reductions.unwrap() > 0);
+        let goodput = flow.goodput_bps;
+        assert!(goodput > 0.9 * 100e6 * 1460.0 / 1500.0, "{goodput}");
+        // Packets of 1500 bytes at 100 Mbps: 0.12 ms each; the mean queue within [K/2, 2K].
+        let queue_packets = link.mean_queue_delay_s / 0.12e-3;
+        assert!(
+            (K / 2.0..=2.0 * K).contains(&queue_packets),
+            "{feedback:?}: {queue_packets} packets"
+        );
+    }
+
+    let implied = crate::testing::flow("dctcp", None).transport();
+    assert!(implied.ecn && implied.ecn_feedback == CeFeedback::Dctcp);
+    assert!(!crate::testing::flow("reno", None).transport().ecn);
+}
+
+/// DualPI2 (RFC 9332) with only classic traffic is PI2 on one queue: a CUBIC flow's queue is
+/// held near the 15 ms target (RFC 9332 §A.1) where drop-tail would fill the 1000 packets
+/// (600 ms at 20 Mbps), and its drops come from p' squared, not from the buffer.
+#[test]
+fn dualpi2_holds_a_classic_flow_near_its_target() {
+    use crate::config::{Discipline, DualPi2Config};
+    let mut cfg = path(
+        20_000_000,
+        40 * MS,
+        QueueLimit::Packets(1000),
+        vec![flow("cubic", None)],
+        vec![],
+    );
+    cfg.links[1].forward.discipline = Discipline::DualPi2(DualPi2Config::default());
+    cfg.duration_ns = 30 * SEC;
+    let summary = Simulation::new(&cfg).unwrap().run().summary;
+    let link = &summary.links[2];
+    assert!(
+        (0.005..0.03).contains(&link.mean_queue_delay_s),
+        "{}",
+        link.mean_queue_delay_s
+    );
+    assert!(link.max_queue_packets < 1000, "{}", link.max_queue_packets);
+    assert!(summary.flows[0].goodput_bps > 0.9 * 20e6 * 1460.0 / 1500.0);
+}
+
 /// A bulk flow over a trace-driven bottleneck (Mahimahi's format, here 12 Mbps for 5 s then
 /// 3 Mbps for 5 s, repeating): deliveries follow the trace, so the goodput over whole periods
 /// is close to the trace's mean of 7.5 Mbps, and the queue delay under drop-tail grows when

@@ -77,6 +77,7 @@ pub(crate) mod testing {
             recovery: Recovery::Prr,
             loss_detection: LossDetection::Rack,
             ecn: false,
+            ecn_feedback: crate::settings::CeFeedback::Classic,
             cwnd_limited: Default::default(),
         }
     }

@@ -25,6 +25,11 @@ pub const CE: u8 = 2;
 pub const ECE: u8 = 4;
 /// TCP Congestion Window Reduced: the sender reacted to ECE (RFC 3168 §6.1.2).
 pub const CWR: u8 = 8;
+/// ECT(1) in the IP header instead of ECT(0): the L4S identifier (RFC 9331 §8).
+pub const ECT1: u8 = 1 << 5;
+/// TCP AE flag: with Accurate ECN, AE, CWR and ECE together are the 3-bit ACE counter of CE
+/// packets received (RFC 9768 §3.2.2), AE its most significant bit.
+pub const AE: u8 = 1 << 6;
 
 /// Up to three SACK blocks fit in the TCP option space beside timestamps (RFC 2018 §3).
 pub const MAX_SACK_BLOCKS: usize = 3;
@@ -33,8 +38,8 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 pub struct Packet {
     pub flow: u32,
     pub kind: Kind,
-    /// [`RETRANSMISSION`] and the ECN bits of the IP and TCP headers ([`ECT`], [`CE`], [`ECE`],
-    /// [`CWR`]); one byte keeps the record at 72 bytes.
+    /// [`RETRANSMISSION`] and the ECN bits of the IP and TCP headers ([`ECT`], [`ECT1`], [`CE`],
+    /// [`ECE`], [`CWR`]); one byte keeps the record at 72 bytes.
     pub flags: u8,
     pub sack_count: u8,
     /// Which connection of the flow sent it (a web flow without keep-alive opens one per
@@ -96,6 +101,18 @@ impl Packet {
         }
     }
 
+    /// The ACE field (RFC 9768 §3.2.2): AE, CWR, ECE as a number 0..=7.
+    pub fn ace(&self) -> u8 {
+        ((self.has(AE) as u8) << 2) | ((self.has(CWR) as u8) << 1) | self.has(ECE) as u8
+    }
+
+    /// Write the ACE field: `value` modulo 8 into AE, CWR and ECE.
+    pub fn set_ace(&mut self, value: u8) {
+        self.set(AE, value & 4 != 0);
+        self.set(CWR, value & 2 != 0);
+        self.set(ECE, value & 1 != 0);
+    }
+
     /// SACK block `i` as absolute byte numbers `[start, end)`.
     pub fn sack_block(&self, i: usize) -> (u64, u64) {
         let (s, e) = self.sack[i];
@@ -127,6 +144,17 @@ mod tests {
     #[test]
     fn packet_record_stays_small() {
         assert!(std::mem::size_of::<Packet>() <= 72);
+    }
+
+    #[test]
+    fn ace_round_trips_through_ae_cwr_and_ece() {
+        let mut p = Packet::control(0, Kind::Ack, 40, 0);
+        for v in 0..16u8 {
+            p.set_ace(v);
+            assert_eq!(p.ace(), v % 8);
+        }
+        p.set_ace(5);
+        assert!(p.has(AE) && !p.has(CWR) && p.has(ECE));
     }
 
     #[test]

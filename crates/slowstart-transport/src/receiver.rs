@@ -1,9 +1,9 @@
 //! The data receiver: in-order reassembly, SACK blocks (RFC 2018), delayed ACKs (RFC 5681 §4.2,
 //! RFC 1122 §4.2.3.2) and a receive window that grows as Linux's does.
 
-use crate::packet::{Kind, Packet, CE, CWR, ECE, MAX_SACK_BLOCKS};
+use crate::packet::{Kind, Packet, CE, CWR, ECE, ECT, MAX_SACK_BLOCKS};
 use crate::ranges::RangeSet;
-use crate::settings::Settings;
+use crate::settings::{CeFeedback, Settings};
 use crate::timer::{Timer, TimerKind};
 use crate::Io;
 
@@ -43,6 +43,14 @@ pub struct Receiver {
     ece: bool,
     /// Data packets that arrived marked CE.
     ce_received: u64,
+    /// ECE echoes the latest packet's CE state (RFC 8257 §3.2) instead of RFC 3168's latch.
+    dctcp_feedback: bool,
+    /// ACKs carry the ACE counter (RFC 9768 §3.2.2): `r_cep`, CE packets received, from 5.
+    accurate_feedback: bool,
+    r_cep: u8,
+    /// The SYN-ACK and ACKs go out ECT, as Linux sends them for a controller that needs ECN
+    /// (any feedback but the classic one).
+    ect_all: bool,
 }
 
 impl Receiver {
@@ -76,6 +84,10 @@ impl Receiver {
             data_bytes_received: 0,
             ece: false,
             ce_received: 0,
+            dctcp_feedback: cfg.ecn && cfg.ecn_feedback == CeFeedback::Dctcp,
+            accurate_feedback: cfg.ecn && cfg.ecn_feedback == CeFeedback::Accurate,
+            r_cep: 5,
+            ect_all: cfg.ecn && cfg.ecn_feedback != CeFeedback::Classic,
         }
     }
 
@@ -119,6 +131,7 @@ impl Receiver {
         let mut p = Packet::control(self.flow, Kind::SynAck, self.header_bytes as u32, now);
         p.rwnd = self.rwnd;
         p.owd_ns = now - syn.sent_ns;
+        p.set(ECT, self.ect_all);
         io.send(p);
     }
 
@@ -145,14 +158,34 @@ impl Receiver {
         let start = pkt.seq;
         let end = pkt.seq + pkt.len as u64;
         self.data_bytes_received += pkt.len as u64;
-        // RFC 3168 §6.1.3: CWR ends the echo; a CE mark (re)starts it and is ACKed at once, as
-        // Linux does (`tcp_ecn_check_ce` enters quick-ACK mode).
-        if pkt.has(CWR) {
-            self.ece = false;
-        }
         let ce = pkt.has(CE);
+        let mut ack_now = ce;
+        if self.accurate_feedback {
+            // RFC 9768 §3.2.2.5.1: a change of CE state is ACKed at once; `ece` keeps the
+            // latest packet's state here.
+            ack_now = ce != self.ece;
+            self.ece = ce;
+            self.r_cep = self.r_cep.wrapping_add(ce as u8);
+        } else if self.dctcp_feedback {
+            // RFC 8257 §3.2, as Linux `dctcp_ece_ack_update`: on a change of CE state, the
+            // delayed ACK still owed goes out first with the old state, and this packet is
+            // ACKed at once with the new one; otherwise ACKs are delayed as usual.
+            ack_now = ce != self.ece;
+            if ack_now && self.unacked_segments > 0 {
+                self.send_ack(now, io);
+            }
+            self.ece = ce;
+        } else {
+            // RFC 3168 §6.1.3: CWR ends the echo; a CE mark (re)starts it and is ACKed at once,
+            // as Linux does (`tcp_ecn_check_ce` enters quick-ACK mode).
+            if pkt.has(CWR) {
+                self.ece = false;
+            }
+            if ce {
+                self.ece = true;
+            }
+        }
         if ce {
-            self.ece = true;
             self.ce_received += 1;
         }
         self.last_owd_ns = now.saturating_sub(pkt.sent_ns);
@@ -204,7 +237,7 @@ impl Receiver {
             self.remember_block(start);
             true // out of order: duplicate ACK at once
         };
-        if immediate || ce {
+        if immediate || ack_now {
             self.send_ack(now, io);
         } else if self.delack_timer.deadline().is_none() {
             if let Some(t) = self.delack_timer.set(Some(now + self.delack_timeout_ns)) {
@@ -244,7 +277,12 @@ impl Receiver {
         p.rwnd = self.rwnd;
         p.owd_ns = self.last_owd_ns;
         p.sent_ns = self.last_sent_ns;
-        p.set(ECE, self.ece);
+        if self.accurate_feedback {
+            p.set_ace(self.r_cep % 8);
+        } else {
+            p.set(ECE, self.ece);
+        }
+        p.set(ECT, self.ect_all);
         // Nothing out of order (the common case): no blocks to look up.
         if !self.out_of_order.is_empty() {
             for &b in &self.recent_blocks[..self.recent_count] {
@@ -267,5 +305,111 @@ impl Receiver {
         self.last_ack = p.seq;
         self.acks_sent += 1;
         io.send(p);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{settings, MS};
+
+    const MSS: u64 = 1460;
+
+    /// Data segment `k` (0-based), ECN-capable, with CE and CWR as asked.
+    fn segment(k: u64, ce: bool, cwr: bool) -> Packet {
+        let mut p = Packet::control(0, Kind::Data, (MSS + 40) as u32, k * MS);
+        p.seq = k * MSS;
+        p.len = MSS as u32;
+        p.set(ECT, true);
+        p.set(CE, ce);
+        p.set(CWR, cwr);
+        p
+    }
+
+    /// The ACKs segment after segment produces: (segments acknowledged, ECE) per ACK.
+    fn acks(feedback: CeFeedback, marks: &[(bool, bool)]) -> Vec<Vec<(u64, bool)>> {
+        let mut cfg = settings();
+        cfg.ecn = true;
+        cfg.ecn_feedback = feedback;
+        let mut r = Receiver::new(0, &cfg, None);
+        let mut out = Vec::new();
+        for (k, &(ce, cwr)) in marks.iter().enumerate() {
+            let mut io = Io::default();
+            r.on_data(k as u64 * MS, &segment(k as u64, ce, cwr), &mut io);
+            out.push(
+                io.packets
+                    .iter()
+                    .map(|p| (p.seq / MSS, p.has(ECE)))
+                    .collect(),
+            );
+        }
+        out
+    }
+
+    /// RFC 8257 §3.2's two-state machine: ECE is the latest segment's CE state; at a change the
+    /// delayed ACK owed goes out first with the old state, the segment itself at once with the
+    /// new; between changes, an ACK every two segments; CWR does not matter.
+    #[test]
+    fn dctcp_feedback_echoes_each_segments_ce_state() {
+        let (no, ce, cwr) = ((false, false), (true, false), (false, true));
+        let got = acks(CeFeedback::Dctcp, &[no, ce, ce, ce, cwr, no, no]);
+        let expected: Vec<Vec<(u64, bool)>> = vec![
+            vec![],                      // delayed
+            vec![(1, false), (2, true)], // change: the owed ACK, then this one
+            vec![],                      // delayed
+            vec![(4, true)],             // second segment
+            vec![(5, false)],            // change, nothing owed; CWR ignored
+            vec![],
+            vec![(7, false)],
+        ];
+        assert_eq!(got, expected);
+    }
+
+    /// RFC 9768 §3.2.2: ACE counts CE packets from 5, modulo 8, on every ACK; a change of CE
+    /// state is ACKed at once.
+    #[test]
+    fn accurate_feedback_counts_ce_packets_in_ace() {
+        let mut cfg = settings();
+        cfg.ecn = true;
+        cfg.ecn_feedback = CeFeedback::Accurate;
+        let mut r = Receiver::new(0, &cfg, None);
+        let marks = [false, true, true, true, true, false, false];
+        let mut got = Vec::new();
+        for (k, &ce) in marks.iter().enumerate() {
+            let mut io = Io::default();
+            r.on_data(k as u64 * MS, &segment(k as u64, ce, false), &mut io);
+            got.push(
+                io.packets
+                    .iter()
+                    .map(|p| (p.seq / MSS, p.ace()))
+                    .collect::<Vec<_>>(),
+            );
+        }
+        let expected: Vec<Vec<(u64, u8)>> = vec![
+            vec![],
+            vec![(2, 6)], // a change: at once, one CE so far
+            vec![],
+            vec![(4, 0)], // second segment: three CE, 5 + 3 = 8 = 0 modulo 8
+            vec![],
+            vec![(6, 1)], // a change
+            vec![],
+        ];
+        assert_eq!(got, expected);
+    }
+
+    /// RFC 3168 §6.1.3 for contrast: CE is ACKed at once and ECE stays on every ACK until CWR.
+    #[test]
+    fn classic_feedback_latches_ece_until_cwr() {
+        let (no, ce, cwr) = ((false, false), (true, false), (false, true));
+        let got = acks(CeFeedback::Classic, &[no, ce, no, no, cwr, no]);
+        let expected: Vec<Vec<(u64, bool)>> = vec![
+            vec![],
+            vec![(2, true)],
+            vec![],
+            vec![(4, true)],
+            vec![],
+            vec![(6, false)],
+        ];
+        assert_eq!(got, expected);
     }
 }

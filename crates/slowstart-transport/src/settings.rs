@@ -41,6 +41,38 @@ pub enum CwndLimited {
     Strict,
 }
 
+/// How the receiver feeds CE marks back to the sender (`ecn_feedback`); both ends of a flow use
+/// the same, as if negotiated at the handshake.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CeFeedback {
+    /// RFC 3168 §6.1.3: ECE on every ACK from a CE mark until the sender's CWR.
+    #[default]
+    Classic,
+    /// RFC 8257 §3.2 (Linux tcp_dctcp.h `dctcp_ece_ack_update`): ECE echoes the CE state of the
+    /// latest data packet; when it changes, a delayed ACK still owed goes out at once with the
+    /// old state, and the packet that changed it is ACKed at once. CWR is ignored.
+    Dctcp,
+    /// Accurate ECN, RFC 9768 §3.2.2: every ACK carries ACE, the count of CE-marked packets
+    /// received modulo 8 (from 5), in AE, CWR and ECE; a change of CE state is ACKed at once
+    /// (§3.2.2.5.1). The sender counts marks from ACE's increase and sets no CWR.
+    Accurate,
+}
+
+impl CeFeedback {
+    pub const WORDS: &'static [(&'static str, Self)] = &[
+        ("classic", Self::Classic),
+        ("dctcp", Self::Dctcp),
+        ("accurate", Self::Accurate),
+    ];
+}
+
+impl<'de> Deserialize<'de> for CeFeedback {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
+}
+
 impl Recovery {
     /// The words a config may write, each with the value it stands for.
     pub const WORDS: &'static [(&'static str, Self)] =
@@ -167,6 +199,8 @@ pub struct Settings {
     pub loss_detection: LossDetection,
     /// RFC 3168 ECN: data goes out ECN-capable and an echoed mark reduces the window.
     pub ecn: bool,
+    /// How CE marks come back (with `ecn` only).
+    pub ecn_feedback: CeFeedback,
     pub cwnd_limited: CwndLimited,
 }
 
@@ -219,7 +253,14 @@ impl Settings {
                 format!("must be in 1..=max_rto ({hi}) ns, got {lo}"),
             );
         }
-        range("max_rto", self.max_rto_ns, 1, MAX_RTO_NS)
+        range("max_rto", self.max_rto_ns, 1, MAX_RTO_NS)?;
+        if self.ecn_feedback != CeFeedback::Classic && !self.ecn {
+            return fail(
+                "ecn_feedback",
+                "a feedback other than \"classic\" needs ecn = true".into(),
+            );
+        }
+        Ok(())
     }
 }
 
@@ -242,6 +283,14 @@ mod tests {
         let mut s = settings();
         s.max_rto_ns = s.min_rto_ns - 1;
         assert_eq!(s.validate().unwrap_err().field, "min_rto");
+        let mut s = settings();
+        s.ecn_feedback = super::CeFeedback::Dctcp;
+        assert_eq!(
+            s.validate().unwrap_err().to_string(),
+            "ecn_feedback: a feedback other than \"classic\" needs ecn = true"
+        );
+        s.ecn = true;
+        assert_eq!(s.validate(), Ok(()));
     }
 
     #[test]

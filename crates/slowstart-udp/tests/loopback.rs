@@ -51,6 +51,7 @@ fn flow(cc: &str, size: u64) -> FlowConfig {
         recovery: Recovery::Prr,
         loss_detection: LossDetection::Rack,
         ecn: false,
+        ecn_feedback: Default::default(),
         cwnd_limited: Default::default(),
         app: AppConfig::Bulk,
     }

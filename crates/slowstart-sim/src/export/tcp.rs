@@ -6,7 +6,7 @@
 //! the wire is the packet's, and the TCP checksum is that of an all-zero payload of that length.
 
 use etherparse::{IpNumber, Ipv4Header, TcpHeader, TcpOptionElement};
-use slowstart_transport::packet::{Kind, Packet, CE, CWR, ECE, ECT};
+use slowstart_transport::packet::{Kind, Packet, CE, CWR, ECE, ECT, ECT1};
 
 use crate::network::topology::substream_seed;
 
@@ -241,9 +241,11 @@ impl TcpView {
         let tcp_len = tcp.header_len() as u32 + payload;
         let mut ip = Ipv4Header::new(tcp_len as u16, 64, IpNumber::TCP, src, dst)
             .expect("payload within one IPv4 packet");
-        // RFC 3168 §5: ECT(0) is 10, CE is 11.
+        // RFC 3168 §5: ECT(0) is 10, ECT(1) 01, CE 11.
         ip.ecn = if p.has(CE) {
             etherparse::IpEcn::CongestionExperienced
+        } else if p.has(ECT1) {
+            etherparse::IpEcn::Ect1
         } else if p.has(ECT) {
             etherparse::IpEcn::Ect0
         } else {

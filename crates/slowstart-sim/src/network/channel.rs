@@ -454,7 +454,7 @@ impl Channel {
     /// The transmitter is free at `t`: take the discipline's next packet, if any.
     fn start_next(&mut self, t: u64) {
         let a = self.aqm.as_deref_mut().expect("AQM path");
-        let next = a.aqm.dequeue(t, &mut a.sig);
+        let next = a.aqm.dequeue(t, &mut self.rng, &mut a.sig);
         self.collect_signals();
         if let Some(e) = next {
             let bytes = e.packet.wire_bytes as u64;

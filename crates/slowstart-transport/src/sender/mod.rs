@@ -14,13 +14,13 @@ mod recovery;
 mod scoreboard;
 
 use slowstart_cc::{
-    AckEvent, CongestionController, CongestionEvent, Controller, Phase, RateSampler, RttEstimator,
-    SentEvent,
+    AckEvent, CongestionController, CongestionEvent, Controller, EcnFeedback, Phase, RateSampler,
+    RttEstimator, SentEvent,
 };
 
 use crate::packet::{Kind, Packet, CWR, ECE, ECT, RETRANSMISSION};
 use crate::rto::RetransmissionTimer;
-use crate::settings::{CwndLimited, LossDetection, Settings};
+use crate::settings::{CeFeedback, CwndLimited, LossDetection, Settings};
 use crate::timer::{Timer, TimerKind};
 use crate::Io;
 use pacer::Pacer;
@@ -112,6 +112,14 @@ pub struct Sender {
     episodes: Episodes,
     /// ECN (RFC 3168): data goes out ECT, and ECE reduces the window once per window.
     ecn: bool,
+    /// Every packet goes out ECT, SYN and retransmissions too: Linux does so for a controller
+    /// that needs ECN (tcp_output.c `tcp_ecn_send`, `tcp_ecn_send_syn`: `tcp_ca_needs_ecn`),
+    /// so DCTCP's step, which drops what it cannot mark, does not drop them.
+    ect_all: bool,
+    /// Accurate ECN (RFC 9768 §3.2.2): marks are counted from the ACE field's increase over
+    /// `s_cep` (CE packets the receiver reported, modulo 8, from 5); no CWR is sent.
+    accurate: bool,
+    s_cep: u8,
     /// Reacting to an ECN echo (Linux TCP_CA_CWR) until `una` passes `cwr_point`.
     in_cwr: bool,
     cwr_point: u64,
@@ -166,6 +174,9 @@ impl Sender {
             max_window: cfg.max_window_bytes.unwrap_or(u64::MAX),
             episodes: Episodes::new(cfg.recovery),
             ecn: cfg.ecn,
+            ect_all: cfg.ecn && cfg.ecn_feedback != CeFeedback::Classic,
+            accurate: cfg.ecn && cfg.ecn_feedback == CeFeedback::Accurate,
+            s_cep: 5,
             in_cwr: false,
             cwr_point: 0,
             cwr_pending: false,
@@ -331,17 +342,18 @@ impl Sender {
         if handshake {
             self.state = State::SynSent;
             self.syn_sent_ns = now;
-            io.send(Packet::control(
-                self.flow,
-                Kind::Syn,
-                self.header_bytes as u32,
-                now,
-            ));
+            io.send(self.syn(now));
             self.arm_rto(now, io);
         } else {
             self.state = State::Established;
             self.try_send(now, io);
         }
+    }
+
+    fn syn(&self, now: u64) -> Packet {
+        let mut p = Packet::control(self.flow, Kind::Syn, self.header_bytes as u32, now);
+        p.set(ECT, self.ect_all);
+        p
     }
 
     /// The handshake completed: the SYN's RTT is the first sample (Linux seeds srtt from it).
@@ -389,6 +401,30 @@ impl Sender {
             // TSecr), so srtt and the pacing rate do not freeze after a timeout.
             self.rtt.on_sample(now - ack.sent_ns);
         }
+        let mut echo = ack.has(ECE);
+        if self.ecn {
+            // An ACK with ECE reports every byte it delivers marked (RFC 8257 §3.3); with
+            // Accurate ECN, ACE's increase counts marked segments (RFC 9768 §3.2.2.3; without
+            // the ambiguity check of §3.2.2.5.2, as ACKs come every two segments here).
+            let ce_bytes = if self.accurate {
+                let newly = ack.ace().wrapping_sub(self.s_cep) % 8;
+                self.s_cep = ack.ace();
+                echo = newly > 0;
+                newly as u64 * self.mss
+            } else if echo {
+                delivered.bytes
+            } else {
+                0
+            };
+            self.cc.on_ecn_feedback(&EcnFeedback {
+                now,
+                acked_bytes: delivered.bytes,
+                ce_bytes,
+                delivered: self.rate.delivered(),
+                in_flight: self.board.pipe(),
+                mss: self.mss,
+            });
+        }
         // Loss detection and recovery episodes.
         let reordering_window = self.rtt.min_rtt() / 4;
         if let Some(newest) = delivered.newest_send {
@@ -423,7 +459,7 @@ impl Sender {
             });
         }
         if self.ecn {
-            self.on_ecn_echo(now, ack, prior_in_flight);
+            self.on_ecn_echo(now, echo, prior_in_flight);
         }
         self.episodes.on_delivered(delivered.bytes);
         // A round trip ends when a segment sent in it is delivered (Linux/BBR round counting).
@@ -584,19 +620,19 @@ impl Sender {
     /// new segment (`cwr_point`) carries CWR. ECE is ignored until an ACK covers that segment,
     /// so the receiver has seen CWR (ns-2's `recover_` rule); a controller that entered its
     /// recovery phase for the reduction is told then that it is over.
-    fn on_ecn_echo(&mut self, now: u64, ack: &Packet, prior_in_flight: u64) {
+    fn on_ecn_echo(&mut self, now: u64, echo: bool, prior_in_flight: u64) {
         if self.in_cwr && self.board.una() > self.cwr_point {
             self.in_cwr = false;
             if self.cc.phase() == Phase::Recovery && !self.episodes.in_fast_recovery() {
                 self.cc.on_recovery_exit(now);
             }
         }
-        if !ack.has(ECE) || self.in_cwr || self.episodes.in_any() {
+        if !echo || self.in_cwr || self.episodes.in_any() {
             return;
         }
         self.in_cwr = true;
         self.cwr_point = self.board.nxt();
-        self.cwr_pending = true;
+        self.cwr_pending = !self.accurate;
         self.stats.ecn_reductions += 1;
         self.cc.on_congestion_event(&CongestionEvent {
             ecn: true,
@@ -639,8 +675,8 @@ impl Sender {
         p.seq = seq;
         p.len = len as u32;
         p.set(RETRANSMISSION, retransmission);
-        // RFC 3168 §6.1.5: retransmissions are not sent ECN-capable.
-        p.set(ECT, self.ecn && !retransmission);
+        // RFC 3168 §6.1.5: retransmissions are not sent ECN-capable (unless `ect_all`).
+        p.set(ECT, self.ecn && (!retransmission || self.ect_all));
         if self.cwr_pending && !retransmission {
             p.set(CWR, true);
             self.cwr_pending = false;
@@ -668,12 +704,7 @@ impl Sender {
             State::SynSent => {
                 self.syn_retransmitted = true;
                 self.rto.back_off();
-                io.send(Packet::control(
-                    self.flow,
-                    Kind::Syn,
-                    self.header_bytes as u32,
-                    now,
-                ));
+                io.send(self.syn(now));
                 self.arm_rto(now, io);
             }
             State::Established if self.board.out_bytes() > 0 => {

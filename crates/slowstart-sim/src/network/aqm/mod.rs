@@ -10,6 +10,7 @@
 //! packet is ECN-capable (RFC 3168 §5); otherwise the packet is dropped.
 
 pub mod codel;
+pub mod dualpi2;
 pub mod fq_codel;
 pub mod pie;
 pub mod red;
@@ -73,6 +74,7 @@ pub enum Aqm {
     FqCodel(Box<fq_codel::FqCodel>),
     Pie(pie::Pie),
     Red(red::Red),
+    DualPi2(Box<dualpi2::DualPi2>),
 }
 
 impl Aqm {
@@ -85,6 +87,7 @@ impl Aqm {
             Discipline::FqCodel(c) => Aqm::FqCodel(Box::new(fq_codel::FqCodel::new(c, ecn, limit))),
             Discipline::Pie(c) => Aqm::Pie(pie::Pie::new(c, ecn)),
             Discipline::Red(c) => Aqm::Red(red::Red::new(c, ecn, rate_bps)),
+            Discipline::DualPi2(c) => Aqm::DualPi2(Box::new(dualpi2::DualPi2::new(c, ecn))),
         })
     }
 
@@ -108,17 +111,24 @@ impl Aqm {
             Aqm::FqCodel(a) => a.enqueue(now, p, sig),
             Aqm::Pie(a) => a.enqueue(now, p, rng, sig),
             Aqm::Red(a) => a.enqueue(now, p, rng, sig),
+            Aqm::DualPi2(a) => a.enqueue(now, p),
         }
     }
 
     /// The next packet to transmit at `now`, if any; packets dropped on the way go to
-    /// `sig.dropped`.
-    pub fn dequeue(&mut self, now: u64, sig: &mut Signals) -> Option<Entry> {
+    /// `sig.dropped`. `rng` draws DualPI2's dequeue-time decisions.
+    pub fn dequeue(
+        &mut self,
+        now: u64,
+        rng: &mut Xoshiro256PlusPlus,
+        sig: &mut Signals,
+    ) -> Option<Entry> {
         match self {
             Aqm::Codel(a) => a.dequeue(now, sig),
             Aqm::FqCodel(a) => a.dequeue(now, sig),
             Aqm::Pie(a) => a.dequeue(now),
             Aqm::Red(a) => a.dequeue(now),
+            Aqm::DualPi2(a) => a.dequeue(now, rng, sig),
         }
     }
 
@@ -129,6 +139,7 @@ impl Aqm {
             Aqm::FqCodel(a) => a.len(),
             Aqm::Pie(a) => a.fifo.q.len(),
             Aqm::Red(a) => a.fifo.q.len(),
+            Aqm::DualPi2(a) => a.len(),
         }
     }
 
@@ -142,6 +153,7 @@ impl Aqm {
             Aqm::FqCodel(a) => a.bytes(),
             Aqm::Pie(a) => a.fifo.bytes,
             Aqm::Red(a) => a.fifo.bytes,
+            Aqm::DualPi2(a) => a.bytes(),
         }
     }
 
@@ -152,6 +164,7 @@ impl Aqm {
             Aqm::FqCodel(a) => a.packets(),
             Aqm::Pie(a) => Box::new(a.fifo.q.iter().map(|e| &e.packet)),
             Aqm::Red(a) => Box::new(a.fifo.q.iter().map(|e| &e.packet)),
+            Aqm::DualPi2(a) => Box::new(a.packets()),
         }
     }
 }

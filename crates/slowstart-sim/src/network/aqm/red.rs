@@ -112,8 +112,10 @@ impl Red {
         self.update_average(now, self.fifo.q.len());
         match self.decide(rng) {
             Decision::Enqueue => {}
-            // RFC 3168 §7: early signals may be marks; forced ones are drops.
+            // RFC 3168 §7: early signals may be marks; forced ones are drops, unless hard drops
+            // are off (ns-3 RedQueueDisc `UseHardDrop`).
             Decision::Early if sig.mark(self.ecn, &mut packet) => {}
+            Decision::Forced if !self.cfg.hard_drop && sig.mark(self.ecn, &mut packet) => {}
             Decision::Early | Decision::Forced => return false,
         }
         self.idle_since = None;
@@ -200,5 +202,47 @@ mod tests {
         let mean = gaps.iter().sum::<i32>() as f64 / gaps.len() as f64;
         // Uniform on 1..=100 has mean 50.5; allow sampling noise.
         assert!((mean - 50.5).abs() < 3.0, "{mean}");
+    }
+
+    /// DCTCP's step as RED (min_th = max_th = K, w_q = 1, gentle and hard drops off): an arrival
+    /// finding K or more packets queued is marked, one finding fewer is not; a packet that is not
+    /// ECN-capable is dropped where the mark would go.
+    #[test]
+    fn step_marks_every_arrival_at_k_or_more() {
+        use slowstart_transport::packet::{Kind, CE, ECT};
+        let cfg = RedConfig {
+            min_th: 3.0,
+            max_th: 3.0,
+            w_q: 1.0,
+            gentle: false,
+            hard_drop: false,
+            ..Default::default()
+        };
+        let mut r = Red::new(&cfg, true, 12_000_000);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+        let mut sig = Signals::default();
+        let mut ect = Packet::control(0, Kind::Data, 1500, 0);
+        ect.set(ECT, true);
+        for n in 0..6 {
+            assert!(r.enqueue(n, ect, &mut rng, &mut sig));
+            let marked = r.fifo.q.back().unwrap().packet.has(CE);
+            assert_eq!(marked, n >= 3, "arrival {n}");
+        }
+        assert_eq!(sig.marks, 3);
+        let plain = Packet::control(0, Kind::Data, 1500, 0);
+        assert!(!r.enqueue(6, plain, &mut rng, &mut sig));
+        // With hard drops (RFC 3168 §7), the forced signal drops even an ECN-capable packet.
+        let mut hard = Red::new(
+            &RedConfig {
+                hard_drop: true,
+                ..cfg
+            },
+            true,
+            12_000_000,
+        );
+        for n in 0..3 {
+            assert!(hard.enqueue(n, ect, &mut rng, &mut sig));
+        }
+        assert!(!hard.enqueue(3, ect, &mut rng, &mut sig));
     }
 }
