@@ -209,6 +209,7 @@ fn fuzz_flow(size: u64, rack: bool, delayed_ack: bool) -> FlowConfig {
         ecn: false,
         cwnd_limited: Default::default(),
         app: AppConfig::Bulk,
+        program: None,
     }
 }
 

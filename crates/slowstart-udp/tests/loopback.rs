@@ -49,6 +49,7 @@ fn flow(cc: &str, size: u64) -> FlowConfig {
         ecn: false,
         cwnd_limited: Default::default(),
         app: AppConfig::Bulk,
+        program: None,
     }
 }
 
