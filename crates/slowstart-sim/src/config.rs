@@ -1229,7 +1229,8 @@ pub const PATH_DEFAULTS: PathDefaults = PathDefaults {
 /// Every default of the canonical config as one JSON object, read by the Python loader
 /// (`_core.defaults()`): `flow` (a flow's fields but its ends), `web` and `bittorrent` (a
 /// flow's application), `trace`, `swarm` (with its `tcp` and `utp` transports), `path` and
-/// `cross` (a `[[cross]]` source's, its ends included; `rate_bps` has none).
+/// `cross` (a `[[cross]]` source's, its ends included; `rate_bps` has none), `program` (a
+/// `[flow.program]`'s, its commands excepted) and `program_placeholders` (name: meaning).
 /// Fields written only when set (`ecn`) are written here too, with their default. `queue`: each
 /// queue discipline's parameters, keyed by its `kind` (drop-tail has none). `words`: every
 /// choice's accepted words and the canonical value of each. `limits`: bounds the front end
@@ -1262,6 +1263,17 @@ pub fn defaults_json() -> String {
         .as_object_mut()
         .expect("a struct is an object")
         .remove("response_bytes");
+    // A program's commands have no default; its other fields do.
+    let mut program_json = serde_json::to_value(ProgramConfig {
+        server: vec![],
+        client: vec![],
+        sends: ProgramEnd::default(),
+        port: None,
+    })
+    .expect("a config serializes");
+    let o = program_json.as_object_mut().expect("a struct is an object");
+    o.remove("server");
+    o.remove("client");
     let queue: serde_json::Map<String, serde_json::Value> = [
         Discipline::Codel(CodelConfig::default()),
         Discipline::FqCodel(FqCodelConfig::default()),
@@ -1287,6 +1299,13 @@ pub fn defaults_json() -> String {
         "path": PATH_DEFAULTS,
         "queue": queue,
         "cross": serde_json::from_str::<CrossConfig>("{}").expect("every field has a default"),
+        "program": program_json,
+        "program_placeholders": serde_json::Value::Object(
+            PROGRAM_PLACEHOLDERS
+                .iter()
+                .map(|(name, meaning)| (name.to_string(), (*meaning).into()))
+                .collect(),
+        ),
         "words": words_json(),
         "limits": {
             "trace_ms": MAX_DELAY_NS / 1_000_000,
@@ -2077,9 +2096,20 @@ mod tests {
             "path",
             "queue",
             "cross",
+            "program",
+            "program_placeholders",
         ] {
             assert!(d[table].is_object(), "{table}");
         }
+        assert_eq!(
+            d["program"],
+            serde_json::json!({"sends": "server", "port": null})
+        );
+        assert_eq!(d["flow"]["program"], serde_json::Value::Null);
+        assert_eq!(
+            d["program_placeholders"].as_object().unwrap().len(),
+            PROGRAM_PLACEHOLDERS.len()
+        );
         assert_eq!(d["flow"]["ecn"], false);
         assert_eq!(d["flow"]["cwnd_limited"], "linux");
         assert_eq!(d["swarm"]["tcp"]["ecn"], false);
