@@ -165,6 +165,50 @@ def test_curl_fetches_a_file_through_the_emulated_path(tmp_path, emu_built):
     assert leftovers(ran.pid) == []
 
 
+# An upload: the client sends `{file}` over TCP to a server that writes what it reads.
+RECEIVER = (
+    "import socket, sys\n"
+    "server = socket.create_server((sys.argv[1], int(sys.argv[2])))\n"
+    "conn, _ = server.accept()\n"
+    "with open(sys.argv[3], 'wb') as out:\n"
+    "    while chunk := conn.recv(1 << 16):\n"
+    "        out.write(chunk)\n"
+)
+SENDER = (
+    "import socket, sys\n"
+    "with socket.create_connection((sys.argv[1], int(sys.argv[2]))) as conn:\n"
+    "    conn.sendall(open(sys.argv[3], 'rb').read())\n"
+)
+
+
+@needs_root
+def test_an_upload_runs_the_client_in_the_senders_namespace(tmp_path, emu_built):
+    """`sends = "client"`: the client's data crosses the bottleneck's forward direction, the
+    server's ACKs the reverse one."""
+    program = {
+        "server": [sys.executable, "-c", RECEIVER, "{addr}", "{port}", "{out}/got"],
+        "client": [sys.executable, "-c", SENDER, "{peer}", "{port}", "{file}"],
+        "sends": "client",
+        # sendall returns with the last bytes still on the path: the receiver's exit ends it.
+        "ends": "both",
+    }
+    path = tmp_path / "upload.toml"
+    path.write_text(
+        PATH.format(duration="20s")
+        + '[[flow]]\ncc = "reno"\nsize = "1MB"\n[flow.program]\n'
+        + "".join(f"{k} = {json.dumps(v)}\n" for k, v in program.items())
+    )
+    out = tmp_path / "out"
+    ran = cli("real", str(path), "--cc", "reno", "--json", "--out", str(out))
+    assert ran.returncode == 0, ran.stderr
+    f = json.loads(ran.stdout)["flows"][0]
+    assert f["sender"] == "client"
+    assert (out / "flow0" / "server" / "got").stat().st_size == 1_000_000
+    assert f["forward_payload_bytes"] >= 1_000_000
+    assert f["reverse_payload_bytes"] == 0  # ACKs only
+    assert leftovers(ran.pid) == []
+
+
 @needs_root
 @needs_ngtcp2
 def test_ngtcp2_over_quic_and_its_qlog_beside_the_simulation(tmp_path, emu_built):

@@ -95,7 +95,7 @@ def parse_app(value: object, i: int) -> dict[str, Any]:
 
 # `[flow.program]`: a server and a client command run in the two namespaces of a real run
 # (crates/slowstart-sim/src/config.rs `ProgramConfig`, which checks the placeholders).
-PROGRAM_KEYS = ("server", "client", "sends", "port")
+PROGRAM_KEYS = ("server", "client", "sends", "port", "ends")
 COMMAND_HELP = 'a command line such as "curl -o {dir}/got http://{peer}:{port}/data" or a list'
 
 
@@ -131,8 +131,9 @@ def parse_program(value: object, i: int) -> dict[str, Any]:
         if end not in value:
             raise ScenarioError(f"{at}.{end}: missing (expected {COMMAND_HELP})")
         out[end] = _command(value[end], f"{at}.{end}")
-    if "sends" in value:
-        out["sends"] = canonical_word("sends", value["sends"])
+    for word in ("sends", "ends"):
+        if word in value:
+            out[word] = canonical_word(word, value[word])
     if "port" in value:
         out["port"] = parse_int(value["port"], f"{at}.port", "a port in 1..=65535")
         if out["port"] > 65535:

@@ -7,7 +7,9 @@ in the namespaces and through the emulator of testbed.py: the end that sends the
 starts first, in a process group of its own; once something in its namespace listens on (TCP)
 or is bound to (UDP) the flow's port, the client starts at the flow's `start` on the run's
 common clock. The client's exit with status 0 ends the flow and its server is stopped; a client
-still running at the scenario's `duration` is an error. Arguments are the command's, with
+still running at the scenario's `duration` is an error. With `ends = "both"` the server must
+exit by itself too (an upload's receiver that stops at the end of the data: its client may exit
+while its last bytes are still on the path). Arguments are the command's, with
 `{name}` placeholders filled in (`PLACEHOLDERS`, owned by crates/slowstart-sim/src/config.rs);
 no shell runs them.
 
@@ -391,27 +393,31 @@ def _start(
 
 
 def _wait(runs: list[dict[str, Any]], end_ns: int, duration_ns: int) -> None:
-    """Until every client has exited with status 0; ProgramError for one that fails, a
-    server that dies first, or a client still running at `end_ns`."""
+    """Until every flow has ended: its client exited with status 0, and with `ends = "both"`
+    its server too (else it is stopped then). ProgramError for a program that exits non-zero
+    or one still running at `end_ns`."""
     while True:
-        pending = 0
+        running: list[End] = []
         for r in runs:
             client, server = r["client"], r["server"]
+            both = r["flow"]["program"].get("ends", "client") == "both"
             status = client.poll()
-            if status is None:
-                pending += 1
-            elif status != 0:
+            if status is not None and status != 0:
                 raise client.failed(status)
-            elif not server.stopped:
+            served = server.poll()
+            if served is not None and served != 0 and not server.stopped:
+                raise server.failed(served)
+            if status is None:
+                running.append(client)
+            elif both and served is None:
+                running.append(server)
+            elif not both and not server.stopped:
                 server.kill()
-            if status is None and (s := server.poll()) is not None and s != 0:
-                raise server.failed(s)
-        if not pending:
+        if not running:
             return
         if time.monotonic_ns() >= end_ns:
-            late = next(r["client"] for r in runs if r["client"].poll() is None)
             raise ProgramError(
-                f"{late.name}: still running at the scenario's duration "
+                f"{running[0].name}: still running at the scenario's duration "
                 f"({duration_ns / 1e9:g} s); its process group was killed and the namespaces "
                 "removed"
             )
@@ -544,7 +550,10 @@ def _summary(
         late = (client.started_ns - r["start_at"]) / 1e9
         if late > 0.005:
             warnings.append(f"flow {r['id']}'s client started {late * 1e3:.1f} ms late")
-        run_s = (client.ended_ns - client.started_ns) / 1e9
+        # The flow's end: its client's exit, or the later server's with `ends = "both"`.
+        both = r["flow"]["program"].get("ends", "client") == "both"
+        ended = max(client.ended_ns, r["server"].ended_ns) if both else client.ended_ns
+        run_s = (ended - client.started_ns) / 1e9
         size = flow.get("size_bytes")
         c = counts.get(r["port"], {})
         fwd, rev = c.get("forward", {}), c.get("reverse", {})

@@ -212,6 +212,7 @@ TABLES: tuple[Table, ...] = (
             "client": ("text", "command started at the flow's start; its exit ends the flow"),
             "sends": ("word", '"server" (a download) or "client" (an upload): runs in ss-snd'),
             "port": ("integer", "the server's port (default: 5001 + the flow's index)"),
+            "ends": ("word", '"client": its exit ends the flow; "both": the server exits too'),
         },
     ),
     Table(

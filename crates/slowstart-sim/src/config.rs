@@ -496,6 +496,31 @@ pub struct ProgramConfig {
     /// The port the server listens on; `None`: the testbed's own for the flow (5001 + index).
     #[serde(default)]
     pub port: Option<u16>,
+    /// Whose exit ends the flow: the client's (the server is then stopped), or both (the
+    /// server exits by itself too: an upload's receiver that stops at the end of the data,
+    /// whose client may exit while its last bytes are still on the path).
+    #[serde(default)]
+    pub ends: ProgramEnds,
+}
+
+/// Whose exit ends a program pair's flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProgramEnds {
+    #[default]
+    Client,
+    Both,
+}
+
+impl ProgramEnds {
+    pub const WORDS: &'static [(&'static str, Self)] =
+        &[("client", Self::Client), ("both", Self::Both)];
+}
+
+impl<'de> Deserialize<'de> for ProgramEnds {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
 }
 
 /// One end of a program pair.
@@ -1043,6 +1068,7 @@ fn words_json() -> serde_json::Value {
         "population": table(Population::WORDS),
         "seeding": table(Seeding::WORDS),
         "sends": table(ProgramEnd::WORDS),
+        "ends": table(ProgramEnds::WORDS),
     })
 }
 
@@ -1269,6 +1295,7 @@ pub fn defaults_json() -> String {
         client: vec![],
         sends: ProgramEnd::default(),
         port: None,
+        ends: ProgramEnds::default(),
     })
     .expect("a config serializes");
     let o = program_json.as_object_mut().expect("a struct is an object");
@@ -2103,7 +2130,7 @@ mod tests {
         }
         assert_eq!(
             d["program"],
-            serde_json::json!({"sends": "server", "port": null})
+            serde_json::json!({"sends": "server", "port": null, "ends": "client"})
         );
         assert_eq!(d["flow"]["program"], serde_json::Value::Null);
         assert_eq!(
