@@ -103,7 +103,7 @@ def test_program_flows_are_refused_before_anything_starts():
         ([{"program": {"server": "cat {file}", "client": "true"}}], "flow.0.size: {file} needs"),
         (
             [{"cc": "lss", "program": {"server": "true --cc={cc}", "client": "true"}}],
-            "flow.0.cc: {cc} names reno, cubic, bbr, bbr1",
+            "flow.0.cc: a program flow runs Linux's reno, cubic, bbr, bbr1",
         ),
         (
             [{"program": program}, {"program": {**program, "port": 5001}}],
