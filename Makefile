@@ -6,7 +6,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
 
-.PHONY: setup demo test test-stress test-explore rust-test python-test lint fmt bench browser tshark guests docs \
+.PHONY: setup demo test test-stress test-explore rust-test python-test lint fmt bench browser tshark programs \
+	guests docs \
 	figures clean
 
 setup: $(STAMP)
@@ -66,14 +67,23 @@ tshark:
 		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; } \
 		|| echo "tshark not installed: the capture test will skip"
 
-test: setup guests browser tshark rust-test lint docs python-test
+# Debian's ngtcp2 examples (gtlsserver, gtlsclient: QUIC with qlog) and curl, the program pairs
+# the root-only tests run through the emulated path (tests/test_programs.py skips without them).
+programs:
+	@{ command -v gtlsserver && command -v gtlsclient && command -v curl; } >/dev/null \
+		|| { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq \
+		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ngtcp2-server ngtcp2-client \
+			curl >/dev/null; } \
+		|| echo "ngtcp2-server, ngtcp2-client or curl not installed: the program-pair tests will skip"
+
+test: setup guests browser tshark programs rust-test lint docs python-test
 
 # The Python suite 5 times alone, then 3 times beside a CPU-bound process on one core and a
 # `slowstart real` transfer; every failure by test name (tests/stress.py; logs in out/stress).
 # Not part of `make test`. E.g. make test-stress STRESS="--runs 2 --loaded 2 tests/test_real.py",
 # or STRESS=--whole for all of `make test`.
 STRESS ?=
-test-stress: setup guests browser tshark
+test-stress: setup guests browser tshark programs
 	$(PY) tests/stress.py $(STRESS)
 
 # The property tests (proptest, Hypothesis) with fresh random cases, EXPLORE times; each

@@ -1,5 +1,6 @@
 """Applications on a flow: `app = {kind = "web", ...}` (or an `[flow.app]` table) → the
-canonical `app` of crates/slowstart-sim/src/config.rs.
+canonical `app` of crates/slowstart-sim/src/config.rs; and the real programs that may carry a
+flow in `slowstart real` (`[flow.program]`, `parse_program`).
 
 `kind` is "bulk" (the default: `size` bytes written at once), "web" (an HTTP/1.1-like client
 at `dst` fetching objects from `src`) or "bittorrent" (a downloader at `dst` requesting blocks
@@ -9,9 +10,10 @@ from a seed at `src`, with libtorrent's request-queue policy). Errors name the f
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
-from slowstart.defaults import defaults
+from slowstart.defaults import canonical_word, defaults
 from slowstart.units import ScenarioError, parse_bool, parse_int, parse_size, parse_time, show
 
 APP_KINDS = ("bulk", "web", "bittorrent")
@@ -88,4 +90,52 @@ def parse_app(value: object, i: int) -> dict[str, Any]:
     }
     if b["blocks"] is not None:
         out["blocks"] = parse_int(b["blocks"], f"{at}.blocks")
+    return out
+
+
+# `[flow.program]`: a server and a client command run in the two namespaces of a real run
+# (crates/slowstart-sim/src/config.rs `ProgramConfig`, which checks the placeholders).
+PROGRAM_KEYS = ("server", "client", "sends", "port", "ends")
+COMMAND_HELP = 'a command line such as "curl -o {dir}/got http://{peer}:{port}/data" or a list'
+
+
+def _command(value: object, field: str) -> list[str]:
+    """A command line (split as a POSIX shell would, but run without one) or a list of
+    arguments → the argument list."""
+    if isinstance(value, str):
+        try:
+            argv = shlex.split(value)
+        except ValueError as e:  # an unclosed quote
+            raise ScenarioError(f"{field}: {e} in {show(value)}") from None
+    elif isinstance(value, list) and all(isinstance(a, str) for a in value):
+        argv = list(value)
+    else:
+        raise ScenarioError(f"{field}: expected {COMMAND_HELP}, got {show(value)}")
+    if not argv:
+        raise ScenarioError(f"{field}: expected {COMMAND_HELP}, got an empty command")
+    return argv
+
+
+def parse_program(value: object, i: int) -> dict[str, Any]:
+    """Flow `i`'s `program` table → the canonical program (errors name `flow.N.program.KEY`)."""
+    at = f"flow.{i}.program"
+    if not isinstance(value, dict):
+        raise ScenarioError(
+            f"{at}: expected a table such as {{server = ..., client = ...}}, got {show(value)}"
+        )
+    for key in value:
+        if key not in PROGRAM_KEYS:
+            raise ScenarioError(f"{at}.{key}: unknown key (accepted: {', '.join(PROGRAM_KEYS)})")
+    out: dict[str, Any] = {}
+    for end in ("server", "client"):
+        if end not in value:
+            raise ScenarioError(f"{at}.{end}: missing (expected {COMMAND_HELP})")
+        out[end] = _command(value[end], f"{at}.{end}")
+    for word in ("sends", "ends"):
+        if word in value:
+            out[word] = canonical_word(word, value[word])
+    if "port" in value:
+        out["port"] = parse_int(value["port"], f"{at}.port", "a port in 1..=65535")
+        if out["port"] > 65535:
+            raise ScenarioError(f"{at}.port: must be in 1..=65535, got {out['port']}")
     return out

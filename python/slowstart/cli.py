@@ -897,6 +897,22 @@ def format_compare(c: dict[str, Any]) -> str:
     return out
 
 
+def format_programs(s: dict[str, Any]) -> str:
+    """A program run's flows: what ran, for how long, what the emulated link carried."""
+    return table(
+        ["flow", "sender", "run_s", "goodput", "forward", "reverse", "command"],
+        [
+            [str(f["id"]), f["sender"], fmt_s(f["completion_s"]), fmt_rate(f["goodput_bps"])]
+            + [
+                f"{f[d + '_packets'] or 0} pkts, {fmt_bytes(f[d + '_payload_bytes'] or 0)}"
+                for d in ("forward", "reverse")
+            ]
+            + [f["program"]["client"]]
+            for f in s["flows"]
+        ],
+    )
+
+
 def format_real(s: dict[str, Any]) -> str:
     """A real run's summary as tables: flows, links, cross traffic, web objects, TUN drops."""
     tun = s.get("tun_tx_dropped") or {}
@@ -904,19 +920,24 @@ def format_real(s: dict[str, Any]) -> str:
         "udp": "the simulator's transport over UDP",
         "quinn": "quinn (QUIC) with slowstart's controller",
         "quinn-native": "quinn (QUIC) with its own controller",
+        "program": "program pairs",
     }.get(s.get("stack") or "", "Linux TCP")
     head = (
         f"{s['scenario']}: real ({stack} through the emulated link), seed {s['seed']}; "
         "TUN tx_dropped " + ", ".join(f"{k} {v}" for k, v in tun.items())
     )
-    flows = table(
-        ["flow", "cc", "delivered", "completion_s", "goodput", "ss_exit_s", "retx", "max_cwnd"],
-        [
-            [str(f["id"]), f["cc"], fmt_bytes(f["bytes_delivered"]), fmt_s(f["completion_s"])]
-            + [fmt_rate(f["goodput_bps"]), fmt_s(f["slow_start_exit_s"]), str(f["retransmits"])]
-            + [fmt_bytes(f["max_cwnd_bytes"])]
-            for f in s["flows"]
-        ],
+    flows = (
+        format_programs(s)
+        if s.get("stack") == "program"
+        else table(
+            ["flow", "cc", "delivered", "completion_s", "goodput", "ss_exit_s", "retx", "max_cwnd"],
+            [
+                [str(f["id"]), f["cc"], fmt_bytes(f["bytes_delivered"]), fmt_s(f["completion_s"])]
+                + [fmt_rate(f["goodput_bps"]), fmt_s(f["slow_start_exit_s"]), str(f["retransmits"])]
+                + [fmt_bytes(f["max_cwnd_bytes"])]
+                for f in s["flows"]
+            ],
+        )
     )
     links = table(
         ["link", "drops", "max_queue", "mean_queue_delay_ms"],
@@ -957,7 +978,7 @@ def check_real_cc(args: argparse.Namespace) -> str | None:
             f"--cc: quinn's own controllers are {', '.join(QUINN_CC)}, got {args.cc!r} "
             "(--stack quinn runs every slowstart algorithm but ledbat and utp)"
         )
-    if args.stack in ("kernel", "both") and args.cc.split(":")[0] not in LINUX_CC:
+    if (args.stack or "kernel") in ("kernel", "both") and args.cc.split(":")[0] not in LINUX_CC:
         return (
             f"--cc: the kernel stack runs {', '.join(LINUX_CC)}, got {args.cc!r} "
             "(--stack udp runs every algorithm)"
@@ -976,10 +997,23 @@ def cmd_real(args: argparse.Namespace) -> int:
         return _error(bad, 2)
     config = _load_real(args)
     from slowstart.api import export_dir
+    from slowstart.real_program import has_programs
 
     pcap = None if args.pcap is None else export_dir(args.pcap, "--pcap")
+    programs = has_programs(config)
+    if programs and args.stack is not None:
+        return _error(
+            "--stack: this scenario's flows are carried by their [flow.program] pairs, "
+            "not a built-in stack",
+            2,
+        )
     try:
-        if args.stack == "udp":
+        if programs:
+            from slowstart.real_program import run_programs
+
+            out = None if args.out is None else Path(export_dir(args.out, "--out"))
+            result = run_programs(config, pcap=pcap, keep=out)
+        elif args.stack == "udp":
             from slowstart.real_udp import run_real_udp
 
             result = run_real_udp(config, pcap=pcap)
@@ -1012,19 +1046,31 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if bad:
         return _error(bad, 2)
     config = _load_real(args)
-    if args.stack == "both":
+    from slowstart.real_program import has_programs
+
+    stack = args.stack or "kernel"
+    if has_programs(config):
+        if args.stack is not None:
+            return _error(
+                "--stack: this scenario's flows are carried by their [flow.program] pairs, "
+                "not a built-in stack",
+                2,
+            )
+        stack = "program"
+    if stack == "both":
         return _compare_both(args, config)
     from slowstart.compare import compare, overlay_plot
 
     try:
-        c = compare(config, runs=args.runs, stack=args.stack)
+        c = compare(config, runs=args.runs, stack=stack)
     except testbed.RealUnavailable as e:
         return _error(e, 2)
     sim, reals = c.pop("_results")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    who = {"udp": "UDP stack", "program": "program"}.get(stack, "Linux")
     fig = overlay_plot(
-        sim, reals, title=f"{config.get('name')}: {config['flows'][0]['cc']['name']}"
+        sim, reals, title=f"{config.get('name')}: {config['flows'][0]['cc']['name']}", who=who
     )
     fig.savefig(out / "compare.png", dpi=120)
     (out / "compare.json").write_text(json.dumps(c, indent=2) + "\n", encoding="utf-8")
@@ -1050,7 +1096,7 @@ def _compare_both(args: argparse.Namespace, config: dict[str, Any]) -> int:
     title = f"{config.get('name')}: {config['flows'][0]['cc']['name']}"
     for stack, who in (("kernel", "Linux"), ("udp", "UDP stack")):
         sim, reals = c[stack].pop("_results")
-        fig = overlay_plot(sim, reals, title=f"{title}, {who}")
+        fig = overlay_plot(sim, reals, title=f"{title}, {who}", who=who)
         fig.savefig(out / f"compare-{stack}.png", dpi=120)
         print(f"wrote {out / f'compare-{stack}.png'}", file=sys.stderr)
     (out / "compare.json").write_text(json.dumps(c, indent=2) + "\n", encoding="utf-8")
@@ -1070,6 +1116,42 @@ def _compare_both(args: argparse.Namespace, config: dict[str, Any]) -> int:
     else:
         print(format_compare_both(c))
     return 0
+
+
+def cmd_shell(args: argparse.Namespace) -> int:
+    from slowstart import testbed
+
+    reason = testbed.unavailable_reason()
+    if reason:
+        return _error(reason, 2)
+    from slowstart.api import export_dir
+    from slowstart.paths import scenario_path
+    from slowstart.real_program import shell
+    from slowstart.scenario import load
+
+    config = load(scenario_path(args.file), set=args.set or [], seed=args.seed)
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    pcap = None if args.pcap is None else export_dir(args.pcap, "--pcap")
+    try:
+        status, result = shell(config, command, pcap=pcap)
+    except testbed.RealUnavailable as e:
+        return _error(e, 2)
+    if args.out:
+        for path in result.save(args.out):
+            print(f"wrote {path}", file=sys.stderr)
+    links = result.summary["links"]
+    print(
+        "emulated link: "
+        + "; ".join(
+            f"{x['name']} {x['forwarded']} packets, {x['drops']} drops, max queue "
+            f"{fmt_bytes(x['max_queue_bytes'])}"
+            for x in links
+        ),
+        file=sys.stderr,
+    )
+    return status
 
 
 def add_real_parsers(sub: Any) -> None:
@@ -1096,14 +1178,13 @@ def add_real_parsers(sub: Any) -> None:
         )
         p.add_argument(
             "--stack",
-            default="kernel",
             choices=["kernel", "udp", "quinn", "quinn-native"]
             + (["both"] if name == "compare" else []),
             help="kernel: Linux TCP; udp: the simulator's own transport and controller over "
             "UDP sockets; quinn: the QUIC stack quinn with the controller through "
             "slowstart-quinn; quinn-native: quinn with its own NewReno (reno), Cubic or BBR"
             + ("; both: the two, each beside its own simulation" if name == "compare" else "")
-            + " (default %(default)s)",
+            + " (default kernel; flows with a [flow.program] run their programs)",
         )
         p.add_argument(
             "--set",
@@ -1120,6 +1201,24 @@ def add_real_parsers(sub: Any) -> None:
             p.add_argument("--runs", type=int, default=3, help="real runs (default %(default)s)")
             p.add_argument("--out", default="out/compare", help="folder (default %(default)s)")
         p.set_defaults(handler=handler)
+
+    p = sub.add_parser(
+        "shell",
+        help="a shell (or CMD) in the sender's namespace, the scenario's path emulated to the "
+        "receiver's (root)",
+    )
+    p.add_argument("file", help="scenario .toml (or the name of one in scenarios/)")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD [ARG...] (default: $SHELL -i)")
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override a scenario value, e.g. path.rate=10Mbps (repeatable)",
+    )
+    p.add_argument("--seed", type=int, help="random seed (loss, jitter)")
+    p.add_argument("--out", help="write summary.json and queues.parquet here")
+    p.add_argument("--pcap", metavar="DIR", help="write a capture per link direction here")
+    p.set_defaults(handler=cmd_shell)
 
 
 def _error(message: object, status: int) -> int:

@@ -136,6 +136,14 @@ def compare(config: dict[str, Any], runs: int = 3, stack: str = "kernel") -> dic
         like = quic_like(config)
         reals = [run_real_quinn(config, stack=stack) for _ in range(runs)]
         settings, mss = QUIC_FLOW, QUIC_MSS
+    elif stack == "program":
+        # A program's packet sizes are its own: the simulation takes the scenario's (`mss`,
+        # `header_bytes`), which a user sets to the program's.
+        from slowstart.real_program import run_programs
+
+        like = config
+        reals = [run_programs(config) for _ in range(runs)]
+        settings, mss = {}, config["flows"][0]["mss"]
     else:
         from slowstart.real_kernel import run_real
 
@@ -200,9 +208,11 @@ def compare_both(config: dict[str, Any], runs: int = 3) -> dict[str, Any]:
     }
 
 
-def overlay_plot(sim: Result, reals: list[Result], title: str | None = None) -> Any:
-    """cwnd and bytes in flight against time: the simulation and every real run, one line
-    style per flow."""
+def overlay_plot(
+    sim: Result, reals: list[Result], title: str | None = None, who: str = "Linux"
+) -> Any:
+    """cwnd and bytes in flight against time: the simulation and every real run (`who` ran
+    it), one line style per flow."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(9, 6))
@@ -226,7 +236,7 @@ def overlay_plot(sim: Result, reals: list[Result], title: str | None = None) -> 
                     alpha=0.5,
                     lw=1,
                     drawstyle="steps-post",
-                    label=f"real (Linux){name}" if k == 0 else None,
+                    label=f"real ({who}){name}" if k == 0 else None,
                 )
             s = sim.flows[sim.flows["flow"] == i]
             ax.plot(

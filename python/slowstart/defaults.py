@@ -98,6 +98,7 @@ def _tables() -> dict[str, dict[str, Any]]:
         },
         "path_access_queue": {"bytes": path["access_buffer_bytes"]},
         "cross": {"src": core["cross"]["src"], "dst": core["cross"]["dst"]},
+        "program": as_written(core["program"]),
         "swarm": {
             **written,
             "stop_after": "none" if stop is None else stop,
@@ -137,7 +138,8 @@ def defaults(table: str) -> dict[str, Any]:
     """The defaults of `table` ("flow", "web", "bittorrent", "trace", "path", "swarm",
     "swarm.bittorrent", "swarm.tcp", "swarm.utp"; "queue.codel", "queue.fq_codel", "queue.pie",
     "queue.red": a queue discipline's parameters; "cross": a source's `src` and `dst`;
-    "path_access_queue": the canonical queue of the `[path]` access link), a fresh copy."""
+    "path_access_queue": the canonical queue of the `[path]` access link; "program": a
+    `[flow.program]`'s but its commands), a fresh copy."""
     return json.loads(json.dumps(_tables()[table]))
 
 

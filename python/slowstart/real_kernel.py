@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from slowstart.real_summary import MSS, PHASES, flows_frame, kernel_summary, queues_frame
 from slowstart.testbed import (
+    LINUX_CC,
     PORT,
     RCV_ADDR,
     SND_ADDR,
@@ -34,10 +35,6 @@ if TYPE_CHECKING:
     from slowstart.api import Result
 
 _AGENTS = Path(__file__).with_name("_real_agents.py")
-
-# Simulated algorithm -> the Linux congestion control a real run sets (TCP_CONGESTION): `bbr1`
-# models Linux's own `bbr` (tcp_bbr.c, BBR v1); the simulator's `bbr` follows the IETF draft.
-LINUX_CC = {"reno": "reno", "cubic": "cubic", "bbr": "bbr", "bbr1": "bbr"}
 
 
 def _linux_cc(flow: dict[str, Any]) -> str:

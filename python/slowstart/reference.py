@@ -108,6 +108,7 @@ FLOW_DOCS = {
     "src": ("node", "the sending node (required in the general form)"),
     "dst": ("node", "the receiving node (required in the general form)"),
     "app": ("table", 'what runs on the connection: "bulk", or a web or bittorrent table'),
+    "program": ("table", "a real program pair that carries the flow in `slowstart real`"),
 }
 
 _DIRECTION_DOCS = {
@@ -206,6 +207,20 @@ TABLES: tuple[Table, ...] = (
             "app_slow_start": ("boolean", "libtorrent 1.0.6's request slow start"),
             "slow_start_threshold": ("size", "growth per second below which it ends"),
             "blocks": ("integer", "blocks to download (default: until the end)"),
+        },
+    ),
+    Table(
+        "[flow.program]: a real program pair (slowstart real only)",
+        "flow.0.program",
+        apps.PROGRAM_KEYS,
+        lambda: defaults("program"),
+        {**_FLOWS, "flow": [{"program": {"server": "srv", "client": "cli"}}]},
+        {
+            "server": ("text", "command started first (a string split as by a shell, or a list)"),
+            "client": ("text", "command started at the flow's start; its exit ends the flow"),
+            "sends": ("word", '"server" (a download) or "client" (an upload): runs in ss-snd'),
+            "port": ("integer", "the server's port (default: 5001 + the flow's index)"),
+            "ends": ("word", '"client": its exit ends the flow; "both": the server exits too'),
         },
     ),
     Table(
@@ -507,8 +522,19 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def program_placeholders() -> str:
+    """The `{name}`s a program's arguments may hold and what each is replaced by."""
+    from slowstart.defaults import _core_defaults
+
+    rows = ["| placeholder | replaced by |", "| --- | --- |"]
+    for name, meaning in _core_defaults()["program_placeholders"].items():
+        rows.append(f"| `{{{name}}}` | {meaning} |")
+    return "\n".join(rows) + "\n"
+
+
 GENERATED: dict[str, Callable[[], str]] = {
     "scenario-keys": scenario_keys,
+    "program-placeholders": program_placeholders,
     "algorithms": algorithms,
     "queues": queues,
     "swarm-transports": swarm_transports,

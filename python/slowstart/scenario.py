@@ -23,7 +23,7 @@ from typing import Any
 
 from slowstart import guests
 from slowstart.apps import ALL_KEYS as APP_KEYS
-from slowstart.apps import parse_app
+from slowstart.apps import PROGRAM_KEYS, parse_app, parse_program
 from slowstart.defaults import canonical_word, defaults, limits
 from slowstart.paths import read_user_text, scenario_path
 from slowstart.queues import parse_gilbert_elliott, parse_queue, parse_rate_or_trace
@@ -131,6 +131,7 @@ FLOW_KEYS = (
     "src",
     "dst",
     "app",
+    "program",
 )
 PATH_NODES = ["sender", "router", "receiver"]
 
@@ -177,7 +178,9 @@ SWARM_BITTORRENT_KEYS = (
 )
 SWARM_TABLES = ("bittorrent", "tcp", "utp")
 # A swarm transport takes a [[flow]] table's keys but for what the swarm decides itself.
-SWARM_FLOW_KEYS = tuple(k for k in FLOW_KEYS if k not in ("src", "dst", "size", "start", "app"))
+SWARM_FLOW_KEYS = tuple(
+    k for k in FLOW_KEYS if k not in ("src", "dst", "size", "start", "app", "program")
+)
 # Where the swarm builds its own topology and connections, these must not be given.
 NOT_WITH_SWARM = ("path", "nodes", "link", "flow", "cross")
 
@@ -407,7 +410,14 @@ _SCHEMA: dict[str, Any] = {
     "nodes": None,
     "path": {**dict.fromkeys(PATH_KEYS), "drop": _DROPS},
     "link": [{**dict.fromkeys(LINK_KEYS), "drop": _DROPS}],
-    "flow": [{**dict.fromkeys(FLOW_KEYS), "cc": _CC, "app": dict.fromkeys(APP_KEYS)}],
+    "flow": [
+        {
+            **dict.fromkeys(FLOW_KEYS),
+            "cc": _CC,
+            "app": dict.fromkeys(APP_KEYS),
+            "program": dict.fromkeys(PROGRAM_KEYS),
+        }
+    ],
     "cross": [dict.fromkeys(CROSS_FIELDS)],
     "trace": dict.fromkeys(TRACE_KEYS),
     "swarm": {
@@ -419,7 +429,7 @@ _SCHEMA: dict[str, Any] = {
         },
     },
 }
-_CREATABLE = ("trace", "app", *SWARM_TABLES)
+_CREATABLE = ("trace", "app", "program", *SWARM_TABLES)
 
 
 def _set_in(node: Any, parts: list[str], value: Any, schema: Any, done: str, item: str) -> None:
@@ -788,6 +798,7 @@ def build_flow(
         "start_ns": parse_time(f["start"], f"{at}.start"),
         **transport(f, at, algorithms),
         "app": parse_app(f["app"], i),
+        **({} if f["program"] is None else {"program": parse_program(f["program"], i)}),
     }
 
 

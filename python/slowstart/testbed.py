@@ -12,11 +12,15 @@ SIGKILLed parent (PR_SET_PDEATHSIG), and every run starts by removing the namesp
 folders of runs whose process is gone. Everything a run makes carries its process id
 (`RunNames`), so runs, and test suites, can share a machine.
 
-Flow i uses port 5001 + i (the emulator numbers flows by it, for `drop = [{flow, seq}]`). Each
+Flow i uses port 5001 + i, or its program's `port` (`flow_ports`; the emulator numbers flows
+by it, for `drop = [{flow, seq}]`, and counts each flow's packets and payload each way). Each
 flow's active end starts at its `start` on a common clock, START_LEAD_NS after the passive ends
 listen. Kernel settings per namespace: MTU 1500, `tcp_no_metrics_save=1`, IPv6 off, routes with
-flow 0's `initcwnd` on the sender and `initrwnd` on the receiver. Each TUN device's tx_dropped
-(packets lost before the emulator saw them) is read before it goes and reported; it must stay 0.
+flow 0's `initcwnd` on the sender and `initrwnd` on the receiver, `tcp_congestion_control`
+flow 0's Linux algorithm (`LINUX_CC`; cubic for the library's others), as a new namespace
+would otherwise inherit the root namespace's (bbr on this machine). Each TUN device's
+tx_dropped (packets lost before the emulator saw them) is read before it goes and reported; it
+must stay 0.
 
 Cross traffic (`[[cross]]`) is the emulator's own: it sends each source's packets into the
 direction of the bottleneck the source crosses from the same time 0 (`Session.time_zero`), so
@@ -46,6 +50,10 @@ from typing import Any
 PORT = 5001
 SND_ADDR, RCV_ADDR = "10.200.0.1", "10.200.0.2"
 REPO = Path(__file__).resolve().parents[2]
+# Simulated algorithm -> the Linux congestion control a real run sets (TCP_CONGESTION, and the
+# namespaces' net.ipv4.tcp_congestion_control): `bbr1` models Linux's own `bbr` (tcp_bbr.c,
+# BBR v1); the simulator's `bbr` follows the IETF draft.
+LINUX_CC = {"reno": "reno", "cubic": "cubic", "bbr": "bbr", "bbr1": "bbr"}
 # Endpoints start in parallel (a Python interpreter each); the flows' common time 0 is this far
 # after the passive ends are listening, so every active end is ready before its start.
 START_LEAD_NS = 500_000_000
@@ -233,6 +241,21 @@ def cross_directions(config: dict[str, Any]) -> list[str]:
     return directions
 
 
+def flow_ports(config: dict[str, Any]) -> list[int]:
+    """Each flow's port: its program's `port`, else PORT + its index. ValueError naming
+    `flow.N.program.port` when two flows would share one."""
+    ports: list[int] = []
+    for i, flow in enumerate(config["flows"]):
+        port = (flow.get("program") or {}).get("port") or PORT + i
+        if port in ports:
+            raise ValueError(
+                f"flow.{i}.program.port: {port} is flow {ports.index(port)}'s port too; "
+                "the emulator tells flows apart by their ports"
+            )
+        ports.append(port)
+    return ports
+
+
 class Session:
     """Namespaces, emulator and endpoints of one real run; `close()` undoes everything and
     returns the emulator's statistics."""
@@ -259,8 +282,8 @@ class Session:
             "reverse": link["reverse"],
             "seed": config.get("seed", 0),
             "mss": mss,
-            # Flow i listens on PORT + i, so the emulator numbers flows as the scenario does.
-            "ports": [PORT + i for i in range(len(self.flows))],
+            # Flow i listens on its port, so the emulator numbers flows as the scenario does.
+            "ports": flow_ports(config),
             "cross": [
                 {"dir": d, "source": c}
                 for d, c in zip(cross_directions(config), cross, strict=True)
@@ -305,6 +328,9 @@ class Session:
                 "net.ipv4.tcp_no_metrics_save": "1",
                 "net.ipv4.tcp_rmem": "4096 131072 33554432",
                 "net.ipv4.tcp_wmem": "4096 16384 33554432",
+                "net.ipv4.tcp_congestion_control": LINUX_CC.get(
+                    self.flows[0]["cc"]["name"], "cubic"
+                ),
             }
             if self.flows[0].get("ecn", False):
                 # Both ends ask for ECN (RFC 3168 §6.1.1): web clients open the connections.

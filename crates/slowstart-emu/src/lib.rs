@@ -284,6 +284,35 @@ fn set_ce(pkt: &mut [u8]) {
     pkt[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
 }
 
+/// The source and destination ports of an IPv4 TCP or UDP packet and its transport payload
+/// bytes (after the TCP header with its options, or the 8-byte UDP header).
+fn ports_and_payload(pkt: &[u8]) -> Option<([u16; 2], u64)> {
+    if pkt.len() < 20 || pkt[0] >> 4 != 4 {
+        return None;
+    }
+    let ihl = ((pkt[0] & 0x0f) as usize) * 4;
+    let total = (u16::from_be_bytes([pkt[2], pkt[3]]) as usize).min(pkt.len());
+    let header = match pkt[9] {
+        6 if total >= ihl + 20 => ((pkt[ihl + 12] >> 4) as usize) * 4,
+        17 if total >= ihl + 8 => 8,
+        _ => return None,
+    };
+    let t = &pkt[ihl..];
+    let ports = [
+        u16::from_be_bytes([t[0], t[1]]),
+        u16::from_be_bytes([t[2], t[3]]),
+    ];
+    Some((ports, total.saturating_sub(ihl + header) as u64))
+}
+
+/// What one flow's packets did on the link, per direction: packets and transport payload
+/// bytes (TCP or UDP, retransmissions and any encryption included) delivered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FlowCount {
+    pub packets: u64,
+    pub payload_bytes: u64,
+}
+
 /// What the emulator keeps for a packet a channel holds.
 enum Held {
     /// Read from a TUN device: its bytes, written to the far side's device on arrival.
@@ -317,6 +346,8 @@ pub struct Emulator {
     cross: Vec<CrossPlayer>,
     /// The monotonic time of the run's time 0, once known.
     cross_origin: Option<u64>,
+    /// Per flow (its port's index in `ports`), what each direction delivered.
+    flow_counts: Vec<[FlowCount; 2]>,
     pub log: Vec<LogEvent>,
 }
 
@@ -368,6 +399,7 @@ impl Emulator {
                 })
                 .collect(),
             cross_origin: None,
+            flow_counts: vec![[FlowCount::default(); 2]; cfg.ports.len()],
             log: Vec::new(),
         }
     }
@@ -522,6 +554,7 @@ impl Emulator {
             });
             match held {
                 Held::Bytes(mut bytes) => {
+                    self.count_flow(i, &bytes);
                     if p.has(CE) {
                         set_ce(&mut bytes);
                     }
@@ -531,6 +564,24 @@ impl Emulator {
             }
         }
         out
+    }
+
+    /// Count a delivered packet for the flow whose port it is sent from or to.
+    fn count_flow(&mut self, dir: usize, bytes: &[u8]) {
+        let Some((ports, payload)) = ports_and_payload(bytes) else {
+            return;
+        };
+        let ours = &self.tracker.ports;
+        if let Some(k) = ours.iter().position(|x| ports.contains(x)) {
+            let c = &mut self.flow_counts[k][dir];
+            c.packets += 1;
+            c.payload_bytes += payload;
+        }
+    }
+
+    /// Per flow, what each direction delivered: `[forward, reverse]`.
+    pub fn flow_counts(&self) -> &[[FlowCount; 2]] {
+        &self.flow_counts
     }
 
     /// Bytes on the wire of cross source `k`: (sent, delivered, dropped, held in the
@@ -561,6 +612,16 @@ impl Emulator {
                     send_late_max_us: c.late_max_ns as f64 / 1e3,
                 })
                 .collect(),
+            flows: self
+                .flow_counts
+                .iter()
+                .zip(&self.tracker.ports)
+                .map(|(c, &port)| FlowRow {
+                    port,
+                    forward: c[0],
+                    reverse: c[1],
+                })
+                .collect(),
         };
         serde_json::to_string(&stats).expect("plain data")
     }
@@ -572,6 +633,15 @@ struct Stats {
     reverse: LinkSummary,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     cross: Vec<CrossRow>,
+    flows: Vec<FlowRow>,
+}
+
+/// A flow's packets and payload delivered each way, keyed by its port.
+#[derive(serde::Serialize)]
+struct FlowRow {
+    port: u16,
+    forward: FlowCount,
+    reverse: FlowCount,
 }
 
 #[derive(serde::Serialize)]
@@ -769,6 +839,43 @@ mod tests {
             e.ingress(Dir::Forward, 0, seg(2)),
             Offer::Queued { .. }
         ));
+    }
+
+    #[test]
+    fn each_flow_counts_the_payload_its_port_delivered_each_way() {
+        // A program pair's QUIC (any UDP) on port 5002 and TCP on 5001; 9999 is nobody's.
+        let mut c = cfg(DirectionConfig::lossless(
+            1_000_000_000,
+            0,
+            QueueLimit::Packets(100),
+        ));
+        c.ports = vec![5001, 5002];
+        let mut e = Emulator::new(&c);
+        let udp = |sport: u16, dport: u16, payload: usize| {
+            let total = 20 + 8 + payload;
+            let mut p = vec![0u8; total];
+            p[0] = 0x45;
+            p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+            p[9] = 17;
+            p[20..22].copy_from_slice(&sport.to_be_bytes());
+            p[22..24].copy_from_slice(&dport.to_be_bytes());
+            p
+        };
+        e.ingress(Dir::Forward, 0, udp(5002, 40000, 1200));
+        e.ingress(Dir::Forward, 0, udp(5002, 40000, 1200));
+        e.ingress(Dir::Reverse, 0, udp(40000, 5002, 30));
+        e.ingress(Dir::Forward, 0, udp(9999, 40000, 500));
+        e.ingress(Dir::Forward, 0, tcp(33000, 1, 0x18, 1448));
+        // Counted on delivery only: nothing yet.
+        assert_eq!(e.flow_counts()[1][0], FlowCount::default());
+        e.due(Dir::Forward, MS);
+        e.due(Dir::Reverse, MS);
+        let count = |packets, payload_bytes| FlowCount {
+            packets,
+            payload_bytes,
+        };
+        assert_eq!(e.flow_counts()[0], [count(1, 1448), count(0, 0)]);
+        assert_eq!(e.flow_counts()[1], [count(2, 2400), count(1, 30)]);
     }
 
     #[test]

@@ -571,6 +571,161 @@ pub struct FlowConfig {
     /// What the application on top of the connection does; bulk by default.
     #[serde(default)]
     pub app: AppConfig,
+    /// A real program pair that carries this flow in `slowstart real` instead of a built-in
+    /// stack; a simulation runs the flow as its `cc`, `size` and `app` say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<ProgramConfig>,
+}
+
+/// A server and a client command (argument vectors, no shell) run in the two namespaces of a
+/// real run, the emulated path between them. `{name}` in an argument is one of
+/// [`PROGRAM_PLACEHOLDERS`], replaced at run time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramConfig {
+    /// Started first; the client starts at the flow's `start` once the server listens.
+    pub server: Vec<String>,
+    /// Its exit (status 0) ends the flow.
+    pub client: Vec<String>,
+    /// Which of the two sends the flow's data, and so runs in the sender's namespace.
+    #[serde(default)]
+    pub sends: ProgramEnd,
+    /// The port the server listens on; `None`: the testbed's own for the flow (5001 + index).
+    #[serde(default)]
+    pub port: Option<u16>,
+    /// Whose exit ends the flow: the client's (the server is then stopped), or both (the
+    /// server exits by itself too: an upload's receiver that stops at the end of the data,
+    /// whose client may exit while its last bytes are still on the path).
+    #[serde(default)]
+    pub ends: ProgramEnds,
+}
+
+/// Whose exit ends a program pair's flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProgramEnds {
+    #[default]
+    Client,
+    Both,
+}
+
+impl ProgramEnds {
+    pub const WORDS: &'static [(&'static str, Self)] =
+        &[("client", Self::Client), ("both", Self::Both)];
+}
+
+impl<'de> Deserialize<'de> for ProgramEnds {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
+}
+
+/// One end of a program pair.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProgramEnd {
+    /// A download: HTTP, a QUIC client fetching a resource, `iperf3 -R`.
+    #[default]
+    Server,
+    /// An upload: `iperf3` without `-R`, an HTTP POST.
+    Client,
+}
+
+impl ProgramEnd {
+    pub const WORDS: &'static [(&'static str, Self)] =
+        &[("server", Self::Server), ("client", Self::Client)];
+}
+
+impl<'de> Deserialize<'de> for ProgramEnd {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
+}
+
+/// What a program's `{name}` stands for at run time (python/slowstart/real_program.py fills
+/// them in). A `{word}` not listed is refused, as a likely misspelling.
+pub const PROGRAM_PLACEHOLDERS: &[(&str, &str)] = &[
+    ("addr", "this end's address"),
+    ("peer", "the other end's address"),
+    ("port", "the server's port"),
+    (
+        "cc",
+        "the flow's congestion control as Linux and ngtcp2 name it (reno, cubic, bbr)",
+    ),
+    ("size", "the flow's size in bytes"),
+    (
+        "dir",
+        "the flow's folder, shared by both ends: `data` there holds `size` bytes",
+    ),
+    ("file", "that file, `{dir}/data`"),
+    (
+        "out",
+        "a folder of this end's own, for what it writes (kept with `--out`)",
+    ),
+    (
+        "qlog",
+        "a folder for qlog files (`compare` overlays their cwnd)",
+    ),
+    ("key", "a self-signed private key (PEM) made for the run"),
+    ("cert", "its certificate (PEM, CN slowstart)"),
+];
+
+/// Longest program command line, in arguments.
+pub const MAX_PROGRAM_ARGS: usize = 4096;
+
+impl ProgramConfig {
+    /// Each command has a program and only known placeholders; the port is not 0.
+    pub fn validate(&self, at: &str) -> Result<(), SimError> {
+        for (end, argv) in [("server", &self.server), ("client", &self.client)] {
+            let field = format!("{at}.{end}");
+            if argv.first().is_none_or(|a| a.is_empty()) {
+                return Err(err(format!(
+                    "{field}: expected a command line such as \"curl -o {{out}}/data \
+                     http://{{peer}}:{{port}}/data\", got none"
+                )));
+            }
+            if argv.len() > MAX_PROGRAM_ARGS {
+                return Err(err(format!(
+                    "{field}: at most {MAX_PROGRAM_ARGS} arguments, got {}",
+                    argv.len()
+                )));
+            }
+            for arg in argv {
+                for name in placeholders(arg) {
+                    if !PROGRAM_PLACEHOLDERS.iter().any(|(n, _)| *n == name) {
+                        let known: Vec<String> = PROGRAM_PLACEHOLDERS
+                            .iter()
+                            .map(|(n, _)| format!("{{{n}}}"))
+                            .collect();
+                        return Err(err(format!(
+                            "{field}: unknown placeholder {{{name}}} (accepted: {})",
+                            known.join(", ")
+                        )));
+                    }
+                }
+            }
+        }
+        if self.port == Some(0) {
+            return Err(err(format!("{at}.port: must be in 1..=65535, got 0")));
+        }
+        Ok(())
+    }
+}
+
+/// The `{word}` placeholders in `arg`: a brace, lowercase letters and `_`, a brace.
+pub fn placeholders(arg: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = arg;
+    while let Some(open) = rest.find('{') {
+        rest = &rest[open + 1..];
+        let word = rest
+            .find(|c: char| !(c.is_ascii_lowercase() || c == '_'))
+            .map_or(rest, |end| &rest[..end]);
+        if !word.is_empty() && rest[word.len()..].starts_with('}') {
+            out.push(word);
+        }
+    }
+    out
 }
 
 /// Reno, the algorithm RFC 5681 specifies.
@@ -633,6 +788,7 @@ impl FlowConfig {
             ecn_feedback: CeFeedback::default(),
             cwnd_limited: CwndLimited::default(),
             app: AppConfig::Bulk,
+            program: None,
         }
     }
 }
@@ -1010,6 +1166,8 @@ fn words_json() -> serde_json::Value {
         "ecn_feedback": table(CeFeedback::WORDS),
         "population": table(Population::WORDS),
         "seeding": table(Seeding::WORDS),
+        "sends": table(ProgramEnd::WORDS),
+        "ends": table(ProgramEnds::WORDS),
     })
 }
 
@@ -1196,7 +1354,8 @@ pub const PATH_DEFAULTS: PathDefaults = PathDefaults {
 /// Every default of the canonical config as one JSON object, read by the Python loader
 /// (`_core.defaults()`): `flow` (a flow's fields but its ends), `web` and `bittorrent` (a
 /// flow's application), `trace`, `swarm` (with its `tcp` and `utp` transports), `path` and
-/// `cross` (a `[[cross]]` source's, its ends included; `rate_bps` has none).
+/// `cross` (a `[[cross]]` source's, its ends included; `rate_bps` has none), `program` (a
+/// `[flow.program]`'s, its commands excepted) and `program_placeholders` (name: meaning).
 /// Fields written only when set (`ecn`) are written here too, with their default. `queue`: each
 /// queue discipline's parameters, keyed by its `kind` (drop-tail has none). `words`: every
 /// choice's accepted words and the canonical value of each. `limits`: bounds the front end
@@ -1213,6 +1372,7 @@ pub fn defaults_json() -> String {
         o.insert("cwnd_limited".into(), rule);
         let feedback = serde_json::to_value(feedback).expect("a config serializes");
         o.insert("ecn_feedback".into(), feedback);
+        o.insert("program".into(), serde_json::Value::Null);
         v
     };
     let swarm = SwarmConfig::default();
@@ -1230,6 +1390,18 @@ pub fn defaults_json() -> String {
         .as_object_mut()
         .expect("a struct is an object")
         .remove("response_bytes");
+    // A program's commands have no default; its other fields do.
+    let mut program_json = serde_json::to_value(ProgramConfig {
+        server: vec![],
+        client: vec![],
+        sends: ProgramEnd::default(),
+        port: None,
+        ends: ProgramEnds::default(),
+    })
+    .expect("a config serializes");
+    let o = program_json.as_object_mut().expect("a struct is an object");
+    o.remove("server");
+    o.remove("client");
     let queue: serde_json::Map<String, serde_json::Value> = [
         Discipline::Codel(CodelConfig::default()),
         Discipline::FqCodel(FqCodelConfig::default()),
@@ -1260,6 +1432,13 @@ pub fn defaults_json() -> String {
         "path": PATH_DEFAULTS,
         "queue": queue,
         "cross": serde_json::from_str::<CrossConfig>("{}").expect("every field has a default"),
+        "program": program_json,
+        "program_placeholders": serde_json::Value::Object(
+            PROGRAM_PLACEHOLDERS
+                .iter()
+                .map(|(name, meaning)| (name.to_string(), (*meaning).into()))
+                .collect(),
+        ),
         "words": words_json(),
         "limits": {
             "trace_ms": MAX_DELAY_NS / 1_000_000,
@@ -1434,6 +1613,9 @@ impl SimConfig {
                 )));
             }
             validate_app(i, f)?;
+            if let Some(p) = &f.program {
+                p.validate(&format!("{at}.program"))?;
+            }
         }
         for (i, l) in self.links.iter().enumerate() {
             for (end, name) in [("a", &l.a), ("b", &l.b)] {
@@ -1926,6 +2108,41 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_program_pair_names_its_commands_and_known_placeholders_only() {
+        let program = |server: &str, client: &str, extra: &str| {
+            let text = format!(r#"{{"server": {server}, "client": {client}{extra}}}"#);
+            serde_json::from_str::<ProgramConfig>(&text)
+        };
+        let p = program(r#"["srv", "{addr}", "{port}"]"#, r#"["cli", "{peer}"]"#, "").unwrap();
+        assert_eq!(p.sends, ProgramEnd::Server);
+        assert_eq!(p.validate("flow.0.program"), Ok(()));
+        let typo = program(r#"["srv", "--to={peer_addr}"]"#, r#"["cli"]"#, "").unwrap();
+        let e = typo.validate("flow.0.program").unwrap_err().0;
+        assert!(
+            e.starts_with(
+                "flow.0.program.server: unknown placeholder {peer_addr} (accepted: {addr}"
+            ),
+            "{e}"
+        );
+        // JSON or shell braces are not placeholders.
+        assert_eq!(placeholders(r#"{"a": 1} ${HOME} {} {x}"#), ["x"]);
+        let empty = program("[]", r#"["cli"]"#, "").unwrap();
+        let e = empty.validate("flow.1.program").unwrap_err().0;
+        assert!(
+            e.starts_with("flow.1.program.server: expected a command line"),
+            "{e}"
+        );
+        let e = program(r#"["s"]"#, r#"["c"]"#, r#", "sends": "both""#).unwrap_err();
+        assert!(
+            e.to_string().contains("expected one of server, client"),
+            "{e}"
+        );
+        let upload = program(r#"["s"]"#, r#"["c"]"#, r#", "sends": "client""#).unwrap();
+        assert_eq!(upload.sends, ProgramEnd::Client);
+        assert!(program(r#"["s"]"#, r#"["c"]"#, r#", "shell": true"#).is_err());
+    }
+
+    #[test]
     fn a_flow_that_names_only_its_ends_gets_every_default() {
         let f: FlowConfig = serde_json::from_str(r#"{"src": "a", "dst": "b"}"#).unwrap();
         let d = FlowConfig::new("a", "b");
@@ -2048,9 +2265,20 @@ mod tests {
             "path",
             "queue",
             "cross",
+            "program",
+            "program_placeholders",
         ] {
             assert!(d[table].is_object(), "{table}");
         }
+        assert_eq!(
+            d["program"],
+            serde_json::json!({"sends": "server", "port": null, "ends": "client"})
+        );
+        assert_eq!(d["flow"]["program"], serde_json::Value::Null);
+        assert_eq!(
+            d["program_placeholders"].as_object().unwrap().len(),
+            PROGRAM_PLACEHOLDERS.len()
+        );
         assert_eq!(d["flow"]["ecn"], false);
         assert_eq!(d["flow"]["cwnd_limited"], "linux");
         assert_eq!(d["swarm"]["tcp"]["ecn"], false);

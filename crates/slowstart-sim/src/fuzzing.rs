@@ -210,6 +210,7 @@ fn fuzz_flow(size: u64, rack: bool, delayed_ack: bool) -> FlowConfig {
         ecn_feedback: Default::default(),
         cwnd_limited: Default::default(),
         app: AppConfig::Bulk,
+        program: None,
     }
 }
 

@@ -54,6 +54,7 @@ fn flow(cc: &str, size: u64) -> FlowConfig {
         ecn_feedback: Default::default(),
         cwnd_limited: Default::default(),
         app: AppConfig::Bulk,
+        program: None,
     }
 }
 
