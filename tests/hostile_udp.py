@@ -138,6 +138,11 @@ def main() -> None:
         )
     finally:
         Path(sys.argv[3]).write_text(json.dumps(sent), encoding="utf-8")
+        # The counts are written: the caller's SIGTERM, which may come once the run has ended
+        # and this script with it, has nothing left to stop. Ignored, it cannot land in the
+        # interpreter's shutdown, which puts Python-level handlers back to the default (status
+        # -15 in a suite run); SIG_IGN is kept through it.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def meddle(run: RunNames, ports: set[int], seed: str, sent: Counter, stop: list[int]) -> None:

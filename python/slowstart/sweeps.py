@@ -529,7 +529,9 @@ def dask_client(cluster: str) -> Iterator[Any]:
                 n_workers=n,
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=None,
+                # A free port: None still binds the default 8787 and fails (a warning, an
+                # error under -W error) when another cluster on the machine holds it.
+                dashboard_address=":0",
                 silence_logs=logging.ERROR,
             ) as local,
             Client(local) as client,
