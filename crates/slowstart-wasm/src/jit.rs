@@ -1,9 +1,10 @@
 //! [`Runtime::Jit`](crate::Runtime::Jit): wasmtime, compiling a module to native code with
 //! Cranelift when it is loaded. The same sandbox as the interpreter's: no imports, the memory
 //! capped by [`StoreLimits`], the per-call budget counted in fuel (deterministic, unlike epochs:
-//! wasmtime's `Config::consume_fuel`), NaNs canonicalised (`Config::cranelift_nan_canonicalization`)
-//! and, as embedded in a Python process with its own signal handlers, no signal handlers of
-//! wasmtime's: bounds are checked explicitly (`Config::signals_based_traps`).
+//! wasmtime's `Config::consume_fuel`), NaNs canonicalised (`Config::cranelift_nan_canonicalization`).
+//! Out-of-bounds accesses trap through guard pages and wasmtime's signal handlers (its default,
+//! as in wasmtime-py inside CPython), which chain to handlers installed before them, such as
+//! pytest's faulthandler.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -25,8 +26,7 @@ fn engine() -> &'static Engine {
         config
             .consume_fuel(true)
             .cranelift_nan_canonicalization(true)
-            .relaxed_simd_deterministic(true)
-            .signals_based_traps(false);
+            .relaxed_simd_deterministic(true);
         Engine::new(&config).expect("wasmtime's configuration is fixed and valid")
     })
 }

@@ -364,6 +364,24 @@ fn modules_that_do_not_fit_the_interface_are_refused_with_one_line() {
 }
 
 #[test]
+fn an_access_outside_its_memory_is_a_trap() {
+    let wat = module(1, "").replace(
+        "(func (export \"slowstart_on_ack\") (result i32) i32.const 0)",
+        "(func (export \"slowstart_on_ack\") (result i32) i32.const -8 i64.load drop i32.const 0)",
+    );
+    let bytes = wat::parse_str(&wat).unwrap();
+    for &runtime in Runtime::BUILT {
+        let factory = WasmFactory::load_with(&bytes, runtime).unwrap();
+        let (mut guest, _) = factory.build(&BTreeMap::new(), &COMMON).unwrap();
+        let fault = guest.call(Event::Ack(&AckEvent::default())).unwrap_err();
+        assert!(
+            fault.starts_with("slowstart_on_ack trapped: ") && fault.contains("out of bounds"),
+            "{runtime:?}: {fault}"
+        );
+    }
+}
+
+#[test]
 fn a_module_asking_for_more_memory_than_the_limit_cannot_start() {
     let pages = MEMORY_LIMIT / 65536 + 1;
     let big = module(1, "").replace(
