@@ -160,7 +160,8 @@ impl crate::Sandbox for Sandbox {
         }
         .map_err(|e| match e.downcast_ref::<Trap>() {
             Some(Trap::OutOfFuel) => Stop::OutOfFuel,
-            Some(trap) => Stop::Trap(trap.to_string()),
+            // The trap's own words, as wasmi says them (its Display prefixes "wasm trap: ").
+            Some(trap) => Stop::Trap(trap.to_string().trim_start_matches("wasm trap: ").into()),
             None => Stop::Trap(one_line(&e)),
         })
     }
