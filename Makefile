@@ -3,7 +3,11 @@
 
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.setup-stamp
+# The extension's optional cargo features: EXTENSION_FEATURES=jit builds in wasmtime, the
+# WebAssembly JIT that `make bench` measures and `make test` does not build (its build time:
+# docs/performance.md, "Your own controller"). The stamp names the features installed.
+EXTENSION_FEATURES ?=
+STAMP := $(VENV)/.setup-stamp$(if $(EXTENSION_FEATURES),-$(EXTENSION_FEATURES))
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
 
 .PHONY: setup demo test test-stress test-explore rust-test python-test lint fmt bench browser tshark programs \
@@ -43,8 +47,10 @@ $(STAMP): $(VENV)/bin/maturin pyproject.toml $(RUST_SOURCES)
 		> $(VENV)/requirements.txt
 	@$(VENV)/bin/pip install --quiet -r $(VENV)/requirements.txt
 	@VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin develop --release --extras dev \
+		$(if $(EXTENSION_FEATURES),--features $(EXTENSION_FEATURES)) \
 		> $(VENV)/setup.log 2>&1 || { cat $(VENV)/setup.log; exit 1; }
 	@$(PY) -c 'import slowstart._core'
+	@rm -f $(VENV)/.setup-stamp*
 	@touch $@
 
 demo: setup
@@ -130,7 +136,9 @@ docs: setup
 figures: setup
 	$(PY) docs/make_figures.py
 
-bench: setup guests
+# With the JIT built in; a later `make setup` or `make test` builds the extension without it again.
+bench: guests
+	@$(MAKE) --no-print-directory setup EXTENSION_FEATURES=jit
 	$(PY) bench/run.py
 
 clean:

@@ -13,6 +13,7 @@ import pytest
 
 import slowstart
 from conftest import ROOT, cli
+from slowstart import _core
 from slowstart.api import ControllerFault, run
 from slowstart.scenario import load
 
@@ -199,6 +200,33 @@ def test_a_misbehaving_guest_is_named_with_what_it_did(fault, said):
         run("web-initcwnd", cc=f"{FAULTY_GUEST}:fault={fault},after=3")
     message = str(err.value)
     assert message.startswith("cc faulty_guest.wasm@") and said in message, message
+
+
+def _summary_json(*args: str) -> dict:
+    proc = cli("run", "lfn-early-loss", "--duration", "4s", "--json", "--quiet", *args)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    summary.pop("wall_s")
+    for f in summary["flows"]:
+        f.pop("cc")
+    return summary
+
+
+@pytest.mark.parametrize("runtime", _core.wasm_runtimes())
+def test_each_webassembly_runtime_runs_the_guest_byte_identical(runtime, monkeypatch):
+    builtin = _summary_json("--cc", "reno")
+    monkeypatch.setenv("SLOWSTART_WASM_RUNTIME", runtime)
+    assert _summary_json("--cc", RENOS["wasm"]) == builtin
+
+
+def test_a_runtime_this_build_lacks_is_one_line(monkeypatch):
+    monkeypatch.setenv("SLOWSTART_WASM_RUNTIME", "v8")
+    proc = cli("run", "web-initcwnd", "--cc", RENOS["wasm"])
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert 'SLOWSTART_WASM_RUNTIME="v8" is not a runtime of this build (accepted: wasmi' in (
+        proc.stderr
+    )
 
 
 def test_the_command_line_says_one_line_and_keeps_what_ran(tmp_path):

@@ -154,6 +154,16 @@ fn register_wasm(name: &str, module: &[u8]) -> PyResult<()> {
     slowstart_wasm::register(name, module).map_err(PyValueError::new_err)
 }
 
+/// The WebAssembly runtimes this build has (`wasmi`, and `wasmtime` with the feature `jit`), the
+/// default last.
+#[pyfunction]
+fn wasm_runtimes() -> Vec<&'static str> {
+    slowstart_wasm::Runtime::BUILT
+        .iter()
+        .map(|r| r.name())
+        .collect()
+}
+
 /// Register a Python controller class under `name`; the engine builds one instance per
 /// connection, with the keywords mss, initcwnd, abc, seed, paced and the spec's parameters.
 #[pyfunction]
@@ -180,6 +190,7 @@ fn is_registered(name: &str) -> bool {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(register_wasm, m)?)?;
     m.add_function(wrap_pyfunction!(register_python, m)?)?;
+    m.add_function(wrap_pyfunction!(wasm_runtimes, m)?)?;
     m.add_function(wrap_pyfunction!(is_registered, m)?)?;
     m.add_function(wrap_pyfunction!(udp_endpoint, m)?)?;
     m.add_class::<guest::SentEvent>()?;

@@ -6,20 +6,24 @@
 //! controller is one instance of the module, sandboxed: it has no imports (no file, network or
 //! clock), its memory is capped at [`MEMORY_LIMIT`] and each call at [`FUEL_PER_CALL`]
 //! instructions, so a guest that loops or grows without bound faults instead of hanging.
-//! Interpreted by wasmi, which is deterministic: the same module, scenario and seed give the
-//! same bytes.
+//!
+//! Two [`Runtime`]s run a module: wasmi, an interpreter, always built; and wasmtime, which
+//! compiles it to native code with Cranelift, built with the cargo feature `jit`
+//! (docs/performance.md, "Your own controller", says which is used where and why). Both are
+//! deterministic (fuel counts instructions, NaNs are canonical): the same module, scenario and
+//! seed give the same bytes, whichever runs them.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use slowstart_cc::external::{self, Event, Guest, GuestFactory, Outputs};
 use slowstart_cc::params::ParamValue;
 use slowstart_cc::registry::{CcError, CommonParams};
 use slowstart_guest::abi::{self, EventKind, Params, EVENT_WORDS};
-use wasmi::{
-    Config, Engine, ExternType, Instance, Linker, Memory, Module, StoreLimits, StoreLimitsBuilder,
-    TypedFunc, ValType,
-};
+
+mod interp;
+#[cfg(feature = "jit")]
+mod jit;
 
 /// The largest linear memory a guest instance may have (a controller needs kilobytes).
 pub const MEMORY_LIMIT: usize = 16 << 20;
@@ -31,29 +35,222 @@ pub const FUEL_PER_CALL: u64 = 10_000_000;
 /// Largest module accepted, in bytes.
 pub const MODULE_LIMIT: usize = 16 << 20;
 
-type Store = wasmi::Store<StoreLimits>;
+/// What runs a guest module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runtime {
+    /// wasmi, an interpreter.
+    Interpreter,
+    /// wasmtime, compiling to native code with Cranelift (cargo feature `jit`).
+    #[cfg(feature = "jit")]
+    Jit,
+}
 
-fn engine() -> &'static Engine {
-    static ENGINE: OnceLock<Engine> = OnceLock::new();
-    ENGINE.get_or_init(|| {
-        let mut config = Config::default();
-        config.consume_fuel(true);
-        Engine::new(&config)
-    })
+impl Runtime {
+    /// The runtimes in this build.
+    pub const BUILT: &[Runtime] = &[
+        Runtime::Interpreter,
+        #[cfg(feature = "jit")]
+        Runtime::Jit,
+    ];
+
+    /// The runtime [`register`] uses unless [`RUNTIME_VAR`] says: the JIT where it is built.
+    pub const DEFAULT: Runtime = *Self::BUILT.last().expect("one runtime");
+
+    /// The runtime's crate, as [`RUNTIME_VAR`] and reports name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::Interpreter => "wasmi",
+            #[cfg(feature = "jit")]
+            Runtime::Jit => "wasmtime",
+        }
+    }
+
+    /// The runtime [`RUNTIME_VAR`] names, [`Runtime::DEFAULT`] when it is unset or empty.
+    pub fn from_env() -> Result<Runtime, String> {
+        let Some(value) = std::env::var_os(RUNTIME_VAR).filter(|v| !v.is_empty()) else {
+            return Ok(Self::DEFAULT);
+        };
+        let value = value.to_string_lossy();
+        Self::BUILT
+            .iter()
+            .copied()
+            .find(|r| r.name() == value)
+            .ok_or_else(|| {
+                let built: Vec<&str> = Self::BUILT.iter().map(|r| r.name()).collect();
+                let hint = if cfg!(feature = "jit") {
+                    ""
+                } else {
+                    "; wasmtime needs the cargo feature jit"
+                };
+                format!(
+                    "{RUNTIME_VAR}={value:?} is not a runtime of this build (accepted: {}{hint})",
+                    built.join(", ")
+                )
+            })
+    }
+}
+
+/// The environment variable naming the runtime [`register`] uses (`wasmi`, or `wasmtime` in a
+/// build with the feature `jit`): to compare them on the same run.
+pub const RUNTIME_VAR: &str = "SLOWSTART_WASM_RUNTIME";
+
+/// A value type of an export's signature, as far as the interface tells them apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Type {
+    I32,
+    I64,
+    Other,
+}
+
+/// An export's kind and, for a function, its parameter and result types.
+enum Export {
+    Memory,
+    Func(Vec<Type>, Vec<Type>),
+    Other,
+}
+
+/// What a call into the guest ended with, other than returning.
+enum Stop {
+    OutOfFuel,
+    Trap(String),
+}
+
+/// A call into an instance: the interface's exports.
+#[derive(Clone, Copy)]
+enum Call {
+    Version,
+    Io,
+    New(CommonParams),
+    Event(EventKind),
+}
+
+impl Call {
+    fn export(self) -> &'static str {
+        match self {
+            Call::Version => "slowstart_abi_version",
+            Call::Io => "slowstart_io",
+            Call::New(_) => "slowstart_new",
+            Call::Event(kind) => kind.export(),
+        }
+    }
+}
+
+/// A runtime's compiled module.
+trait Backend: Sized + Send + Sync + 'static {
+    type Sandbox: Sandbox + 'static;
+    /// Compile (and validate) a module.
+    fn compile(bytes: &[u8]) -> Result<Self, String>;
+    /// The first import, as (module, name).
+    fn first_import(&self) -> Option<(String, String)>;
+    fn exports(&self) -> BTreeMap<String, Export>;
+    /// A fresh instance, its memory capped at [`MEMORY_LIMIT`]; only called on a module whose
+    /// exports [`check`] accepted.
+    fn instantiate(&self) -> Result<Self::Sandbox, String>;
+}
+
+/// One instance of a module.
+trait Sandbox {
+    /// The instance's linear memory.
+    fn memory(&mut self) -> &mut [u8];
+    /// Call an export with a fresh budget of [`FUEL_PER_CALL`].
+    fn call(&mut self, call: Call) -> Result<i32, Stop>;
+}
+
+/// The functions every guest exports, with their parameter types (each returns one i32).
+fn expected_exports() -> Vec<(&'static str, Vec<Type>)> {
+    use Type::{I32, I64};
+    let mut list = vec![
+        ("slowstart_abi_version", vec![]),
+        ("slowstart_io", vec![]),
+        ("slowstart_new", vec![I64, I64, I32, I64, I32]),
+    ];
+    list.extend(EventKind::ALL.iter().map(|k| (k.export(), vec![])));
+    list
+}
+
+/// Compile `bytes` with backend `B` and check them against the interface: one line saying what
+/// is wrong with them, if anything.
+fn check<B: Backend>(bytes: &[u8]) -> Result<B, String> {
+    if bytes.len() > MODULE_LIMIT {
+        return Err(format!(
+            "{} bytes is larger than a controller module may be ({MODULE_LIMIT})",
+            bytes.len()
+        ));
+    }
+    if !bytes.starts_with(b"\0asm") {
+        return Err("not a WebAssembly module (no \\0asm header)".into());
+    }
+    let module = B::compile(bytes)?;
+    if let Some((module, name)) = module.first_import() {
+        return Err(format!(
+            "imports {module}.{name}, which slowstart does not provide (a guest has no file, \
+             network or clock: build it for wasm32-unknown-unknown, without WASI)"
+        ));
+    }
+    let exports = module.exports();
+    if !matches!(exports.get("memory"), Some(Export::Memory)) {
+        return Err("missing export 'memory' (the guest's linear memory)".into());
+    }
+    for (name, params) in expected_exports() {
+        match exports.get(name) {
+            Some(Export::Func(p, r)) if *p == params && *r == [Type::I32] => continue,
+            Some(_) => {
+                return Err(format!(
+                    "export '{name}' has the wrong type (expected ({params:?}) -> i32, \
+                     slowstart_guest::abi)"
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "missing export '{name}' (is it built with slowstart_guest::export!?)"
+                ))
+            }
+        }
+    }
+    let version = module
+        .instantiate()?
+        .call(Call::Version)
+        .map_err(|e| stopped(Call::Version, e))?;
+    if version != abi::VERSION {
+        return Err(format!(
+            "built for guest interface version {version}; this slowstart runs version {} \
+             (rebuild it against this slowstart-guest)",
+            abi::VERSION
+        ));
+    }
+    Ok(module)
+}
+
+/// The one line for a call that did not return.
+fn stopped(call: Call, stop: Stop) -> String {
+    let export = call.export();
+    match stop {
+        Stop::OutOfFuel => format!(
+            "{export} ran past its budget of {FUEL_PER_CALL} instructions (an endless loop?)"
+        ),
+        Stop::Trap(e) => format!("{export} trapped: {e}"),
+    }
+}
+
+enum Compiled {
+    Interpreter(interp::Module),
+    #[cfg(feature = "jit")]
+    Jit(jit::Module),
 }
 
 /// A checked module that builds one instance per controller.
 pub struct WasmFactory {
-    module: Module,
+    compiled: Compiled,
 }
 
-/// Check `bytes` against the guest interface and register them under `name` (a no-op when the
-/// name is registered already: names carry the module's content hash).
+/// Check `bytes` against the guest interface and register them under `name`, run by the
+/// runtime [`Runtime::from_env`] names (a no-op when the name is registered already: names
+/// carry the module's content hash).
 pub fn register(name: &str, bytes: &[u8]) -> Result<(), String> {
     if external::is_registered(name) {
         return Ok(());
     }
-    let factory = WasmFactory::load(bytes)?;
+    let factory = WasmFactory::load_with(bytes, Runtime::from_env()?)?;
     external::register(name, Arc::new(factory));
     Ok(())
 }
@@ -67,107 +264,22 @@ pub fn sha256_hex(module: &[u8]) -> String {
         .collect()
 }
 
-/// The functions every guest exports, with their parameter types (each returns one i32).
-fn expected_exports() -> Vec<(&'static str, Vec<ValType>)> {
-    use ValType::{I32, I64};
-    let mut list = vec![
-        ("slowstart_abi_version", vec![]),
-        ("slowstart_io", vec![]),
-        ("slowstart_new", vec![I64, I64, I32, I64, I32]),
-    ];
-    list.extend(EventKind::ALL.iter().map(|k| (k.export(), vec![])));
-    list
-}
-
 impl WasmFactory {
-    /// Compile and check a module: one line saying what is wrong with it, if anything.
+    /// Compile and check a module for [`Runtime::DEFAULT`].
     pub fn load(bytes: &[u8]) -> Result<Self, String> {
-        if bytes.len() > MODULE_LIMIT {
-            return Err(format!(
-                "{} bytes is larger than a controller module may be ({MODULE_LIMIT})",
-                bytes.len()
-            ));
-        }
-        if !bytes.starts_with(b"\0asm") {
-            return Err("not a WebAssembly module (no \\0asm header)".into());
-        }
-        let module = Module::new(engine(), bytes)
-            .map_err(|e| format!("not a valid WebAssembly module: {e}"))?;
-        if let Some(import) = module.imports().next() {
-            return Err(format!(
-                "imports {}.{}, which slowstart does not provide (a guest has no file, network \
-                 or clock: build it for wasm32-unknown-unknown, without WASI)",
-                import.module(),
-                import.name()
-            ));
-        }
-        let exports: BTreeMap<&str, ExternType> = module
-            .exports()
-            .map(|e| (e.name(), e.ty().clone()))
-            .collect();
-        if !matches!(exports.get("memory"), Some(ExternType::Memory(_))) {
-            return Err("missing export 'memory' (the guest's linear memory)".into());
-        }
-        for (name, params) in expected_exports() {
-            match exports.get(name) {
-                Some(ExternType::Func(f))
-                    if f.params() == params.as_slice() && f.results() == [ValType::I32] =>
-                {
-                    continue
-                }
-                Some(_) => {
-                    return Err(format!(
-                        "export '{name}' has the wrong type (expected ({params:?}) -> i32, \
-                         slowstart_guest::abi)"
-                    ))
-                }
-                None => {
-                    return Err(format!(
-                        "missing export '{name}' (is it built with slowstart_guest::export!?)"
-                    ))
-                }
-            }
-        }
-        let factory = Self { module };
-        let (mut store, instance) = factory.instantiate()?;
-        let version = instance
-            .get_typed_func::<(), i32>(&store, "slowstart_abi_version")
-            .and_then(|f| f.call(&mut store, ()))
-            .map_err(|e| format!("slowstart_abi_version: {e}"))?;
-        if version != abi::VERSION {
-            return Err(format!(
-                "built for guest interface version {version}; this slowstart runs version {} \
-                 (rebuild it against this slowstart-guest)",
-                abi::VERSION
-            ));
-        }
-        Ok(factory)
+        Self::load_with(bytes, Runtime::DEFAULT)
     }
 
-    fn instantiate(&self) -> Result<(Store, Instance), String> {
-        let limits = StoreLimitsBuilder::new()
-            .memory_size(MEMORY_LIMIT)
-            .instances(1)
-            .build();
-        let mut store = Store::new(engine(), limits);
-        store.limiter(|limits| limits);
-        store
-            .set_fuel(FUEL_PER_CALL)
-            .map_err(|e| format!("fuel: {e}"))?;
-        let instance = Linker::new(engine())
-            .instantiate_and_start(&mut store, &self.module)
-            .map_err(|e| format!("cannot be instantiated: {e}"))?;
-        Ok((store, instance))
+    /// Compile and check a module for `runtime`: one line saying what is wrong with it, if
+    /// anything.
+    pub fn load_with(bytes: &[u8], runtime: Runtime) -> Result<Self, String> {
+        let compiled = match runtime {
+            Runtime::Interpreter => Compiled::Interpreter(check(bytes)?),
+            #[cfg(feature = "jit")]
+            Runtime::Jit => Compiled::Jit(check(bytes)?),
+        };
+        Ok(Self { compiled })
     }
-}
-
-/// One controller: an instance, its memory, its exchange block and its event functions.
-struct WasmGuest {
-    store: Store,
-    memory: Memory,
-    io: usize,
-    events: [TypedFunc<(), i32>; 6],
-    words: [u64; EVENT_WORDS],
 }
 
 impl GuestFactory for WasmFactory {
@@ -176,98 +288,74 @@ impl GuestFactory for WasmFactory {
         params: &BTreeMap<String, ParamValue>,
         common: &CommonParams,
     ) -> Result<(Box<dyn Guest>, Outputs), CcError> {
-        let (mut store, instance) = self.instantiate().map_err(CcError)?;
-        let memory = instance
-            .get_memory(&store, "memory")
-            .ok_or_else(|| CcError("missing export 'memory'".into()))?;
-        let func = |store: &Store, name: &str| {
-            instance
-                .get_typed_func::<(), i32>(store, name)
-                .map_err(|e| CcError(format!("{name}: {e}")))
-        };
-        let io = func(&store, "slowstart_io")?
-            .call(&mut store, ())
-            .map_err(|e| CcError(format!("slowstart_io: {e}")))? as u32 as usize;
-        let events = [
-            func(&store, EventKind::Sent.export())?,
-            func(&store, EventKind::Ack.export())?,
-            func(&store, EventKind::RttSample.export())?,
-            func(&store, EventKind::Congestion.export())?,
-            func(&store, EventKind::RecoveryExit.export())?,
-            func(&store, EventKind::Rto.export())?,
-        ];
+        let (guest, out) = match &self.compiled {
+            Compiled::Interpreter(m) => boxed(WasmGuest::build(m, params, common)),
+            #[cfg(feature = "jit")]
+            Compiled::Jit(m) => boxed(WasmGuest::build(m, params, common)),
+        }
+        .map_err(CcError)?;
+        Ok((guest, out))
+    }
+}
+
+fn boxed<S: Sandbox + 'static>(
+    built: Result<(WasmGuest<S>, Outputs), String>,
+) -> Result<(Box<dyn Guest>, Outputs), String> {
+    built.map(|(g, out)| (Box::new(g) as Box<dyn Guest>, out))
+}
+
+/// One controller: an instance and the address of its exchange block.
+struct WasmGuest<S> {
+    sandbox: S,
+    io: usize,
+    words: [u64; EVENT_WORDS],
+}
+
+impl<S: Sandbox> WasmGuest<S> {
+    fn build<B: Backend<Sandbox = S>>(
+        module: &B,
+        params: &BTreeMap<String, ParamValue>,
+        common: &CommonParams,
+    ) -> Result<(Self, Outputs), String> {
+        let mut sandbox = module.instantiate()?;
+        let io = sandbox.call(Call::Io).map_err(|e| stopped(Call::Io, e))? as u32 as usize;
         let mut guest = WasmGuest {
-            store,
-            memory,
+            sandbox,
             io,
-            events,
             words: [0; EVENT_WORDS],
         };
+        // The block lies in memory, which never shrinks: checked once here, not per call.
+        guest.block()?;
         let text = Params(params.clone()).encode();
         if text.len() > abi::TEXT_BYTES {
-            return Err(CcError(format!(
+            return Err(format!(
                 "parameters take {} bytes, more than {}",
                 text.len(),
                 abi::TEXT_BYTES
-            )));
+            ));
         }
-        guest.write(abi::TEXT_LEN_OFFSET, &(text.len() as u64).to_le_bytes())?;
-        guest.write(abi::TEXT_OFFSET, text.as_bytes())?;
-        let new = instance
-            .get_typed_func::<(i64, i64, i32, i64, i32), i32>(&guest.store, "slowstart_new")
-            .map_err(|e| CcError(format!("slowstart_new: {e}")))?;
-        guest
-            .store
-            .set_fuel(FUEL_PER_CALL)
-            .map_err(|e| CcError(e.to_string()))?;
-        let status = new
-            .call(
-                &mut guest.store,
-                (
-                    common.mss as i64,
-                    common.initcwnd as i64,
-                    common.abc as i32,
-                    common.seed as i64,
-                    common.paced as i32,
-                ),
-            )
-            .map_err(|e| CcError(trap("slowstart_new", &e)))?;
-        let out = guest.answer(status).map_err(CcError)?;
-        Ok((Box::new(guest), out))
+        let block = guest.block()?;
+        block[abi::TEXT_LEN_OFFSET..abi::TEXT_OFFSET]
+            .copy_from_slice(&(text.len() as u64).to_le_bytes());
+        block[abi::TEXT_OFFSET..abi::TEXT_OFFSET + text.len()].copy_from_slice(text.as_bytes());
+        let call = Call::New(*common);
+        let status = guest.sandbox.call(call).map_err(|e| stopped(call, e))?;
+        let out = guest.answer(status)?;
+        Ok((guest, out))
     }
-}
 
-fn trap(export: &str, e: &wasmi::Error) -> String {
-    if matches!(e.as_trap_code(), Some(wasmi::TrapCode::OutOfFuel)) {
-        return format!(
-            "{export} ran past its budget of {FUEL_PER_CALL} instructions (an endless loop?)"
-        );
-    }
-    format!("{export} trapped: {e}")
-}
-
-impl WasmGuest {
-    fn write(&mut self, offset: usize, bytes: &[u8]) -> Result<(), CcError> {
-        let at = self.io + offset;
-        self.memory
-            .data_mut(&mut self.store)
-            .get_mut(at..at + bytes.len())
-            .ok_or_else(|| {
-                CcError(format!(
-                    "slowstart_io {:#x} lies outside its memory",
-                    self.io
-                ))
-            })?
-            .copy_from_slice(bytes);
-        Ok(())
+    /// The exchange block in the instance's memory.
+    fn block(&mut self) -> Result<&mut [u8], String> {
+        let io = self.io;
+        self.sandbox
+            .memory()
+            .get_mut(io..io + abi::IO_BYTES)
+            .ok_or_else(|| format!("slowstart_io {io:#x} lies outside its memory"))
     }
 
     /// The answers after a call that returned `status`, or the guest's message.
     fn answer(&mut self, status: i32) -> Result<Outputs, String> {
-        let data = self.memory.data(&self.store);
-        let block = data
-            .get(self.io..self.io + abi::IO_BYTES)
-            .ok_or_else(|| format!("slowstart_io {:#x} lies outside its memory", self.io))?;
+        let block = self.block()?;
         if status != 0 {
             let len = u64::from_le_bytes(word(block, abi::TEXT_LEN_OFFSET)) as usize;
             let text = &block[abi::TEXT_OFFSET..abi::TEXT_OFFSET + len.min(abi::TEXT_BYTES)];
@@ -286,7 +374,7 @@ fn word(block: &[u8], at: usize) -> [u8; 8] {
     block[at..at + 8].try_into().expect("8 bytes")
 }
 
-impl Guest for WasmGuest {
+impl<S: Sandbox> Guest for WasmGuest<S> {
     fn call(&mut self, event: Event<'_>) -> Result<Outputs, String> {
         let w = &mut self.words;
         let kind = match event {
@@ -318,19 +406,18 @@ impl Guest for WasmGuest {
                 EventKind::Rto
             }
         };
-        let mut bytes = [0u8; EVENT_WORDS * 8];
-        for (chunk, x) in bytes.chunks_exact_mut(8).zip(self.words.iter()) {
+        let words = self.words;
+        let block = self.block()?;
+        for (chunk, x) in block[abi::EVENT_OFFSET..abi::OUT_OFFSET]
+            .chunks_exact_mut(8)
+            .zip(&words)
+        {
             chunk.copy_from_slice(&x.to_le_bytes());
         }
-        self.write(abi::EVENT_OFFSET, &bytes).map_err(|e| e.0)?;
-        self.store
-            .set_fuel(FUEL_PER_CALL)
-            .map_err(|e| e.to_string())?;
-        let export = kind.export();
-        let status = self.events[kind as usize]
-            .call(&mut self.store, ())
-            .map_err(|e| trap(export, &e))?;
-        self.answer(status).map_err(|e| format!("{export} {e}"))
+        let call = Call::Event(kind);
+        let status = self.sandbox.call(call).map_err(|e| stopped(call, e))?;
+        self.answer(status)
+            .map_err(|e| format!("{} {e}", kind.export()))
     }
 }
 

@@ -1,6 +1,7 @@
 //! The host against real guests: the built-ins compiled as guests (examples/builtin-guest) must
 //! answer every event exactly as the built-ins do, and each way a guest can misbehave
-//! (examples/faulty-guest, hand-written modules) must give one line saying what it did.
+//! (examples/faulty-guest, hand-written modules) must give one line saying what it did. Every
+//! test runs under each runtime of the build ([`Runtime::BUILT`]).
 
 use std::path::PathBuf;
 
@@ -10,6 +11,12 @@ use slowstart_cc::registry::{CcSpec, CommonParams, Controller, ALGORITHMS};
 use slowstart_cc::{AckEvent, CongestionController, CongestionEvent, RateSample, SentEvent};
 
 use super::*;
+
+/// Register `module` under `name`, run by `runtime`.
+fn register_with(name: &str, module: &[u8], runtime: Runtime) {
+    let factory = WasmFactory::load_with(module, runtime).unwrap();
+    external::register(name, Arc::new(factory));
+}
 
 /// A guest module built by `make guests` (cargo build --target wasm32-unknown-unknown).
 fn guest_module(name: &str) -> Vec<u8> {
@@ -143,28 +150,34 @@ proptest! {
     /// Every built-in, compiled as a guest, answers every event as the built-in does.
     #[test]
     fn every_builtin_as_a_guest_answers_as_the_builtin(steps in proptest::collection::vec(step(), 1..200)) {
-        register("builtin-guest-test", &guest_module("builtin_guest")).unwrap();
-        for algo in ALGORITHMS {
-            let mut native = Controller::new(&CcSpec::named(algo.name), &COMMON).unwrap();
-            let spec = CcSpec {
-                name: "builtin-guest-test".into(),
-                params: params(&[("algorithm", text(algo.name))]),
-                guest: None,
-            };
-            let mut guest = Controller::new(&spec, &COMMON).unwrap();
-            let mut expected = Vec::new();
-            drive(&mut native, &steps, |line| expected.push(line.to_string()));
-            let mut got = Vec::new();
-            drive(&mut guest, &steps, |line| got.push(line.to_string()));
-            prop_assert_eq!(got, expected, "{}", algo.name);
-            prop_assert!(take_fault().is_none());
+        for &runtime in Runtime::BUILT {
+            let name = format!("builtin-guest-test-{runtime:?}");
+            if !external::is_registered(&name) {
+                register_with(&name, &guest_module("builtin_guest"), runtime);
+            }
+            for algo in ALGORITHMS {
+                let mut native = Controller::new(&CcSpec::named(algo.name), &COMMON).unwrap();
+                let spec = CcSpec {
+                    name: name.clone(),
+                    params: params(&[("algorithm", text(algo.name))]),
+                    guest: None,
+                };
+                let mut guest = Controller::new(&spec, &COMMON).unwrap();
+                let mut expected = Vec::new();
+                drive(&mut native, &steps, |line| expected.push(line.to_string()));
+                let mut got = Vec::new();
+                drive(&mut guest, &steps, |line| got.push(line.to_string()));
+                prop_assert_eq!(got, expected, "{} under {:?}", algo.name, runtime);
+                prop_assert!(take_fault().is_none());
+            }
         }
     }
 }
 
-/// The first fault of a faulty guest's controller, driven by ACKs until it misbehaves.
-fn fault_of(fault: &str) -> String {
-    let factory = WasmFactory::load(&guest_module("faulty_guest")).unwrap();
+/// The first fault of a faulty guest's controller under `runtime`, driven by ACKs until it
+/// misbehaves.
+fn fault_of(fault: &str, runtime: Runtime) -> String {
+    let factory = WasmFactory::load_with(&guest_module("faulty_guest"), runtime).unwrap();
     let p = params(&[("fault", text(fault)), ("after", ParamValue::Number(2.0))]);
     let (mut guest, _) = factory.build(&p, &COMMON).unwrap();
     let ack = AckEvent {
@@ -179,32 +192,47 @@ fn fault_of(fault: &str) -> String {
             return e;
         }
     }
-    panic!("{fault}: no fault after 4 ACKs");
+    panic!("{fault}: no fault after 4 ACKs under {runtime:?}");
 }
 
 #[test]
 fn a_trap_an_endless_loop_and_runaway_memory_are_faults() {
-    let trap = fault_of("trap");
-    assert!(trap.starts_with("slowstart_on_ack trapped"), "{trap}");
-    let endless = fault_of("loop");
-    assert_eq!(
-        endless,
-        format!("slowstart_on_ack ran past its budget of {FUEL_PER_CALL} instructions (an endless loop?)")
-    );
-    let grow = fault_of("grow");
-    assert!(grow.starts_with("slowstart_on_ack trapped"), "{grow}");
+    for &runtime in Runtime::BUILT {
+        let trap = fault_of("trap", runtime);
+        assert_eq!(
+            trap,
+            "slowstart_on_ack trapped: wasm `unreachable` instruction executed"
+        );
+        let endless = fault_of("loop", runtime);
+        assert_eq!(
+            endless,
+            format!(
+                "slowstart_on_ack ran past its budget of {FUEL_PER_CALL} instructions (an \
+                 endless loop?)"
+            )
+        );
+        let grow = fault_of("grow", runtime);
+        assert!(grow.starts_with("slowstart_on_ack trapped"), "{grow}");
+    }
 }
 
 #[test]
 fn windows_out_of_bounds_fault_through_the_controller() {
-    register("faulty-guest-test", &guest_module("faulty_guest")).unwrap();
+    for &runtime in Runtime::BUILT {
+        windows_out_of_bounds_fault_under(runtime);
+    }
+}
+
+fn windows_out_of_bounds_fault_under(runtime: Runtime) {
+    let name = format!("faulty-guest-test-{runtime:?}");
+    register_with(&name, &guest_module("faulty_guest"), runtime);
     for (fault, got) in [
         ("zero_window", "returned 0"),
         ("huge_window", "returned 1152921504606846976"),
     ] {
         take_fault();
         let spec = CcSpec {
-            name: "faulty-guest-test".into(),
+            name: name.clone(),
             params: params(&[("fault", text(fault)), ("after", ParamValue::Number(1.0))]),
             guest: None,
         };
@@ -219,7 +247,7 @@ fn windows_out_of_bounds_fault_through_the_controller() {
         assert!(c.is_faulted());
         let message = take_fault().unwrap();
         assert!(
-            message.starts_with("cc faulty-guest-test: on_ack at 2.000000 s: cwnd() ")
+            message.starts_with(&format!("cc {name}: on_ack at 2.000000 s: cwnd() "))
                 && message.contains(got),
             "{message}"
         );
@@ -228,35 +256,60 @@ fn windows_out_of_bounds_fault_through_the_controller() {
 
 #[test]
 fn a_guest_refusing_its_parameters_is_a_build_error() {
-    register("faulty-guest-test", &guest_module("faulty_guest")).unwrap();
-    let spec = CcSpec {
-        name: "faulty-guest-test".into(),
-        params: params(&[("fault", text("at_start"))]),
-        guest: None,
+    for &runtime in Runtime::BUILT {
+        let name = format!("faulty-guest-refusing-{runtime:?}");
+        register_with(&name, &guest_module("faulty_guest"), runtime);
+        let spec = CcSpec {
+            name: name.clone(),
+            params: params(&[("fault", text("at_start"))]),
+            guest: None,
+        };
+        let err = Controller::new(&spec, &COMMON).unwrap_err();
+        assert_eq!(
+            err.0,
+            format!("cc: {name}: returned -1: refused at start, as asked")
+        );
+        let spec = CcSpec {
+            name,
+            params: params(&[("fault", text("trap")), ("speed", ParamValue::Number(1.0))]),
+            guest: None,
+        };
+        let err = Controller::new(&spec, &COMMON).unwrap_err();
+        assert!(
+            err.0
+                .contains("unknown parameter 'speed' (accepted: fault, after)"),
+            "{err}"
+        );
+    }
+}
+
+/// Why `bytes` do not load, the same line under every runtime.
+fn bytes_error(bytes: &[u8]) -> String {
+    let errors: Vec<String> = Runtime::BUILT
+        .iter()
+        .map(|&runtime| match WasmFactory::load_with(bytes, runtime) {
+            Ok(_) => panic!("loaded under {runtime:?}"),
+            Err(e) => e,
+        })
+        .collect();
+    assert!(!errors[0].contains('\n'), "{}", errors[0]);
+    // A runtime's own words (after the validator's or the instantiation's prefix) differ
+    // between runtimes; what slowstart says does not.
+    let ours = |e: &String| match e.split_once(": ") {
+        Some((prefix @ ("not a valid WebAssembly module" | "cannot be instantiated"), _)) => {
+            prefix.to_string()
+        }
+        _ => e.clone(),
     };
-    let err = Controller::new(&spec, &COMMON).unwrap_err();
-    assert_eq!(
-        err.0,
-        "cc: faulty-guest-test: returned -1: refused at start, as asked"
-    );
-    let spec = CcSpec {
-        name: "faulty-guest-test".into(),
-        params: params(&[("fault", text("trap")), ("speed", ParamValue::Number(1.0))]),
-        guest: None,
-    };
-    let err = Controller::new(&spec, &COMMON).unwrap_err();
     assert!(
-        err.0
-            .contains("unknown parameter 'speed' (accepted: fault, after)"),
-        "{err}"
+        errors.iter().all(|e| ours(e) == ours(&errors[0])),
+        "{errors:?}"
     );
+    errors[0].clone()
 }
 
 fn load_error(wat: &str) -> String {
-    match WasmFactory::load(&wat::parse_str(wat).unwrap()) {
-        Ok(_) => panic!("loaded: {wat}"),
-        Err(e) => e,
-    }
+    bytes_error(&wat::parse_str(wat).unwrap())
 }
 
 /// Every export of the interface, with `version` as the version.
@@ -281,15 +334,15 @@ fn module(version: i32, extra: &str) -> String {
 
 #[test]
 fn modules_that_do_not_fit_the_interface_are_refused_with_one_line() {
-    assert!(WasmFactory::load(&wat::parse_str(module(abi::VERSION, "")).unwrap()).is_ok());
+    for &runtime in Runtime::BUILT {
+        let fits = wat::parse_str(module(abi::VERSION, "")).unwrap();
+        assert!(WasmFactory::load_with(&fits, runtime).is_ok());
+    }
     assert_eq!(
-        WasmFactory::load(b"#!/bin/sh\necho hi\n").err().unwrap(),
+        bytes_error(b"#!/bin/sh\necho hi\n"),
         "not a WebAssembly module (no \\0asm header)"
     );
-    assert!(WasmFactory::load(b"\0asm\x01\0\0\0\x99")
-        .err()
-        .unwrap()
-        .starts_with("not a valid WebAssembly module"));
+    assert!(bytes_error(b"\0asm\x01\0\0\0\x99").starts_with("not a valid WebAssembly module"));
     assert_eq!(
         load_error(&module(2, "")),
         "built for guest interface version 2; this slowstart runs version 1 (rebuild it \
@@ -318,6 +371,24 @@ fn modules_that_do_not_fit_the_interface_are_refused_with_one_line() {
         load_error(&no_memory),
         "missing export 'memory' (the guest's linear memory)"
     );
+}
+
+#[test]
+fn an_access_outside_its_memory_is_a_trap() {
+    let wat = module(1, "").replace(
+        "(func (export \"slowstart_on_ack\") (result i32) i32.const 0)",
+        "(func (export \"slowstart_on_ack\") (result i32) i32.const -8 i64.load drop i32.const 0)",
+    );
+    let bytes = wat::parse_str(&wat).unwrap();
+    for &runtime in Runtime::BUILT {
+        let factory = WasmFactory::load_with(&bytes, runtime).unwrap();
+        let (mut guest, _) = factory.build(&BTreeMap::new(), &COMMON).unwrap();
+        let fault = guest.call(Event::Ack(&AckEvent::default())).unwrap_err();
+        assert!(
+            fault.starts_with("slowstart_on_ack trapped: ") && fault.contains("out of bounds"),
+            "{runtime:?}: {fault}"
+        );
+    }
 }
 
 #[test]
