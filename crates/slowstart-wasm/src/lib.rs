@@ -148,8 +148,8 @@ trait Backend: Sized + Send + Sync + 'static {
     fn instantiate(&self) -> Result<Self::Sandbox, String>;
 }
 
-/// One instance of a module.
-trait Sandbox {
+/// One instance of a module (`Send`: quinn moves its controllers between threads).
+trait Sandbox: Send {
     /// The instance's linear memory.
     fn memory(&mut self) -> &mut [u8];
     /// Call an export with a fresh budget of [`FUEL_PER_CALL`].
