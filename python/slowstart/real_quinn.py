@@ -19,8 +19,6 @@ the datagram bytes stay in `cwnd_datagram_bytes`. docs/quinn.md lists the differ
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import time
@@ -41,10 +39,9 @@ from slowstart.real_summary import (
 from slowstart.testbed import (
     PORT,
     RCV_ADDR,
-    REPO,
     SND_ADDR,
     START_LEAD_NS,
-    RealUnavailable,
+    cargo_binary,
     check_available,
     testbed,
     workdir,
@@ -78,22 +75,8 @@ STACKS = ("quinn", "quinn-native")
 
 
 def quinn_binary() -> str:
-    """Path of slowstart-quinn: $SLOWSTART_QUINN, else built (or found up to date) by cargo in
-    this checkout."""
-    env = os.environ.get("SLOWSTART_QUINN")
-    if env:
-        return env
-    target = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
-    binary = target / "release" / "slowstart-quinn"
-    if shutil.which("cargo") and (REPO / "crates" / "slowstart-quinn").is_dir():
-        subprocess.run(
-            ["cargo", "build", "--release", "--quiet", "-p", "slowstart-quinn"],
-            cwd=REPO,
-            check=False,
-        )
-    if not binary.exists():
-        raise RealUnavailable("slowstart-quinn: not found; set SLOWSTART_QUINN or install cargo")
-    return str(binary)
+    """Path of slowstart-quinn (testbed.cargo_binary)."""
+    return cargo_binary("slowstart-quinn")
 
 
 def quic_like(config: dict[str, Any]) -> dict[str, Any]:

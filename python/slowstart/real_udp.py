@@ -21,8 +21,6 @@ arguments, in a Python process where the class is registered.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import time
@@ -44,11 +42,10 @@ from slowstart.real_summary import (
 from slowstart.testbed import (
     PORT,
     RCV_ADDR,
-    REPO,
     SND_ADDR,
     START_LEAD_NS,
-    RealUnavailable,
     bottleneck,
+    cargo_binary,
     check_available,
     testbed,
     workdir,
@@ -64,20 +61,8 @@ EXIT_BAD_INPUT = 2
 
 
 def udp_binary() -> str:
-    """Path of slowstart-udp: $SLOWSTART_UDP, else built (or found up to date) by cargo in
-    this checkout."""
-    env = os.environ.get("SLOWSTART_UDP")
-    if env:
-        return env
-    target = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
-    binary = target / "release" / "slowstart-udp"
-    if shutil.which("cargo") and (REPO / "crates" / "slowstart-udp").is_dir():
-        subprocess.run(
-            ["cargo", "build", "--release", "--quiet", "-p", "slowstart-udp"], cwd=REPO, check=False
-        )
-    if not binary.exists():
-        raise RealUnavailable("slowstart-udp: not found; set SLOWSTART_UDP or install cargo")
-    return str(binary)
+    """Path of slowstart-udp (testbed.cargo_binary)."""
+    return cargo_binary("slowstart-udp")
 
 
 def udp_like(config: dict[str, Any]) -> dict[str, Any]:

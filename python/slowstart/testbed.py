@@ -76,30 +76,35 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def emulator_binary() -> str:
-    """Path of slowstart-emu: $SLOWSTART_EMU, else built (or found up to date) by cargo in this
-    checkout, else an existing release build."""
-    env = os.environ.get("SLOWSTART_EMU")
+def cargo_binary(crate: str) -> str:
+    """Path of the binary of workspace crate `crate` (slowstart-emu, slowstart-udp,
+    slowstart-quinn): $SLOWSTART_EMU (..._UDP, ..._QUINN) if set, else built (or found up to
+    date) by cargo in this checkout, else an existing release build."""
+    variable = "SLOWSTART_" + crate.removeprefix("slowstart-").upper()
+    env = os.environ.get(variable)
     if env:
         return env
     target = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
-    binary = target / "release" / "slowstart-emu"
+    binary = target / "release" / crate
     built = None
-    if shutil.which("cargo") and (REPO / "crates" / "slowstart-emu").is_dir():
+    if shutil.which("cargo") and (REPO / "crates" / crate).is_dir():
         built = subprocess.run(
-            ["cargo", "build", "--release", "--quiet", "-p", "slowstart-emu"],
-            cwd=REPO,
-            check=False,
+            ["cargo", "build", "--release", "--quiet", "-p", crate], cwd=REPO, check=False
         ).returncode
     if not binary.exists():
         why = f"cargo build failed (status {built})" if built else "not found"
-        raise RealUnavailable(f"slowstart-emu: {why}; set SLOWSTART_EMU or install cargo")
+        raise RealUnavailable(f"{crate}: {why}; set {variable} or install cargo")
     if built:
         print(
-            f"warning: cargo build of slowstart-emu failed (status {built}); using {binary}",
+            f"warning: cargo build of {crate} failed (status {built}); using {binary}",
             file=sys.stderr,
         )
     return str(binary)
+
+
+def emulator_binary() -> str:
+    """Path of slowstart-emu ([`cargo_binary`])."""
+    return cargo_binary("slowstart-emu")
 
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
