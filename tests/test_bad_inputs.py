@@ -297,6 +297,25 @@ def test_files_are_read_only_when_regular_and_bounded(
     assert "plan.toml: not a regular file" in line, line
 
 
+def test_list_reads_only_regular_scenario_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`slowstart list` reads the scenarios/ folder of the working directory: a pipe there
+    blocked it, a device filled memory; each is listed as unreadable, the rest as usual."""
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "fine.toml").write_text('description = "a fine one"\n')
+    os.mkfifo(tmp_path / "scenarios" / "pipe.toml")
+    (tmp_path / "scenarios" / "zero.toml").symlink_to("/dev/zero")
+    (tmp_path / "scenarios" / "deep.toml").write_text("x = " + "[" * 20_000 + "]" * 20_000)
+    monkeypatch.chdir(tmp_path)
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "  fine  a fine one\n" in out, out
+    assert f"  deep  (unreadable: {Path.cwd() / 'scenarios'}/deep.toml: invalid TOML" in out, out
+    for name in ("pipe", "zero"):
+        assert f"  {name}  (unreadable: {Path.cwd() / 'scenarios' / name}.toml: not a" in out, out
+
+
 def plan_file(tmp_path: Path, text: str) -> str:
     path = tmp_path / "plan.toml"
     path.write_text('scenario = "satellite"\n' + text)
@@ -382,6 +401,75 @@ def test_options_that_do_not_apply_are_refused(
         slowstart.run("satellite", duration="1s", pcap=5)  # type: ignore[arg-type]
 
 
+def test_where_files_go_is_checked_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every option naming a folder or a file to write: refused before anything runs or is
+    read (`real --out ''` was dropped, `compare` and `report` failed after their work), each by
+    one check (slowstart.paths.output_folder, output_file)."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    under_file = f"{a_file}/x"
+    store = str(tmp_path / "absent.duckdb")  # never opened: the options are checked first
+    for argv, start in [
+        (["real", "satellite", "--out", ""], 'error: --out: expected a folder name, got ""'),
+        (["real", "satellite", "--pcap", str(a_file)], f"error: --pcap {a_file}: exists and"),
+        (["compare", "satellite", "--out", ""], "error: --out: expected a folder name"),
+        (["compare", "satellite", "--out", str(a_file)], f"error: --out {a_file}: exists and"),
+        (["score", "--out", ""], "error: --out: expected a folder name"),
+        (["score", "--out", under_file], f"error: --out {under_file}: {a_file} is not a folder"),
+        (["report", store, "--out", ""], 'error: --out: expected a file name, got ""'),
+        (["report", store, "--out", str(tmp_path)], f"error: --out {tmp_path}: is a folder"),
+        (["report", store, "--out", under_file], f"error: --out {under_file}: {a_file} is not"),
+        (["results", store, "--csv", str(tmp_path)], f"error: --csv {tmp_path}: is a folder"),
+        (["results", store, "--traces", "ab", "--out", ""], "error: --out: expected a folder"),
+        (
+            ["sweep", "satellite", "--vary", "flow.0.initcwnd=10", "--store", ""],
+            "error: --store: expected a file name",
+        ),
+        (["reproduce", "floyd", "--store", str(tmp_path)], f"error: --store {tmp_path}: is a"),
+    ]:
+        line = one_line(argv, capsys)
+        assert line.startswith(start), line
+    assert not (tmp_path / "absent.duckdb").exists()
+
+
+def test_the_cross_sources_are_bounded_together(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three sources of 28-byte packets at 10 Gbps for 10 s: 446 million packets each, in
+    bounds one by one, 1.34 billion together (the core's bound is 10^9)."""
+    source = '[[cross]]\nrate = "10Gbps"\npacket_size = 28\nstop = "10s"\n'
+    path = tmp_path / "crowded.toml"
+    path.write_text(
+        'duration = "10s"\n[path]\nrate = "10Gbps"\nrtt = "10ms"\n[[flow]]\nsize = "10kB"\n'
+        + source * 3
+    )
+    line = one_line(["run", str(path)], capsys)
+    assert line.startswith("error: cross: the 3 sources send about 1339285713 packets"), line
+    path.write_text(path.read_text().replace(source, "", 1))
+    status = main(["run", str(path), "--duration", "1ms", "--json"])
+    assert status == 0, capsys.readouterr().err
+
+
+def test_a_controller_file_is_read_only_when_regular_and_bounded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bound is the core's largest module (one owner), for a Python source too."""
+    most = limits()["controller_file_bytes"]
+    huge = tmp_path / "huge.wasm"
+    with open(huge, "wb") as fh:
+        fh.truncate(most + 1)  # sparse: no disk
+    fifo = tmp_path / "fifo.py"
+    os.mkfifo(fifo)
+    for ref, why in [
+        (str(huge), f"{huge}: {most + 1} bytes, more than a controller may have ({most})"),
+        (f"{fifo}:Start", f"{fifo}: not a regular file"),
+    ]:
+        line = one_line(["run", "satellite", "--cc", ref], capsys)
+        assert line.startswith(f"error: flow.0.cc: {why}"), line
+
+
 def test_a_damaged_store_is_named_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -408,7 +496,12 @@ def test_a_damaged_store_is_named_in_one_line(
         con.execute("CREATE TABLE t (x)")
     fifo = tmp_path / "fifo.duckdb"
     os.mkfifo(fifo)
+    foreign = tmp_path / "foreign.duckdb"
+    con = duckdb.connect(str(foreign))
+    con.execute("CREATE TABLE t (x INTEGER)")
+    con.close()
     for path, why in [
+        (foreign, "a DuckDB file but not a slowstart results store"),
         (truncated, "a damaged results store"),
         (empty, "an empty file, not a results store"),
         (lite, "not a DuckDB file, not a results store"),  # not an extension download first

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -272,6 +271,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     )
 
     _folder_option(args, "out")
+    _file_option(args, "store")
     grid, vary, metrics = None, None, [] if args.metric is None else [args.metric]
     sets, duration, seeds = list(args.set or []), args.duration, None
     if len(args.files) == 1 and is_plan(args.files[0]):
@@ -378,7 +378,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     from slowstart.paths import scenario_dirs, scenario_files
     from slowstart.queues import KINDS as QUEUE_KINDS
     from slowstart.queues import default_parameters
-    from slowstart.scenario import core_algorithms
+    from slowstart.scenario import core_algorithms, read_toml
 
     dirs = scenario_dirs()
     files = scenario_files()
@@ -386,7 +386,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     width = max((len(p.stem) for p in files), default=0)
     for p in files:
         try:
-            description = _first_line(tomllib.loads(p.read_text("utf-8")).get("description", ""))
+            description = _first_line(read_toml(p, "scenario").get("description", ""))
         except (OSError, ValueError) as e:
             description = f"(unreadable: {_first_line(e)})"
         print(f"  {p.stem:<{width}}  {description}".rstrip())
@@ -424,6 +424,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             print(f"{name:<{width}}  {title}")
         return 0
     _folder_option(args, "out")
+    _file_option(args, "store")
     names = args.names or list(EXPERIMENTS)
     problem = unknown_experiment(names)
     if problem:
@@ -516,14 +517,21 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _folder_option(args: argparse.Namespace, option: str) -> None:
-    """Before any run: a folder option names a folder, or a path where one can be made."""
-    value = getattr(args, option)
-    if value is None:
-        return
-    if not value.strip():
-        raise UsageError(f"--{option}: expected a folder, got an empty name")
-    if Path(value).exists() and not Path(value).is_dir():
-        raise UsageError(f"--{option} {value}: exists and is not a folder")
+    """Before any work: a folder option, if given, names a folder or a path where one can be
+    made (slowstart.paths.output_folder)."""
+    from slowstart.paths import output_folder
+
+    if getattr(args, option) is not None:
+        output_folder(getattr(args, option), f"--{option}")
+
+
+def _file_option(args: argparse.Namespace, option: str) -> None:
+    """Before any work: a file option, if given, names a file that can be written
+    (slowstart.paths.output_file)."""
+    from slowstart.paths import output_file
+
+    if getattr(args, option) is not None:
+        output_file(getattr(args, option), f"--{option}")
 
 
 def add_store_arguments(p: argparse.ArgumentParser, traces: bool = True) -> None:
@@ -565,15 +573,15 @@ def cmd_results(args: argparse.Namespace) -> int:
 
     if args.out is not None and not args.traces:
         raise UsageError("--out: only with --traces KEY (the run whose files it writes)")
+    _folder_option(args, "out")
     for option in ("csv", "parquet"):
-        if getattr(args, option) is not None and not getattr(args, option).strip():
-            raise UsageError(f"--{option}: expected a file name, got an empty one")
+        _file_option(args, option)
     if args.json and (args.csv or args.parquet):
         raise UsageError("--json: prints the table; not with --csv or --parquet, which write it")
     if args.traces:
         from slowstart.progress import bar
 
-        if not args.out:
+        if args.out is None:
             raise ScenarioError("--traces: needs --out DIR, the folder to write the run's files")
         # Written to: the traces are kept.
         with Store(args.store, create=False) as store, bar("simulating again") as progress:
@@ -614,6 +622,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     from slowstart.score import as_json, format_text, load_suite, score, select
     from slowstart.store import default_store
 
+    _folder_option(args, "out")
+    _file_option(args, "store")
     suite = select(load_suite(args.suite), args.path or [])
     store = args.store or default_store()
     with bar("score", unit="runs", quiet=args.quiet) as update:
@@ -627,7 +637,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             progress=update,
         )
     print(f"score: {card.runs} runs made, {card.stored} read from {store}", file=sys.stderr)
-    if args.out:
+    if args.out is not None:
         from slowstart.score_page import write
 
         for path in write(card, args.out):
@@ -639,6 +649,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from slowstart.report import report
 
+    _file_option(args, "out")
     path = report(args.source, args.out)
     print(f"wrote {path}")
     return 0
@@ -957,6 +968,8 @@ def check_real_cc(args: argparse.Namespace) -> str | None:
 def cmd_real(args: argparse.Namespace) -> int:
     from slowstart import testbed
 
+    for option in ("out", "pcap"):
+        _folder_option(args, option)
     reason = testbed.unavailable_reason()
     if reason:
         return _error(reason, 2)
@@ -978,7 +991,7 @@ def cmd_real(args: argparse.Namespace) -> int:
             result = run_real(config, pcap=pcap)
     except testbed.RealUnavailable as e:
         return _error(e, 2)
-    if args.out:
+    if args.out is not None:
         for path in result.save(args.out):
             print(f"wrote {path}", file=sys.stderr)
     print(json.dumps(result.summary) if args.json else format_real(result.summary))
@@ -988,6 +1001,7 @@ def cmd_real(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from slowstart import testbed
 
+    _folder_option(args, "out")
     reason = testbed.unavailable_reason()
     if reason:
         return _error(reason, 2)
