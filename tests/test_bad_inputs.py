@@ -81,6 +81,8 @@ for v in [
 # A number too large for a float is too large, not endless.
 case("satellite", "flow.0.size", "flow.0.size=1e400")
 case("satellite", "flow.0.max_window", "flow.0.max_window=1e400")
+# Deeper than Python's TOML parser recurses (an internal RecursionError).
+case("satellite", "flow.0.mss", "flow.0.mss=" + "[" * 5_000 + "]" * 5_000)
 # The path.
 for key, bad in {
     "rate": ['"0Mbps"', '"-1Mbps"', '"fast"', '"５Mbps"', '"1e30bps"'],
@@ -295,6 +297,8 @@ def test_files_are_read_only_when_regular_and_bounded(
     os.mkfifo(plan)
     line = one_line(["sweep", str(plan), "--vary", "flow.0.mss=1000"], capsys)
     assert "plan.toml: not a regular file" in line, line
+    line = one_line(["sweep", str(plan)], capsys)  # is it a plan? It says why it cannot tell
+    assert line.startswith(f"error: {plan}: not a regular file"), line
 
 
 def test_list_reads_only_regular_scenario_files(
@@ -336,6 +340,7 @@ def plan_file(tmp_path: Path, text: str) -> str:
         # Tables that are not, keys that do not exist.
         ("sample = 5\n", "sample: expected a table"),
         ("axes = 5\n", "axes: expected a table"),
+        ("x = " + "[" * 20_000 + "]" * 20_000 + "\n", "plan.toml: invalid TOML: nested too deeply"),
         (
             '[sample]\ncount = 2\nsead = 1\nbox = {"path.rtt" = "1ms..9ms"}\n',
             "sample.sead: unknown",

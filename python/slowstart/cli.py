@@ -258,6 +258,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from slowstart.paths import scenario_path
     from slowstart.progress import bar
+    from slowstart.scenario import read_toml
     from slowstart.store import default_store
     from slowstart.sweepplan import is_plan, load_plan
     from slowstart.sweeps import (
@@ -286,6 +287,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         metrics = metrics or plan.metrics
     else:
         if not args.vary:
+            for f in args.files:  # one that cannot be read says so first
+                read_toml(scenario_path(f), "scenario")
             raise UsageError("--vary: give at least one KEY=V1,V2,... (or a sweep plan .toml)")
         vary = parse_vary(args.vary)
         seeds = None if args.seeds is None else parse_seeds(args.seeds)
