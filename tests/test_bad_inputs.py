@@ -382,6 +382,7 @@ def test_sweep_options_are_checked_before_any_run(
 
 
 PLAN = ["plan", "--rtt", "50ms", "--rate", "10Mbps", "--size", "10kB"]
+WINDOWS = ",".join(map(str, range(1, 4000)))
 
 
 def test_options_that_do_not_apply_are_refused(
@@ -400,6 +401,15 @@ def test_options_that_do_not_apply_are_refused(
             [*PLAN, "--set", "path.rate=1Mbps"],
             "error: --set path.rate=1Mbps: the plan sets path.rate itself; use --rate",
         ),
+        ([*PLAN, "--initcwnd", ""], "error: --initcwnd: expected a comma-separated list"),
+        # A plan's grid is sized as a sweep's is, before any run.
+        (
+            [*PLAN, "--initcwnd", WINDOWS, "--initrwnd", WINDOWS],
+            "error: --size x --initcwnd x --initrwnd: 15992001 runs, more than",
+        ),
+        # score took --jobs 0 as "one per CPU", and a bad --cluster once runs were due.
+        (["score", "--jobs", "0"], "error: --jobs 0: expected at least 1"),
+        (["score", "--cluster", "bogus"], "error: --cluster bogus: expected local:N"),
     ]:
         assert one_line(argv, capsys).startswith(start)
     with pytest.raises(ValueError, match="^pcap: expected a folder name, got 5$"):
