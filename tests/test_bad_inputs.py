@@ -414,6 +414,14 @@ def test_options_that_do_not_apply_are_refused(
         assert one_line(argv, capsys).startswith(start)
     with pytest.raises(ValueError, match="^pcap: expected a folder name, got 5$"):
         slowstart.run("satellite", duration="1s", pcap=5)  # type: ignore[arg-type]
+    # From Python too: a store or a folder to save to is a name (a TypeError from pathlib, or
+    # the working directory, before).
+    with pytest.raises(ValueError, match="^store: expected a file name, got 5$"):
+        slowstart.results(5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match='^store: expected a file name, got ""$'):
+        slowstart.sweep("satellite", {"flow.0.initcwnd": ["10"]}, store="")
+    with pytest.raises(ValueError, match='^out_dir: expected a folder name, got ""$'):
+        slowstart.run("satellite", duration="10ms").save("")
 
 
 def test_where_files_go_is_checked_before_any_work(

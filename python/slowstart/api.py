@@ -240,7 +240,7 @@ class Result:
             from slowstart.swarm import save_run
 
             return save_run(self, out_dir)
-        out = Path(out_dir)
+        out = output_folder(out_dir, "out_dir")
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / n for n in ("summary.json", "flows.parquet", "queues.parquet", "cwnd.png")]
         paths[0].write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")

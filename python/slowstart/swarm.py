@@ -293,7 +293,9 @@ def format_uplinks(summary: dict[str, Any], queues: pd.DataFrame | None) -> str:
 
 def save_run(result: Result, out_dir: str | os.PathLike[str]) -> list[Path]:
     """A swarm run's files: summary.json, queues.parquet, peers.parquet and swarm.png."""
-    out = Path(out_dir)
+    from slowstart.paths import output_folder
+
+    out = output_folder(out_dir, "out_dir")
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / n for n in ("summary.json", "queues.parquet", "peers.parquet", "swarm.png")]
     paths[0].write_text(json.dumps(result.summary, indent=2) + "\n", encoding="utf-8")
