@@ -383,6 +383,7 @@ def test_sweep_options_are_checked_before_any_run(
 
 PLAN = ["plan", "--rtt", "50ms", "--rate", "10Mbps", "--size", "10kB"]
 WINDOWS = ",".join(map(str, range(1, 4000)))
+CC = 'error: flow.0.cc: unknown algorithm "nope"'
 
 
 def test_options_that_do_not_apply_are_refused(
@@ -407,6 +408,10 @@ def test_options_that_do_not_apply_are_refused(
             [*PLAN, "--initcwnd", WINDOWS, "--initrwnd", WINDOWS],
             "error: --size x --initcwnd x --initrwnd: 15992001 runs, more than",
         ),
+        # reproduce ran some variants before a bad --cc, and dropped --json or --list's others.
+        (["reproduce", "floyd", "--cc", "nope", "--store", str(tmp_path / "r.duckdb")], CC),
+        (["reproduce", "floyd", "--json", "--markdown"], "error: --json: not with --markdown"),
+        (["reproduce", "floyd", "--list"], "error: --list: lists every experiment, as text"),
         # score took --jobs 0 as "one per CPU", and a bad --cluster once runs were due.
         (["score", "--jobs", "0"], "error: --jobs 0: expected at least 1"),
         (["score", "--cluster", "bogus"], "error: --cluster bogus: expected local:N"),

@@ -413,6 +413,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from slowstart.reproduce import (
         EXPERIMENTS,
         STUDIES,
+        check_variants,
         format_table,
         markdown_table,
         run_experiment,
@@ -420,6 +421,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         with_controllers,
     )
 
+    if args.list and (args.names or args.json or args.markdown):
+        raise UsageError(
+            "--list: lists every experiment, as text; not with names, --json or --markdown"
+        )
+    if args.json and args.markdown:
+        raise UsageError("--json: not with --markdown (each prints the results its own way)")
     if args.list:
         titles = {**{name: exp.title for name, exp in EXPERIMENTS.items()}, **STUDIES}
         width = max(map(len, titles))
@@ -442,25 +449,31 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     report: dict[str, Any] = {}
     all_ok = True
     ccs = list(args.cc or [])
-    for name in names:
+    chosen: dict[str, Any] = {}
+    for name in names:  # every --cc checked before any run
         if name == "swarm" and ccs:
             raise UsageError(
                 "reproduce swarm: --cc does not apply; set the peers' controllers with "
                 "--set swarm.utp.cc=... or --set swarm.tcp.cc=..."
             )
         if name == "swarm":
+            continue
+        if ccs and EXPERIMENTS[name].runner is not None:
+            raise UsageError(
+                f"reproduce {name}: --cc does not apply (it runs real stacks beside the "
+                "simulation with the algorithms they have)"
+            )
+        chosen[name] = with_controllers(EXPERIMENTS[name], ccs)
+        if ccs:
+            check_variants(chosen[name])
+    for name in names:
+        if name == "swarm":
             from slowstart.swarm import reproduce_swarm
 
             ok, report[name] = reproduce_swarm(args)
             all_ok = all_ok and ok
             continue
-        exp = EXPERIMENTS[name]
-        if ccs and exp.runner is not None:
-            raise UsageError(
-                f"reproduce {name}: --cc does not apply (it runs real stacks beside the "
-                "simulation with the algorithms they have)"
-            )
-        exp = with_controllers(exp, ccs)
+        exp = chosen[name]
         from slowstart.progress import bar
 
         with bar(name, unit="variants", quiet=args.quiet) as update:
