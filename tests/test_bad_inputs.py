@@ -397,6 +397,7 @@ def test_options_that_do_not_apply_are_refused(
         ),
         (["run", "satellite", "--out", ""], "error: --out: expected a folder"),
         (["results", "r.duckdb", "--csv", ""], "error: --csv: expected a file name"),
+        (["results", "r.duckdb", "--traces", "", "--out", "x"], "error: --traces: expected a run"),
         (["results", "r.duckdb", "--json", "--csv", "x.csv"], "error: --json: prints the table"),
         (
             [*PLAN, "--set", "path.rate=1Mbps"],

@@ -587,14 +587,16 @@ def add_many_runs_arguments(p: argparse.ArgumentParser, traces: bool = True) -> 
 def cmd_results(args: argparse.Namespace) -> int:
     from slowstart.store import Store
 
-    if args.out is not None and not args.traces:
+    if args.out is not None and args.traces is None:
         raise UsageError("--out: only with --traces KEY (the run whose files it writes)")
+    if args.traces is not None and not args.traces.strip():
+        raise UsageError("--traces: expected a run's key or its first digits, got an empty one")
     _folder_option(args, "out")
     for option in ("csv", "parquet"):
         _file_option(args, option)
     if args.json and (args.csv or args.parquet):
         raise UsageError("--json: prints the table; not with --csv or --parquet, which write it")
-    if args.traces:
+    if args.traces is not None:
         from slowstart.progress import bar
 
         if args.out is None:
