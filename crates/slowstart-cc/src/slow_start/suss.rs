@@ -226,7 +226,9 @@ impl Suss {
             self.blue_cnt = self.blue_cnt.saturating_add(acked);
         }
         if self.blue == 0 && self.state == State::Pacing {
-            cwnd = cwnd.saturating_sub(acked * mss);
+            // Slow start adds them back after; where it adds less (a window capped since), the
+            // window keeps one segment, as every controller's does.
+            cwnd = cwnd.saturating_sub(acked.saturating_mul(mss)).max(mss);
         }
         cwnd
     }
