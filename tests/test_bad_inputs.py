@@ -81,6 +81,8 @@ for v in [
 # A number too large for a float is too large, not endless.
 case("satellite", "flow.0.size", "flow.0.size=1e400")
 case("satellite", "flow.0.max_window", "flow.0.max_window=1e400")
+# Deeper than Python's TOML parser recurses (an internal RecursionError).
+case("satellite", "flow.0.mss", "flow.0.mss=" + "[" * 5_000 + "]" * 5_000)
 # The path.
 for key, bad in {
     "rate": ['"0Mbps"', '"-1Mbps"', '"fast"', '"５Mbps"', '"1e30bps"'],
@@ -295,6 +297,27 @@ def test_files_are_read_only_when_regular_and_bounded(
     os.mkfifo(plan)
     line = one_line(["sweep", str(plan), "--vary", "flow.0.mss=1000"], capsys)
     assert "plan.toml: not a regular file" in line, line
+    line = one_line(["sweep", str(plan)], capsys)  # is it a plan? It says why it cannot tell
+    assert line.startswith(f"error: {plan}: not a regular file"), line
+
+
+def test_list_reads_only_regular_scenario_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`slowstart list` reads the scenarios/ folder of the working directory: a pipe there
+    blocked it, a device filled memory; each is listed as unreadable, the rest as usual."""
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "fine.toml").write_text('description = "a fine one"\n')
+    os.mkfifo(tmp_path / "scenarios" / "pipe.toml")
+    (tmp_path / "scenarios" / "zero.toml").symlink_to("/dev/zero")
+    (tmp_path / "scenarios" / "deep.toml").write_text("x = " + "[" * 20_000 + "]" * 20_000)
+    monkeypatch.chdir(tmp_path)
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "  fine  a fine one\n" in out, out
+    assert f"  deep  (unreadable: {Path.cwd() / 'scenarios'}/deep.toml: invalid TOML" in out, out
+    for name in ("pipe", "zero"):
+        assert f"  {name}  (unreadable: {Path.cwd() / 'scenarios' / name}.toml: not a" in out, out
 
 
 def plan_file(tmp_path: Path, text: str) -> str:
@@ -317,6 +340,7 @@ def plan_file(tmp_path: Path, text: str) -> str:
         # Tables that are not, keys that do not exist.
         ("sample = 5\n", "sample: expected a table"),
         ("axes = 5\n", "axes: expected a table"),
+        ("x = " + "[" * 20_000 + "]" * 20_000 + "\n", "plan.toml: invalid TOML: nested too deeply"),
         (
             '[sample]\ncount = 2\nsead = 1\nbox = {"path.rtt" = "1ms..9ms"}\n',
             "sample.sead: unknown",
@@ -358,6 +382,8 @@ def test_sweep_options_are_checked_before_any_run(
 
 
 PLAN = ["plan", "--rtt", "50ms", "--rate", "10Mbps", "--size", "10kB"]
+WINDOWS = ",".join(map(str, range(1, 4000)))
+CC = 'error: flow.0.cc: unknown algorithm "nope"'
 
 
 def test_options_that_do_not_apply_are_refused(
@@ -371,15 +397,106 @@ def test_options_that_do_not_apply_are_refused(
         ),
         (["run", "satellite", "--out", ""], "error: --out: expected a folder"),
         (["results", "r.duckdb", "--csv", ""], "error: --csv: expected a file name"),
+        (["results", "r.duckdb", "--traces", "", "--out", "x"], "error: --traces: expected a run"),
         (["results", "r.duckdb", "--json", "--csv", "x.csv"], "error: --json: prints the table"),
         (
             [*PLAN, "--set", "path.rate=1Mbps"],
             "error: --set path.rate=1Mbps: the plan sets path.rate itself; use --rate",
         ),
+        ([*PLAN, "--initcwnd", ""], "error: --initcwnd: expected a comma-separated list"),
+        # A plan's grid is sized as a sweep's is, before any run.
+        (
+            [*PLAN, "--initcwnd", WINDOWS, "--initrwnd", WINDOWS],
+            "error: --size x --initcwnd x --initrwnd: 15992001 runs, more than",
+        ),
+        # reproduce ran some variants before a bad --cc, and dropped --json or --list's others.
+        (["reproduce", "floyd", "--cc", "nope", "--store", str(tmp_path / "r.duckdb")], CC),
+        (["reproduce", "floyd", "--json", "--markdown"], "error: --json: not with --markdown"),
+        (["reproduce", "floyd", "--list"], "error: --list: lists every experiment, as text"),
+        # score took --jobs 0 as "one per CPU", and a bad --cluster once runs were due.
+        (["score", "--jobs", "0"], "error: --jobs 0: expected at least 1"),
+        (["score", "--cluster", "bogus"], "error: --cluster bogus: expected local:N"),
     ]:
         assert one_line(argv, capsys).startswith(start)
     with pytest.raises(ValueError, match="^pcap: expected a folder name, got 5$"):
         slowstart.run("satellite", duration="1s", pcap=5)  # type: ignore[arg-type]
+    # From Python too: a store or a folder to save to is a name (a TypeError from pathlib, or
+    # the working directory, before).
+    with pytest.raises(ValueError, match="^store: expected a file name, got 5$"):
+        slowstart.results(5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match='^store: expected a file name, got ""$'):
+        slowstart.sweep("satellite", {"flow.0.initcwnd": ["10"]}, store="")
+    with pytest.raises(ValueError, match='^out_dir: expected a folder name, got ""$'):
+        slowstart.run("satellite", duration="10ms").save("")
+
+
+def test_where_files_go_is_checked_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every option naming a folder or a file to write: refused before anything runs or is
+    read (`real --out ''` was dropped, `compare` and `report` failed after their work), each by
+    one check (slowstart.paths.output_folder, output_file)."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    under_file = f"{a_file}/x"
+    store = str(tmp_path / "absent.duckdb")  # never opened: the options are checked first
+    for argv, start in [
+        (["real", "satellite", "--out", ""], 'error: --out: expected a folder name, got ""'),
+        (["real", "satellite", "--pcap", str(a_file)], f"error: --pcap {a_file}: exists and"),
+        (["compare", "satellite", "--out", ""], "error: --out: expected a folder name"),
+        (["compare", "satellite", "--out", str(a_file)], f"error: --out {a_file}: exists and"),
+        (["score", "--out", ""], "error: --out: expected a folder name"),
+        (["score", "--out", under_file], f"error: --out {under_file}: {a_file} is not a folder"),
+        (["report", store, "--out", ""], 'error: --out: expected a file name, got ""'),
+        (["report", store, "--out", str(tmp_path)], f"error: --out {tmp_path}: is a folder"),
+        (["report", store, "--out", under_file], f"error: --out {under_file}: {a_file} is not"),
+        (["results", store, "--csv", str(tmp_path)], f"error: --csv {tmp_path}: is a folder"),
+        (["results", store, "--traces", "ab", "--out", ""], "error: --out: expected a folder"),
+        (
+            ["sweep", "satellite", "--vary", "flow.0.initcwnd=10", "--store", ""],
+            "error: --store: expected a file name",
+        ),
+        (["reproduce", "floyd", "--store", str(tmp_path)], f"error: --store {tmp_path}: is a"),
+    ]:
+        line = one_line(argv, capsys)
+        assert line.startswith(start), line
+    assert not (tmp_path / "absent.duckdb").exists()
+
+
+def test_the_cross_sources_are_bounded_together(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three sources of 28-byte packets at 10 Gbps for 10 s: 446 million packets each, in
+    bounds one by one, 1.34 billion together (the core's bound is 10^9)."""
+    source = '[[cross]]\nrate = "10Gbps"\npacket_size = 28\nstop = "10s"\n'
+    path = tmp_path / "crowded.toml"
+    path.write_text(
+        'duration = "10s"\n[path]\nrate = "10Gbps"\nrtt = "10ms"\n[[flow]]\nsize = "10kB"\n'
+        + source * 3
+    )
+    line = one_line(["run", str(path)], capsys)
+    assert line.startswith("error: cross: the 3 sources send about 1339285713 packets"), line
+    path.write_text(path.read_text().replace(source, "", 1))
+    status = main(["run", str(path), "--duration", "1ms", "--json"])
+    assert status == 0, capsys.readouterr().err
+
+
+def test_a_controller_file_is_read_only_when_regular_and_bounded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bound is the core's largest module (one owner), for a Python source too."""
+    most = limits()["controller_file_bytes"]
+    huge = tmp_path / "huge.wasm"
+    with open(huge, "wb") as fh:
+        fh.truncate(most + 1)  # sparse: no disk
+    fifo = tmp_path / "fifo.py"
+    os.mkfifo(fifo)
+    for ref, why in [
+        (str(huge), f"{huge}: {most + 1} bytes, more than a controller may have ({most})"),
+        (f"{fifo}:Start", f"{fifo}: not a regular file"),
+    ]:
+        line = one_line(["run", "satellite", "--cc", ref], capsys)
+        assert line.startswith(f"error: flow.0.cc: {why}"), line
 
 
 def test_a_damaged_store_is_named_in_one_line(
@@ -408,7 +525,12 @@ def test_a_damaged_store_is_named_in_one_line(
         con.execute("CREATE TABLE t (x)")
     fifo = tmp_path / "fifo.duckdb"
     os.mkfifo(fifo)
+    foreign = tmp_path / "foreign.duckdb"
+    con = duckdb.connect(str(foreign))
+    con.execute("CREATE TABLE t (x INTEGER)")
+    con.close()
     for path, why in [
+        (foreign, "a DuckDB file but not a slowstart results store"),
         (truncated, "a damaged results store"),
         (empty, "an empty file, not a results store"),
         (lite, "not a DuckDB file, not a results store"),  # not an extension download first

@@ -245,9 +245,9 @@ def test_the_command_line_says_one_line_and_keeps_what_ran(tmp_path):
 @pytest.mark.parametrize(
     ("make", "said"),
     [
-        (lambda d: d / "absent.wasm", "cannot read"),
+        (lambda d: d / "absent.wasm", "no such file"),
         (lambda d: _write(d / "junk.wasm", b"#!/bin/sh\n"), "not a WebAssembly module"),
-        (lambda d: _write(d / "dir.wasm", None), "is not a regular file"),
+        (lambda d: _write(d / "dir.wasm", None), "is a directory"),
         (lambda d: _write(d / "bad.py", b"def (:\n", ":Bad"), "SyntaxError"),
         (lambda d: _write(d / "none.py", b"x = 1\n", ":Missing"), "defines no class 'Missing'"),
         (lambda d: _write(d / "plain.py", b"class P:\n    pass\n", ":P"), "not a subclass"),

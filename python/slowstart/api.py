@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from slowstart import guests
+from slowstart.paths import output_folder
 from slowstart.scenario import load
-from slowstart.units import show
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -240,7 +240,7 @@ class Result:
             from slowstart.swarm import save_run
 
             return save_run(self, out_dir)
-        out = Path(out_dir)
+        out = output_folder(out_dir, "out_dir")
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / n for n in ("summary.json", "flows.parquet", "queues.parquet", "cwnd.png")]
         paths[0].write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
@@ -284,9 +284,7 @@ class ControllerFault(ValueError):
 def export_dir(path: str | os.PathLike[str], option: str) -> str:
     """Create folder `path` for an export and check it takes files; ValueError naming `option`
     (e.g. "--pcap") if not."""
-    if not isinstance(path, str | os.PathLike) or not os.fspath(path):
-        raise ValueError(f"{option}: expected a folder name, got {show(path)}")
-    folder = Path(path)
+    folder = output_folder(path, option)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         probe = folder / ".slowstart-write-check"

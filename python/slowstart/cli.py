@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -259,6 +258,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from slowstart.paths import scenario_path
     from slowstart.progress import bar
+    from slowstart.scenario import read_toml
     from slowstart.store import default_store
     from slowstart.sweepplan import is_plan, load_plan
     from slowstart.sweeps import (
@@ -272,6 +272,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     )
 
     _folder_option(args, "out")
+    _file_option(args, "store")
     grid, vary, metrics = None, None, [] if args.metric is None else [args.metric]
     sets, duration, seeds = list(args.set or []), args.duration, None
     if len(args.files) == 1 and is_plan(args.files[0]):
@@ -286,6 +287,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         metrics = metrics or plan.metrics
     else:
         if not args.vary:
+            for f in args.files:  # one that cannot be read says so first
+                read_toml(scenario_path(f), "scenario")
             raise UsageError("--vary: give at least one KEY=V1,V2,... (or a sweep plan .toml)")
         vary = parse_vary(args.vary)
         seeds = None if args.seeds is None else parse_seeds(args.seeds)
@@ -378,7 +381,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     from slowstart.paths import scenario_dirs, scenario_files
     from slowstart.queues import KINDS as QUEUE_KINDS
     from slowstart.queues import default_parameters
-    from slowstart.scenario import core_algorithms
+    from slowstart.scenario import core_algorithms, read_toml
 
     dirs = scenario_dirs()
     files = scenario_files()
@@ -386,7 +389,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     width = max((len(p.stem) for p in files), default=0)
     for p in files:
         try:
-            description = _first_line(tomllib.loads(p.read_text("utf-8")).get("description", ""))
+            description = _first_line(read_toml(p, "scenario").get("description", ""))
         except (OSError, ValueError) as e:
             description = f"(unreadable: {_first_line(e)})"
         print(f"  {p.stem:<{width}}  {description}".rstrip())
@@ -410,6 +413,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from slowstart.reproduce import (
         EXPERIMENTS,
         STUDIES,
+        check_variants,
         format_table,
         markdown_table,
         run_experiment,
@@ -417,6 +421,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         with_controllers,
     )
 
+    if args.list and (args.names or args.json or args.markdown):
+        raise UsageError(
+            "--list: lists every experiment, as text; not with names, --json or --markdown"
+        )
+    if args.json and args.markdown:
+        raise UsageError("--json: not with --markdown (each prints the results its own way)")
     if args.list:
         titles = {**{name: exp.title for name, exp in EXPERIMENTS.items()}, **STUDIES}
         width = max(map(len, titles))
@@ -424,6 +434,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             print(f"{name:<{width}}  {title}")
         return 0
     _folder_option(args, "out")
+    _file_option(args, "store")
     names = args.names or list(EXPERIMENTS)
     problem = unknown_experiment(names)
     if problem:
@@ -438,25 +449,31 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     report: dict[str, Any] = {}
     all_ok = True
     ccs = list(args.cc or [])
-    for name in names:
+    chosen: dict[str, Any] = {}
+    for name in names:  # every --cc checked before any run
         if name == "swarm" and ccs:
             raise UsageError(
                 "reproduce swarm: --cc does not apply; set the peers' controllers with "
                 "--set swarm.utp.cc=... or --set swarm.tcp.cc=..."
             )
         if name == "swarm":
+            continue
+        if ccs and EXPERIMENTS[name].runner is not None:
+            raise UsageError(
+                f"reproduce {name}: --cc does not apply (it runs real stacks beside the "
+                "simulation with the algorithms they have)"
+            )
+        chosen[name] = with_controllers(EXPERIMENTS[name], ccs)
+        if ccs:
+            check_variants(chosen[name])
+    for name in names:
+        if name == "swarm":
             from slowstart.swarm import reproduce_swarm
 
             ok, report[name] = reproduce_swarm(args)
             all_ok = all_ok and ok
             continue
-        exp = EXPERIMENTS[name]
-        if ccs and exp.runner is not None:
-            raise UsageError(
-                f"reproduce {name}: --cc does not apply (it runs real stacks beside the "
-                "simulation with the algorithms they have)"
-            )
-        exp = with_controllers(exp, ccs)
+        exp = chosen[name]
         from slowstart.progress import bar
 
         with bar(name, unit="variants", quiet=args.quiet) as update:
@@ -504,8 +521,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         args.rtt,
         args.rate,
         parse_sizes(args.size),
-        cwnds=parse_windows(args.initcwnd or windows, "--initcwnd"),
-        rwnds=parse_windows(args.initrwnd or windows, "--initrwnd"),
+        cwnds=parse_windows(windows if args.initcwnd is None else args.initcwnd, "--initcwnd"),
+        rwnds=parse_windows(windows if args.initrwnd is None else args.initrwnd, "--initrwnd"),
         buffer=str(args.buffer),
         cc=str(args.cc),
         overrides=args.set or [],
@@ -516,14 +533,21 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _folder_option(args: argparse.Namespace, option: str) -> None:
-    """Before any run: a folder option names a folder, or a path where one can be made."""
-    value = getattr(args, option)
-    if value is None:
-        return
-    if not value.strip():
-        raise UsageError(f"--{option}: expected a folder, got an empty name")
-    if Path(value).exists() and not Path(value).is_dir():
-        raise UsageError(f"--{option} {value}: exists and is not a folder")
+    """Before any work: a folder option, if given, names a folder or a path where one can be
+    made (slowstart.paths.output_folder)."""
+    from slowstart.paths import output_folder
+
+    if getattr(args, option) is not None:
+        output_folder(getattr(args, option), f"--{option}")
+
+
+def _file_option(args: argparse.Namespace, option: str) -> None:
+    """Before any work: a file option, if given, names a file that can be written
+    (slowstart.paths.output_file)."""
+    from slowstart.paths import output_file
+
+    if getattr(args, option) is not None:
+        output_file(getattr(args, option), f"--{option}")
 
 
 def add_store_arguments(p: argparse.ArgumentParser, traces: bool = True) -> None:
@@ -563,17 +587,19 @@ def add_many_runs_arguments(p: argparse.ArgumentParser, traces: bool = True) -> 
 def cmd_results(args: argparse.Namespace) -> int:
     from slowstart.store import Store
 
-    if args.out is not None and not args.traces:
+    if args.out is not None and args.traces is None:
         raise UsageError("--out: only with --traces KEY (the run whose files it writes)")
+    if args.traces is not None and not args.traces.strip():
+        raise UsageError("--traces: expected a run's key or its first digits, got an empty one")
+    _folder_option(args, "out")
     for option in ("csv", "parquet"):
-        if getattr(args, option) is not None and not getattr(args, option).strip():
-            raise UsageError(f"--{option}: expected a file name, got an empty one")
+        _file_option(args, option)
     if args.json and (args.csv or args.parquet):
         raise UsageError("--json: prints the table; not with --csv or --parquet, which write it")
-    if args.traces:
+    if args.traces is not None:
         from slowstart.progress import bar
 
-        if not args.out:
+        if args.out is None:
             raise ScenarioError("--traces: needs --out DIR, the folder to write the run's files")
         # Written to: the traces are kept.
         with Store(args.store, create=False) as store, bar("simulating again") as progress:
@@ -614,6 +640,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     from slowstart.score import as_json, format_text, load_suite, score, select
     from slowstart.store import default_store
 
+    _folder_option(args, "out")
+    _file_option(args, "store")
     suite = select(load_suite(args.suite), args.path or [])
     store = args.store or default_store()
     with bar("score", unit="runs", quiet=args.quiet) as update:
@@ -627,7 +655,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             progress=update,
         )
     print(f"score: {card.runs} runs made, {card.stored} read from {store}", file=sys.stderr)
-    if args.out:
+    if args.out is not None:
         from slowstart.score_page import write
 
         for path in write(card, args.out):
@@ -639,6 +667,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from slowstart.report import report
 
+    _file_option(args, "out")
     path = report(args.source, args.out)
     print(f"wrote {path}")
     return 0
@@ -989,6 +1018,8 @@ def check_real_cc(args: argparse.Namespace) -> str | None:
 def cmd_real(args: argparse.Namespace) -> int:
     from slowstart import testbed
 
+    for option in ("out", "pcap"):
+        _folder_option(args, option)
     reason = testbed.unavailable_reason()
     if reason:
         return _error(reason, 2)
@@ -1027,7 +1058,7 @@ def cmd_real(args: argparse.Namespace) -> int:
             result = run_real(config, pcap=pcap)
     except testbed.RealUnavailable as e:
         return _error(e, 2)
-    if args.out:
+    if args.out is not None:
         for path in result.save(args.out):
             print(f"wrote {path}", file=sys.stderr)
     print(json.dumps(result.summary) if args.json else format_real(result.summary))
@@ -1037,6 +1068,7 @@ def cmd_real(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from slowstart import testbed
 
+    _folder_option(args, "out")
     reason = testbed.unavailable_reason()
     if reason:
         return _error(reason, 2)

@@ -145,6 +145,8 @@ def defaults(table: str) -> dict[str, Any]:
 
 def limits() -> dict[str, int]:
     """Bounds the loader applies before the core sees a config (config.rs `defaults_json`):
-    `trace_ms` (a trace's largest time), `scenario_file_bytes` and `trace_file_bytes` (the
-    largest files read), `sweep_points` (the most runs in one sweep)."""
+    `trace_ms` (a trace's largest time), `scenario_file_bytes`, `trace_file_bytes` and
+    `controller_file_bytes` (the largest files read; the last is the core's largest
+    WebAssembly module, slowstart-wasm `MODULE_LIMIT`), `sweep_points` (the most runs in one
+    sweep)."""
     return dict(_core_defaults()["limits"])

@@ -31,9 +31,6 @@ WASM_REF = re.compile(r"^(?P<path>.+?\.wasm)(?::(?P<params>.*))?$", re.S)
 # What a cc value may name besides a built-in, for error messages.
 HELP = "your own controller: PATH.py:CLASS or PATH.wasm, each optionally followed by :key=value,..."
 
-# The largest controller file read (a WebAssembly module or a Python source).
-MAX_FILE_BYTES = 16 << 20
-
 HASH_CHARS = 12
 
 
@@ -152,20 +149,12 @@ def split_reference(value: str) -> tuple[str, str]:
 
 
 def _read(path: Path, field: str) -> bytes:
-    try:
-        st = path.stat()
-    except OSError as e:
-        raise GuestError(f"{field}: cannot read {str(path)!r}: {e.strerror}") from None
-    import stat
+    """A controller's file: regular, and no larger than the core takes a module
+    (`controller_file_bytes`, a Python source too)."""
+    from slowstart.defaults import limits
+    from slowstart.paths import read_user_bytes
 
-    if not stat.S_ISREG(st.st_mode):
-        raise GuestError(f"{field}: {str(path)!r} is not a regular file")
-    if st.st_size > MAX_FILE_BYTES:
-        raise GuestError(
-            f"{field}: {str(path)!r} is {st.st_size} bytes, more than a controller may be "
-            f"({MAX_FILE_BYTES})"
-        )
-    return path.read_bytes()
+    return read_user_bytes(path, "a controller", limits()["controller_file_bytes"], field)
 
 
 def _digest(data: bytes) -> str:

@@ -1,6 +1,6 @@
 """Where the repository's scenarios/ folder is: under the working directory, else beside the
-package source (an editable install from the repository); the built-in scorecard suite; and
-reading a file a user names."""
+package source (an editable install from the repository); the built-in scorecard suite;
+reading a file a user names, and checking where a user asks for files to be written."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import stat
 from pathlib import Path
 
-from slowstart.units import ScenarioError
+from slowstart.units import ScenarioError, show
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_SCENARIOS = REPO / "scenarios"
@@ -45,14 +45,13 @@ def scenario_path(name: str) -> Path:
     raise ScenarioError(f"{name}: no such file or scenario (scenarios: {known})")
 
 
-def read_user_text(
+def read_user_bytes(
     path: Path, what: str, max_bytes: int, field: str = "", name: str | None = None
-) -> str:
-    """A file the user named (in `field`, if a setting names it; as `name`, if not the path)
-    as UTF-8 text: a regular file, since a device or a pipe may never end (`/dev/zero`, a
-    FIFO), of at most `max_bytes`."""
-    shown = path if name is None else name
-    at = f"{field}: {shown}" if field else str(shown)
+) -> bytes:
+    """A file the user named (in `field`, if a setting names it; as `name`, if not the path):
+    a regular file, since a device or a pipe may never end (`/dev/zero`, a FIFO), of at most
+    `max_bytes`."""
+    at = _where(path, field, name)
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -72,7 +71,56 @@ def read_user_text(
         raise ScenarioError(f"{at}: cannot read: {e.strerror}") from None
     if len(data) > max_bytes:  # it grew since
         raise ScenarioError(f"{at}: more bytes than {what} may have ({max_bytes})")
+    return data
+
+
+def read_user_text(
+    path: Path, what: str, max_bytes: int, field: str = "", name: str | None = None
+) -> str:
+    """`read_user_bytes`, as UTF-8 text."""
+    data = read_user_bytes(path, what, max_bytes, field, name)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
+        at = _where(path, field, name)
         raise ScenarioError(f"{at}: not UTF-8 text (byte {e.start}), expected {what}") from None
+
+
+def _where(path: Path, field: str, name: str | None) -> str:
+    shown = path if name is None else name
+    return f"{field}: {shown}" if field else str(shown)
+
+
+def output_folder(value: object, option: str) -> Path:
+    """A folder the user names for files to be written into (`--out`, `pcap=`), checked before
+    any work is done: a name, not an existing file, under no existing file. ScenarioError
+    naming `option` if not. Nothing is created."""
+    if not isinstance(value, str | os.PathLike) or not os.fspath(value).strip():
+        raise ScenarioError(f"{option}: expected a folder name, got {show(value)}")
+    path = Path(value)
+    if path.exists() and not path.is_dir():
+        raise ScenarioError(f"{option} {os.fspath(value)}: exists and is not a folder")
+    _under_folders(path, option, value)
+    return path
+
+
+def output_file(value: object, option: str) -> Path:
+    """A file the user names to be written (`--csv`, `report --out`), checked as
+    `output_folder` checks a folder: a name, not an existing folder, under no existing file."""
+    if not isinstance(value, str | os.PathLike) or not os.fspath(value).strip():
+        raise ScenarioError(f"{option}: expected a file name, got {show(value)}")
+    path = Path(value)
+    if path.is_dir():
+        raise ScenarioError(f"{option} {os.fspath(value)}: is a folder, expected a file name")
+    _under_folders(path.parent, option, value)
+    return path
+
+
+def _under_folders(path: Path, option: str, value: str | os.PathLike[str]) -> None:
+    """The nearest existing one of `path` and its parents is a folder (else nothing can be
+    made under it)."""
+    for at in (path, *path.parents):
+        if at.exists():
+            if not at.is_dir():
+                raise ScenarioError(f"{option} {os.fspath(value)}: {at} is not a folder")
+            return

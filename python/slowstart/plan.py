@@ -175,7 +175,11 @@ def plan(
     `buffer` and `cc` default to the core's (a `[path]` buffer, a flow's algorithm)."""
     from slowstart.defaults import defaults
     from slowstart.scenario import load
+    from slowstart.sweeps import check_points
 
+    cwnds, rwnds = list(cwnds), list(rwnds)
+    # A grid of runs, as a sweep is: sized before any of them.
+    check_points(len(sizes) * len(cwnds) * len(rwnds), "--size x --initcwnd x --initrwnd")
     if buffer is None:
         buffer = str(defaults("path")["buffer"])
     if cc is None:
@@ -190,7 +194,6 @@ def plan(
     if abc is not None:
         overrides.append(f"flow.0.abc={'true' if abc else 'false'}")
     used = load(scenario, set=overrides)["flows"][0]["abc"]
-    cwnds, rwnds = list(cwnds), list(rwnds)
     best = one_flight(scenario, sizes, overrides)
     extra = []
     if best is not None and (best["initcwnd"] not in cwnds or best["initrwnd"] not in rwnds):

@@ -653,6 +653,16 @@ def unknown_experiment(names: list[str]) -> str | None:
     return None
 
 
+def check_variants(exp: Experiment) -> None:
+    """Load every variant that can run here (a ScenarioError naming the setting if one cannot
+    be loaded), so that a bad `--cc` stops the command before any run, not after some."""
+    from slowstart.scenario import load
+
+    for v in exp.variants:
+        if exp.runner is None and runnable(v) is None:
+            load(scenario_path(v.scenario or exp.scenario), set=[*exp.common, *v.overrides])
+
+
 def run_variant(
     exp: Experiment, v: Variant, store: Store | None = None, rerun: bool = False
 ) -> tuple[Result, bool]:

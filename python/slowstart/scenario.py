@@ -365,12 +365,18 @@ def read_toml(path: Path, what: str) -> dict[str, Any]:
     """A TOML file's table (a scenario, a suite): a regular file within the core's bound on
     scenario files, read once; one ScenarioError naming the file when it cannot be read."""
     text = read_user_text(path, f"a .toml {what}", limits()["scenario_file_bytes"])
+    return loads_toml(text, str(path))
+
+
+def loads_toml(text: str, where: str) -> dict[str, Any]:
+    """TOML text's table; one ScenarioError naming `where` if it is not TOML, or is nested
+    deeper than Python's parser recurses (`x = [[[...]]]`)."""
     try:
         return tomllib.loads(text, parse_float=toml_float)
     except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"{path}: invalid TOML: {e}") from None
+        raise ScenarioError(f"{where}: invalid TOML: {e}") from None
     except RecursionError:
-        raise ScenarioError(f"{path}: invalid TOML: nested too deeply") from None
+        raise ScenarioError(f"{where}: invalid TOML: nested too deeply") from None
 
 
 def toml_float(text: str) -> float | str:
@@ -491,7 +497,10 @@ def apply_set(raw: dict[str, Any], item: str) -> None:
     parts = key.split(".")
     if any(not p for p in parts):
         raise ScenarioError(f"--set {item}: empty part in the key {show(key)}")
-    value = parse_set_value(text)
+    try:
+        value = parse_set_value(text)
+    except RecursionError:
+        raise ScenarioError(f"--set {key}: the value is nested too deeply") from None
     if parts[0] == "app":
         # `app.N.KEY` addresses flow N's application, and messages name it so (`app.0.foo`).
         if len(parts) < 2:

@@ -427,8 +427,9 @@ def score(
 ) -> Scorecard:
     """Run every cell of `suite` for `controllers` (default: `default_controllers()`) not
     already in `store`, and gather the metrics. Every config is built (and checked) first."""
-    from slowstart.sweeps import open_store
+    from slowstart.sweeps import check_workers, open_store
 
+    check_workers(jobs, cluster)
     ccs = check_controllers(controllers if controllers else default_controllers())
     # Every config first: a bad controller or path stops everything before any run.
     plan = [

@@ -34,6 +34,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from slowstart.paths import output_file
 from slowstart.units import ScenarioError
 
 if TYPE_CHECKING:
@@ -173,7 +174,7 @@ class Store:
     ) -> None:
         import duckdb
 
-        self.path = Path(path)
+        self.path = output_file(path, "store")
         self.read_only = read_only
         self.trace_dir = self.path.with_name(self.path.name + ".traces")
         exists = self._check_file()

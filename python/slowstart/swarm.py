@@ -293,7 +293,9 @@ def format_uplinks(summary: dict[str, Any], queues: pd.DataFrame | None) -> str:
 
 def save_run(result: Result, out_dir: str | os.PathLike[str]) -> list[Path]:
     """A swarm run's files: summary.json, queues.parquet, peers.parquet and swarm.png."""
-    out = Path(out_dir)
+    from slowstart.paths import output_folder
+
+    out = output_folder(out_dir, "out_dir")
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / n for n in ("summary.json", "queues.parquet", "peers.parquet", "swarm.png")]
     paths[0].write_text(json.dumps(result.summary, indent=2) + "\n", encoding="utf-8")
@@ -1084,13 +1086,13 @@ def parse_buffers(text: str | None) -> tuple[int, ...]:
 def reproduce_swarm(args: Any) -> tuple[bool, dict[str, Any]]:
     """`slowstart reproduce swarm`: run, print the findings table (unless `--json`), write the
     figures into `--out`; returns (every finding within tolerance, the JSON report)."""
+    from slowstart.sweeps import check_workers
     from slowstart.units import ScenarioError
 
     n_seeds = SEEDS if args.seeds is None else args.seeds
     if n_seeds < 1:
         raise ScenarioError(f"--seeds {n_seeds}: expected at least 1")
-    if args.jobs is not None and args.jobs < 1:
-        raise ScenarioError(f"--jobs {args.jobs}: expected at least 1")
+    check_workers(args.jobs, None)
     seeds = list(range(1, n_seeds + 1))
     jobs = args.jobs or os.cpu_count() or 1
     from slowstart.progress import bar

@@ -25,13 +25,11 @@ from __future__ import annotations
 import math
 import os
 import random
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from slowstart.defaults import limits
-from slowstart.paths import read_user_text
+from slowstart.scenario import read_toml
 from slowstart.sweeps import check_points, parse_seeds
 from slowstart.units import U64_MAX, ScenarioError, show, split_quantity
 
@@ -172,11 +170,7 @@ def _list_of_str(value: Any, where: str) -> list[str]:
 def load_plan(path: str | os.PathLike[str]) -> Plan:
     """Read and check a plan file; scenario names are resolved as the CLI resolves them."""
     path = Path(path)
-    text = read_user_text(path, "a .toml sweep plan", limits()["scenario_file_bytes"])
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"{path}: {e}") from None
+    raw = read_toml(path, "sweep plan")
     for key in ("axes", "sample"):
         if not isinstance(raw.get(key, {}), dict):
             raise ScenarioError(f"{key}: expected a table ([{key}]), got {show(raw[key])}")
@@ -250,7 +244,7 @@ def is_plan(path: str | os.PathLike[str]) -> bool:
     if p.suffix != ".toml" or not p.is_file():
         return False
     try:
-        raw = tomllib.loads(read_user_text(p, "a .toml file", limits()["scenario_file_bytes"]))
-    except (ScenarioError, tomllib.TOMLDecodeError):
+        raw = read_toml(p, "file")
+    except ScenarioError:  # the scenario's loader says why
         return False
     return ("axes" in raw or "sample" in raw) and not ({"path", "topology", "flow"} & set(raw))

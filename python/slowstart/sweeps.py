@@ -180,10 +180,7 @@ def sweep(
         axes: dict[str, list[str]] = {k: [] for k in grid[0] if k not in ("seed", "scenario")}
     else:
         axes = _axes(vary if vary is not None else {})
-    if jobs is not None and jobs < 1:
-        raise ScenarioError(f"--jobs {jobs}: expected at least 1")
-    if cluster is not None:  # before the configs are built, not once the runs are due
-        check_cluster(cluster)
+    check_workers(jobs, cluster)  # before the configs are built, not once the runs are due
     grid, configs = build(scenario, axes, seeds=seeds, set=set, duration=duration, grid=grid)
     outs, ran = run_configs(
         configs,
@@ -547,6 +544,15 @@ def dask_client(cluster: str) -> Iterator[Any]:
             raise ScenarioError(f"--cluster {cluster}: no scheduler answered ({e})") from None
         with client:
             yield client
+
+
+def check_workers(jobs: int | None, cluster: str | None) -> None:
+    """`--jobs` and `--cluster` of a command of many runs (sweep, score, reproduce swarm),
+    checked before any run, so a bad one is refused even when every point is already stored."""
+    if jobs is not None and jobs < 1:
+        raise ScenarioError(f"--jobs {jobs}: expected at least 1")
+    if cluster is not None:
+        check_cluster(cluster)
 
 
 def check_cluster(cluster: str) -> tuple[str, int]:

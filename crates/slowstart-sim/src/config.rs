@@ -1524,8 +1524,9 @@ pub const MAX_SCENARIO_FILE_BYTES: u64 = 16 << 20;
 pub const MAX_TRACE_FILE_BYTES: u64 = 256 << 20;
 /// Most points (runs) one sweep may have, checked before its grid is built.
 pub const MAX_SWEEP_POINTS: u64 = 10_000_000;
-/// Most packets one cross source may send in a run, estimated before it (rate x sending time /
-/// packet size): about a microsecond of engine time each, so some 15 minutes at most.
+/// Most packets the cross sources of a run may send, all together, estimated before it (rate x
+/// sending time / packet size, summed): about a microsecond of engine time each, so some 15
+/// minutes at most.
 pub const MAX_CROSS_PACKETS: u64 = 1_000_000_000;
 /// Most (nodes + links) x route destinations: the routes' table and the work to fill it
 /// (2^26: 256 MB of next hops, well under a second of searching).
@@ -1723,17 +1724,27 @@ impl SimConfig {
                 }
             }
         }
+        let mut cross_packets: u128 = 0;
         for (i, c) in self.cross.iter().enumerate() {
             c.validate(i, &self.nodes, &names, self.duration_ns)?;
-            self.check_cross_work(i, c)?;
+            cross_packets += self.check_cross_work(i, c)?;
+        }
+        // Each source is in bounds; so must all of them be (issue #31: many sources).
+        if cross_packets > MAX_CROSS_PACKETS as u128 {
+            return Err(err(format!(
+                "cross: the {} sources send about {cross_packets} packets in the run together, \
+                 more than {MAX_CROSS_PACKETS}; use fewer or slower sources, larger packets, \
+                 or stop them sooner",
+                self.cross.len()
+            )));
         }
         self.check_route_table()
     }
 
     /// A source no faster than the fastest link out of its node can take (else the excess is
     /// only dropped, at a cost in events), an on period at least one packet long, and at most
-    /// [`MAX_CROSS_PACKETS`] packets sent over the run.
-    fn check_cross_work(&self, i: usize, c: &CrossConfig) -> Result<(), SimError> {
+    /// [`MAX_CROSS_PACKETS`] packets sent over the run: the estimate, for the sum over sources.
+    fn check_cross_work(&self, i: usize, c: &CrossConfig) -> Result<u128, SimError> {
         let rate = c.rate_bps.unwrap_or(1);
         let fastest = self
             .links
@@ -1777,7 +1788,7 @@ impl SimConfig {
                 c.packet_bytes
             )));
         }
-        Ok(())
+        Ok(packets)
     }
 
     /// Routes are a table of next hops, one column per node a packet is addressed to (flow

@@ -198,3 +198,22 @@ fn a_cross_source_sends_a_bounded_number_of_packets() {
     cfg.cross = vec![c];
     cfg.validate().unwrap();
 }
+
+/// Each of 100 sources sends 1/50 of the bound, 2 x 10^7 packets (1 500 bytes at 4 Gbps for a
+/// minute): in bounds one by one, twice the bound together; 50 of them are at it exactly.
+#[test]
+fn the_cross_sources_together_send_a_bounded_number_of_packets() {
+    let mut cfg = reno_path();
+    cfg.duration_ns = 60 * SEC;
+    let c = cross(4_000_000_000);
+    let each = 60 * 4_000_000_000 / (8 * 1500);
+    assert_eq!(each * 50, crate::config::MAX_CROSS_PACKETS);
+    cfg.cross = vec![c.clone(); 50];
+    cfg.validate().unwrap();
+    cfg.cross = vec![c; 100];
+    refused(
+        &cfg,
+        "cross: the 100 sources send about 2000000000 packets in the run together, more than \
+         1000000000",
+    );
+}

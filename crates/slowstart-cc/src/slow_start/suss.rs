@@ -193,22 +193,27 @@ impl Suss {
         if ack.delivered >= self.tail && self.round >= 2 {
             let elapsed = ack.now.saturating_sub(self.round_start);
             self.blue = 2;
-            let blue_pkt = self.iw << (self.round - 1);
+            // The kernel's u32 arithmetic wraps here in a slow start of many rounds; these
+            // saturate (a train longer than any window, never reached).
+            let blue_pkt = shl_saturating(self.iw, self.round - 1);
             let blue_ack = blue_pkt >> 1;
-            self.tail = self.head + blue_pkt * mss;
-            let delta = mul_div(blue_pkt, elapsed, (self.blue_cnt * 2).max(1));
+            self.tail = self.head.saturating_add(blue_pkt.saturating_mul(mss));
+            let delta = mul_div(blue_pkt, elapsed, self.blue_cnt.saturating_mul(2).max(1));
             if self.growth_factor {
                 self.growth_factor = self.speedup(delta);
             }
             if self.growth_factor {
                 self.prev_delta = delta;
-                let red_pkt = (blue_pkt << (self.round - 1)) - blue_pkt;
-                let red_ack = (blue_ack << (self.round - 2)) - blue_ack;
-                let limit = (cwnd / mss + acked + red_pkt).saturating_sub(red_ack);
-                self.limit = limit * mss;
+                let red_pkt = shl_saturating(blue_pkt, self.round - 1) - blue_pkt;
+                let red_ack = shl_saturating(blue_ack, self.round - 2) - blue_ack;
+                let limit = (cwnd / mss)
+                    .saturating_add(acked)
+                    .saturating_add(red_pkt)
+                    .saturating_sub(red_ack);
+                self.limit = limit.saturating_mul(mss);
                 let min = self.hystart.delay_min;
                 let pacing = min - (min >> (self.round - 1));
-                self.rate = mul_div(red_pkt * mss, SECOND, pacing.max(1));
+                self.rate = mul_div(red_pkt.saturating_mul(mss), SECOND, pacing.max(1));
                 if min - pacing > delta {
                     self.state = State::Pacing;
                     self.jumps += 1;
@@ -218,10 +223,12 @@ impl Suss {
             }
         }
         if self.blue != 0 {
-            self.blue_cnt += acked;
+            self.blue_cnt = self.blue_cnt.saturating_add(acked);
         }
         if self.blue == 0 && self.state == State::Pacing {
-            cwnd = cwnd.saturating_sub(acked * mss);
+            // Slow start adds them back after; where it adds less (a window capped since), the
+            // window keeps one segment, as every controller's does.
+            cwnd = cwnd.saturating_sub(acked.saturating_mul(mss)).max(mss);
         }
         cwnd
     }
@@ -246,7 +253,8 @@ impl Suss {
                 let threshold = h.delay_min / 2;
                 if ack.now.saturating_sub(h.round_start) << self.jumps > threshold {
                     self.capped = true;
-                    self.cap = cwnd / mss + self.blue_cnt * ((1 << self.jumps) - 1);
+                    let more = self.blue_cnt.saturating_mul((1 << self.jumps) - 1);
+                    self.cap = (cwnd / mss).saturating_add(more);
                 }
             }
         }
@@ -314,6 +322,17 @@ impl Suss {
             step.cwnd = step.cwnd.max(self.limit.min(ssthresh));
         }
         step
+    }
+}
+
+/// `x << n`, or `u64::MAX` if bits would be lost.
+fn shl_saturating(x: u64, n: u64) -> u64 {
+    if x == 0 {
+        0
+    } else if n >= u64::from(x.leading_zeros()) {
+        u64::MAX
+    } else {
+        x << n
     }
 }
 
