@@ -4,7 +4,8 @@
 //!
 //! The reduction happens at most once per window (the transport's RFC 3168 §6.1.2 rule, Linux's
 //! TCP_CA_CWR state); the marked fraction comes from the receiver's per-packet feedback
-//! (`ecn_feedback = "dctcp"`, RFC 8257 §3.2) through [`CongestionController::on_ecn_feedback`].
+//! (`ecn_feedback = "dctcp"`, RFC 8257 §3.2) through
+//! [`crate::CongestionController::on_ecn_feedback`].
 
 use crate::controller::EcnFeedback;
 use crate::loss_based::AvoidanceRule;
