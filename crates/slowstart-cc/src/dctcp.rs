@@ -8,7 +8,7 @@
 //! [`crate::CongestionController::on_ecn_feedback`].
 
 use crate::controller::EcnFeedback;
-use crate::loss_based::AvoidanceRule;
+use crate::loss_based::{AvoidanceRule, RenoRule};
 use crate::params::{Accepts, ParamInfo, Params};
 use crate::registry::CcError;
 use crate::window::WindowGrowth;
@@ -70,12 +70,12 @@ impl AvoidanceRule for Dctcp {
         ack: &AckEvent,
         growth: &mut WindowGrowth,
     ) -> u64 {
-        growth.additive_increase(cwnd, credit, ack.mss)
+        RenoRule.increase(cwnd, credit, ack, growth)
     }
 
     /// RFC 8257 §3.5: loss as conventional TCP (Linux `dctcp_react_to_loss`: half of cwnd).
     fn decrease(&mut self, cwnd: u64, event: &CongestionEvent) -> u64 {
-        (cwnd / 2).max(2 * event.mss)
+        RenoRule.decrease(cwnd, event)
     }
 
     /// RFC 8257 §3.3: cwnd x (1 - alpha / 2), at least two segments (Linux `dctcp_ssthresh`).
