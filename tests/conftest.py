@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from slowstart import testbed
+
 # Hypothesis draws its examples from fixed seeds in `make test` (profile "suite", the default),
 # fresh ones under `make test-explore` (the Makefile sets HYPOTHESIS_PROFILE).
 settings.register_profile("suite", derandomize=True)
@@ -35,6 +37,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     if report.when == "call":
         item.stash[OUTCOME] = report.passed
     return report
+
+
+def built(*crates: str) -> Iterator[None]:
+    """A module fixture's body: each workspace binary (slowstart-emu, -udp, -quinn) built once,
+    outside the timed runs, and named to every run by its variable (SLOWSTART_EMU, ...), so
+    none waits for cargo or its lock again. Nothing is built where real runs cannot happen."""
+    with pytest.MonkeyPatch.context() as mp:
+        if testbed.unavailable_reason() is None:
+            for crate in crates:
+                mp.setenv(testbed.binary_variable(crate), testbed.cargo_binary(crate))
+        yield
 
 
 def foreground(cmd: list[str], **kwargs: object) -> subprocess.Popen:

@@ -14,12 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli
-from slowstart import testbed
+from conftest import built, cli
 from slowstart.real_program import check_programs, read_qlog
 from slowstart.scenario import load
 from slowstart.units import ScenarioError
-from test_real import REASON, leftovers, needs_root
+from test_real import leftovers, needs_root
 
 CURL = shutil.which("curl")
 NGTCP2 = shutil.which("gtlsserver") and shutil.which("gtlsclient")
@@ -31,11 +30,7 @@ needs_ngtcp2 = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def emu_built():
-    """The emulator built once, before the runs, and named to each (as in test_real.py)."""
-    with pytest.MonkeyPatch.context() as mp:
-        if REASON is None:
-            mp.setenv("SLOWSTART_EMU", testbed.emulator_binary())
-        yield
+    yield from built("slowstart-emu")
 
 
 PATH = """

@@ -13,7 +13,7 @@ from argparse import Namespace
 
 import pytest
 
-from conftest import ROOT, cli
+from conftest import ROOT, built, cli
 from slowstart import real_quinn, testbed
 from slowstart.cli import check_real_cc
 from test_real import SMALL, leftovers
@@ -73,13 +73,7 @@ def test_the_simulation_sends_quinns_packets():
 
 @pytest.fixture(scope="module")
 def quinn_built():
-    """The emulator and slowstart-quinn built once, outside the timed runs, and named to every
-    run (SLOWSTART_EMU, SLOWSTART_QUINN)."""
-    with pytest.MonkeyPatch.context() as mp:
-        if REASON is None:
-            mp.setenv("SLOWSTART_EMU", testbed.emulator_binary())
-            mp.setenv("SLOWSTART_QUINN", real_quinn.quinn_binary())
-        yield
+    yield from built("slowstart-emu", "slowstart-quinn")
 
 
 @needs_root

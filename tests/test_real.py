@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, cli
+from conftest import ROOT, built, cli
 from slowstart import compare, real_kernel, real_summary, testbed
 from slowstart.cli import check_real_cc, format_compare, format_compare_both
 
@@ -164,12 +164,7 @@ def test_udp_stack_takes_bulk_flows_with_a_size_and_web_flows():
 
 @pytest.fixture(scope="module")
 def emu_built():
-    """The emulator built once, outside the timed runs, and named to every run (SLOWSTART_EMU),
-    so none waits for cargo (or its lock) again."""
-    with pytest.MonkeyPatch.context() as mp:
-        if REASON is None:
-            mp.setenv("SLOWSTART_EMU", testbed.emulator_binary())
-        yield
+    yield from built("slowstart-emu")
 
 
 @needs_root
@@ -429,13 +424,7 @@ def test_real_flows_agree_on_ecn():
 
 @pytest.fixture(scope="module")
 def udp_built(emu_built):
-    """The UDP endpoints built once and named to every run (SLOWSTART_UDP), as `emu_built`."""
-    with pytest.MonkeyPatch.context() as mp:
-        if REASON is None:
-            from slowstart import real_udp
-
-            mp.setenv("SLOWSTART_UDP", real_udp.udp_binary())
-        yield
+    yield from built("slowstart-udp")
 
 
 @needs_root

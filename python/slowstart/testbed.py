@@ -76,11 +76,16 @@ def unavailable_reason() -> str | None:
     return None
 
 
+def binary_variable(crate: str) -> str:
+    """The environment variable naming `crate`'s binary: SLOWSTART_EMU for slowstart-emu."""
+    return "SLOWSTART_" + crate.removeprefix("slowstart-").upper()
+
+
 def cargo_binary(crate: str) -> str:
     """Path of the binary of workspace crate `crate` (slowstart-emu, slowstart-udp,
     slowstart-quinn): $SLOWSTART_EMU (..._UDP, ..._QUINN) if set, else built (or found up to
     date) by cargo in this checkout, else an existing release build."""
-    variable = "SLOWSTART_" + crate.removeprefix("slowstart-").upper()
+    variable = binary_variable(crate)
     env = os.environ.get(variable)
     if env:
         return env
