@@ -4,6 +4,7 @@
 here; what is tested is the cause of a slow start, the imports.
 """
 
+import ast
 import importlib.metadata
 import json
 import subprocess
@@ -12,6 +13,7 @@ import sys
 import pytest
 
 from conftest import ROOT, cli
+from slowstart import _core
 
 HEAVY = ("numpy", "pandas", "pyarrow", "matplotlib")
 
@@ -85,3 +87,12 @@ def test_version():
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == f"slowstart {importlib.metadata.version('slowstart')}\n"
     assert proc.stderr == ""
+
+
+def test_the_extension_stub_declares_every_function_it_has():
+    """_core.pyi is what editors and type checkers see of the extension: one `def` or `class`
+    per function or class the module exports, none missing and none left over."""
+    stub = ast.parse((ROOT / "python" / "slowstart" / "_core.pyi").read_text())
+    declared = {n.name for n in stub.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    exported = {n for n in dir(_core) if not n.startswith("_") and callable(getattr(_core, n))}
+    assert declared == exported

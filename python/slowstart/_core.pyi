@@ -37,3 +37,72 @@ def defaults() -> str:
 def schema() -> str:
     """JSON object of the names a run reports under: `flow` and `link` (an empty summary row
     of each, keys in order) and `flows` and `queues` (trace column names in order)."""
+
+def register_wasm(name: str, module: bytes) -> None:
+    """Register a WebAssembly controller module under `name` (its content hash in the name);
+    ValueError with one line if the module does not fit the guest interface."""
+
+def wasm_runtimes() -> list[str]:
+    """The WebAssembly runtimes this build has (`wasmi`, and `wasmtime` with the cargo feature
+    `jit`), the default last."""
+
+def register_python(name: str, cls: type) -> None:
+    """Register a Python controller class under `name`; the engine builds one instance per
+    connection, with the keywords mss, initcwnd, abc, seed, paced and the spec's parameters."""
+
+def is_registered(name: str) -> bool:
+    """Whether `name` is registered as a user's controller in this process."""
+
+def udp_endpoint(args: list[str]) -> int:
+    """Run one endpoint of `slowstart real --stack udp` in this process, as the `slowstart-udp`
+    binary does with the same arguments, and return its exit status; the loop runs without the
+    GIL and takes it only for a Python controller's calls."""
+
+# The events a Python controller's methods receive (crates/slowstart-py/src/guest.rs): times in
+# integer nanoseconds, sizes in bytes, as in slowstart_cc.
+
+class SentEvent:
+    """`on_packet_sent(ev)`: a data packet left the sender."""
+
+    now: int
+    bytes: int
+    bytes_in_flight: int
+    total_sent: int
+    retransmission: bool
+
+class RateSample:
+    """The delivery-rate sample of an ACK (draft-cheng-iccrg-delivery-rate-estimation)."""
+
+    delivery_rate: int
+    delivered: int
+    interval: int
+    prior_delivered: int
+    is_app_limited: bool
+    rtt: int
+
+class AckEvent:
+    """`on_ack(ev)`: one ACK delivered `bytes_acked` new bytes."""
+
+    now: int
+    bytes_acked: int
+    mss: int
+    rtt: int | None
+    srtt: int
+    min_rtt: int
+    one_way_delay: int | None
+    rate: RateSample | None
+    delivered: int
+    prior_in_flight: int
+    bytes_in_flight: int
+    cwnd_limited: bool
+    sent_before_cwnd_block: bool
+    in_recovery: bool
+
+class CongestionEvent:
+    """`on_congestion_event(ev)`: a loss (or ECN mark) starts a recovery episode."""
+
+    now: int
+    ecn: bool
+    bytes_lost: int
+    bytes_in_flight: int
+    mss: int
