@@ -77,3 +77,24 @@ def test_progress_callback_sees_simulated_time() -> None:
     assert all(end == 300.0 for _, end in seen)
     assert all(0 < now <= 300.0 for now, _ in seen)
     assert [n for n, _ in seen] == sorted(n for n, _ in seen)
+
+
+# Sends itself SIGINT when `slowstart.cli` starts to load: Ctrl-C at the command's first moment.
+CTRL_C_WHILE_LOADING = """
+import importlib.abc, os, signal, sys
+
+class CtrlC(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "slowstart.cli":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, CtrlC())
+import slowstart.launch
+"""
+
+
+def test_ctrl_c_while_the_command_loads_is_one_line_and_status_130() -> None:
+    proc = foreground([sys.executable, "-c", CTRL_C_WHILE_LOADING], stderr=-1, text=True)
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (130, "error: interrupted\n")

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from slowstart.guests import Controller
-from slowstart.units import ScenarioError
-
 if TYPE_CHECKING:
     from slowstart.api import ControllerFault, Result, run, run_config
+    from slowstart.guests import Controller
     from slowstart.scenario import load
     from slowstart.store import results
     from slowstart.sweeps import sweep
+    from slowstart.units import ScenarioError
 
 __all__ = [
     "Controller",
@@ -32,8 +31,10 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-# Imported on first use, so the CLI's error paths and `list` need not load pandas.
-_LAZY = {"Result": "slowstart.api", "run": "slowstart.api", "run_config": "slowstart.api"}
+# Imported on first use, so the CLI's error paths and `list` need not load pandas, and the
+# command's first moments load nothing (slowstart.launch: Ctrl-C then ends it without a trace).
+_LAZY = {"Controller": "slowstart.guests", "ScenarioError": "slowstart.units"}
+_LAZY |= {"Result": "slowstart.api", "run": "slowstart.api", "run_config": "slowstart.api"}
 _LAZY["ControllerFault"] = "slowstart.api"
 _LAZY["load"] = "slowstart.scenario"
 _LAZY["sweep"] = "slowstart.sweeps"

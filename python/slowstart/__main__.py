@@ -1,5 +1,5 @@
 import sys
 
-from slowstart.cli import main
+from slowstart.launch import main
 
 sys.exit(main())
