@@ -288,7 +288,7 @@ def test_files_are_read_only_when_regular_and_bounded(
     for trace, why in [
         (Path("/dev/zero"), "/dev/zero: not a regular file"),
         (fifo, "fifo.toml: not a regular file"),
-        (binary, "binary.txt: not UTF-8 text"),
+        (binary, "binary.txt line 1: expected a time in ms"),
         (beyond, "beyond.txt line 3: expected a time in ms, an integer in 0..=3600000"),
     ]:
         line = one_line(["run", str(trace_scenario(tmp_path, trace))], capsys)

@@ -66,11 +66,12 @@ def read_user_bytes(
         raise ScenarioError(f"{at}: {info.st_size} bytes, more than {what} may have ({max_bytes})")
     try:
         with open(path, "rb") as fh:
-            data = fh.read(max_bytes + 1)
+            # Sized by the file, not the bound: read(n) allocates n bytes first.
+            data = fh.read(info.st_size + 1)
     except OSError as e:
         raise ScenarioError(f"{at}: cannot read: {e.strerror}") from None
-    if len(data) > max_bytes:  # it grew since
-        raise ScenarioError(f"{at}: more bytes than {what} may have ({max_bytes})")
+    if len(data) > info.st_size:
+        raise ScenarioError(f"{at}: grew while it was read, expected {what}")
     return data
 
 

@@ -26,7 +26,12 @@ from slowstart.apps import ALL_KEYS as APP_KEYS
 from slowstart.apps import PROGRAM_KEYS, parse_app, parse_program
 from slowstart.defaults import canonical_word, defaults, limits
 from slowstart.paths import read_user_text, scenario_path
-from slowstart.queues import parse_gilbert_elliott, parse_queue, parse_rate_or_trace
+from slowstart.queues import (
+    Trace,
+    parse_gilbert_elliott,
+    parse_queue,
+    parse_rate_or_trace,
+)
 from slowstart.units import (
     ScenarioError,
     parse_bool,
@@ -572,7 +577,7 @@ def _direction(
     discipline: dict[str, Any] | None = None,
     ecn: bool = False,
     gilbert_elliott: dict[str, float] | None = None,
-    trace: list[int] | None = None,
+    trace: Trace | None = None,
 ) -> dict[str, Any]:
     d = {
         "rate_bps": rate_bps,
@@ -585,7 +590,7 @@ def _direction(
     if gilbert_elliott is not None:
         d["gilbert_elliott"] = gilbert_elliott
     if trace is not None:
-        d["rate_trace_ms"] = trace
+        d["rate_trace_ms"] = trace.times
     # Written only when used, so drop-tail scenarios keep their canonical form.
     if discipline is not None:
         d["discipline"] = discipline

@@ -61,7 +61,13 @@ pub struct DirectionConfig {
     pub rate_bps: u64,
     /// Capacity from a trace in Mahimahi's format: the times (ms) of 1500-byte delivery
     /// opportunities, repeating with the last one as period (see `network::opportunities`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Read from a list of integers, or from one string of them separated by spaces, as
+    /// Python's loader writes a trace file (a list of millions costs it ten times the memory).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "trace_times"
+    )]
     pub rate_trace_ms: Vec<u64>,
     pub delay_ns: u64,
     /// The buffer: drop-tail's limit, and the hard limit under every discipline.
@@ -1533,6 +1539,42 @@ pub const MAX_CROSS_PACKETS: u64 = 1_000_000_000;
 pub const MAX_ROUTE_TABLE: u64 = 1 << 26;
 /// Largest web request: it leaves as request packets at once.
 pub const MAX_REQUEST_BYTES: u64 = 1_000_000;
+
+/// `rate_trace_ms`: a list of integers, or a string of them separated by ASCII whitespace.
+fn trace_times<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
+    use serde::de;
+
+    struct Times;
+
+    impl<'de> de::Visitor<'de> for Times {
+        type Value = Vec<u64>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("times in ms: a list of integers, or a string of them separated by spaces")
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Vec<u64>, E> {
+            v.split_ascii_whitespace()
+                .enumerate()
+                .map(|(i, t)| {
+                    t.parse().map_err(|_| {
+                        let t: String = t.chars().take(40).collect();
+                        E::custom(format_args!(
+                            "time {i}: expected an integer (ms), got {t:?}"
+                        ))
+                    })
+                })
+                .collect()
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<u64>, A::Error> {
+            let mut times = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 20));
+            while let Some(t) = seq.next_element()? {
+                times.push(t);
+            }
+            Ok(times)
+        }
+    }
+    d.deserialize_any(Times)
+}
 
 impl SimConfig {
     /// Parse a canonical config; an error names the field as [`SimConfig::validate`] does

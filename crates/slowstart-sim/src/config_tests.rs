@@ -217,3 +217,25 @@ fn the_cross_sources_together_send_a_bounded_number_of_packets() {
          1000000000",
     );
 }
+
+/// A trace's times read the same from a list and from the string of them Python's loader
+/// writes; a token that is not an integer is refused naming the field and the token.
+#[test]
+fn trace_times_read_from_a_list_or_a_string_of_them() {
+    let mut cfg = serde_json::to_value(reno_path()).unwrap();
+    let forward = &mut cfg["links"][0]["forward"];
+    forward["rate_trace_ms"] = serde_json::json!([0, 0, 1, 5, 5, 20]);
+    let listed = SimConfig::from_json(&cfg.to_string()).unwrap();
+    let forward = &mut cfg["links"][0]["forward"];
+    forward["rate_trace_ms"] = serde_json::json!("0 0\n1 5\t5   20");
+    let spaced = SimConfig::from_json(&cfg.to_string()).unwrap();
+    assert_eq!(listed.links[0].forward.rate_trace_ms, [0, 0, 1, 5, 5, 20]);
+    assert_eq!(spaced.links[0].forward.rate_trace_ms, [0, 0, 1, 5, 5, 20]);
+
+    cfg["links"][0]["forward"]["rate_trace_ms"] = serde_json::json!("0 1 1.5 2");
+    let e = SimConfig::from_json(&cfg.to_string()).unwrap_err().0;
+    assert_eq!(
+        e,
+        "links.0.forward.rate_trace_ms: time 2: expected an integer (ms), got \"1.5\""
+    );
+}
