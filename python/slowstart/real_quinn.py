@@ -10,7 +10,7 @@ the first stream data may leave: the simulation it is compared with has no hands
 Packets: quinn sends 1472-byte UDP payloads (1500-byte IP packets, MTU discovery off), of which
 QUIC_MSS are stream data; the simulation sends the same packets (mss QUIC_MSS, header_bytes
 QUIC_HEADER_BYTES), ACKs every 2 packets or after 25 ms (RFC 9000 §13.2.1, quinn's
-max_ack_delay), paced (quinn at 1.25 cwnd/srtt, the simulation at Linux's rate). quinn counts
+max_ack_delay), paced as quinn paces (`pacer = "quinn"`: 1.25 cwnd/srtt). quinn counts
 its window in datagram bytes: the trace's cwnd, ssthresh and in-flight columns are converted to
 stream-payload bytes (times QUIC_MSS / QUIC_DATAGRAM), so that a packet weighs the same in both;
 the datagram bytes stay in `cwnd_datagram_bytes`. docs/quinn.md lists the differences that remain.
@@ -65,8 +65,10 @@ QUIC_FLOW = {
     "delack_timeout_ns": 25_000_000,
     "quickack": False,
     # quinn paces every connection: the controller hears it (HyStart's ACK-train threshold is
-    # then the whole min RTT, tcp_cubic.c), and the simulation paces too, at Linux's rate.
+    # then the whole min RTT, tcp_cubic.c), and the simulation paces as quinn does, at
+    # 1.25 cwnd/srtt whatever the controller's own rate (quinn-proto connection/pacing.rs).
     "pacing": True,
+    "pacer": "quinn",
 }
 # --stack quinn-native: the slowstart name -> quinn's own controller.
 QUINN_CC = {"reno": "newreno", "cubic": "cubic", "bbr": "bbr"}

@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use slowstart_cc::CcSpec;
 use slowstart_transport::settings::from_words;
 pub use slowstart_transport::settings::{
-    CeFeedback, CwndLimited, LossDetection, Recovery, MAX_ACK_EVERY, MAX_DELACK_NS,
+    CeFeedback, CwndLimited, LossDetection, PacerModel, Recovery, MAX_ACK_EVERY, MAX_DELACK_NS,
     MAX_HEADER_BYTES, MAX_INITIAL_WINDOW,
 };
 use slowstart_transport::Settings;
@@ -554,6 +554,9 @@ pub struct FlowConfig {
     pub max_rto_ns: u64,
     #[serde(default)]
     pub pacing: bool,
+    /// How pacing spaces packets (see [`PacerModel`]); with `pacing` only.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub pacer: PacerModel,
     #[serde(default)]
     pub recovery: Recovery,
     #[serde(default)]
@@ -782,6 +785,7 @@ impl FlowConfig {
             min_rto_ns: default_min_rto_ns(),
             max_rto_ns: default_max_rto_ns(),
             pacing: false,
+            pacer: PacerModel::default(),
             recovery: Recovery::default(),
             loss_detection: LossDetection::default(),
             ecn: false,
@@ -1163,6 +1167,7 @@ fn words_json() -> serde_json::Value {
         "recovery": table(Recovery::WORDS),
         "loss_detection": table(LossDetection::WORDS),
         "cwnd_limited": table(CwndLimited::WORDS),
+        "pacer": table(PacerModel::WORDS),
         "ecn_feedback": table(CeFeedback::WORDS),
         "population": table(Population::WORDS),
         "seeding": table(Seeding::WORDS),
@@ -1852,6 +1857,7 @@ impl FlowConfig {
             min_rto_ns: self.min_rto_ns,
             max_rto_ns: self.max_rto_ns,
             pacing: self.pacing,
+            pacer: self.pacer,
             recovery: self.recovery,
             loss_detection: self.loss_detection,
             ecn: self.ecn || needed.is_some(),
