@@ -1367,7 +1367,7 @@ pub const PATH_DEFAULTS: PathDefaults = PathDefaults {
 /// applies before a config exists (a trace's times, the files it reads, a sweep's size).
 pub fn defaults_json() -> String {
     let flow = |f: FlowConfig| {
-        let (ecn, cwnd_limited, feedback) = (f.ecn, f.cwnd_limited, f.ecn_feedback);
+        let (ecn, cwnd_limited, feedback, pacer) = (f.ecn, f.cwnd_limited, f.ecn_feedback, f.pacer);
         let mut v = serde_json::to_value(f).expect("a config serializes");
         let o = v.as_object_mut().expect("a struct is an object");
         o.remove("src");
@@ -1377,6 +1377,8 @@ pub fn defaults_json() -> String {
         o.insert("cwnd_limited".into(), rule);
         let feedback = serde_json::to_value(feedback).expect("a config serializes");
         o.insert("ecn_feedback".into(), feedback);
+        let pacer = serde_json::to_value(pacer).expect("a config serializes");
+        o.insert("pacer".into(), pacer);
         o.insert("program".into(), serde_json::Value::Null);
         v
     };
@@ -2298,6 +2300,7 @@ mod tests {
         );
         assert_eq!(d["flow"]["ecn"], false);
         assert_eq!(d["flow"]["cwnd_limited"], "linux");
+        assert_eq!(d["flow"]["pacer"], "linux");
         assert_eq!(d["swarm"]["tcp"]["ecn"], false);
         assert!(d["flow"].get("src").is_none() && d["web"].get("response_bytes").is_none());
         assert_eq!(d["trace"]["max_rows"], 2_000_000);
