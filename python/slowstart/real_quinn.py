@@ -10,11 +10,12 @@ the first stream data may leave: the simulation it is compared with has no hands
 Packets: quinn sends 1472-byte UDP payloads (1500-byte IP packets, MTU discovery off), of which
 QUIC_MSS are stream data; the simulation sends the same packets (mss QUIC_MSS, header_bytes
 QUIC_HEADER_BYTES), ACKs every 2 packets or after 25 ms (RFC 9000 §13.2.1, quinn's
-max_ack_delay), with a receive window open from the start, paced as quinn paces (`pacer = "quinn"`: 1.25 cwnd/srtt). quinn counts
-its window in datagram bytes: the client's qlog (`--qlog`, read as ngtcp2's is) gives the
-flow trace, its cwnd, ssthresh and in-flight columns converted to
-stream-payload bytes (times QUIC_MSS / QUIC_DATAGRAM), so that a packet weighs the same in both;
-the datagram bytes stay in `cwnd_datagram_bytes`. docs/quinn.md lists the differences that remain.
+max_ack_delay), with a receive window open from the start, paced as quinn paces (`pacer =
+"quinn"`: 1.25 cwnd/srtt). quinn counts its window in datagram bytes: the client's qlog
+(`--qlog`, read as ngtcp2's is) gives the flow trace, its cwnd, ssthresh and in-flight columns
+converted to stream-payload bytes (times QUIC_MSS / QUIC_DATAGRAM), so that a packet weighs the
+same in both; the datagram bytes stay in `cwnd_datagram_bytes`. docs/quinn.md lists the
+differences that remain.
 """
 
 from __future__ import annotations
