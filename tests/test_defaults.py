@@ -32,7 +32,7 @@ CORE = json.loads(_core.defaults())
 PATH = {"rate": "10Mbps", "rtt": "10ms"}
 # Flow keys the canonical config holds only when not their default, so that scenarios
 # without them keep their canonical form (and their results-store keys).
-WRITTEN_WHEN_SET = ("ecn", "ecn_feedback", "cwnd_limited", "program")
+WRITTEN_WHEN_SET = ("ecn", "ecn_feedback", "cwnd_limited", "pacer", "program")
 
 
 def test_every_core_default_is_a_key_the_loader_takes():
@@ -211,6 +211,19 @@ def test_cwnd_limited_is_written_only_when_not_the_cores_default(given, written)
         == written
     )
     assert load({"duration": "1s", "swarm": swarm})["swarm"]["tcp"].get("cwnd_limited") == written
+
+
+def test_pacer_is_written_when_set_and_its_words_and_needs_checked():
+    flow = {"pacing": True, "pacer": "quinn"}
+    assert load({"duration": "1s", "path": PATH, "flow": [flow]})["flows"][0]["pacer"] == "quinn"
+    assert "pacer" not in load({"duration": "1s", "path": PATH, "flow": [{}]})["flows"][0]
+    for bad, message in (
+        ({"pacing": True, "pacer": "fq"}, 'flow.0.pacer: expected one of linux, quinn, got "fq"'),
+        ({"pacer": "quinn"}, 'flow.0.pacer: a pacer other than "linux" paces every packet'),
+    ):
+        with pytest.raises(ScenarioError) as err:
+            load({"duration": "1s", "path": PATH, "flow": [bad]})
+        assert message in str(err.value)
 
 
 @pytest.mark.parametrize(

@@ -29,6 +29,31 @@ def test_quinn_stacks_name_the_controllers_they_run():
     assert bad is not None and bad.startswith("--cc: quinn's own controllers are reno, cubic, bbr")
 
 
+def test_without_cc_each_flow_keeps_the_scenarios_own():
+    """`real`/`compare` without --cc run the scenario's controllers (real-satellite's
+    hystart-pb), checked flow by flow against the stack."""
+    from slowstart.cli import build_parser
+    from slowstart.paths import scenario_path
+    from slowstart.scenario import load
+
+    args = build_parser().parse_args(["compare", "real-satellite", "--stack", "quinn-native"])
+    assert args.cc is None
+    config = load(scenario_path("real-satellite"), cc=args.cc)
+    assert config["flows"][0]["cc"]["name"] == "hystart-pb"
+    bad = check_real_cc(args, config)
+    assert bad is not None and bad.startswith("flow.0.cc: quinn's own controllers are")
+    assert check_real_cc(Namespace(stack="quinn", cc=None), config) is None
+
+
+def test_real_runs_are_labelled_by_their_stack():
+    from slowstart.compare import stack_label
+
+    assert stack_label("quinn", {}) == "quinn"
+    assert stack_label("kernel", {}) == "Linux"
+    program = {"program": {"server": ["gtlsserver", "--quiet"], "client": ["gtlsclient"]}}
+    assert stack_label("program", {"flows": [program]}) == "gtlsserver"
+
+
 def test_flows_quinn_cannot_run_are_named():
     from slowstart.scenario import load
 
@@ -61,6 +86,10 @@ def test_the_simulation_sends_quinns_packets():
     # One 1500-byte IP packet: 20 (IP) + 8 (UDP) + the 1472-byte QUIC datagram.
     assert flow["mss"] + flow["header_bytes"] == 1500
     assert flow["handshake"] is False and flow["ack_every"] == 2
+    # quinn paces every packet at 1.25 cwnd/srtt, whatever the controller's rate.
+    assert flow["pacing"] is True and flow["pacer"] == "quinn"
+    # No TCP-like receive window opening per segment: the whole megabyte may be in flight.
+    assert flow["initrwnd"] * flow["mss"] >= 1_000_000
     assert real_quinn.cc_args({"cc": {"name": "cubic", "params": {"beta": 0.5}}}, "quinn") == [
         "--cc",
         "cubic:beta=0.5",

@@ -996,22 +996,28 @@ def _load_real(args: argparse.Namespace) -> dict[str, Any]:
     return load(scenario_path(args.file), cc=args.cc, set=args.set or [], seed=args.seed)
 
 
-def check_real_cc(args: argparse.Namespace) -> str | None:
+def check_real_cc(args: argparse.Namespace, config: dict[str, Any] | None = None) -> str | None:
     """The kernel stack runs Linux's algorithms only, quinn-native quinn's own; the UDP and
-    quinn stacks any of the library's (quinn refuses the one-way-delay ones itself)."""
+    quinn stacks any of the library's (quinn refuses the one-way-delay ones itself). Checks
+    `--cc`, or without it each flow's own cc in `config`."""
     from slowstart.real_kernel import LINUX_CC
     from slowstart.real_quinn import QUINN_CC
 
-    if args.stack == "quinn-native" and args.cc.split(":")[0] not in QUINN_CC:
-        return (
-            f"--cc: quinn's own controllers are {', '.join(QUINN_CC)}, got {args.cc!r} "
-            "(--stack quinn runs every slowstart algorithm but ledbat and utp)"
-        )
-    if (args.stack or "kernel") in ("kernel", "both") and args.cc.split(":")[0] not in LINUX_CC:
-        return (
-            f"--cc: the kernel stack runs {', '.join(LINUX_CC)}, got {args.cc!r} "
-            "(--stack udp runs every algorithm)"
-        )
+    if args.cc is not None:
+        named = [("--cc", args.cc)]
+    else:
+        named = [(f"flow.{i}.cc", f["cc"]["name"]) for i, f in enumerate((config or {})["flows"])]
+    for at, cc in named:
+        if args.stack == "quinn-native" and cc.split(":")[0] not in QUINN_CC:
+            return (
+                f"{at}: quinn's own controllers are {', '.join(QUINN_CC)}, got {cc!r} "
+                "(--stack quinn runs every slowstart algorithm but ledbat and utp)"
+            )
+        if (args.stack or "kernel") in ("kernel", "both") and cc.split(":")[0] not in LINUX_CC:
+            return (
+                f"{at}: the kernel stack runs {', '.join(LINUX_CC)}, got {cc!r} "
+                "(--stack udp runs every algorithm)"
+            )
     return None
 
 
@@ -1023,10 +1029,10 @@ def cmd_real(args: argparse.Namespace) -> int:
     reason = testbed.unavailable_reason()
     if reason:
         return _error(reason, 2)
-    bad = check_real_cc(args)
+    config = _load_real(args)
+    bad = check_real_cc(args, config)
     if bad:
         return _error(bad, 2)
-    config = _load_real(args)
     from slowstart.api import export_dir
     from slowstart.real_program import has_programs
 
@@ -1074,10 +1080,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return _error(reason, 2)
     if args.runs < 1:
         return _error("--runs: expected a positive integer", 2)
-    bad = check_real_cc(args)
+    config = _load_real(args)
+    bad = check_real_cc(args, config)
     if bad:
         return _error(bad, 2)
-    config = _load_real(args)
     from slowstart.real_program import has_programs
 
     stack = args.stack or "kernel"
@@ -1091,7 +1097,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         stack = "program"
     if stack == "both":
         return _compare_both(args, config)
-    from slowstart.compare import compare, overlay_plot
+    from slowstart.compare import compare, overlay_plot, stack_label
 
     try:
         c = compare(config, runs=args.runs, stack=stack)
@@ -1100,9 +1106,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     sim, reals = c.pop("_results")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    who = {"udp": "UDP stack", "program": "program"}.get(stack, "Linux")
     fig = overlay_plot(
-        sim, reals, title=f"{config.get('name')}: {config['flows'][0]['cc']['name']}", who=who
+        sim,
+        reals,
+        title=f"{config.get('name')}: {config['flows'][0]['cc']['name']}",
+        who=stack_label(stack, config),
     )
     fig.savefig(out / "compare.png", dpi=120)
     (out / "compare.json").write_text(json.dumps(c, indent=2) + "\n", encoding="utf-8")
@@ -1116,7 +1124,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def _compare_both(args: argparse.Namespace, config: dict[str, Any]) -> int:
     """`compare --stack both`: compare-kernel.png, compare-udp.png, compare.json, one table."""
-    from slowstart.compare import compare_both, overlay_plot
+    from slowstart.compare import compare_both, overlay_plot, stack_label
     from slowstart.testbed import RealUnavailable
 
     try:
@@ -1126,7 +1134,8 @@ def _compare_both(args: argparse.Namespace, config: dict[str, Any]) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     title = f"{config.get('name')}: {config['flows'][0]['cc']['name']}"
-    for stack, who in (("kernel", "Linux"), ("udp", "UDP stack")):
+    for stack in ("kernel", "udp"):
+        who = stack_label(stack, config)
         sim, reals = c[stack].pop("_results")
         fig = overlay_plot(sim, reals, title=f"{title}, {who}", who=who)
         fig.savefig(out / f"compare-{stack}.png", dpi=120)
@@ -1203,10 +1212,9 @@ def add_real_parsers(sub: Any) -> None:
         p.add_argument("file", help="scenario .toml (or the name of one in scenarios/)")
         p.add_argument(
             "--cc",
-            default="cubic",
-            help=f"congestion control: {', '.join(LINUX_CC)} on the kernel stack (bbr1 "
-            "simulates Linux's bbr, bbr the IETF draft), any algorithm on the UDP stack "
-            "(default %(default)s)",
+            help=f"congestion control of every flow: {', '.join(LINUX_CC)} on the kernel stack "
+            "(bbr1 simulates Linux's bbr, bbr the IETF draft), any algorithm on the UDP and "
+            "quinn stacks (default: each flow's own cc in the scenario)",
         )
         p.add_argument(
             "--stack",

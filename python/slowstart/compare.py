@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from slowstart.real_summary import HEADER_BYTES, MSS, cwnd_at
@@ -206,6 +207,23 @@ def compare_both(config: dict[str, Any], runs: int = 3) -> dict[str, Any]:
         "kernel": compare(config, runs=runs, stack="kernel"),
         "udp": compare(config, runs=runs, stack="udp"),
     }
+
+
+# Who ran the real runs, by --stack: the legend's "real (...)".
+STACK_LABELS = {
+    "kernel": "Linux",
+    "udp": "UDP stack",
+    "quinn": "quinn",
+    "quinn-native": "quinn's own cc",
+}
+
+
+def stack_label(stack: str, config: dict[str, Any]) -> str:
+    """The label of a stack's real runs; a program pair by its server's program name."""
+    if stack == "program":
+        programs = {Path(f["program"]["server"][0]).name for f in config["flows"]}
+        return ", ".join(sorted(programs))
+    return STACK_LABELS[stack]
 
 
 def overlay_plot(

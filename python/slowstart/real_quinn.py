@@ -10,10 +10,12 @@ the first stream data may leave: the simulation it is compared with has no hands
 Packets: quinn sends 1472-byte UDP payloads (1500-byte IP packets, MTU discovery off), of which
 QUIC_MSS are stream data; the simulation sends the same packets (mss QUIC_MSS, header_bytes
 QUIC_HEADER_BYTES), ACKs every 2 packets or after 25 ms (RFC 9000 §13.2.1, quinn's
-max_ack_delay), paced (quinn at 1.25 cwnd/srtt, the simulation at Linux's rate). quinn counts
-its window in datagram bytes: the trace's cwnd, ssthresh and in-flight columns are converted to
-stream-payload bytes (times QUIC_MSS / QUIC_DATAGRAM), so that a packet weighs the same in both;
-the datagram bytes stay in `cwnd_datagram_bytes`. docs/quinn.md lists the differences that remain.
+max_ack_delay), with a receive window open from the start, paced as quinn paces (`pacer =
+"quinn"`: 1.25 cwnd/srtt). quinn counts its window in datagram bytes: the client's qlog
+(`--qlog`, read as ngtcp2's is) gives the flow trace, its cwnd, ssthresh and in-flight columns
+converted to stream-payload bytes (times QUIC_MSS / QUIC_DATAGRAM), so that a packet weighs the
+same in both; the datagram bytes stay in `cwnd_datagram_bytes`. docs/quinn.md lists the
+differences that remain.
 """
 
 from __future__ import annotations
@@ -65,12 +67,13 @@ QUIC_FLOW = {
     "delack_timeout_ns": 25_000_000,
     "quickack": False,
     # quinn paces every connection: the controller hears it (HyStart's ACK-train threshold is
-    # then the whole min RTT, tcp_cubic.c), and the simulation paces too, at Linux's rate.
+    # then the whole min RTT, tcp_cubic.c), and the simulation paces as quinn does, at
+    # 1.25 cwnd/srtt whatever the controller's own rate (quinn-proto connection/pacing.rs).
     "pacing": True,
+    "pacer": "quinn",
 }
 # --stack quinn-native: the slowstart name -> quinn's own controller.
 QUINN_CC = {"reno": "newreno", "cubic": "cubic", "bbr": "bbr"}
-UNSET = 2**64 - 1
 STACKS = ("quinn", "quinn-native")
 
 
@@ -85,6 +88,11 @@ def quic_like(config: dict[str, Any]) -> dict[str, Any]:
     cfg = json.loads(json.dumps(config))
     for f in cfg["flows"]:
         f.update(QUIC_FLOW)
+        if f.get("size_bytes"):
+            # QUIC's flow control has no window that opens as data arrives (the simulated
+            # receiver's is Linux's tcp_grow_window: 2 segments per segment received), and
+            # slowstart-quinn's are 1 GiB: the receiver's window holds the whole transfer.
+            f["initrwnd"] = max(f["initrwnd"], -(-f["size_bytes"] // QUIC_MSS))
     return cfg
 
 
@@ -146,29 +154,33 @@ def check_flows(config: dict[str, Any]) -> None:
 
 
 def _flows_frame(path: Path, flow_id: int, start_s: float, t0_ns: int) -> Any:
-    """The client's trace → the simulator's flow trace, window columns in stream-payload
-    bytes; times from the handshake's end (`t0_ns` on the trace's clock) at `start_s`."""
+    """The client's qlog (read as ngtcp2's is, real_program.read_qlog) → the simulator's flow
+    trace, window columns in stream-payload bytes; times from the handshake's end (`t0_ns`
+    after the qlog's origin, the connect) at `start_s`."""
     import numpy as np
     import pandas as pd
 
-    df = pd.read_csv(path, dtype={"ssthresh": np.uint64})
-    df = df[df["t_ns"] >= t0_ns]
+    from slowstart.real_program import read_qlog
+
+    df = pd.DataFrame(read_qlog(path.parent, "client"))
+    df["state"] = df["state"].ffill() if "state" in df else "slow_start"
+    df = df[df["congestion_window"].notna()]
+    df = df[df["t_ms"] * 1e6 >= t0_ns]
     scale = QUIC_MSS / QUIC_DATAGRAM
-    ssthresh = df["ssthresh"].astype(np.float64) * scale
-    ssthresh[df["ssthresh"] == np.uint64(UNSET)] = np.nan
+    ssthresh = (df["ssthresh"] if "ssthresh" in df else pd.Series(np.nan, index=df.index)) * scale
     return frame(
         "flows",
         {
-            "t_s": (df["t_ns"] - t0_ns) / 1e9 + start_s,
+            "t_s": (df["t_ms"] * 1e6 - t0_ns) / 1e9 + start_s,
             "flow": np.full(len(df), flow_id, dtype=np.uint32),
-            "cwnd_bytes": (df["cwnd"] * scale).round().astype(np.uint64),
-            "ssthresh_bytes": ssthresh,
-            "inflight_bytes": (df["inflight"] * scale).round().astype(np.uint64),
-            "srtt_s": df["srtt_ns"] / 1e9,
-            "delivered_bytes": (df["delivered"] * scale).round().astype(np.uint64),
-            "phase": df["phase"].astype(str),
+            "cwnd_bytes": (df["congestion_window"] * scale).round().astype(np.uint64),
+            "ssthresh_bytes": ssthresh.astype(np.float64),
+            "inflight_bytes": (df["bytes_in_flight"] * scale).round().astype(np.uint64),
+            "srtt_s": df["smoothed_rtt"] / 1e3,
+            "delivered_bytes": np.full(len(df), np.nan),
+            "phase": df["state"].astype(str),
         },
-        {"cwnd_datagram_bytes": df["cwnd"].astype(np.uint64)},
+        {"cwnd_datagram_bytes": df["congestion_window"].astype(np.uint64)},
     )
 
 
@@ -208,7 +220,8 @@ def run_real_quinn(
             for i, r in enumerate(runs):
                 flow, port = r["flow"], r["port"]
                 r["start_at"] = t_base + int(flow["start_ns"])
-                r["trace"] = work / f"trace{i}.csv"
+                r["qlog"] = work / f"qlog{i}" / "client.sqlog"
+                r["qlog"].parent.mkdir()
                 r["calls"] = work / f"calls{i}.txt"
                 r["tx"] = session.process(
                     session.ns_snd,
@@ -217,7 +230,7 @@ def run_real_quinn(
                     + ["--bytes", str(flow["size_bytes"]), *cc_args(flow, stack)]
                     + ["--initcwnd", str(flow["initcwnd"]), "--mtu", str(QUIC_DATAGRAM)]
                     + ["--seed", str(config.get("seed", 0)), "--start-at", str(r["start_at"])]
-                    + ["--duration-ms", duration_ms, "--trace", str(r["trace"])]
+                    + ["--duration-ms", duration_ms, "--qlog", str(r["qlog"])]
                     + (["--calls", str(r["calls"])] if calls else []),
                 )
             deadline = time.monotonic() + START_LEAD_NS / 1e9 + timeout_s
@@ -245,7 +258,7 @@ def run_real_quinn(
             # The trace counts from the controller's creation (the connect); data from the
             # handshake's end.
             handshake_ns = tx["start_ns"] - tx["connect_ns"]
-            frames.append(_flows_frame(r["trace"], i, r["flow"]["start_ns"] / 1e9, handshake_ns))
+            frames.append(_flows_frame(r["qlog"], i, r["flow"]["start_ns"] / 1e9, handshake_ns))
             if calls:
                 r["calls_text"] = r["calls"].read_text(encoding="utf-8")
         flows = pd.concat(frames, ignore_index=True)

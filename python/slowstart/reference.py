@@ -96,6 +96,11 @@ FLOW_DOCS = {
     "min_rto": ("time", "retransmission timer floor"),
     "max_rto": ("time", "retransmission timer ceiling"),
     "pacing": ("boolean", "pace sending at the controller's rate"),
+    "pacer": (
+        "word",
+        'with pacing, "linux" (the controller\'s rate, else Linux\'s) or "quinn" (quinn\'s '
+        "token bucket at 1.25 cwnd/srtt, whatever the controller's rate)",
+    ),
     "recovery": ("word", '"prr" (RFC 6937) or "rfc6675" (the plain pipe rule)'),
     "loss_detection": ("word", '"rack" (RACK-TLP, RFC 8985) or "dupthresh" (RFC 6675 only)'),
     "ecn": ("boolean", "ECN (RFC 3168): data ECN-capable, the window reduced on ECE"),

@@ -128,6 +128,7 @@ FLOW_KEYS = (
     "min_rto",
     "max_rto",
     "pacing",
+    "pacer",
     "recovery",
     "loss_detection",
     "ecn",
@@ -821,7 +822,7 @@ def transport(
 ) -> dict[str, Any]:
     """A flow's transport settings (all of FlowConfig but its ends, size, start and app);
     `f` holds every key of SWARM_FLOW_KEYS, errors are named `at.KEY`. Ranges and choices
-    (`recovery`, `loss_detection`, `cwnd_limited`) are the core's to check."""
+    (`recovery`, `loss_detection`, `cwnd_limited`, `pacer`) are the core's to check."""
     cc = parse_cc(f["cc"], f"{at}.cc")
     if algorithms is not None:
         check_cc(cc, f"{at}.cc", algorithms)
@@ -856,6 +857,9 @@ def transport(
     cwnd_limited = canonical_word("cwnd_limited", f["cwnd_limited"])
     if cwnd_limited != defaults("flow")["cwnd_limited"]:
         t["cwnd_limited"] = cwnd_limited
+    pacer = canonical_word("pacer", f["pacer"])
+    if pacer != defaults("flow")["pacer"]:
+        t["pacer"] = pacer
     feedback = canonical_word("ecn_feedback", f["ecn_feedback"])
     if feedback != defaults("flow")["ecn_feedback"]:
         t["ecn_feedback"] = feedback

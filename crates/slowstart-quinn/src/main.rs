@@ -3,7 +3,7 @@
 //! `slowstart-quinn client --bind ADDR --peer ADDR --cert CERT.der --bytes N
 //!  (--cc SPEC | --quinn-cc newreno|cubic|bbr) [--initcwnd N] [--mtu N] [--seed N]
 //!  [--guest NAME=PATH.wasm] [--start-at NS] [--duration-ms N] [--trace TRACE.csv]
-//!  [--calls CALLS.txt]`
+//!  [--qlog TRACE.sqlog] [--calls CALLS.txt]`
 //!
 //! `check` only builds the controller SPEC names (exit 0, or its error and exit 2), so that a
 //! caller can refuse a spec before it sets up a run. Otherwise, one QUIC transfer over quinn:
@@ -18,7 +18,8 @@
 //! client trusts that certificate. The client starts at CLOCK_MONOTONIC `--start-at` (ns) if
 //! given. Each prints its report as one JSON line (times in CLOCK_MONOTONIC ns); on failure one
 //! `error: ` line on stderr, exit 1 (2 for bad arguments). `--trace` writes the controller's
-//! state after every ACK frame and congestion event (trace::TraceRow's columns), `--calls` every
+//! state after every ACK frame and congestion event (trace::TraceRow's columns), `--qlog` the same
+//! samples as a qlog (JSON-SEQ `recovery:metrics_updated` events), `--calls` every
 //! call quinn made to the controller (record::Call lines). With $SLOWSTART_PARENT set, the
 //! process dies with that parent (PR_SET_PDEATHSIG).
 
@@ -54,6 +55,7 @@ struct Args {
     start_at: Option<u64>,
     duration_ms: u64,
     trace: Option<String>,
+    qlog: Option<String>,
     calls: Option<String>,
 }
 
@@ -81,6 +83,7 @@ fn parse() -> Result<Args, String> {
         start_at: None,
         duration_ms: 60_000,
         trace: None,
+        qlog: None,
         calls: None,
     };
     let mut bind = None;
@@ -120,6 +123,7 @@ fn parse() -> Result<Args, String> {
             "--start-at" => a.start_at = Some(int(&value)?),
             "--duration-ms" => a.duration_ms = int(&value)?,
             "--trace" => a.trace = Some(value),
+            "--qlog" => a.qlog = Some(value),
             "--calls" => a.calls = Some(value),
             _ => return Err(format!("unknown option {flag}")),
         }
@@ -354,6 +358,13 @@ fn quinn_own(name: &str, a: &Args) -> Arc<dyn ControllerFactory + Send + Sync> {
 }
 
 fn write_trace(a: &Args, rows: &[TraceRow]) -> Result<(), String> {
+    if let Some(path) = &a.qlog {
+        let mut text = slowstart_quinn::trace::qlog_header();
+        for (i, r) in rows.iter().enumerate() {
+            text.push_str(&r.qlog(i.checked_sub(1).map(|p| &rows[p])));
+        }
+        std::fs::write(path, text).map_err(|e| format!("{path}: {e}"))?;
+    }
     let Some(path) = &a.trace else {
         return Ok(());
     };

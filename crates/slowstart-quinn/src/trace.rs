@@ -61,3 +61,88 @@ impl TraceRow {
         )
     }
 }
+
+/// The first record of `--qlog`: a qlog 0.3 JSON-SEQ trace (draft-ietf-quic-qlog-main-schema,
+/// as ngtcp2 writes it) from the client's vantage point, its times in ms from the connection's
+/// start (the `t_ns` origin of [`TraceRow`]).
+pub fn qlog_header() -> String {
+    let head = serde_json::json!({
+        "qlog_version": "0.3",
+        "qlog_format": "JSON-SEQ",
+        "title": "slowstart-quinn client",
+        "trace": {
+            "vantage_point": {"type": "client"},
+            "common_fields": {"time_format": "relative", "reference_time": 0},
+        },
+    });
+    format!("\u{1e}{head}\n")
+}
+
+impl TraceRow {
+    /// The row as qlog events (draft-ietf-quic-qlog-quic-events): `recovery:metrics_updated`
+    /// with the window, bytes in flight and smoothed RTT (quinn's, in datagram bytes), and
+    /// `recovery:congestion_state_updated` when the phase is not `previous`'s.
+    pub fn qlog(&self, previous: Option<&TraceRow>) -> String {
+        let time = self.t_ns as f64 / 1e6;
+        let mut data = serde_json::json!({
+            "congestion_window": self.cwnd,
+            "bytes_in_flight": self.in_flight,
+            "smoothed_rtt": self.srtt_ns as f64 / 1e6,
+        });
+        if self.ssthresh != u64::MAX {
+            data["ssthresh"] = self.ssthresh.into();
+        }
+        let metrics = serde_json::json!({
+            "time": time, "name": "recovery:metrics_updated", "data": data,
+        });
+        let mut out = format!("\u{1e}{metrics}\n");
+        if previous.is_none_or(|p| p.phase != self.phase) {
+            let state = serde_json::json!({
+                "time": time,
+                "name": "recovery:congestion_state_updated",
+                "data": {"old": previous.map(|p| p.phase), "new": self.phase},
+            });
+            out.push_str(&format!("\u{1e}{state}\n"));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn records(text: &str) -> Vec<serde_json::Value> {
+        let chunks = text.split('\u{1e}').filter(|c| !c.trim().is_empty());
+        chunks.map(|c| serde_json::from_str(c).unwrap()).collect()
+    }
+
+    #[test]
+    fn qlog_records_are_json_seq_metrics_and_state_changes() {
+        let row = |t_ns, cwnd, phase| TraceRow {
+            t_ns,
+            cwnd,
+            ssthresh: u64::MAX,
+            in_flight: 14_720,
+            srtt_ns: 100_500_000,
+            delivered: 0,
+            phase,
+        };
+        let (a, b) = (
+            row(1_500_000, 14_720, "slow_start"),
+            row(2_000_000, 16_192, "slow_start"),
+        );
+        let head = records(&qlog_header());
+        assert_eq!(head[0]["trace"]["vantage_point"]["type"], "client");
+        let first = records(&a.qlog(None));
+        assert_eq!(first.len(), 2);
+        assert_eq!(first[0]["name"], "recovery:metrics_updated");
+        assert_eq!(first[0]["time"], 1.5);
+        assert_eq!(first[0]["data"]["congestion_window"], 14_720);
+        assert_eq!(first[0]["data"]["smoothed_rtt"], 100.5);
+        assert!(first[0]["data"].get("ssthresh").is_none());
+        assert_eq!(first[1]["data"]["new"], "slow_start");
+        // The same phase again: metrics only.
+        assert_eq!(records(&b.qlog(Some(&a))).len(), 1);
+    }
+}

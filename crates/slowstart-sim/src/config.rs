@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use slowstart_cc::CcSpec;
 use slowstart_transport::settings::from_words;
 pub use slowstart_transport::settings::{
-    CeFeedback, CwndLimited, LossDetection, Recovery, MAX_ACK_EVERY, MAX_DELACK_NS,
+    CeFeedback, CwndLimited, LossDetection, PacerModel, Recovery, MAX_ACK_EVERY, MAX_DELACK_NS,
     MAX_HEADER_BYTES, MAX_INITIAL_WINDOW,
 };
 use slowstart_transport::Settings;
@@ -560,6 +560,9 @@ pub struct FlowConfig {
     pub max_rto_ns: u64,
     #[serde(default)]
     pub pacing: bool,
+    /// How pacing spaces packets (see [`PacerModel`]); with `pacing` only.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub pacer: PacerModel,
     #[serde(default)]
     pub recovery: Recovery,
     #[serde(default)]
@@ -788,6 +791,7 @@ impl FlowConfig {
             min_rto_ns: default_min_rto_ns(),
             max_rto_ns: default_max_rto_ns(),
             pacing: false,
+            pacer: PacerModel::default(),
             recovery: Recovery::default(),
             loss_detection: LossDetection::default(),
             ecn: false,
@@ -1169,6 +1173,7 @@ fn words_json() -> serde_json::Value {
         "recovery": table(Recovery::WORDS),
         "loss_detection": table(LossDetection::WORDS),
         "cwnd_limited": table(CwndLimited::WORDS),
+        "pacer": table(PacerModel::WORDS),
         "ecn_feedback": table(CeFeedback::WORDS),
         "population": table(Population::WORDS),
         "seeding": table(Seeding::WORDS),
@@ -1368,7 +1373,7 @@ pub const PATH_DEFAULTS: PathDefaults = PathDefaults {
 /// applies before a config exists (a trace's times, the files it reads, a sweep's size).
 pub fn defaults_json() -> String {
     let flow = |f: FlowConfig| {
-        let (ecn, cwnd_limited, feedback) = (f.ecn, f.cwnd_limited, f.ecn_feedback);
+        let (ecn, cwnd_limited, feedback, pacer) = (f.ecn, f.cwnd_limited, f.ecn_feedback, f.pacer);
         let mut v = serde_json::to_value(f).expect("a config serializes");
         let o = v.as_object_mut().expect("a struct is an object");
         o.remove("src");
@@ -1378,6 +1383,8 @@ pub fn defaults_json() -> String {
         o.insert("cwnd_limited".into(), rule);
         let feedback = serde_json::to_value(feedback).expect("a config serializes");
         o.insert("ecn_feedback".into(), feedback);
+        let pacer = serde_json::to_value(pacer).expect("a config serializes");
+        o.insert("pacer".into(), pacer);
         o.insert("program".into(), serde_json::Value::Null);
         v
     };
@@ -1894,6 +1901,7 @@ impl FlowConfig {
             min_rto_ns: self.min_rto_ns,
             max_rto_ns: self.max_rto_ns,
             pacing: self.pacing,
+            pacer: self.pacer,
             recovery: self.recovery,
             loss_detection: self.loss_detection,
             ecn: self.ecn || needed.is_some(),
@@ -2334,6 +2342,7 @@ mod tests {
         );
         assert_eq!(d["flow"]["ecn"], false);
         assert_eq!(d["flow"]["cwnd_limited"], "linux");
+        assert_eq!(d["flow"]["pacer"], "linux");
         assert_eq!(d["swarm"]["tcp"]["ecn"], false);
         assert!(d["flow"].get("src").is_none() && d["web"].get("response_bytes").is_none());
         assert_eq!(d["trace"]["max_rows"], 2_000_000);

@@ -200,6 +200,7 @@ fn fuzz_flow(size: u64, rack: bool, delayed_ack: bool) -> FlowConfig {
         min_rto_ns: 200_000_000,
         max_rto_ns: 60_000_000_000,
         pacing: false,
+        pacer: Default::default(),
         recovery: Recovery::Prr,
         loss_detection: if rack {
             LossDetection::Rack

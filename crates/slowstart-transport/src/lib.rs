@@ -74,6 +74,7 @@ pub(crate) mod testing {
             min_rto_ns: 200 * MS,
             max_rto_ns: 120 * SEC,
             pacing: false,
+            pacer: Default::default(),
             recovery: Recovery::Prr,
             loss_detection: LossDetection::Rack,
             ecn: false,

@@ -41,6 +41,32 @@ pub enum CwndLimited {
     Strict,
 }
 
+/// How a pacing sender spaces its packets (`pacer`, with `pacing` on).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PacerModel {
+    /// At the controller's pacing rate when it sets one, otherwise at Linux's
+    /// (`tcp_update_pacing_rate`: 2 x cwnd / srtt in slow start, 1.2 x after), with bursts of
+    /// the controller's send quantum (two packets by default), as Linux's fq.
+    #[default]
+    Linux,
+    /// quinn-proto 0.11's pacer (`connection/pacing.rs`): a token bucket refilled at
+    /// 1.25 x cwnd / srtt whatever the controller's own rate, holding cwnd x 2 ms / srtt
+    /// (10 to 256 packets); a blocked sender waits until the bucket is full again.
+    Quinn,
+}
+
+impl PacerModel {
+    pub const WORDS: &'static [(&'static str, Self)] =
+        &[("linux", Self::Linux), ("quinn", Self::Quinn)];
+}
+
+impl<'de> Deserialize<'de> for PacerModel {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
+}
+
 /// How the receiver feeds CE marks back to the sender (`ecn_feedback`); both ends of a flow use
 /// the same, as if negotiated at the handshake.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -195,6 +221,8 @@ pub struct Settings {
     pub max_rto_ns: u64,
     /// Pace at Linux's rate (2 or 1.2 x cwnd / srtt) when the controller sets none.
     pub pacing: bool,
+    /// How pacing spaces packets (with `pacing` only).
+    pub pacer: PacerModel,
     pub recovery: Recovery,
     pub loss_detection: LossDetection,
     /// RFC 3168 ECN: data goes out ECN-capable and an echoed mark reduces the window.
@@ -254,6 +282,12 @@ impl Settings {
             );
         }
         range("max_rto", self.max_rto_ns, 1, MAX_RTO_NS)?;
+        if self.pacer != PacerModel::Linux && !self.pacing {
+            return fail(
+                "pacer",
+                "a pacer other than \"linux\" paces every packet and needs pacing = true".into(),
+            );
+        }
         if self.ecn_feedback != CeFeedback::Classic && !self.ecn {
             return fail(
                 "ecn_feedback",
@@ -291,11 +325,20 @@ mod tests {
         );
         s.ecn = true;
         assert_eq!(s.validate(), Ok(()));
+        s.pacer = super::PacerModel::Quinn;
+        assert_eq!(s.validate().unwrap_err().field, "pacer");
+        s.pacing = true;
+        assert_eq!(s.validate(), Ok(()));
     }
 
     #[test]
     fn choices_read_their_words_and_list_them_on_a_miss() {
-        use super::{CwndLimited, LossDetection, Recovery};
+        use super::{CwndLimited, LossDetection, PacerModel, Recovery};
+        for &(word, value) in PacerModel::WORDS {
+            let json = serde_json::to_string(&value).unwrap();
+            assert_eq!(json, format!("\"{word}\""));
+            assert_eq!(serde_json::from_str::<PacerModel>(&json).unwrap(), value);
+        }
         for &(word, value) in Recovery::WORDS {
             let json = serde_json::to_string(&value).unwrap();
             assert_eq!(json, format!("\"{word}\""));

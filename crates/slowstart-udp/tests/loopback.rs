@@ -48,6 +48,7 @@ fn flow(cc: &str, size: u64) -> FlowConfig {
         min_rto_ns: 200 * MS,
         max_rto_ns: 10_000 * MS,
         pacing: false,
+        pacer: Default::default(),
         recovery: Recovery::Prr,
         loss_detection: LossDetection::Rack,
         ecn: false,

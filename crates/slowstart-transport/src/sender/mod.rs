@@ -185,7 +185,7 @@ impl Sender {
             rto: RetransmissionTimer::new(cfg.max_rto_ns, TimerKind::Retransmission),
             syn_sent_ns: 0,
             syn_retransmitted: false,
-            pacer: Pacer::new(cfg.pacing),
+            pacer: Pacer::new(cfg.pacing, cfg.pacer),
             blocked_by_cwnd: false,
             cwnd_rule: cfg.cwnd_limited,
             cwnd_block_ns: None,
@@ -562,7 +562,8 @@ impl Sender {
         self.window_blocked = false;
         let pacing = self.pacer.rate(&self.cc, &self.rtt);
         loop {
-            if pacing.is_some() && self.pacer.must_wait(now, self.flow, io) {
+            let window = (self.cc.cwnd(), self.rtt.srtt(), self.mss);
+            if pacing.is_some() && self.pacer.must_wait(now, self.flow, io, window) {
                 return;
             }
             let pipe = self.board.pipe();
@@ -610,7 +611,7 @@ impl Sender {
                     .cc
                     .send_quantum()
                     .unwrap_or(2 * (self.mss + self.header_bytes));
-                self.pacer.on_sent(now, wire, rate, quantum);
+                self.pacer.on_sent(now, (wire, len), rate, quantum);
             }
         }
     }
