@@ -8,6 +8,9 @@
 //! (`slowstart_udp`). It owns everything TCP-like that is not congestion control: sequence
 //! space, loss detection, recovery, timers, ACK policy and the receive window.
 //!
+//! - [`connection`]: a flow's two ends (sender and receiver, each with its side of the request
+//!   stream) behind `handle_packet`, `handle_timeout(s)` and `poll_timeout`: what every driver
+//!   calls, and the one place that decides which timer fires;
 //! - [`packet`]: the one packet record, with its SACK blocks;
 //! - [`ranges`]: a set of disjoint byte or segment ranges (SACK scoreboard, reassembly);
 //! - [`timer`]: a deadline that can move often without a new wake-up each time;
@@ -19,6 +22,9 @@
 //! - [`request`]: the application's requests back from receiver to sender (go-back-N);
 //! - [`wire`]: the packets as UDP datagrams, versioned and bounds-checked.
 
+pub mod connection;
+#[cfg(test)]
+mod connection_tests;
 pub mod packet;
 pub mod ranges;
 pub mod receiver;
@@ -29,6 +35,7 @@ pub mod settings;
 pub mod timer;
 pub mod wire;
 
+pub use connection::{Connection, Fired, Received, ReceiverEnd, SenderEnd};
 pub use packet::{Kind, Packet};
 pub use settings::{LossDetection, Recovery, Settings};
 pub use timer::{Timer, TimerKind};
