@@ -231,7 +231,7 @@ impl Wire {
             };
             queue.push((now + WIRE_DELAY_NS, p));
         }
-        io.wakeups.clear(); // timers are read from the endpoints themselves
+        io.wakeups.clear(); // this loop reads `poll_timeout` instead
     }
 }
 

@@ -82,6 +82,7 @@ pub struct Connection {
 
 /// Fire `timer` for a wake-up at `now`: true if due; if not, ask for a wake-up at its later
 /// deadline, if it has one.
+#[inline]
 fn wake(timer: &mut Timer, now: u64, flow: u32, kind: TimerKind, io: &mut Io) -> Option<Fired> {
     let deadline = timer.deadline();
     if timer.fire(now) {
@@ -118,6 +119,7 @@ impl SenderEnd {
     }
 
     /// A packet for the sending end arrived (a SYN-ACK, an ACK or a request).
+    #[inline]
     pub fn handle_packet(&mut self, now: u64, packet: &Packet, io: &mut Io) -> Received {
         match packet.kind {
             Kind::SynAck => {
@@ -164,10 +166,12 @@ impl SenderEnd {
         }
     }
 
+    #[inline]
     fn timer_mut(&mut self, kind: TimerKind) -> Option<&mut Timer> {
         self.sender.timer_mut(kind)
     }
 
+    #[inline]
     fn fire(&mut self, now: u64, kind: TimerKind, io: &mut Io) {
         match kind {
             TimerKind::Retransmission => self.sender.on_rto(now, io),
@@ -187,6 +191,7 @@ impl SenderEnd {
 
     /// A wake-up for this end's timer of `kind` came at `now`: fire it if due, else ask for
     /// a wake-up at its later deadline.
+    #[inline]
     pub fn handle_timeout(&mut self, now: u64, kind: TimerKind, io: &mut Io) -> Option<Fired> {
         let flow = self.flow;
         let fired = wake(self.timer_mut(kind)?, now, flow, kind, io)?;
@@ -221,6 +226,7 @@ impl ReceiverEnd {
     }
 
     /// A packet for the receiving end arrived (a SYN, data or a request stream ACK).
+    #[inline]
     pub fn handle_packet(&mut self, now: u64, packet: &Packet, io: &mut Io) -> Received {
         match packet.kind {
             Kind::Syn => {
@@ -245,6 +251,7 @@ impl ReceiverEnd {
         }
     }
 
+    #[inline]
     fn timer_mut(&mut self, kind: TimerKind) -> Option<&mut Timer> {
         match kind {
             TimerKind::DelayedAck => Some(self.receiver.delack_timer_mut()),
@@ -253,6 +260,7 @@ impl ReceiverEnd {
         }
     }
 
+    #[inline]
     fn fire(&mut self, now: u64, kind: TimerKind, io: &mut Io) {
         match kind {
             TimerKind::DelayedAck => self.receiver.on_delack_timer(now, io),
@@ -274,6 +282,7 @@ impl ReceiverEnd {
 
     /// A wake-up for this end's timer of `kind` came at `now`: fire it if due, else ask for
     /// a wake-up at its later deadline.
+    #[inline]
     pub fn handle_timeout(&mut self, now: u64, kind: TimerKind, io: &mut Io) -> Option<Fired> {
         let flow = self.flow;
         let fired = wake(self.timer_mut(kind)?, now, flow, kind, io)?;
@@ -311,6 +320,7 @@ impl Connection {
     }
 
     /// A packet arrived at the end it is addressed to.
+    #[inline]
     pub fn handle_packet(&mut self, now: u64, packet: &Packet, io: &mut Io) -> Received {
         match packet.kind {
             Kind::SynAck | Kind::Ack | Kind::Request => self.src.handle_packet(now, packet, io),
@@ -328,6 +338,7 @@ impl Connection {
 
     /// A wake-up for the timer of `kind` came at `now`: fire it if due (None if not, or if
     /// the kind is not a connection's).
+    #[inline]
     pub fn handle_timeout(&mut self, now: u64, kind: TimerKind, io: &mut Io) -> Option<Fired> {
         match kind {
             TimerKind::Retransmission | TimerKind::LossProbe | TimerKind::Pacing => {
