@@ -17,7 +17,7 @@ use crate::export::{tcp::TcpView, Captures, ExportDirs};
 use crate::network::channel::{Channel, Offer};
 use crate::network::topology::{substream_seed, Topology};
 use crate::swarm::{PeerSummary, SwarmSummary};
-use crate::trace::{AppTrace, FlowRow, FlowTrace, QueueTrace, Sampler};
+use crate::trace::{AppTrace, FlowRow, FlowTrace, QueueRow, QueueTrace, Sampler};
 use crate::SimError;
 
 /// Per-flow measurements taken while the run goes on.
@@ -196,10 +196,7 @@ impl LinkSummary {
 /// when they apply included; a string value marks a text field), and `flows` and `queues`,
 /// the trace tables' column names in order (`*_ns` columns are times in nanoseconds).
 pub fn schema_json() -> String {
-    let names = |columns: Vec<crate::trace::Column>| {
-        let names: Vec<&str> = columns.iter().map(|c| c.name).collect();
-        serde_json::to_string(&names).expect("names serialize")
-    };
+    let names = |names: &[&str]| serde_json::to_string(names).expect("names serialize");
     // Struct fields serialize in declaration order; a `serde_json::Value` would sort them.
     format!(
         r#"{{"flow": {}, "link": {}, "flows": {}, "queues": {}}}"#,
@@ -214,8 +211,8 @@ pub fn schema_json() -> String {
             ..LinkSummary::default()
         })
         .expect("a summary serializes"),
-        names(crate::trace::FlowTrace::default().columns()),
-        names(crate::trace::QueueTrace::default().columns()),
+        names(FlowTrace::NAMES),
+        names(QueueTrace::NAMES),
     )
 }
 
@@ -582,8 +579,15 @@ impl Simulation {
         }
         if self.queue_sampler.due(c as usize, now, false) {
             let (bytes, packets) = self.topo.channels[c as usize].backlog();
-            self.queue_trace
-                .push(now, c, bytes, packets, &mut self.queue_sampler);
+            self.queue_trace.push(
+                QueueRow {
+                    t_ns: now,
+                    link: c,
+                    queue_bytes: bytes,
+                    queue_packets: packets,
+                },
+                &mut self.queue_sampler,
+            );
         }
     }
 

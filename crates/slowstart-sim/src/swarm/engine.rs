@@ -46,7 +46,7 @@ use crate::sim::{seconds, LinkSummary, RunOutput, Summary};
 use crate::swarm::choker::{self, Candidate};
 use crate::swarm::pieces::{Bitfield, BlockState, Layout, Pieces};
 use crate::swarm::{PeerSummary, SwarmSummary, TransportTotals};
-use crate::trace::{AppTrace, FlowTrace, QueueTrace, Sampler};
+use crate::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
 use crate::SimError;
 
 /// BEP 3 message sizes, length prefix included.
@@ -1180,8 +1180,15 @@ impl SwarmSim {
             }
             let c = up(p as u32);
             let (bytes, packets) = self.channels[c as usize].occupancy(now);
-            self.queue_trace
-                .push(now, c, bytes, packets, &mut self.queue_sampler);
+            self.queue_trace.push(
+                QueueRow {
+                    t_ns: now,
+                    link: c,
+                    queue_bytes: bytes,
+                    queue_packets: packets,
+                },
+                &mut self.queue_sampler,
+            );
         }
         let next = now.saturating_add(self.cfg.queue_sample_ns);
         self.queue.push(next, Ev::QueueSample);
