@@ -6,12 +6,12 @@ byte-identical (the promise of "same scenario + seed, same bytes").
     .venv/bin/python bench/digest.py --check out/digest-main.txt   # exit 1 on any difference
 
 Each case runs through the public API (`slowstart.run`) and hashes the summary (as JSON with
-sorted keys, without `wall_s`) and every trace table (flows, queues, apps) written as CSV. The cases cover every
-scenario under `scenarios/` except the `real-*` ones (they need the network), shortened with
-`duration` or a smaller size where the full run takes long, each queue discipline, a
-trace-driven link, cross traffic, a small swarm and every built-in algorithm once. The whole
-set takes about half a minute. Not part of `make test`: a digest is compared with an earlier one
-of the same code's ancestor, not with a number in a file.
+sorted keys, without `wall_s`) and every trace table (flows, queues, apps) written as CSV.
+The cases cover every scenario under `scenarios/` except the `real-*` ones (they need the
+network), shortened with `duration` or a smaller size where the full run takes long, each
+queue discipline, a trace-driven link, cross traffic, a small swarm and every built-in
+algorithm once. The whole set takes about half a minute. Not part of `make test`: a digest
+is compared with an earlier one of the same code's ancestor, not with a number in a file.
 """
 
 from __future__ import annotations
