@@ -15,9 +15,8 @@ use slowstart_cc::{
     AckEvent, CcSpec, CommonParams, CongestionController, CongestionEvent, Controller, SentEvent,
 };
 use slowstart_transport::packet::{Kind, Packet};
-use slowstart_transport::receiver::Receiver;
-use slowstart_transport::sender::{Sender, State};
-use slowstart_transport::{Io, TimerKind};
+use slowstart_transport::sender::State;
+use slowstart_transport::{Connection, Io};
 
 use crate::config::{AppConfig, FlowConfig, LossDetection, Recovery, SimConfig};
 
@@ -233,43 +232,8 @@ impl Wire {
             };
             queue.push((now + WIRE_DELAY_NS, p));
         }
-        io.wakeups.clear(); // timers are read from the endpoints themselves
+        io.wakeups.clear(); // this loop reads `poll_timeout` instead
     }
-}
-
-/// Fire every endpoint timer due by `now`.
-fn fire_timers(now: u64, tx: &mut Sender, rx: &mut Receiver, io: &mut Io) {
-    for kind in SENDER_TIMERS {
-        let timer = tx.timer_mut(kind).expect("a sender timer");
-        if timer.deadline().is_some_and(|d| d <= now) {
-            let _ = timer.fire(now);
-            match kind {
-                TimerKind::Retransmission => tx.on_rto(now, io),
-                TimerKind::LossProbe => tx.on_loss_probe(now, io),
-                _ => tx.on_pacing_timer(now, io),
-            }
-        }
-    }
-    let delack = rx.delack_timer_mut();
-    if delack.deadline().is_some_and(|d| d <= now) {
-        let _ = delack.fire(now);
-        rx.on_delack_timer(now, io);
-    }
-}
-
-const SENDER_TIMERS: [TimerKind; 3] = [
-    TimerKind::Retransmission,
-    TimerKind::LossProbe,
-    TimerKind::Pacing,
-];
-
-fn next_deadline(tx: &Sender, rx: &Receiver) -> Option<u64> {
-    SENDER_TIMERS
-        .iter()
-        .map(|&k| tx.timer(k).and_then(|t| t.deadline()))
-        .chain([rx.delack_timer().deadline()])
-        .flatten()
-        .min()
 }
 
 /// A transfer through a channel that loses, duplicates and reorders as `data` says, then a
@@ -286,12 +250,8 @@ pub fn transport(data: &[u8]) {
         paced: false,
     };
     let settings = cfg.transport();
-    let mut tx = Sender::new(
-        0,
-        &settings,
-        Controller::new(&cfg.cc, &common).expect("reno"),
-    );
-    let mut rx = Receiver::new(0, &settings, cfg.size_bytes);
+    let cc = Controller::new(&cfg.cc, &common).expect("reno");
+    let mut conn = Connection::new(0, &settings, &settings, cc, cfg.size_bytes);
     let mut io = Io::default();
     let mut wire = Wire {
         to_receiver: vec![],
@@ -299,18 +259,11 @@ pub fn transport(data: &[u8]) {
     };
     let mut now = 0;
     let (mut dropped, mut duplicated) = (0u64, 0u64);
+    let tx = &mut conn.src.sender;
     tx.write(size);
     tx.close();
     tx.start(now, false, &mut io);
     wire.take(now, &mut io);
-    let deliver =
-        |p: &Packet, now: u64, tx: &mut Sender, rx: &mut Receiver, io: &mut Io| match p.kind {
-            Kind::Data => rx.on_data(now, p, io),
-            Kind::Ack => {
-                let _ = tx.on_ack(now, p, io);
-            }
-            _ => {}
-        };
     // The fuzzer's part: each byte says what happens next.
     while !input.is_empty() {
         let op = input.u8();
@@ -324,7 +277,7 @@ pub fn transport(data: &[u8]) {
             0 | 1 if !queue.is_empty() => {
                 let (at, p) = queue.remove(which % queue.len());
                 now = now.max(at);
-                deliver(&p, now, &mut tx, &mut rx, &mut io);
+                let _ = conn.handle_packet(now, &p, &mut io);
             }
             2 if !queue.is_empty() => {
                 let (_, p) = queue.remove(which % queue.len());
@@ -341,48 +294,52 @@ pub fn transport(data: &[u8]) {
             }
             4 => {
                 now += (which as u64 + 1) * 5_000_000;
-                fire_timers(now, &mut tx, &mut rx, &mut io);
+                conn.handle_timeouts(now, &mut io, |_| {});
             }
             _ => {}
         }
         wire.take(now, &mut io);
-        assert!(rx.rcv_nxt() <= size, "received past the end");
+        assert!(conn.dst.receiver.rcv_nxt() <= size, "received past the end");
         assert!(
-            tx.acked_bytes() <= rx.rcv_nxt(),
+            conn.src.sender.acked_bytes() <= conn.dst.receiver.rcv_nxt(),
             "acked what was not received"
         );
     }
     // The clean drain: everything arrives in order of its arrival time, timers fire.
     for _ in 0..100_000 {
-        if tx.state() == State::Done {
+        if conn.src.sender.state() == State::Done {
             break;
         }
         let mut all: Vec<(u64, Packet)> = std::mem::take(&mut wire.to_receiver);
         all.append(&mut wire.to_sender);
         if all.is_empty() {
-            match next_deadline(&tx, &rx) {
+            match conn.poll_timeout() {
                 Some(d) => {
                     now = now.max(d);
-                    fire_timers(now, &mut tx, &mut rx, &mut io);
+                    conn.handle_timeouts(now, &mut io, |_| {});
                 }
                 None => panic!(
                     "stalled: nothing in flight and no timer, {} of {size} acked",
-                    tx.acked_bytes()
+                    conn.src.sender.acked_bytes()
                 ),
             }
         } else {
             all.sort_by_key(|&(at, _)| at);
             for (at, p) in all {
                 now = now.max(at);
-                deliver(&p, now, &mut tx, &mut rx, &mut io);
+                let _ = conn.handle_packet(now, &p, &mut io);
             }
         }
         wire.take(now, &mut io);
     }
-    assert_eq!(tx.state(), State::Done, "the transfer did not end");
-    assert_eq!(rx.rcv_nxt(), size, "every byte, in order");
+    assert_eq!(
+        conn.src.sender.state(),
+        State::Done,
+        "the transfer did not end"
+    );
+    assert_eq!(conn.dst.receiver.rcv_nxt(), size, "every byte, in order");
     // Bytes conserved: what was sent arrived, was dropped, or arrived twice by duplication.
-    let sent = tx.stats().data_bytes_sent;
+    let sent = conn.src.sender.stats().data_bytes_sent;
     let in_wire: u64 = wire
         .to_receiver
         .iter()
@@ -391,7 +348,7 @@ pub fn transport(data: &[u8]) {
         .sum();
     assert_eq!(
         sent + duplicated,
-        rx.data_bytes_received() + dropped + in_wire,
+        conn.dst.receiver.data_bytes_received() + dropped + in_wire,
         "bytes conserved"
     );
 }

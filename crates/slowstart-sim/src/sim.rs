@@ -5,10 +5,8 @@ use std::collections::VecDeque;
 use serde::Serialize;
 use slowstart_cc::{CcSpec, CommonParams, Controller, Phase};
 use slowstart_transport::packet::{Kind, Packet};
-use slowstart_transport::receiver::Receiver;
-use slowstart_transport::request::{RequestReceiver, RequestSender};
-use slowstart_transport::sender::{Sender, SenderStats, State};
-use slowstart_transport::{Io, Settings, TimerKind};
+use slowstart_transport::sender::{SenderStats, State};
+use slowstart_transport::{Connection, Fired, Io, Received, Settings, TimerKind};
 
 use crate::app::{App, AppSummary, Ctx};
 use crate::config::SimConfig;
@@ -19,7 +17,7 @@ use crate::export::{tcp::TcpView, Captures, ExportDirs};
 use crate::network::channel::{Channel, Offer};
 use crate::network::topology::{substream_seed, Topology};
 use crate::swarm::{PeerSummary, SwarmSummary};
-use crate::trace::{AppTrace, FlowRow, FlowTrace, QueueTrace, Sampler};
+use crate::trace::{AppTrace, FlowRow, FlowTrace, QueueRow, QueueTrace, Sampler};
 use crate::SimError;
 
 /// Per-flow measurements taken while the run goes on.
@@ -61,12 +59,10 @@ struct Flow {
     start_ns: u64,
     handshake: bool,
     size_bytes: Option<u64>,
-    sender: Sender,
-    receiver: Receiver,
+    /// Both ends: the data sender and the request stream's receiver at `src`, the data
+    /// receiver and the request stream's sender at `dst` (applications with requests only).
+    ends: Connection,
     app: App,
-    /// The request stream, `dst` to `src` (applications with requests only).
-    requests: RequestSender,
-    request_rx: RequestReceiver,
     /// Finished (sender done for bulk, the application's own verdict otherwise).
     done: bool,
     /// When an application flow finished.
@@ -200,10 +196,7 @@ impl LinkSummary {
 /// when they apply included; a string value marks a text field), and `flows` and `queues`,
 /// the trace tables' column names in order (`*_ns` columns are times in nanoseconds).
 pub fn schema_json() -> String {
-    let names = |columns: Vec<crate::trace::Column>| {
-        let names: Vec<&str> = columns.iter().map(|c| c.name).collect();
-        serde_json::to_string(&names).expect("names serialize")
-    };
+    let names = |names: &[&str]| serde_json::to_string(names).expect("names serialize");
     // Struct fields serialize in declaration order; a `serde_json::Value` would sort them.
     format!(
         r#"{{"flow": {}, "link": {}, "flows": {}, "queues": {}}}"#,
@@ -218,8 +211,8 @@ pub fn schema_json() -> String {
             ..LinkSummary::default()
         })
         .expect("a summary serializes"),
-        names(crate::trace::FlowTrace::default().columns()),
-        names(crate::trace::QueueTrace::default().columns()),
+        names(FlowTrace::NAMES),
+        names(QueueTrace::NAMES),
     )
 }
 
@@ -320,11 +313,11 @@ impl Simulation {
                 target = target.min(cap as u128 * 8 * 1_000_000_000 / base_rtt_ns as u128);
             }
             let settings = f.transport();
-            let mut sender = Sender::new(i as u32, &settings, cc);
+            let mut ends = Connection::new(i as u32, &settings, &settings, cc, f.size_bytes);
             let stall_threshold =
                 stall_threshold(bottleneck_bps, base_rtt_ns, f.mss, f.header_bytes);
-            sender.set_stall_threshold(stall_threshold);
-            let last_phase = sender.phase();
+            ends.src.sender.set_stall_threshold(stall_threshold);
+            let last_phase = ends.src.sender.phase();
             flows.push(Flow {
                 spec: f.cc.clone(),
                 common,
@@ -337,11 +330,8 @@ impl Simulation {
                 start_ns: f.start_ns,
                 handshake: f.handshake,
                 size_bytes: f.size_bytes,
-                sender,
-                receiver: Receiver::new(i as u32, &settings, f.size_bytes),
+                ends,
                 app: App::new(f),
-                requests: RequestSender::new(i as u32, &settings),
-                request_rx: RequestReceiver::new(i as u32, &settings),
                 settings,
                 done: false,
                 app_done_ns: None,
@@ -423,7 +413,7 @@ impl Simulation {
             let titles: Vec<String> = self.flows.iter().map(|f| cc_label(&f.spec)).collect();
             self.qlogs = Some(Box::new(Qlogs::new(dir, &self.name, self.seed, &titles)?));
             for f in &mut self.flows {
-                f.sender.log_losses(true);
+                f.ends.src.sender.log_losses(true);
             }
         }
         Ok(())
@@ -494,8 +484,8 @@ impl Simulation {
             .map(|c| c.held_data_bytes(f as u32))
             .sum();
         (
-            flow.sender.stats().data_bytes_sent,
-            flow.receiver.data_bytes_received(),
+            flow.ends.src.sender.stats().data_bytes_sent,
+            flow.ends.dst.receiver.data_bytes_received(),
             flow.metrics.drop_bytes,
             held,
         )
@@ -589,8 +579,15 @@ impl Simulation {
         }
         if self.queue_sampler.due(c as usize, now, false) {
             let (bytes, packets) = self.topo.channels[c as usize].backlog();
-            self.queue_trace
-                .push(now, c, bytes, packets, &mut self.queue_sampler);
+            self.queue_trace.push(
+                QueueRow {
+                    t_ns: now,
+                    link: c,
+                    queue_bytes: bytes,
+                    queue_packets: packets,
+                },
+                &mut self.queue_sampler,
+            );
         }
     }
 
@@ -601,7 +598,7 @@ impl Simulation {
             };
             flow.metrics.drops += 1;
             flow.metrics.drop_bytes += packet.len as u64;
-            if flow.sender.phase().is_initial_slow_start() {
+            if flow.ends.src.sender.phase().is_initial_slow_start() {
                 flow.metrics.slow_start_drops += 1;
             }
         }
@@ -624,9 +621,9 @@ impl Simulation {
         let mut ctx = Ctx {
             now: self.now,
             flow: f as u32,
-            sender: &mut flow.sender,
-            receiver: &mut flow.receiver,
-            requests: &mut flow.requests,
+            sender: &mut flow.ends.src.sender,
+            receiver: &mut flow.ends.dst.receiver,
+            requests: &mut flow.ends.dst.requests,
             io: &mut self.io,
             reconnect: false,
         };
@@ -640,28 +637,27 @@ impl Simulation {
         let now = self.now;
         let flow = &mut self.flows[f];
         let cc = Controller::rebuild(&flow.spec, &flow.common);
-        flow.prior_stats.add(flow.sender.stats());
-        flow.prior_delivered += flow.receiver.rcv_nxt();
-        flow.prior_acked += flow.sender.delivered();
-        flow.prior_dup_acks += flow.receiver.dup_acks();
+        let old = &flow.ends;
+        flow.prior_stats.add(old.src.sender.stats());
+        flow.prior_delivered += old.dst.receiver.rcv_nxt();
+        flow.prior_acked += old.src.sender.delivered();
+        flow.prior_dup_acks += old.dst.receiver.dup_acks();
         flow.conn = flow.conn.wrapping_add(1);
-        let mut sender = Sender::new(f as u32, &flow.settings, cc);
-        sender.set_stall_threshold(flow.stall_threshold);
+        let s = &flow.settings;
+        let mut ends = Connection::new(f as u32, s, s, cc, flow.size_bytes);
+        ends.src.sender.set_stall_threshold(flow.stall_threshold);
         if let Some(x) = self.qlogs.as_deref_mut() {
-            sender.log_losses(true);
+            ends.src.sender.log_losses(true);
             x.on_reconnect(f);
         }
-        flow.sender = sender;
-        flow.receiver = Receiver::new(f as u32, &flow.settings, flow.size_bytes);
-        let mut requests = RequestSender::new(f as u32, &flow.settings);
-        requests.continue_counts(&flow.requests);
-        flow.requests = requests;
-        flow.request_rx = RequestReceiver::new(f as u32, &flow.settings);
-        flow.last_phase = flow.sender.phase();
-        flow.sender.start(now, flow.handshake, &mut self.io);
-        if flow.sender.state() == State::Established {
+        ends.dst.requests.continue_counts(&flow.ends.dst.requests);
+        flow.ends = ends;
+        let sender = &mut flow.ends.src.sender;
+        flow.last_phase = sender.phase();
+        sender.start(now, flow.handshake, &mut self.io);
+        if sender.state() == State::Established {
             self.with_app(f, |app, ctx| app.on_established(ctx));
-            self.flows[f].sender.try_send(now, &mut self.io);
+            self.flows[f].ends.src.sender.try_send(now, &mut self.io);
         }
         self.after_sender_event(f);
     }
@@ -673,10 +669,11 @@ impl Simulation {
         let now = self.now;
         self.with_app(f, |app, ctx| app.on_start(ctx));
         let flow = &mut self.flows[f];
-        flow.sender.start(now, flow.handshake, &mut self.io);
-        if flow.sender.state() == State::Established {
+        let sender = &mut flow.ends.src.sender;
+        sender.start(now, flow.handshake, &mut self.io);
+        if sender.state() == State::Established {
             self.with_app(f, |app, ctx| app.on_established(ctx));
-            self.flows[f].sender.try_send(now, &mut self.io);
+            self.flows[f].ends.src.sender.try_send(now, &mut self.io);
         }
         self.after_sender_event(f);
         self.after_app_event(f);
@@ -697,58 +694,45 @@ impl Simulation {
         if let (Some(x), Kind::Ack | Kind::SynAck) = (self.qlogs.as_deref_mut(), packet.kind) {
             x.on_received(f, now, &packet);
         }
-        match packet.kind {
-            Kind::Syn => flow.receiver.on_syn(now, &packet, &mut self.io),
-            Kind::Data => {
-                let before = flow.receiver.rcv_nxt();
-                flow.receiver.on_data(now, &packet, &mut self.io);
-                let upto = flow.receiver.rcv_nxt();
-                if flow.app.uses_requests() {
-                    flow.requests.on_ack(now, packet.rwnd, &mut self.io);
-                    if upto > before {
-                        if self.with_app(f, |app, ctx| app.on_delivered(upto, ctx)) {
-                            self.reconnect(f);
-                        }
-                        self.after_app_event(f);
+        match flow.ends.handle_packet(now, &packet, &mut self.io) {
+            Received::Nothing | Received::Unexpected => {}
+            Received::Data { before, upto } => {
+                if flow.app.uses_requests() && upto > before {
+                    if self.with_app(f, |app, ctx| app.on_delivered(upto, ctx)) {
+                        self.reconnect(f);
                     }
+                    self.after_app_event(f);
                 }
             }
-            Kind::SynAck => {
-                let was_established = flow.sender.state() == State::Established;
-                flow.sender.on_syn_ack(now, &packet, &mut self.io);
-                if !was_established && flow.sender.state() == State::Established {
+            Received::SynAck { established } => {
+                if established {
                     self.with_app(f, |app, ctx| app.on_established(ctx));
-                    self.flows[f].sender.try_send(now, &mut self.io);
+                    self.flows[f].ends.src.sender.try_send(now, &mut self.io);
                 }
                 self.after_sender_event(f);
                 self.after_app_event(f);
             }
-            Kind::Ack => {
-                let outcome = flow.sender.on_ack(now, &packet, &mut self.io);
+            Received::Ack(outcome) => {
                 if outcome.delivered > 0 {
-                    let delivered = flow.prior_acked + flow.sender.delivered();
+                    let delivered = flow.prior_acked + flow.ends.src.sender.delivered();
                     self.track_full_bw(f, delivered);
                 }
                 self.after_sender_event(f);
                 self.check_done(f);
             }
-            Kind::Request => {
-                if flow.request_rx.on_request(&packet) {
-                    let upto = flow.request_rx.rcv_nxt();
+            Received::Request { advanced, upto } => {
+                if advanced {
                     self.with_app(f, |app, ctx| app.on_requests(upto, ctx));
                 }
-                // The request stream's ACK rides on data leaving now, or goes alone.
-                let flow = &mut self.flows[f];
-                flow.sender.set_piggyback_ack(flow.request_rx.rcv_nxt());
-                let sent_before = flow.sender.stats().data_packets_sent;
-                flow.sender.try_send(now, &mut self.io);
-                if flow.sender.stats().data_packets_sent == sent_before {
-                    flow.request_rx.send_ack(now, &mut self.io);
-                }
+                self.flows[f]
+                    .ends
+                    .src
+                    .answer_requests(now, &mut self.io, |sender, io| {
+                        sender.try_send(now, io);
+                    });
                 self.after_sender_event(f);
                 self.after_app_event(f);
             }
-            Kind::RequestAck => flow.requests.on_ack(now, packet.seq, &mut self.io),
         }
     }
 
@@ -771,7 +755,7 @@ impl Simulation {
         }
         let finished = match flow.app.finished() {
             Some(done) => done,
-            None => flow.sender.state() == State::Done,
+            None => flow.ends.src.sender.state() == State::Done,
         };
         if finished {
             flow.done = true;
@@ -785,36 +769,26 @@ impl Simulation {
     fn timer(&mut self, f: u32, kind: TimerKind) {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
-        let timer = match kind {
-            TimerKind::Retransmission | TimerKind::LossProbe | TimerKind::Pacing => {
-                flow.sender.timer_mut(kind).expect("a sender timer")
+        if kind == TimerKind::App {
+            let Some(timer) = flow.app.timer() else {
+                return;
+            };
+            if !timer.fire(now) {
+                if let Some(t) = timer.rearm() {
+                    self.queue.push(t, Event::Timer(f, kind));
+                }
+                return;
             }
-            TimerKind::DelayedAck => flow.receiver.delack_timer_mut(),
-            TimerKind::Request => flow.requests.timer_mut(),
-            TimerKind::App => match flow.app.timer() {
-                Some(t) => t,
-                None => return,
-            },
-        };
-        if !timer.fire(now) {
-            if let Some(t) = timer.rearm() {
-                self.queue.push(t, Event::Timer(f, kind));
-            }
-            return;
+            self.with_app(f as usize, |app, ctx| app.on_timer(ctx));
+            return self.after_app_event(f as usize);
         }
-        match kind {
-            TimerKind::Retransmission => {
-                flow.sender.on_rto(now, &mut self.io);
-                self.after_sender_event(f as usize);
-            }
-            TimerKind::LossProbe => flow.sender.on_loss_probe(now, &mut self.io),
-            TimerKind::Pacing => flow.sender.on_pacing_timer(now, &mut self.io),
-            TimerKind::DelayedAck => flow.receiver.on_delack_timer(now, &mut self.io),
-            TimerKind::Request => flow.requests.on_timer(now, &mut self.io),
-            TimerKind::App => {
-                self.with_app(f as usize, |app, ctx| app.on_timer(ctx));
-                self.after_app_event(f as usize);
-            }
+        let fired = flow.ends.handle_timeout(now, kind, &mut self.io);
+        if let Some(Fired {
+            kind: TimerKind::Retransmission,
+            ..
+        }) = fired
+        {
+            self.after_sender_event(f as usize);
         }
     }
 
@@ -871,7 +845,7 @@ impl Simulation {
     fn after_sender_event(&mut self, f: usize) {
         let now = self.now;
         let flow = &mut self.flows[f];
-        let s = &flow.sender;
+        let s = &flow.ends.src.sender;
         let cwnd = s.cwnd();
         let phase = s.phase();
         let m = &mut flow.metrics;
@@ -885,9 +859,9 @@ impl Simulation {
         let phase_changed = phase != flow.last_phase;
         flow.last_phase = phase;
         if let Some(x) = self.qlogs.as_deref_mut() {
-            x.after_sender_event(f, now, &mut flow.sender);
+            x.after_sender_event(f, now, &mut flow.ends.src.sender);
         }
-        let s = &flow.sender;
+        let s = &flow.ends.src.sender;
         if self.flow_sampler.due(f, now, phase_changed) {
             let row = FlowRow {
                 t_ns: now,
@@ -917,12 +891,13 @@ impl Simulation {
             .enumerate()
             .map(|(i, f)| {
                 let since_start = |t: Option<u64>| t.map(|t| seconds(t.saturating_sub(f.start_ns)));
-                let delivered = f.prior_delivered + f.receiver.rcv_nxt();
-                let completed_ns = f.receiver.completed_ns().or(f.app_done_ns);
+                let (sender, receiver) = (&f.ends.src.sender, &f.ends.dst.receiver);
+                let delivered = f.prior_delivered + receiver.rcv_nxt();
+                let completed_ns = receiver.completed_ns().or(f.app_done_ns);
                 let active_end = completed_ns.unwrap_or(end_ns);
                 let active = active_end.saturating_sub(f.start_ns);
                 let mut st = f.prior_stats.clone();
-                st.add(f.sender.stats());
+                st.add(sender.stats());
                 FlowSummary {
                     id: i as u32,
                     cc: cc_label(&f.spec),
@@ -938,7 +913,7 @@ impl Simulation {
                     time_to_full_bw_s: since_start(f.metrics.full_bw_ns),
                     time_to_window_cap_s: since_start(f.metrics.window_cap_ns),
                     retransmits: st.retransmits,
-                    dup_acks: f.prior_dup_acks + f.receiver.dup_acks(),
+                    dup_acks: f.prior_dup_acks + receiver.dup_acks(),
                     loss_events: st.loss_events,
                     rto_count: st.rto_count,
                     lost_retransmissions: st.lost_retransmissions,
@@ -959,7 +934,7 @@ impl Simulation {
             .flows
             .iter()
             .enumerate()
-            .filter_map(|(i, f)| f.app.summary(i as u32, &f.requests))
+            .filter_map(|(i, f)| f.app.summary(i as u32, &f.ends.dst.requests))
             .collect();
         let links = self.topo.channels.iter().map(LinkSummary::of).collect();
         let cross = self

@@ -2,59 +2,8 @@
 //! other row dropped, sampling interval doubled), so a long run keeps an even picture of the
 //! whole run within a fixed memory bound.
 
-#[derive(Clone, Debug, Default)]
-pub struct FlowTrace {
-    pub t_ns: Vec<u64>,
-    pub flow: Vec<u32>,
-    pub cwnd_bytes: Vec<u64>,
-    pub ssthresh_bytes: Vec<u64>,
-    pub inflight_bytes: Vec<u64>,
-    pub srtt_ns: Vec<u64>,
-    pub delivered_bytes: Vec<u64>,
-    pub phase: Vec<u8>,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct FlowRow {
-    pub t_ns: u64,
-    pub flow: u32,
-    pub cwnd_bytes: u64,
-    pub ssthresh_bytes: u64,
-    pub inflight_bytes: u64,
-    pub srtt_ns: u64,
-    pub delivered_bytes: u64,
-    pub phase: u8,
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct QueueTrace {
-    pub t_ns: Vec<u64>,
-    pub link: Vec<u32>,
-    pub queue_bytes: Vec<u64>,
-    pub queue_packets: Vec<u64>,
-}
-
-/// Application series (BitTorrent flows): the downloader's request queue.
-#[derive(Clone, Debug, Default)]
-pub struct AppTrace {
-    pub t_ns: Vec<u64>,
-    pub flow: Vec<u32>,
-    pub outstanding_requests: Vec<u64>,
-    pub target_queue: Vec<u64>,
-    pub download_rate_bps: Vec<u64>,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct AppRow {
-    pub t_ns: u64,
-    pub flow: u32,
-    pub outstanding_requests: u64,
-    pub target_queue: u64,
-    pub download_rate_bps: u64,
-}
-
 /// One column of a trace table, as the binding hands it to Python: its name, a numpy dtype
-/// and little-endian bytes. The tables below declare their columns here and nowhere else.
+/// and little-endian bytes. The tables (`trace_table!` below) declare their columns once.
 pub struct Column {
     /// `*_ns` columns are times in nanoseconds (Python shows them as `*_s`, seconds).
     pub name: &'static str,
@@ -123,45 +72,6 @@ impl Column {
     }
 }
 
-impl FlowTrace {
-    /// The columns, in table order.
-    pub fn columns(&self) -> Vec<Column> {
-        vec![
-            column("t_ns", &self.t_ns),
-            column("flow", &self.flow),
-            column("cwnd_bytes", &self.cwnd_bytes),
-            column("ssthresh_bytes", &self.ssthresh_bytes).unset(),
-            column("inflight_bytes", &self.inflight_bytes),
-            column("srtt_ns", &self.srtt_ns),
-            column("delivered_bytes", &self.delivered_bytes),
-            column("phase", &self.phase).codes("phases"),
-        ]
-    }
-}
-
-impl QueueTrace {
-    pub fn columns(&self) -> Vec<Column> {
-        vec![
-            column("t_ns", &self.t_ns),
-            column("link", &self.link).codes("links"),
-            column("queue_bytes", &self.queue_bytes),
-            column("queue_packets", &self.queue_packets),
-        ]
-    }
-}
-
-impl AppTrace {
-    pub fn columns(&self) -> Vec<Column> {
-        vec![
-            column("t_ns", &self.t_ns),
-            column("flow", &self.flow),
-            column("outstanding_requests", &self.outstanding_requests),
-            column("target_queue", &self.target_queue),
-            column("download_rate_bps", &self.download_rate_bps),
-        ]
-    }
-}
-
 /// Which rows decimation keeps: every other row of each series (`keys`: the flow or link of
 /// each row), so that interleaved series thin out alike.
 fn every_other_per_series(keys: &[u32]) -> Vec<bool> {
@@ -220,91 +130,93 @@ impl Sampler {
     }
 }
 
-impl FlowTrace {
-    pub fn push(&mut self, row: FlowRow, sampler: &mut Sampler) {
-        if self.t_ns.len() >= sampler.max_rows {
-            let span = self.t_ns.last().unwrap() - self.t_ns[0];
-            let keep = every_other_per_series(&self.flow);
-            retain_rows(&mut self.t_ns, &keep);
-            retain_rows(&mut self.flow, &keep);
-            retain_rows(&mut self.cwnd_bytes, &keep);
-            retain_rows(&mut self.ssthresh_bytes, &keep);
-            retain_rows(&mut self.inflight_bytes, &keep);
-            retain_rows(&mut self.srtt_ns, &keep);
-            retain_rows(&mut self.delivered_bytes, &keep);
-            retain_rows(&mut self.phase, &keep);
-            sampler.widen(span);
+/// A trace table declared once: its columns in order, each with its element type and, where it
+/// applies, how Python reads it (`unset`: u64::MAX is "no value"; `codes(list)`: codes into a
+/// list of names). From the one list come the table (a vector per column), its row, the
+/// columns handed to Python ([`Column`]) and the push with decimation, which thins every
+/// column alike by the `series` column (the flow or link of each row).
+macro_rules! trace_table {
+    (
+        $(#[$doc:meta])*
+        $table:ident / $row:ident, series = $series:ident {
+            $( $field:ident : $ty:ty $( => $modifier:ident ( $($arg:expr)? ) )? ),+ $(,)?
         }
-        self.t_ns.push(row.t_ns);
-        self.flow.push(row.flow);
-        self.cwnd_bytes.push(row.cwnd_bytes);
-        self.ssthresh_bytes.push(row.ssthresh_bytes);
-        self.inflight_bytes.push(row.inflight_bytes);
-        self.srtt_ns.push(row.srtt_ns);
-        self.delivered_bytes.push(row.delivered_bytes);
-        self.phase.push(row.phase);
-    }
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, Default)]
+        pub struct $table {
+            $( pub $field: Vec<$ty>, )+
+        }
 
-    pub fn len(&self) -> usize {
-        self.t_ns.len()
-    }
+        /// One row of its table.
+        #[derive(Clone, Copy, Debug)]
+        pub struct $row {
+            $( pub $field: $ty, )+
+        }
 
-    pub fn is_empty(&self) -> bool {
-        self.t_ns.is_empty()
+        impl $table {
+            /// The columns' names, in table order.
+            pub const NAMES: &'static [&'static str] = &[$( stringify!($field) ),+];
+
+            /// The columns, in table order.
+            pub fn columns(&self) -> Vec<Column> {
+                vec![$( column(stringify!($field), &self.$field) $( .$modifier($($arg)?) )? ),+]
+            }
+
+            pub fn push(&mut self, row: $row, sampler: &mut Sampler) {
+                if self.t_ns.len() >= sampler.max_rows {
+                    let span = self.t_ns.last().unwrap() - self.t_ns[0];
+                    let keep = every_other_per_series(&self.$series);
+                    $( retain_rows(&mut self.$field, &keep); )+
+                    sampler.widen(span);
+                }
+                $( self.$field.push(row.$field); )+
+            }
+
+            pub fn len(&self) -> usize {
+                self.t_ns.len()
+            }
+
+            pub fn is_empty(&self) -> bool {
+                self.t_ns.is_empty()
+            }
+        }
+    };
+}
+
+trace_table! {
+    /// Each flow's sender: its window, what is in flight, its RTT, what it delivered and its
+    /// controller's phase.
+    FlowTrace / FlowRow, series = flow {
+        t_ns: u64,
+        flow: u32,
+        cwnd_bytes: u64,
+        ssthresh_bytes: u64 => unset(),
+        inflight_bytes: u64,
+        srtt_ns: u64,
+        delivered_bytes: u64,
+        phase: u8 => codes("phases"),
     }
 }
 
-impl AppTrace {
-    pub fn push(&mut self, row: AppRow, sampler: &mut Sampler) {
-        if self.t_ns.len() >= sampler.max_rows {
-            let span = self.t_ns.last().unwrap() - self.t_ns[0];
-            let keep = every_other_per_series(&self.flow);
-            retain_rows(&mut self.t_ns, &keep);
-            retain_rows(&mut self.flow, &keep);
-            retain_rows(&mut self.outstanding_requests, &keep);
-            retain_rows(&mut self.target_queue, &keep);
-            retain_rows(&mut self.download_rate_bps, &keep);
-            sampler.widen(span);
-        }
-        self.t_ns.push(row.t_ns);
-        self.flow.push(row.flow);
-        self.outstanding_requests.push(row.outstanding_requests);
-        self.target_queue.push(row.target_queue);
-        self.download_rate_bps.push(row.download_rate_bps);
-    }
-
-    pub fn len(&self) -> usize {
-        self.t_ns.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.t_ns.is_empty()
+trace_table! {
+    /// Each link direction's queue.
+    QueueTrace / QueueRow, series = link {
+        t_ns: u64,
+        link: u32 => codes("links"),
+        queue_bytes: u64,
+        queue_packets: u64,
     }
 }
 
-impl QueueTrace {
-    pub fn push(&mut self, t_ns: u64, link: u32, bytes: u64, packets: u64, sampler: &mut Sampler) {
-        if self.t_ns.len() >= sampler.max_rows {
-            let span = self.t_ns.last().unwrap() - self.t_ns[0];
-            let keep = every_other_per_series(&self.link);
-            retain_rows(&mut self.t_ns, &keep);
-            retain_rows(&mut self.link, &keep);
-            retain_rows(&mut self.queue_bytes, &keep);
-            retain_rows(&mut self.queue_packets, &keep);
-            sampler.widen(span);
-        }
-        self.t_ns.push(t_ns);
-        self.link.push(link);
-        self.queue_bytes.push(bytes);
-        self.queue_packets.push(packets);
-    }
-
-    pub fn len(&self) -> usize {
-        self.t_ns.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.t_ns.is_empty()
+trace_table! {
+    /// Application series (BitTorrent flows): the downloader's request queue.
+    AppTrace / AppRow, series = flow {
+        t_ns: u64,
+        flow: u32,
+        outstanding_requests: u64,
+        target_queue: u64,
+        download_rate_bps: u64,
     }
 }
 
@@ -318,7 +230,15 @@ mod tests {
         let mut s = Sampler::new(0, 100, 1);
         for t in 0..10_000u64 {
             if s.due(0, t, false) {
-                trace.push(t, 0, t, 0, &mut s);
+                trace.push(
+                    QueueRow {
+                        t_ns: t,
+                        link: 0,
+                        queue_bytes: t,
+                        queue_packets: 0,
+                    },
+                    &mut s,
+                );
             }
         }
         assert!(trace.len() <= 100);
@@ -337,7 +257,15 @@ mod tests {
         for t in 0..10_000u64 {
             let link = (t % 2) as usize;
             if s.due(link, t, false) {
-                trace.push(t, link as u32, t, 0, &mut s);
+                trace.push(
+                    QueueRow {
+                        t_ns: t,
+                        link: link as u32,
+                        queue_bytes: t,
+                        queue_packets: 0,
+                    },
+                    &mut s,
+                );
             }
         }
         for link in 0..2 {

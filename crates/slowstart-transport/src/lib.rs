@@ -1,13 +1,20 @@
 //! The TCP-like transport the simulator runs, sans-IO: no clock, no sockets, no randomness.
 //! Every entry point takes the time (`now`, integer nanoseconds) and an [`Io`]; what an endpoint
-//! wants done goes into it: packets to send and timer deadlines to be woken at. The simulator's
-//! event loop drives it, and so can a loop over real sockets.
+//! wants done goes into it: packets to send and timer deadlines to be woken at. A driver holds
+//! a [`Connection`] (or one of its ends) and calls `handle_packet`, `handle_timeout` and
+//! `poll_timeout` on it: the simulator's event loop and the swarm's turn `Io::wakeups` into
+//! heap entries and hand each back with `handle_timeout`; a loop over sockets, the fuzzer and
+//! the tests ignore them and sleep until `poll_timeout`, then call `handle_timeouts`. Both read
+//! the same [`Timer`]s, and only [`connection`] fires them.
 //!
 //! The layer between the controllers below (`slowstart_cc`, which decide cwnd and pacing) and
 //! what moves packets above: the simulator's links (`slowstart_sim`) or UDP sockets
 //! (`slowstart_udp`). It owns everything TCP-like that is not congestion control: sequence
 //! space, loss detection, recovery, timers, ACK policy and the receive window.
 //!
+//! - [`connection`]: a flow's two ends (sender and receiver, each with its side of the request
+//!   stream) behind `handle_packet`, `handle_timeout(s)` and `poll_timeout`: what every driver
+//!   calls, and the one place that decides which timer fires;
 //! - [`packet`]: the one packet record, with its SACK blocks;
 //! - [`ranges`]: a set of disjoint byte or segment ranges (SACK scoreboard, reassembly);
 //! - [`timer`]: a deadline that can move often without a new wake-up each time;
@@ -19,6 +26,9 @@
 //! - [`request`]: the application's requests back from receiver to sender (go-back-N);
 //! - [`wire`]: the packets as UDP datagrams, versioned and bounds-checked.
 
+pub mod connection;
+#[cfg(test)]
+mod connection_tests;
 pub mod packet;
 pub mod ranges;
 pub mod receiver;
@@ -29,6 +39,7 @@ pub mod settings;
 pub mod timer;
 pub mod wire;
 
+pub use connection::{Connection, Fired, Received, ReceiverEnd, SenderEnd};
 pub use packet::{Kind, Packet};
 pub use settings::{LossDetection, Recovery, Settings};
 pub use timer::{Timer, TimerKind};
@@ -37,7 +48,10 @@ pub use timer::{Timer, TimerKind};
 #[derive(Default)]
 pub struct Io {
     pub packets: Vec<Packet>,
-    /// (deadline, flow, timer): wake the endpoint's timer at the deadline.
+    /// (deadline, flow, timer): wake the endpoint's timer at the deadline, then hand it to
+    /// [`Connection::handle_timeout`]. Only a timer armed earlier than its pending wake-up
+    /// asks again ([`Timer::set`]); a driver that polls ([`Connection::poll_timeout`]) clears
+    /// them.
     pub wakeups: Vec<(u64, u32, TimerKind)>,
 }
 

@@ -118,12 +118,12 @@ impl Receiver {
         self.data_bytes_received
     }
 
-    pub fn delack_timer(&self) -> &Timer {
+    pub(crate) fn delack_timer(&self) -> &Timer {
         &self.delack_timer
     }
 
-    /// The delayed-ACK timer, for the driver's wake-ups.
-    pub fn delack_timer_mut(&mut self) -> &mut Timer {
+    /// The delayed-ACK timer, for the connection's wake-ups.
+    pub(crate) fn delack_timer_mut(&mut self) -> &mut Timer {
         &mut self.delack_timer
     }
 

@@ -83,8 +83,12 @@ impl RequestSender {
         self.timeouts = earlier.timeouts;
     }
 
-    /// The retransmission timer, for the driver's wake-ups.
-    pub fn timer_mut(&mut self) -> &mut Timer {
+    pub(crate) fn timer(&self) -> &Timer {
+        self.rto.timer()
+    }
+
+    /// The retransmission timer, for the connection's wake-ups.
+    pub(crate) fn timer_mut(&mut self) -> &mut Timer {
         self.rto.timer_mut()
     }
 

@@ -11,10 +11,9 @@ use serde::Serialize;
 use slowstart_cc::{external, CommonParams, Controller};
 use slowstart_sim::config::{AppConfig, FlowConfig};
 use slowstart_transport::packet::{Kind, Packet};
-use slowstart_transport::receiver::Receiver;
 use slowstart_transport::sender::{Sender, State};
 use slowstart_transport::wire::{self, MAX_DATAGRAM};
-use slowstart_transport::{Io, Settings, TimerKind};
+use slowstart_transport::{Io, Received, ReceiverEnd, SenderEnd, Settings, TimerKind};
 
 use crate::clock::{now_ns, wait_readable};
 use crate::pattern;
@@ -220,7 +219,7 @@ pub(crate) fn send_all(
     out: &mut Vec<u8>,
     payload: &mut Vec<u8>,
 ) -> Result<(), String> {
-    io.wakeups.clear(); // deadlines are read from the timers themselves
+    io.wakeups.clear(); // this loop sleeps until `poll_timeout` instead
     for mut p in io.packets.drain(..) {
         p.conn = conn;
         payload.resize(p.len as usize, 0);
@@ -326,32 +325,14 @@ fn require_bulk(cfg: &FlowConfig) -> Result<(), String> {
     }
 }
 
-pub(crate) const SENDER_TIMERS: [TimerKind; 3] = [
-    TimerKind::Retransmission,
-    TimerKind::LossProbe,
-    TimerKind::Pacing,
-];
-
-/// Fire the sender's timers that are due at `now`; each paced departure's lateness (ns) goes
-/// into `late`.
-pub(crate) fn fire_due_timers(s: &mut Sender, now: u64, io: &mut Io, late: &mut Vec<u64>) {
-    for kind in SENDER_TIMERS {
-        let timer = s.timer_mut(kind).expect("a sender timer");
-        let Some(due) = timer.deadline().filter(|&d| d <= now) else {
-            continue;
-        };
-        if !timer.fire(now) {
-            continue;
+/// Fire the sending end's timers that are due at `now`; each paced departure's lateness (ns)
+/// goes into `late`.
+pub(crate) fn fire_due_timers(end: &mut SenderEnd, now: u64, io: &mut Io, late: &mut Vec<u64>) {
+    end.handle_timeouts(now, io, |fired| {
+        if fired.kind == TimerKind::Pacing {
+            late.push(now - fired.deadline);
         }
-        match kind {
-            TimerKind::Retransmission => s.on_rto(now, io),
-            TimerKind::LossProbe => s.on_loss_probe(now, io),
-            _ => {
-                late.push(now - due);
-                s.on_pacing_timer(now, io);
-            }
-        }
-    }
+    });
 }
 
 /// Send flow `flow` (its bulk application: `size_bytes`, or unbounded until the duration) to
@@ -367,7 +348,8 @@ pub fn run_sender(
     let settings = checked_settings(cfg)?;
     require_bulk(cfg)?;
     let cc = Controller::new(&cfg.cc, &common_params(cfg, seed)).map_err(|e| format!("cc: {e}"))?;
-    let mut s = Sender::new(flow, &settings, cc);
+    let mut end = SenderEnd::new(flow, &settings, &settings, cc);
+    let s = &mut end.sender;
     match cfg.size_bytes {
         Some(n) => {
             s.write(n);
@@ -388,7 +370,7 @@ pub fn run_sender(
     external::set_clock_origin(start);
     external::take_fault(); // an earlier run's on this thread is not this one's
     s.start(start, cfg.handshake, &mut io);
-    report.trace.push(TraceRow::of(&s, 0));
+    report.trace.push(TraceRow::of(s, 0));
     if !s.phase().is_initial_slow_start() {
         report.slow_start_exit_s = Some(0.0); // a controller without slow start (ledbat)
     }
@@ -398,6 +380,7 @@ pub fn run_sender(
     loop {
         stop_on_fault()?;
         let now = now_ns();
+        let s = &end.sender;
         if s.state() == State::Done {
             report.completion_s = Some(seconds(now));
             break;
@@ -407,32 +390,31 @@ pub fn run_sender(
         })? {
             break;
         }
-        let deadline = SENDER_TIMERS
-            .iter()
-            .filter_map(|&k| s.timer_mut(k).and_then(|t| t.deadline()))
-            .chain([limits.next_bound(start, last_progress.0)])
-            .min()
-            .expect("one bound");
+        let bound = limits.next_bound(start, last_progress.0);
+        let deadline = end.poll_timeout().map_or(bound, |t| t.min(bound));
         if wait_readable(fd, deadline) {
             while let Some(Datagram { now, packet: p, .. }) =
                 next_datagram(sock, &mut buf, Some(peer), flow, &mut report.dropped)?
             {
                 let d = &mut report.dropped;
                 match p.kind {
-                    Kind::SynAck => s.on_syn_ack(now, &p, &mut io),
-                    Kind::Ack if ack_acceptable(&p, s.highest_sent_bytes(), now) => {
-                        s.on_ack(now, &p, &mut io);
-                        report.trace.push(TraceRow::of(&s, now - start));
+                    Kind::Ack if !ack_acceptable(&p, end.sender.highest_sent_bytes(), now) => {
+                        d.bad_ack += 1
                     }
-                    Kind::Ack => d.bad_ack += 1,
+                    Kind::SynAck | Kind::Ack => {
+                        if let Received::Ack(_) = end.handle_packet(now, &p, &mut io) {
+                            report.trace.push(TraceRow::of(&end.sender, now - start));
+                        }
+                    }
                     _ => d.unexpected += 1,
                 }
                 send_all(sock, peer, 0, &mut io, &mut out, &mut payload)?;
             }
         }
         let now = now_ns();
-        fire_due_timers(&mut s, now, &mut io, &mut late);
+        fire_due_timers(&mut end, now, &mut io, &mut late);
         send_all(sock, peer, 0, &mut io, &mut out, &mut payload)?;
+        let s = &end.sender;
         report.max_cwnd_bytes = report.max_cwnd_bytes.max(s.cwnd());
         if report.slow_start_exit_s.is_none() && !s.phase().is_initial_slow_start() {
             report.slow_start_exit_s = Some(seconds(now));
@@ -441,6 +423,7 @@ pub fn run_sender(
             last_progress = (now, s.acked_bytes());
         }
     }
+    let s = &end.sender;
     let st = s.stats();
     report.bytes_acked = s.acked_bytes();
     report.retransmits = st.retransmits;
@@ -465,7 +448,7 @@ pub fn run_receiver(
 ) -> Result<ReceiverReport, String> {
     let settings = checked_settings(cfg)?;
     require_bulk(cfg)?;
-    let mut r = Receiver::new(flow, &settings, cfg.size_bytes);
+    let mut end = ReceiverEnd::new(flow, &settings, &settings, cfg.size_bytes);
     sock.set_nonblocking(true).map_err(|e| e.to_string())?;
     grow_buffers(sock);
     let fd = sock.as_raw_fd();
@@ -479,19 +462,19 @@ pub fn run_receiver(
     let mut last_progress = (start, 0u64);
     loop {
         let now = now_ns();
-        if r.completed_ns().is_some() && now - last_datagram >= limits.linger_ns {
+        if end.receiver.completed_ns().is_some() && now - last_datagram >= limits.linger_ns {
             break;
         }
         if limits.over(now, start, last_progress.0, || {
-            format!("{} bytes received", r.rcv_nxt())
+            format!("{} bytes received", end.receiver.rcv_nxt())
         })? {
             break;
         }
         let mut deadline = limits.next_bound(start, last_progress.0);
-        if let Some(d) = r.delack_timer_mut().deadline() {
+        if let Some(d) = end.poll_timeout() {
             deadline = deadline.min(d);
         }
-        if r.completed_ns().is_some() {
+        if end.receiver.completed_ns().is_some() {
             deadline = deadline.min(last_datagram + limits.linger_ns);
         }
         if wait_readable(fd, deadline) {
@@ -509,40 +492,37 @@ pub fn run_receiver(
                     continue;
                 }
                 match p.kind {
-                    Kind::Syn => r.on_syn(now, &p, &mut io),
+                    Kind::Syn => {}
                     Kind::Data => {
-                        let end = p.seq + p.len as u64; // no overflow: checked by decode
-                        let past_size = cfg.size_bytes.is_some_and(|size| end > size);
+                        let last = p.seq + p.len as u64; // no overflow: checked by decode
+                        let past_size = cfg.size_bytes.is_some_and(|size| last > size);
                         if past_size || pattern::first_mismatch(p.seq, body).is_some() {
                             d.bad_data += 1;
                             continue;
                         }
-                        r.on_data(now, &p, &mut io);
                     }
                     _ => {
                         d.unexpected += 1;
                         continue;
                     }
                 }
+                let _ = end.handle_packet(now, &p, &mut io);
                 peer = Some(from);
                 last_datagram = now;
                 send_all(sock, from, 0, &mut io, &mut out, &mut payload)?;
             }
         }
         let now = now_ns();
-        let timer = r.delack_timer_mut();
-        if timer.deadline().is_some_and(|d| d <= now) && timer.fire(now) {
-            r.on_delack_timer(now, &mut io);
-        }
+        end.handle_timeouts(now, &mut io, |_| {});
         if let Some(to) = peer {
             send_all(sock, to, 0, &mut io, &mut out, &mut payload)?;
         }
-        if r.rcv_nxt() > last_progress.1 {
-            last_progress = (now, r.rcv_nxt());
+        if end.receiver.rcv_nxt() > last_progress.1 {
+            last_progress = (now, end.receiver.rcv_nxt());
         }
     }
-    report.bytes = r.rcv_nxt();
-    report.completed_ns = r.completed_ns();
-    report.acks_sent = r.acks_sent();
+    report.bytes = end.receiver.rcv_nxt();
+    report.completed_ns = end.receiver.completed_ns();
+    report.acks_sent = end.receiver.acks_sent();
     Ok(report)
 }

@@ -23,17 +23,14 @@ use slowstart_cc::{external, Controller};
 use slowstart_sim::app::web::{ClientEnd, Delivered, WebClient, WebServer, WebSummary};
 use slowstart_sim::config::{AppConfig, FlowConfig, WebConfig};
 use slowstart_transport::packet::{Kind, Packet};
-use slowstart_transport::receiver::Receiver;
-use slowstart_transport::request::{RequestReceiver, RequestSender};
-use slowstart_transport::sender::{Sender, SenderStats, State};
+use slowstart_transport::sender::{SenderStats, State};
 use slowstart_transport::wire::MAX_DATAGRAM;
-use slowstart_transport::{Io, Settings};
+use slowstart_transport::{Io, Received, ReceiverEnd, SenderEnd, Settings};
 
 use crate::clock::{now_ns, wait_readable};
 use crate::endpoint::{
     ack_acceptable, checked_settings, common_params, fire_due_timers, grow_buffers, next_datagram,
     percentile_us, send_all, stop_on_fault, Datagram, Dropped, Limits, SenderReport, TraceRow,
-    SENDER_TIMERS,
 };
 use crate::pattern;
 
@@ -57,8 +54,8 @@ fn request_acceptable(p: &Packet, body: &[u8], web: &WebConfig) -> bool {
 /// One connection's server end.
 struct Conn {
     id: u8,
-    sender: Sender,
-    requests: RequestReceiver,
+    /// The data sender and the request stream's receiving side.
+    end: SenderEnd,
 }
 
 /// How a server runs, beyond its flow.
@@ -115,7 +112,7 @@ pub fn run_server(
             report.completion_s = Some(seconds(now));
             break;
         }
-        let acked = prior_acked + conn.as_ref().map_or(0, |c| c.sender.acked_bytes());
+        let acked = prior_acked + conn.as_ref().map_or(0, |c| c.end.sender.acked_bytes());
         if limits.over(now, start, last_progress.0, || {
             format!(
                 "{} of {} objects answered, {acked} bytes acknowledged",
@@ -126,12 +123,8 @@ pub fn run_server(
             break;
         }
         let mut deadline = limits.next_bound(start, last_progress.0);
-        if let Some(c) = conn.as_mut() {
-            for k in SENDER_TIMERS {
-                if let Some(d) = c.sender.timer_mut(k).and_then(|t| t.deadline()) {
-                    deadline = deadline.min(d);
-                }
-            }
+        if let Some(d) = conn.as_ref().and_then(|c| c.end.poll_timeout()) {
+            deadline = deadline.min(d);
         }
         if wait_readable(fd, deadline) {
             while let Some(Datagram {
@@ -156,58 +149,57 @@ pub fn run_server(
                     // A new connection: fresh sender and controller, as the simulation's
                     // reconnect (sim.rs) builds them.
                     if let Some(old) = conn.take() {
-                        server.on_new_connection(old.sender.stats().stalls);
-                        prior.add(old.sender.stats());
-                        prior_acked += old.sender.delivered();
+                        let old = &old.end.sender;
+                        server.on_new_connection(old.stats().stalls);
+                        prior.add(old.stats());
+                        prior_acked += old.delivered();
                     }
                     // A user's constructor that fails now faults (Controller::rebuild).
                     let cc = Controller::rebuild(&cfg.cc, &common);
-                    let mut sender = Sender::new(flow, &settings, cc);
+                    let mut end = SenderEnd::new(flow, &settings, &settings, cc);
+                    let sender = &mut end.sender;
                     if let Some(t) = stall_threshold {
                         sender.set_stall_threshold(t);
                     }
                     sender.start(now, cfg.handshake, &mut io);
-                    let mut row = TraceRow::of(&sender, now.saturating_sub(origin));
+                    let mut row = TraceRow::of(sender, now.saturating_sub(origin));
                     row.delivered_bytes += prior_acked;
                     report.trace.push(row);
                     connections += 1;
-                    conn = Some(Conn {
-                        id: p.conn,
-                        sender,
-                        requests: RequestReceiver::new(flow, &settings),
-                    });
+                    conn = Some(Conn { id: p.conn, end });
                 }
                 let Some(c) = conn.as_mut().filter(|c| c.id == p.conn) else {
                     d.unexpected += 1;
                     continue;
                 };
-                let s = &mut c.sender;
+                let end = &mut c.end;
                 match p.kind {
-                    Kind::Request => {
-                        if !request_acceptable(&p, body, web) {
-                            d.bad_data += 1;
-                            continue;
-                        }
-                        // As the engine takes a request (sim.rs `deliver`).
-                        if c.requests.on_request(&p) {
-                            server.on_requests(c.requests.rcv_nxt(), s);
-                        }
-                        s.set_piggyback_ack(c.requests.rcv_nxt());
-                        let sent_before = s.stats().data_packets_sent;
-                        s.try_send(now, &mut io);
-                        if s.stats().data_packets_sent == sent_before {
-                            c.requests.send_ack(now, &mut io);
+                    Kind::Request if !request_acceptable(&p, body, web) => {
+                        d.bad_data += 1;
+                        continue;
+                    }
+                    Kind::Ack if !ack_acceptable(&p, end.sender.highest_sent_bytes(), now) => {
+                        d.bad_ack += 1
+                    }
+                    // As the engine takes them (sim.rs `deliver`).
+                    Kind::Request | Kind::SynAck | Kind::Ack => {
+                        match end.handle_packet(now, &p, &mut io) {
+                            Received::Request { advanced, upto } => {
+                                if advanced {
+                                    server.on_requests(upto, &mut end.sender);
+                                }
+                                end.answer_requests(now, &mut io, |s, io| s.try_send(now, io));
+                            }
+                            Received::Ack(_) => {
+                                let s = &end.sender;
+                                server.on_acked(s.acked_bytes(), s.stats().stalls);
+                                let mut row = TraceRow::of(s, now.saturating_sub(origin));
+                                row.delivered_bytes += prior_acked;
+                                report.trace.push(row);
+                            }
+                            _ => {}
                         }
                     }
-                    Kind::SynAck => s.on_syn_ack(now, &p, &mut io),
-                    Kind::Ack if ack_acceptable(&p, s.highest_sent_bytes(), now) => {
-                        s.on_ack(now, &p, &mut io);
-                        server.on_acked(s.acked_bytes(), s.stats().stalls);
-                        let mut row = TraceRow::of(s, now.saturating_sub(origin));
-                        row.delivered_bytes += prior_acked;
-                        report.trace.push(row);
-                    }
-                    Kind::Ack => d.bad_ack += 1,
                     _ => d.unexpected += 1,
                 }
                 send_all(sock, peer, c.id, &mut io, &mut out, &mut payload)?;
@@ -217,9 +209,9 @@ pub fn run_server(
         let Some(c) = conn.as_mut() else {
             continue;
         };
-        let s = &mut c.sender;
-        fire_due_timers(s, now, &mut io, &mut late);
+        fire_due_timers(&mut c.end, now, &mut io, &mut late);
         send_all(sock, peer, c.id, &mut io, &mut out, &mut payload)?;
+        let s = &c.end.sender;
         report.max_cwnd_bytes = report.max_cwnd_bytes.max(s.cwnd());
         if report.slow_start_exit_s.is_none()
             && s.state() == State::Established
@@ -233,8 +225,8 @@ pub fn run_server(
         }
     }
     if let Some(c) = &conn {
-        prior.add(c.sender.stats());
-        prior_acked += c.sender.delivered();
+        prior.add(c.end.sender.stats());
+        prior_acked += c.end.sender.delivered();
     }
     report.bytes_acked = prior_acked;
     report.retransmits = prior.retransmits;
@@ -290,13 +282,12 @@ pub fn run_client(
     let start = now_ns();
     let mut client = WebClient::new(web, start);
     let mut conn: u8 = 0;
-    let mut r = Receiver::new(flow, &settings, None);
-    let mut requests = RequestSender::new(flow, &settings);
+    let mut end = ReceiverEnd::new(flow, &settings, &settings, None);
     let (mut prior_bytes, mut prior_acks, mut connections) = (0u64, 0u64, 1u64);
     client.on_established(&mut ClientEnd {
         now: start,
-        receiver: &mut r,
-        requests: &mut requests,
+        receiver: &mut end.receiver,
+        requests: &mut end.requests,
         io: &mut io,
     });
     send_all(sock, peer, conn, &mut io, &mut out, &mut payload)?;
@@ -307,18 +298,15 @@ pub fn run_client(
         if client.finished() && now - last_datagram >= limits.linger_ns {
             break;
         }
-        let bytes = prior_bytes + r.rcv_nxt();
+        let bytes = prior_bytes + end.receiver.rcv_nxt();
         if limits.over(now, start, last_progress.0, || {
             format!("{bytes} bytes received")
         })? {
             break;
         }
         let mut deadline = limits.next_bound(start, last_progress.0);
-        for d in [
-            r.delack_timer_mut().deadline(),
-            requests.timer_mut().deadline(),
-        ] {
-            deadline = deadline.min(d.unwrap_or(u64::MAX));
+        if let Some(d) = end.poll_timeout() {
+            deadline = deadline.min(d);
         }
         if client.finished() {
             deadline = deadline.min(last_datagram + limits.linger_ns);
@@ -337,34 +325,32 @@ pub fn run_client(
                 }
                 let mut reconnect = false;
                 match p.kind {
-                    Kind::Syn => r.on_syn(now, &p, &mut io),
                     Kind::Data => {
-                        let end = p.seq + p.len as u64; // no overflow: checked by decode
-                        if end > client.requested_end()
+                        let last = p.seq + p.len as u64; // no overflow: checked by decode
+                        if last > client.requested_end()
                             || pattern::first_mismatch(p.seq, body).is_some()
                         {
                             dropped.bad_data += 1;
                             continue;
                         }
-                        // As the engine delivers data to a web client (sim.rs `deliver`).
-                        let before = r.rcv_nxt();
-                        r.on_data(now, &p, &mut io);
-                        requests.on_ack(now, p.rwnd, &mut io);
-                        if r.rcv_nxt() > before {
-                            let mut end = ClientEnd {
-                                now,
-                                receiver: &mut r,
-                                requests: &mut requests,
-                                io: &mut io,
-                            };
-                            reconnect = client.on_delivered(end.receiver.rcv_nxt(), &mut end)
-                                == Delivered::ObjectReconnect;
-                        }
                     }
-                    Kind::RequestAck => requests.on_ack(now, p.seq, &mut io),
+                    Kind::Syn | Kind::RequestAck => {}
                     _ => {
                         dropped.unexpected += 1;
                         continue;
+                    }
+                }
+                // As the engine delivers data to a web client (sim.rs `deliver`).
+                if let Received::Data { before, upto } = end.handle_packet(now, &p, &mut io) {
+                    if upto > before {
+                        let mut app_end = ClientEnd {
+                            now,
+                            receiver: &mut end.receiver,
+                            requests: &mut end.requests,
+                            io: &mut io,
+                        };
+                        reconnect =
+                            client.on_delivered(upto, &mut app_end) == Delivered::ObjectReconnect;
                     }
                 }
                 last_datagram = now;
@@ -372,18 +358,17 @@ pub fn run_client(
                 send_all(sock, peer, conn, &mut io, &mut out, &mut payload)?;
                 if reconnect {
                     // A new connection with fresh streams; its request opens it.
-                    prior_bytes += r.rcv_nxt();
-                    prior_acks += r.acks_sent();
+                    prior_bytes += end.receiver.rcv_nxt();
+                    prior_acks += end.receiver.acks_sent();
                     conn = conn.wrapping_add(1);
                     connections += 1;
-                    r = Receiver::new(flow, &settings, None);
-                    let mut fresh = RequestSender::new(flow, &settings);
-                    fresh.continue_counts(&requests);
-                    requests = fresh;
+                    let mut fresh = ReceiverEnd::new(flow, &settings, &settings, None);
+                    fresh.requests.continue_counts(&end.requests);
+                    end = fresh;
                     client.on_established(&mut ClientEnd {
                         now,
-                        receiver: &mut r,
-                        requests: &mut requests,
+                        receiver: &mut end.receiver,
+                        requests: &mut end.requests,
                         io: &mut io,
                     });
                     send_all(sock, peer, conn, &mut io, &mut out, &mut payload)?;
@@ -391,16 +376,9 @@ pub fn run_client(
             }
         }
         let now = now_ns();
-        let timer = r.delack_timer_mut();
-        if timer.deadline().is_some_and(|d| d <= now) && timer.fire(now) {
-            r.on_delack_timer(now, &mut io);
-        }
-        let timer = requests.timer_mut();
-        if timer.deadline().is_some_and(|d| d <= now) && timer.fire(now) {
-            requests.on_timer(now, &mut io);
-        }
+        end.handle_timeouts(now, &mut io, |_| {});
         send_all(sock, peer, conn, &mut io, &mut out, &mut payload)?;
-        let bytes = prior_bytes + r.rcv_nxt();
+        let bytes = prior_bytes + end.receiver.rcv_nxt();
         if bytes > last_progress.1 {
             last_progress = (now, bytes);
         }
@@ -408,12 +386,12 @@ pub fn run_client(
     let times = client.first_and_last_byte_ns();
     Ok(ClientReport {
         start_ns: start,
-        bytes: prior_bytes + r.rcv_nxt(),
+        bytes: prior_bytes + end.receiver.rcv_nxt(),
         first_byte_ns: times.map(|t| t.0),
         last_byte_ns: times.map(|t| t.1),
-        acks_sent: prior_acks + r.acks_sent(),
+        acks_sent: prior_acks + end.receiver.acks_sent(),
         connections,
-        web: client.summary(None, &requests),
+        web: client.summary(None, &end.requests),
         dropped,
     })
 }

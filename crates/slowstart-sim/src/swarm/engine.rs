@@ -35,10 +35,8 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use slowstart_cc::{CommonParams, Controller};
 use slowstart_transport::packet::{Kind, Packet};
-use slowstart_transport::receiver::Receiver;
-use slowstart_transport::request::{RequestReceiver, RequestSender};
-use slowstart_transport::sender::{Sender, SenderStats};
-use slowstart_transport::{Io, TimerKind};
+use slowstart_transport::sender::SenderStats;
+use slowstart_transport::{Connection, Fired, Io, Received, TimerKind};
 
 use crate::config::{FlowConfig, Population, Seeding, SimConfig, SwarmConfig};
 use crate::engine::CalendarQueue;
@@ -48,7 +46,7 @@ use crate::sim::{seconds, LinkSummary, RunOutput, Summary};
 use crate::swarm::choker::{self, Candidate};
 use crate::swarm::pieces::{Bitfield, BlockState, Layout, Pieces};
 use crate::swarm::{PeerSummary, SwarmSummary, TransportTotals};
-use crate::trace::{AppTrace, FlowTrace, QueueTrace, Sampler};
+use crate::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
 use crate::SimError;
 
 /// BEP 3 message sizes, length prefix included.
@@ -118,10 +116,9 @@ impl Transport {
 /// One direction of a connection: the uploader's data sender and the downloader's receiver,
 /// and the downloader's control stream back to the uploader.
 struct Half {
-    sender: Sender,
-    receiver: Receiver,
-    ctrl_tx: RequestSender,
-    ctrl_rx: RequestReceiver,
+    /// The uploader's data sender and control receiver (`conn.src`), the downloader's data
+    /// receiver and control sender (`conn.dst`).
+    conn: Connection,
     data_written: u64,
     /// Piece messages written: (end byte in the data stream, piece, block).
     pieces_written: VecDeque<(u64, u32, u32)>,
@@ -532,10 +529,7 @@ impl SwarmSim {
         let data = template.transport();
         let control = self.cfg.tcp.transport();
         Half {
-            sender: Sender::new(h, &data, cc),
-            receiver: Receiver::new(h, &data, template.size_bytes),
-            ctrl_tx: RequestSender::new(h, &control),
-            ctrl_rx: RequestReceiver::new(h, &control),
+            conn: Connection::new(h, &data, &control, cc, template.size_bytes),
             data_written: 0,
             pieces_written: VecDeque::new(),
             ctrl_written: 0,
@@ -550,7 +544,7 @@ impl SwarmSim {
         let n = self.layout.pieces;
         let mut halves = Box::new([self.new_half(2 * c, a), self.new_half(2 * c + 1, b)]);
         for half in halves.iter_mut() {
-            half.sender.start(self.now, false, &mut self.io);
+            half.conn.src.sender.start(self.now, false, &mut self.io);
         }
         self.conns.push(Conn {
             open: true,
@@ -583,7 +577,7 @@ impl SwarmSim {
         if let Some(halves) = self.halves[c as usize].take() {
             for (i, half) in halves.iter().enumerate() {
                 let t = self.peers[peers[i] as usize].transport;
-                self.totals[t as usize].add(half.sender.stats());
+                self.totals[t as usize].add(half.conn.src.sender.stats());
             }
         }
         for (s, &p) in peers.iter().enumerate() {
@@ -1010,15 +1004,15 @@ impl SwarmSim {
         let half = &mut halves[i];
         let side = &mut self.conns[c].sides[i];
         loop {
-            half.sender.try_send(self.now, &mut self.io);
-            if half.sender.unsent_bytes() > 0 || side.am_choking {
+            half.conn.src.sender.try_send(self.now, &mut self.io);
+            if half.conn.src.sender.unsent_bytes() > 0 || side.am_choking {
                 return;
             }
             let Some((piece, block)) = side.peer_requests.pop_front() else {
                 return;
             };
             let bytes = PIECE_HEADER_BYTES + layout.block_len(piece, block);
-            half.sender.write(bytes);
+            half.conn.src.sender.write(bytes);
             half.data_written += bytes;
             half.pieces_written
                 .push_back((half.data_written, piece, block));
@@ -1032,33 +1026,12 @@ impl SwarmSim {
             return;
         };
         let half = &mut halves[(h % 2) as usize];
-        let timer = match kind {
-            TimerKind::Retransmission | TimerKind::LossProbe | TimerKind::Pacing => {
-                half.sender.timer_mut(kind).expect("a sender timer")
-            }
-            TimerKind::DelayedAck => half.receiver.delack_timer_mut(),
-            TimerKind::Request => half.ctrl_tx.timer_mut(),
-            TimerKind::App => return,
-        };
-        if !timer.fire(now) {
-            if let Some(t) = timer.rearm() {
-                self.queue.push(t, Ev::Timer(h, kind));
-            }
-            return;
-        }
-        match kind {
-            TimerKind::Retransmission => {
-                half.sender.on_rto(now, &mut self.io);
-                self.pump(h);
-            }
-            TimerKind::LossProbe => half.sender.on_loss_probe(now, &mut self.io),
-            TimerKind::Pacing => {
-                half.sender.on_pacing_timer(now, &mut self.io);
-                self.pump(h);
-            }
-            TimerKind::DelayedAck => half.receiver.on_delack_timer(now, &mut self.io),
-            TimerKind::Request => half.ctrl_tx.on_timer(now, &mut self.io),
-            TimerKind::App => {}
+        if let Some(Fired {
+            kind: TimerKind::Retransmission | TimerKind::Pacing,
+            ..
+        }) = half.conn.handle_timeout(now, kind, &mut self.io)
+        {
+            self.pump(h);
         }
     }
 
@@ -1126,12 +1099,8 @@ impl SwarmSim {
             return;
         };
         let half = &mut halves[i];
-        match packet.kind {
-            Kind::Data => {
-                let before = half.receiver.rcv_nxt();
-                half.receiver.on_data(now, &packet, &mut self.io);
-                half.ctrl_tx.on_ack(now, packet.rwnd, &mut self.io);
-                let upto = half.receiver.rcv_nxt();
+        match half.conn.handle_packet(now, &packet, &mut self.io) {
+            Received::Data { before, upto } => {
                 if upto > before {
                     let mut blocks = Vec::new();
                     while let Some(&(end, piece, block)) = half.pieces_written.front() {
@@ -1146,14 +1115,10 @@ impl SwarmSim {
                     }
                 }
             }
-            Kind::Ack => {
-                half.sender.on_ack(now, &packet, &mut self.io);
-                self.pump(h);
-            }
-            Kind::Request => {
+            Received::Ack(_) => self.pump(h),
+            Received::Request { advanced, upto } => {
                 let mut msgs = Vec::new();
-                if half.ctrl_rx.on_request(&packet) {
-                    let upto = half.ctrl_rx.rcv_nxt();
+                if advanced {
                     while let Some(&(end, msg)) = half.msgs_written.front() {
                         if end > upto {
                             break;
@@ -1169,17 +1134,13 @@ impl SwarmSim {
                 let Some(halves) = self.halves[c as usize].as_mut() else {
                     return;
                 };
-                let half = &mut halves[i];
-                half.sender.set_piggyback_ack(half.ctrl_rx.rcv_nxt());
-                let sent_before = half.sender.stats().data_packets_sent;
+                let mark = halves[i].conn.src.carry_request_ack();
                 self.pump(h);
                 let half = &mut self.halves[c as usize].as_mut().expect("open")[i];
-                if half.sender.stats().data_packets_sent == sent_before {
-                    half.ctrl_rx.send_ack(now, &mut self.io);
-                }
+                half.conn.src.ack_requests(now, mark, &mut self.io);
             }
-            Kind::RequestAck => half.ctrl_tx.on_ack(now, packet.seq, &mut self.io),
-            Kind::Syn | Kind::SynAck => {}
+            // No handshake in a swarm: the transport starts established.
+            Received::Nothing | Received::SynAck { .. } | Received::Unexpected => {}
         }
     }
 
@@ -1192,8 +1153,8 @@ impl SwarmSim {
             };
             let half = &mut halves[(h % 2) as usize];
             let bytes = std::mem::take(&mut half.ctrl_unflushed);
-            half.receiver.flush_ack(now, &mut self.io);
-            half.ctrl_tx.write(now, bytes, &mut self.io);
+            half.conn.dst.receiver.flush_ack(now, &mut self.io);
+            half.conn.dst.requests.write(now, bytes, &mut self.io);
         }
         for (t, h, kind) in self.io.wakeups.drain(..) {
             self.queue.push(t, Ev::Timer(h, kind));
@@ -1219,8 +1180,15 @@ impl SwarmSim {
             }
             let c = up(p as u32);
             let (bytes, packets) = self.channels[c as usize].occupancy(now);
-            self.queue_trace
-                .push(now, c, bytes, packets, &mut self.queue_sampler);
+            self.queue_trace.push(
+                QueueRow {
+                    t_ns: now,
+                    link: c,
+                    queue_bytes: bytes,
+                    queue_packets: packets,
+                },
+                &mut self.queue_sampler,
+            );
         }
         let next = now.saturating_add(self.cfg.queue_sample_ns);
         self.queue.push(next, Ev::QueueSample);
@@ -1234,8 +1202,8 @@ impl SwarmSim {
         let half = &self.halves[(h / 2) as usize].as_ref()?[(h % 2) as usize];
         let held = self.channels.iter().map(|c| c.held_data_bytes(h)).sum();
         Some((
-            half.sender.stats().data_bytes_sent,
-            half.receiver.data_bytes_received(),
+            half.conn.src.sender.stats().data_bytes_sent,
+            half.conn.dst.receiver.data_bytes_received(),
             half.dropped_data_bytes,
             held,
         ))
@@ -1246,7 +1214,7 @@ impl SwarmSim {
             if let Some(halves) = halves {
                 for (i, half) in halves.iter().enumerate() {
                     let t = self.peers[ends[i] as usize].transport;
-                    self.totals[t as usize].add(half.sender.stats());
+                    self.totals[t as usize].add(half.conn.src.sender.stats());
                 }
             }
         }

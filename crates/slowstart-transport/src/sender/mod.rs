@@ -262,7 +262,7 @@ impl Sender {
     }
 
     /// The sender's timer of `kind` (retransmission, loss probe or pacing).
-    pub fn timer(&self, kind: TimerKind) -> Option<&Timer> {
+    pub(crate) fn timer(&self, kind: TimerKind) -> Option<&Timer> {
         match kind {
             TimerKind::Retransmission => Some(self.rto.timer()),
             TimerKind::LossProbe => Some(self.probe.timer()),
@@ -271,9 +271,9 @@ impl Sender {
         }
     }
 
-    /// The sender's timer of `kind` (retransmission, loss probe or pacing), for the driver's
-    /// wake-ups.
-    pub fn timer_mut(&mut self, kind: TimerKind) -> Option<&mut Timer> {
+    /// The sender's timer of `kind` (retransmission, loss probe or pacing), for the
+    /// connection's wake-ups ([`crate::Connection::handle_timeout`]).
+    pub(crate) fn timer_mut(&mut self, kind: TimerKind) -> Option<&mut Timer> {
         match kind {
             TimerKind::Retransmission => Some(self.rto.timer_mut()),
             TimerKind::LossProbe => Some(self.probe.timer_mut()),
@@ -738,7 +738,7 @@ impl Sender {
 }
 
 /// What one ACK did, for the flow's metrics.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AckOutcome {
     pub delivered: u64,
     pub loss_event: bool,

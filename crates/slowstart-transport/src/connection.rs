@@ -1,0 +1,357 @@
+//! One flow's connection, sans-IO as quinn-proto's `Connection`: every call takes the time, and
+//! what the connection wants done goes into an [`Io`] (packets to send, wake-ups to ask for).
+//! Nothing here reads a clock.
+//!
+//! A connection has two ends, each usable alone (a UDP endpoint holds one):
+//! - the [`SenderEnd`] at `src`: the data [`Sender`] and the [`RequestReceiver`] that takes the
+//!   application's requests;
+//! - the [`ReceiverEnd`] at `dst`: the data [`Receiver`] and the [`RequestSender`] of the
+//!   requests.
+//!
+//! A driver (the simulator's event loop, the swarm's, a loop over UDP sockets, the fuzzer)
+//! calls four things, on a [`Connection`] or on one end:
+//! - `handle_packet`: a packet arrived, with what the application must hear returned
+//!   ([`Received`]);
+//! - `handle_timeout`: a wake-up it was asked for ([`Io::wakeups`]) came due;
+//! - `handle_timeouts`: fire every timer due by now, for a loop that sleeps until
+//! - `poll_timeout`: the earliest deadline.
+//!
+//! The five timers live in the parts that arm them (the sender's retransmission, loss probe and
+//! pacing timers, the receiver's delayed ACK, the request stream's retransmission timer); which
+//! one a wake-up is for, whether it is due, and what firing it does is decided here only. An
+//! event heap learns of a timer from the wake-up pushed when it is armed earlier than its
+//! pending one ([`Timer`]); a loop over sockets reads the same deadlines with `poll_timeout`.
+
+use slowstart_cc::Controller;
+
+use crate::packet::{Kind, Packet};
+use crate::receiver::Receiver;
+use crate::request::{RequestReceiver, RequestSender};
+use crate::sender::{AckOutcome, Sender, State};
+use crate::settings::Settings;
+use crate::timer::{Timer, TimerKind};
+use crate::Io;
+
+/// What a packet did that the application above may act on (as quinn-proto's events).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Received {
+    /// Nothing the application sees (a SYN answered, a request stream ACK).
+    Nothing,
+    /// Data arrived at the receiver: bytes in order went from `before` to `upto`.
+    Data { before: u64, upto: u64 },
+    /// The SYN-ACK arrived; `established` if it completed the handshake just now.
+    SynAck { established: bool },
+    /// An ACK arrived at the sender.
+    Ack(AckOutcome),
+    /// A request packet arrived; `advanced` if it moved the request stream's in-order point
+    /// (now `upto`). Call [`SenderEnd::answer_requests`] once the application has written its
+    /// answer, so the stream's ACK rides on it.
+    Request { advanced: bool, upto: u64 },
+    /// A kind this end does not take (a UDP endpoint counts it as unexpected).
+    Unexpected,
+}
+
+/// A timer that fired: its kind and the deadline it had (a socket loop's lateness).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fired {
+    pub kind: TimerKind,
+    pub deadline: u64,
+}
+
+/// The data sender's end (`src`).
+pub struct SenderEnd {
+    flow: u32,
+    pub sender: Sender,
+    /// The application's requests from the other end.
+    pub request_rx: RequestReceiver,
+}
+
+/// The data receiver's end (`dst`).
+pub struct ReceiverEnd {
+    flow: u32,
+    pub receiver: Receiver,
+    /// The application's requests to the other end.
+    pub requests: RequestSender,
+}
+
+/// Both ends of flow `flow`, as a simulator holds them.
+pub struct Connection {
+    pub src: SenderEnd,
+    pub dst: ReceiverEnd,
+}
+
+/// Fire `timer` for a wake-up at `now`: true if due; if not, ask for a wake-up at its later
+/// deadline, if it has one.
+#[inline]
+fn wake(timer: &mut Timer, now: u64, flow: u32, kind: TimerKind, io: &mut Io) -> Option<Fired> {
+    let deadline = timer.deadline();
+    if timer.fire(now) {
+        return deadline.map(|deadline| Fired { kind, deadline });
+    }
+    if let Some(t) = timer.rearm() {
+        io.wake(t, flow, kind);
+    }
+    None
+}
+
+/// Fire `timer` if its deadline has passed (a loop that polls: no wake-up bookkeeping).
+fn due(timer: &mut Timer, now: u64, kind: TimerKind) -> Option<Fired> {
+    let deadline = timer.deadline().filter(|&d| d <= now)?;
+    timer.fire(now).then_some(Fired { kind, deadline })
+}
+
+impl SenderEnd {
+    /// The timers of this end, in the order `handle_timeouts` fires them.
+    pub const TIMERS: [TimerKind; 3] = [
+        TimerKind::Retransmission,
+        TimerKind::LossProbe,
+        TimerKind::Pacing,
+    ];
+
+    /// Flow `flow`'s sending end: data under `data` settings run by `cc`, requests under
+    /// `control`'s.
+    pub fn new(flow: u32, data: &Settings, control: &Settings, cc: Controller) -> Self {
+        SenderEnd {
+            flow,
+            sender: Sender::new(flow, data, cc),
+            request_rx: RequestReceiver::new(flow, control),
+        }
+    }
+
+    /// A packet for the sending end arrived (a SYN-ACK, an ACK or a request).
+    #[inline]
+    pub fn handle_packet(&mut self, now: u64, packet: &Packet, io: &mut Io) -> Received {
+        match packet.kind {
+            Kind::SynAck => {
+                let was_established = self.sender.state() == State::Established;
+                self.sender.on_syn_ack(now, packet, io);
+                Received::SynAck {
+                    established: !was_established && self.sender.state() == State::Established,
+                }
+            }
+            Kind::Ack => Received::Ack(self.sender.on_ack(now, packet, io)),
+            Kind::Request => Received::Request {
+                advanced: self.request_rx.on_request(packet),
+                upto: self.request_rx.rcv_nxt(),
+            },
+            Kind::Syn | Kind::Data | Kind::RequestAck => Received::Unexpected,
+        }
+    }
+
+    /// After a [`Received::Request`] and the application's answer to it: the request stream's
+    /// cumulative ACK rides on the data `send` sends now, or goes alone when none leaves.
+    pub fn answer_requests(
+        &mut self,
+        now: u64,
+        io: &mut Io,
+        send: impl FnOnce(&mut Sender, &mut Io),
+    ) {
+        let mark = self.carry_request_ack();
+        send(&mut self.sender, io);
+        self.ack_requests(now, mark, io);
+    }
+
+    /// [`Self::answer_requests`] in two halves, for a driver whose sending loop needs more than
+    /// the sender (the swarm writes queued messages as room frees): the data sent from now on
+    /// carries the request stream's ACK; the returned mark is for [`Self::ack_requests`].
+    pub fn carry_request_ack(&mut self) -> u64 {
+        self.sender.set_piggyback_ack(self.request_rx.rcv_nxt());
+        self.sender.stats().data_packets_sent
+    }
+
+    /// The request stream's ACK goes alone if no data left since `mark`.
+    pub fn ack_requests(&mut self, now: u64, mark: u64, io: &mut Io) {
+        if self.sender.stats().data_packets_sent == mark {
+            self.request_rx.send_ack(now, io);
+        }
+    }
+
+    #[inline]
+    fn timer_mut(&mut self, kind: TimerKind) -> Option<&mut Timer> {
+        self.sender.timer_mut(kind)
+    }
+
+    #[inline]
+    fn fire(&mut self, now: u64, kind: TimerKind, io: &mut Io) {
+        match kind {
+            TimerKind::Retransmission => self.sender.on_rto(now, io),
+            TimerKind::LossProbe => self.sender.on_loss_probe(now, io),
+            TimerKind::Pacing => self.sender.on_pacing_timer(now, io),
+            _ => {}
+        }
+    }
+
+    /// The earliest deadline of this end's timers.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        Self::TIMERS
+            .iter()
+            .filter_map(|&k| self.sender.timer(k).and_then(Timer::deadline))
+            .min()
+    }
+
+    /// A wake-up for this end's timer of `kind` came at `now`: fire it if due, else ask for
+    /// a wake-up at its later deadline.
+    #[inline]
+    pub fn handle_timeout(&mut self, now: u64, kind: TimerKind, io: &mut Io) -> Option<Fired> {
+        let flow = self.flow;
+        let fired = wake(self.timer_mut(kind)?, now, flow, kind, io)?;
+        self.fire(now, kind, io);
+        Some(fired)
+    }
+
+    /// Fire every timer of this end due by `now`, each after the ones before it acted;
+    /// `fired` hears each.
+    pub fn handle_timeouts(&mut self, now: u64, io: &mut Io, mut fired: impl FnMut(Fired)) {
+        for kind in Self::TIMERS {
+            if let Some(f) = self.timer_mut(kind).and_then(|t| due(t, now, kind)) {
+                self.fire(now, kind, io);
+                fired(f);
+            }
+        }
+    }
+}
+
+impl ReceiverEnd {
+    /// The timers of this end, in the order `handle_timeouts` fires them.
+    pub const TIMERS: [TimerKind; 2] = [TimerKind::DelayedAck, TimerKind::Request];
+
+    /// Flow `flow`'s receiving end: data under `data` settings (noting when `size_bytes`
+    /// are in), requests under `control`'s.
+    pub fn new(flow: u32, data: &Settings, control: &Settings, size_bytes: Option<u64>) -> Self {
+        ReceiverEnd {
+            flow,
+            receiver: Receiver::new(flow, data, size_bytes),
+            requests: RequestSender::new(flow, control),
+        }
+    }
+
+    /// A packet for the receiving end arrived (a SYN, data or a request stream ACK).
+    #[inline]
+    pub fn handle_packet(&mut self, now: u64, packet: &Packet, io: &mut Io) -> Received {
+        match packet.kind {
+            Kind::Syn => {
+                self.receiver.on_syn(now, packet, io);
+                Received::Nothing
+            }
+            Kind::Data => {
+                let before = self.receiver.rcv_nxt();
+                self.receiver.on_data(now, packet, io);
+                // Data carries the request stream's cumulative ACK (0 while it has none).
+                self.requests.on_ack(now, packet.rwnd, io);
+                Received::Data {
+                    before,
+                    upto: self.receiver.rcv_nxt(),
+                }
+            }
+            Kind::RequestAck => {
+                self.requests.on_ack(now, packet.seq, io);
+                Received::Nothing
+            }
+            Kind::SynAck | Kind::Ack | Kind::Request => Received::Unexpected,
+        }
+    }
+
+    #[inline]
+    fn timer_mut(&mut self, kind: TimerKind) -> Option<&mut Timer> {
+        match kind {
+            TimerKind::DelayedAck => Some(self.receiver.delack_timer_mut()),
+            TimerKind::Request => Some(self.requests.timer_mut()),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn fire(&mut self, now: u64, kind: TimerKind, io: &mut Io) {
+        match kind {
+            TimerKind::DelayedAck => self.receiver.on_delack_timer(now, io),
+            TimerKind::Request => self.requests.on_timer(now, io),
+            _ => {}
+        }
+    }
+
+    /// The earliest deadline of this end's timers.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        [
+            self.receiver.delack_timer().deadline(),
+            self.requests.timer().deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// A wake-up for this end's timer of `kind` came at `now`: fire it if due, else ask for
+    /// a wake-up at its later deadline.
+    #[inline]
+    pub fn handle_timeout(&mut self, now: u64, kind: TimerKind, io: &mut Io) -> Option<Fired> {
+        let flow = self.flow;
+        let fired = wake(self.timer_mut(kind)?, now, flow, kind, io)?;
+        self.fire(now, kind, io);
+        Some(fired)
+    }
+
+    /// Fire every timer of this end due by `now`, each after the ones before it acted;
+    /// `fired` hears each.
+    pub fn handle_timeouts(&mut self, now: u64, io: &mut Io, mut fired: impl FnMut(Fired)) {
+        for kind in Self::TIMERS {
+            if let Some(f) = self.timer_mut(kind).and_then(|t| due(t, now, kind)) {
+                self.fire(now, kind, io);
+                fired(f);
+            }
+        }
+    }
+}
+
+impl Connection {
+    /// Flow `flow`'s connection: data under `data` settings run by `cc`, the request stream
+    /// under `control`'s (a swarm's uTP peers send their requests over TCP's settings); the
+    /// receiver notes when `size_bytes` are in.
+    pub fn new(
+        flow: u32,
+        data: &Settings,
+        control: &Settings,
+        cc: Controller,
+        size_bytes: Option<u64>,
+    ) -> Self {
+        Connection {
+            src: SenderEnd::new(flow, data, control, cc),
+            dst: ReceiverEnd::new(flow, data, control, size_bytes),
+        }
+    }
+
+    /// A packet arrived at the end it is addressed to.
+    #[inline]
+    pub fn handle_packet(&mut self, now: u64, packet: &Packet, io: &mut Io) -> Received {
+        match packet.kind {
+            Kind::SynAck | Kind::Ack | Kind::Request => self.src.handle_packet(now, packet, io),
+            Kind::Syn | Kind::Data | Kind::RequestAck => self.dst.handle_packet(now, packet, io),
+        }
+    }
+
+    /// The earliest deadline of either end's timers.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        match (self.src.poll_timeout(), self.dst.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// A wake-up for the timer of `kind` came at `now`: fire it if due (None if not, or if
+    /// the kind is not a connection's).
+    #[inline]
+    pub fn handle_timeout(&mut self, now: u64, kind: TimerKind, io: &mut Io) -> Option<Fired> {
+        match kind {
+            TimerKind::Retransmission | TimerKind::LossProbe | TimerKind::Pacing => {
+                self.src.handle_timeout(now, kind, io)
+            }
+            TimerKind::DelayedAck | TimerKind::Request => self.dst.handle_timeout(now, kind, io),
+            TimerKind::App => None,
+        }
+    }
+
+    /// Fire every timer due by `now`: the sending end's, then the receiving end's.
+    pub fn handle_timeouts(&mut self, now: u64, io: &mut Io, mut fired: impl FnMut(Fired)) {
+        self.src.handle_timeouts(now, io, &mut fired);
+        self.dst.handle_timeouts(now, io, &mut fired);
+    }
+}

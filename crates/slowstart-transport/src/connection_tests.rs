@@ -1,0 +1,283 @@
+//! A connection driven over a pipe with a fixed one-way delay and no rate limit, the way every
+//! driver drives it: packets in with `handle_packet`, timers with `poll_timeout` and
+//! `handle_timeouts`. Worked examples (slow start's rounds, delayed ACKs) and properties under
+//! loss and reordering (every byte delivered once and in order, bytes conserved, cumulative
+//! ACKs that never go back, no deadline in the past).
+
+use proptest::prelude::*;
+use slowstart_cc::{CcSpec, CommonParams, Controller};
+
+use crate::packet::{Kind, Packet};
+use crate::sender::State;
+use crate::testing::{settings, MS};
+use crate::{Connection, Io, Settings};
+
+const MSS: u64 = 1460;
+
+fn controller(name: &str, initcwnd: u64) -> Controller {
+    let common = CommonParams {
+        mss: MSS,
+        initcwnd,
+        abc: true,
+        seed: 1,
+        paced: false,
+    };
+    Controller::new(&CcSpec::parse(name).expect("a name"), &common).expect("a built-in")
+}
+
+/// What happens to the n-th packet put on the pipe.
+#[derive(Clone, Copy, Debug)]
+enum Fate {
+    Deliver,
+    Drop,
+    /// Arrive this many ms later than the delay (overtaken by later packets).
+    Late(u8),
+}
+
+/// Both directions of a path with a fixed one-way delay; packets arrive in order of arrival
+/// time, then of sending.
+struct Pipe {
+    one_way_ns: u64,
+    /// (arrival, sent order, packet)
+    in_flight: Vec<(u64, u64, Packet)>,
+    sent: u64,
+    fates: Vec<Fate>,
+    dropped_data_bytes: u64,
+}
+
+impl Pipe {
+    fn new(one_way_ns: u64, fates: Vec<Fate>) -> Self {
+        Pipe {
+            one_way_ns,
+            in_flight: Vec::new(),
+            sent: 0,
+            fates,
+            dropped_data_bytes: 0,
+        }
+    }
+
+    fn take(&mut self, now: u64, io: &mut Io) {
+        // Timers are read with `poll_timeout`; the wake-ups are an event heap's.
+        io.wakeups.clear();
+        for p in io.packets.drain(..) {
+            let fate = self
+                .fates
+                .get(self.sent as usize)
+                .copied()
+                .unwrap_or(Fate::Deliver);
+            self.sent += 1;
+            let at = now + self.one_way_ns;
+            match fate {
+                Fate::Deliver => self.in_flight.push((at, self.sent, p)),
+                Fate::Late(ms) => self.in_flight.push((at + ms as u64 * MS, self.sent, p)),
+                Fate::Drop if p.kind == Kind::Data => self.dropped_data_bytes += p.len as u64,
+                Fate::Drop => {}
+            }
+        }
+    }
+
+    fn next_arrival(&self) -> Option<u64> {
+        self.in_flight.iter().map(|&(at, ..)| at).min()
+    }
+
+    fn pop(&mut self) -> Packet {
+        let i = (0..self.in_flight.len())
+            .min_by_key(|&i| (self.in_flight[i].0, self.in_flight[i].1))
+            .expect("a packet");
+        self.in_flight.swap_remove(i).2
+    }
+}
+
+/// What a transfer showed on its way.
+#[derive(Debug, Default)]
+struct Run {
+    /// When the receiver had every byte, and when the sender had them all acknowledged.
+    received_ns: Option<u64>,
+    done_ns: Option<u64>,
+    acks: u64,
+}
+
+/// Transfer `size` bytes over `pipe`, checking the invariants after every event.
+fn transfer(conn: &mut Connection, pipe: &mut Pipe, size: u64, handshake: bool) -> Run {
+    let mut io = Io::default();
+    let mut run = Run::default();
+    let (mut now, mut last_ack, mut last_rcv_nxt, mut last_una) = (0, 0, 0, 0);
+    conn.src.sender.write(size);
+    conn.src.sender.close();
+    conn.src.sender.start(now, handshake, &mut io);
+    pipe.take(now, &mut io);
+    for _ in 0..1_000_000 {
+        if conn.src.sender.state() == State::Done {
+            break;
+        }
+        let timer = conn.poll_timeout();
+        assert!(
+            timer.is_none_or(|t| t >= now),
+            "a deadline in the past: {timer:?} at {now}"
+        );
+        let arrival = pipe.next_arrival();
+        match (arrival, timer) {
+            (None, None) => panic!(
+                "stalled at {now}: nothing in flight, no timer, {} of {size} acked",
+                conn.src.sender.acked_bytes()
+            ),
+            (Some(a), t) if t.is_none_or(|t| a <= t) => {
+                now = a;
+                let p = pipe.pop();
+                if p.kind == Kind::Ack {
+                    run.acks += 1;
+                }
+                let _ = conn.handle_packet(now, &p, &mut io);
+            }
+            (_, t) => {
+                now = t.expect("a timer comes first");
+                conn.handle_timeouts(now, &mut io, |_| {});
+            }
+        }
+        for p in io.packets.iter().filter(|p| p.kind == Kind::Ack) {
+            assert!(p.seq >= last_ack, "cumulative ACK went back");
+            last_ack = p.seq;
+        }
+        pipe.take(now, &mut io);
+        let (rcv_nxt, una) = (conn.dst.receiver.rcv_nxt(), conn.src.sender.acked_bytes());
+        assert!(
+            rcv_nxt >= last_rcv_nxt && rcv_nxt <= size,
+            "delivery in order"
+        );
+        assert!(
+            una >= last_una && una <= rcv_nxt,
+            "acked what was not received"
+        );
+        (last_rcv_nxt, last_una) = (rcv_nxt, una);
+        if rcv_nxt == size && run.received_ns.is_none() {
+            run.received_ns = Some(now);
+        }
+    }
+    assert_eq!(conn.src.sender.state(), State::Done, "the transfer ended");
+    run.done_ns = Some(now);
+    run
+}
+
+/// Data settings for the worked examples: no delayed ACKs, a receive window that never binds.
+fn plain() -> Settings {
+    Settings {
+        delayed_ack: false,
+        initrwnd: 100_000,
+        ..settings()
+    }
+}
+
+fn connection(s: &Settings, cc: &str, size: u64) -> Connection {
+    Connection::new(0, s, s, controller(cc, 10), Some(size))
+}
+
+const RTT: u64 = 100 * MS;
+
+#[test]
+fn slow_start_takes_the_analytic_number_of_rounds() {
+    // Reno from initcwnd 10 with an ACK per segment doubles cwnd each round trip (RFC 5681
+    // §3.1): rounds of 10, 20, 40, 80 segments carry 150 in 4 round trips; a 151st takes a
+    // fifth. The last data arrives half a round trip before its ACK.
+    for (segments, rounds, handshake) in [
+        (10, 1, false),
+        (150, 4, false),
+        (151, 5, false),
+        (630, 6, false),
+        (150, 4, true),
+    ] {
+        let size = segments * MSS;
+        let mut conn = connection(&plain(), "reno", size);
+        let mut pipe = Pipe::new(RTT / 2, vec![]);
+        let run = transfer(&mut conn, &mut pipe, size, handshake);
+        let rounds = rounds + u64::from(handshake);
+        assert_eq!(run.done_ns, Some(rounds * RTT), "{segments} segments");
+        assert_eq!(run.received_ns, Some(rounds * RTT - RTT / 2));
+        assert_eq!(conn.src.sender.stats().retransmits, 0);
+        assert_eq!(run.acks, segments, "one ACK per segment");
+    }
+}
+
+#[test]
+fn delayed_acks_answer_every_second_segment_and_the_odd_one_after_the_timeout() {
+    // RFC 5681 §4.2 / RFC 1122 §4.2.3.2 with `ack_every` 2 and a 40 ms timer: 3 segments are
+    // acknowledged by an ACK for the first two and one for the third when the timer fires.
+    let s = Settings {
+        initrwnd: 100_000,
+        ..settings()
+    };
+    let size = 3 * MSS;
+    let mut conn = connection(&s, "reno", size);
+    let mut pipe = Pipe::new(RTT / 2, vec![]);
+    let run = transfer(&mut conn, &mut pipe, size, false);
+    assert_eq!(run.acks, 2);
+    assert_eq!(run.done_ns, Some(RTT + s.delack_timeout_ns));
+}
+
+#[test]
+fn a_lost_tail_is_repaired_by_the_loss_probe() {
+    // The last of 10 segments is lost: no duplicate ACKs can show it, so RACK-TLP's probe
+    // (RFC 8985 §7) resends it, and the transfer ends with one retransmission.
+    let size = 10 * MSS;
+    let mut conn = connection(&plain(), "reno", size);
+    let mut fates = vec![Fate::Deliver; 9];
+    fates.push(Fate::Drop);
+    let mut pipe = Pipe::new(RTT / 2, fates);
+    let run = transfer(&mut conn, &mut pipe, size, false);
+    assert_eq!(conn.src.sender.stats().retransmits, 1);
+    assert_eq!(conn.src.sender.stats().loss_probes, 1);
+    assert!(run.done_ns.expect("done") > 2 * RTT);
+}
+
+fn fates() -> impl Strategy<Value = Vec<Fate>> {
+    let fate = prop_oneof![
+        6 => Just(Fate::Deliver),
+        1 => Just(Fate::Drop),
+        1 => (1u8..80).prop_map(Fate::Late),
+    ];
+    prop::collection::vec(fate, 0..400)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Under any pattern of loss and reordering (after which the pipe is clean), every byte
+    /// arrives once and in order, the cumulative ACK never goes back, no timer is due in the
+    /// past, and every byte sent is received, dropped or still in the pipe.
+    #[test]
+    fn every_byte_arrives_once_in_order_under_loss_and_reordering(
+        segments in 1u64..200,
+        tail in 0u64..MSS,
+        fates in fates(),
+        cc in prop::sample::select(vec!["reno", "cubic", "bbr"]),
+        delayed_ack in any::<bool>(),
+        rack in any::<bool>(),
+        handshake in any::<bool>(),
+    ) {
+        let s = Settings {
+            delayed_ack,
+            loss_detection: if rack {
+                crate::LossDetection::Rack
+            } else {
+                crate::LossDetection::Dupthresh
+            },
+            ..settings()
+        };
+        let size = segments * MSS + tail;
+        let mut conn = connection(&s, cc, size);
+        let mut pipe = Pipe::new(RTT / 2, fates);
+        transfer(&mut conn, &mut pipe, size, handshake);
+        prop_assert_eq!(conn.dst.receiver.rcv_nxt(), size);
+        prop_assert_eq!(conn.src.sender.acked_bytes(), size);
+        let in_pipe: u64 = pipe
+            .in_flight
+            .iter()
+            .filter(|(_, _, p)| p.kind == Kind::Data)
+            .map(|(_, _, p)| p.len as u64)
+            .sum();
+        prop_assert_eq!(
+            conn.src.sender.stats().data_bytes_sent,
+            conn.dst.receiver.data_bytes_received() + pipe.dropped_data_bytes + in_pipe,
+            "bytes conserved"
+        );
+    }
+}
