@@ -21,7 +21,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::{Entry, Fifo, Signals};
 use crate::config::DualPi2Config;
-use slowstart_transport::packet::{Packet, CE, ECT, ECT1};
+use slowstart_transport::packet::{Packet, CE, ECT1};
 
 pub struct DualPi2 {
     cfg: DualPi2Config,
@@ -141,7 +141,7 @@ impl DualPi2 {
             }
             let p_c = self.prob * self.prob;
             if p_c > 0.0 && rng.random::<f64>() < p_c {
-                let ecn_capable = e.packet.has(ECT);
+                let ecn_capable = e.packet.ecn_capable();
                 if !sig.mark(self.ecn && ecn_capable, &mut e.packet) {
                     sig.dropped.push(e.packet);
                     continue;
@@ -172,7 +172,7 @@ impl DualPi2 {
 mod tests {
     use super::*;
     use rand::SeedableRng;
-    use slowstart_transport::packet::Kind;
+    use slowstart_transport::packet::{Kind, ECT};
 
     const MS: u64 = 1_000_000;
 
