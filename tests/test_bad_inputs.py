@@ -76,8 +76,16 @@ for v in [
     '"aimd:mode=static,hystart_detect=delay"',
     '"cubic:beta=0.5,beta=0.6"',
     '{name = "lss", slow_start = "standard", max_ssthresh = 50}',
+    # TCP Prague's parameters (draft-briscoe-iccrg-prague-congestion-control-04).
+    '"prague:g=0"',
+    '"prague:g=2"',
+    '"prague:rtt_virt_min_ms=-1"',
+    '"prague:rtt_virt_min_ms=nan"',
+    '"prague:alpha_init=0.5"',
 ]:
     case("satellite", "flow.0.cc", f"flow.0.cc={v}")
+# Prague reads Accurate ECN feedback only.
+case("prague-l4s", "flow.0.ecn_feedback", 'flow.0.ecn_feedback="dctcp"')
 # A number too large for a float is too large, not endless.
 case("satellite", "flow.0.size", "flow.0.size=1e400")
 case("satellite", "flow.0.max_window", "flow.0.max_window=1e400")
