@@ -306,6 +306,11 @@ pub struct DualPi2Config {
     /// Share of the bytes the C queue gets while both queues wait (Linux `c_protection` 10%).
     #[serde(default = "dualpi2_c_protection")]
     pub c_protection: f64,
+    /// Overload (k p' above 1, RFC 9332 §4.2.3): drop instead of marking, ECN-capable C packets
+    /// always and L packets with p'^2, as Linux's `drop_overload` (default on); false keeps
+    /// marking and caps p' at 1/k, so the buffer's tail drop is the only loss.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub drop_overload: bool,
 }
 
 impl Default for DualPi2Config {
@@ -318,6 +323,7 @@ impl Default for DualPi2Config {
             step_ns: dualpi2_step(),
             coupling: dualpi2_coupling(),
             c_protection: dualpi2_c_protection(),
+            drop_overload: true,
         }
     }
 }

@@ -744,7 +744,11 @@ fn prague_sends_ect1_into_dualpi2s_l_queue_and_is_marked_by_a_classic_aqm() {
         );
         // Not a utilisation test: the initial window's burst meets the 1 ms step, the first
         // echo halves cwnd at 42 ms and the increase (0.64 segment per 20 ms RTT) is slow.
-        assert!(flow.goodput_bps > 0.5 * 20e6, "{name}: {}", flow.goodput_bps);
+        assert!(
+            flow.goodput_bps > 0.5 * 20e6,
+            "{name}: {}",
+            flow.goodput_bps
+        );
         if name == "dualpi2" {
             assert!(
                 link.mean_queue_delay_s < 0.003,
