@@ -114,6 +114,8 @@ case("satellite", "path.queue.max_p", 'path.queue={kind = "red", max_p = 2}')
 case("satellite", "path.queue.w_q", 'path.queue={kind = "red", w_q = "often"}')
 case("satellite", "path.queue.flows", 'path.queue={kind = "fq_codel", flows = 1.5}')
 case("satellite", "path.queue.memory_limit", 'path.queue={kind = "fq_codel", memory_limit = 0}')
+case("satellite", "path.queue.drop_overload", 'path.queue={kind = "dualpi2", drop_overload = "no"}')
+case("satellite", "path.queue.step", 'path.queue={kind = "dualpi2", step = "0ms"}')
 case("satellite", "path.queue.quantum", 'path.queue={kind = "codel", quantum = 1514}')
 # Settings that contradict each other (issue #31): as refused as their plain forms.
 case("satellite", "path.queue.memory_limit", 'path.queue={kind = "fq_codel", memory_limit = 1000}')
