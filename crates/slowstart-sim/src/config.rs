@@ -1422,9 +1422,15 @@ pub fn defaults_json() -> String {
             .as_object_mut()
             .and_then(|o| o.remove("kind"))
             .expect("a discipline is tagged by its kind");
-        if let (Discipline::Red(c), Some(o)) = (d, v.as_object_mut()) {
-            // Written only when off in a config; the loader lists every default.
-            o.insert("hard_drop".into(), c.hard_drop.into());
+        // Written only when off in a config; the loader lists every default.
+        match (d, v.as_object_mut()) {
+            (Discipline::Red(c), Some(o)) => {
+                o.insert("hard_drop".into(), c.hard_drop.into());
+            }
+            (Discipline::DualPi2(c), Some(o)) => {
+                o.insert("drop_overload".into(), c.drop_overload.into());
+            }
+            _ => {}
         }
         (kind.as_str().expect("a kind is a word").to_string(), v)
     })
@@ -2312,6 +2318,7 @@ mod tests {
         assert_eq!(kinds, ["codel", "dualpi2", "fq_codel", "pie", "red"]);
         assert_eq!(queue["dualpi2"]["alpha"], 41.0 / 256.0);
         assert_eq!(queue["red"]["hard_drop"], true);
+        assert_eq!(queue["dualpi2"]["drop_overload"], true);
         assert_eq!(queue["codel"]["target_ns"], 5_000_000);
         assert_eq!(queue["fq_codel"]["memory_limit_bytes"], 32 << 20);
         assert_eq!(queue["pie"]["alpha"], 0.125);
