@@ -92,7 +92,7 @@ pub struct EcnFeedback {
 }
 
 /// The ECN-capable codepoint a controller asks its data packets to carry when the flow uses ECN
-/// (RFC 3168 §5): ECT(0), or ECT(1), the L4S identifier (RFC 9331 §4), which a DualPI2 queue
+/// (RFC 3168 §5): ECT(0), or ECT(1), the L4S identifier (RFC 9331), which a DualPI2 queue
 /// steers into its low-latency queue and a classic ECN AQM treats as ECT(0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum EcnCodepoint {

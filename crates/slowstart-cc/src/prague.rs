@@ -3,15 +3,15 @@
 //! identifier, so an L4S queue (DualPI2's L queue, RFC 9332) marks them at a shallow step.
 //!
 //! - alpha, the moving average of the fraction of delivered bytes marked CE, moves by
-//!   g = 1/16 towards the last round's fraction once per virtual RTT (draft §2.3.1; Linux
+//!   g = 1/16 towards the last round's fraction once per virtual RTT (the draft; Linux
 //!   `prague_update_alpha`), and not before the first CE mark (`saw_ce`).
-//! - An ECN echo multiplies cwnd by (1 - alpha / 2), at most once per virtual RTT (draft §2.3.1;
+//! - An ECN echo multiplies cwnd by (1 - alpha / 2), at most once per virtual RTT (the draft;
 //!   Linux `prague_enter_cwr`); the transport adds its once-per-window rule (RFC 3168 §6.1.2).
-//! - Additive increase of one segment per rtt_virt = max(srtt, 25 ms) (draft §2.4.2, reduced
+//! - Additive increase of one segment per rtt_virt = max(srtt, 25 ms) (the draft's reduced
 //!   RTT dependence): per RTT, cwnd grows by (srtt / rtt_virt)^2 segments, so the rate grows as
 //!   a flow's with RTT rtt_virt would (Linux `prague_rate_scaled_ai_ack_increase`). CE-marked
 //!   bytes give no credit (Linux `acked -= rs->ece_delta`, the unsaturated increase).
-//! - Loss halves cwnd, as Reno (draft §2.3.3; Linux `prague_enter_loss`).
+//! - Loss halves cwnd, as Reno (the draft; Linux `prague_enter_loss`).
 //!
 //! Prague needs Accurate ECN feedback (RFC 9768) to count the marks; the flow turns it on
 //! (`ecn_feedback = "accurate"`, [`crate::registry::needs_ecn`]). Without it, Linux's module
@@ -33,14 +33,14 @@ pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "g",
         doc: "gain of alpha's moving average, per virtual RTT (draft-briscoe-iccrg-prague-\
-              congestion-control-04 §2.3.1: 1/16; Linux PRAGUE_SHIFT_G = 4)",
+              congestion-control-04: 1/16; Linux PRAGUE_SHIFT_G = 4)",
         default: "0.0625",
         accepts: Accepts::number(0.0001, 1.0),
     },
     ParamInfo {
         name: "rtt_virt_min_ms",
         doc: "floor of the virtual RTT, ms: rtt_virt = max(srtt, this) paces alpha's updates, \
-              the reductions and the additive increase (draft §2.4.2: 25 ms; Linux \
+              the reductions and the additive increase (the draft: 25 ms; Linux \
               prague_rtt_target); 0 makes Prague RTT-dependent as DCTCP",
         default: "25",
         accepts: Accepts::number(0.0, 10_000.0),
@@ -98,7 +98,7 @@ impl Prague {
         ))
     }
 
-    /// rtt_virt = max(srtt, its floor) (draft §2.4.2).
+    /// rtt_virt = max(srtt, its floor), the draft's virtual RTT.
     pub fn rtt_virt(&self) -> Nanos {
         self.srtt.max(self.rtt_virt_min)
     }
@@ -133,7 +133,7 @@ impl AvoidanceRule for Prague {
         growth.additive_increase(cwnd, credit, step)
     }
 
-    /// Loss: Reno's halving (draft §2.3.3).
+    /// Loss: Reno's halving, as the draft's classic response to loss.
     fn decrease(&mut self, cwnd: u64, event: &CongestionEvent) -> u64 {
         RenoRule.decrease(cwnd, event)
     }
@@ -249,7 +249,7 @@ mod tests {
         assert_eq!(p.alpha, 1.0);
     }
 
-    /// Draft §2.3.1: after a round in which k of n segments were marked, alpha moves by
+    /// The draft's EWMA: after a round in which k of n segments were marked, alpha moves by
     /// g (k/n - alpha). At 40 ms (above the 25 ms floor) a round is a virtual RTT.
     #[test]
     fn alpha_after_a_round_with_k_of_n_marked() {

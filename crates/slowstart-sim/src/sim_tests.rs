@@ -703,10 +703,10 @@ fn dualpi2_holds_a_classic_flow_near_its_target() {
     assert!(summary.flows[0].goodput_bps > 0.9 * 20e6 * 1460.0 / 1500.0);
 }
 
-/// Prague sends ECT(1) (draft-briscoe-iccrg-prague-congestion-control-04 §2.1): through
+/// Prague sends ECT(1) (draft-briscoe-iccrg-prague-congestion-control-04): through
 /// DualPI2 its packets wait in the L queue, marked at the 1 ms step, so the queue stays far
 /// below the classic 15 ms target, with marks and no drop; through a classic CoDel that marks,
-/// ECT(1) is ECN-capable as ECT(0) is (RFC 9331 §5.1): marked, not dropped. A prague flow turns
+/// ECT(1) is ECN-capable as ECT(0) is (RFC 9331): marked, not dropped. A prague flow turns
 /// on ECN with Accurate ECN feedback.
 fn paced(cc: &str) -> crate::config::FlowConfig {
     let mut f = flow(cc, None);

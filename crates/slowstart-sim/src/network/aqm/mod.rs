@@ -8,7 +8,7 @@
 //!
 //! A congestion signal marks instead of dropping when the direction has `ecn = true` and the
 //! packet is ECN-capable, ECT(0) or ECT(1) alike (RFC 3168 §5; a classic AQM treats the L4S
-//! identifier as ECT, RFC 9331 §5.1); otherwise the packet is dropped.
+//! identifier as ECT, RFC 9331); otherwise the packet is dropped.
 
 pub mod codel;
 pub mod dualpi2;
@@ -175,7 +175,7 @@ mod tests {
     use super::*;
     use slowstart_transport::packet::{Kind, ECT, ECT1};
 
-    /// A classic ECN AQM marks ECT(1) as it marks ECT(0) (RFC 9331 §5.1), and drops Not-ECT.
+    /// A classic ECN AQM marks ECT(1) as it marks ECT(0) (RFC 9331), and drops Not-ECT.
     #[test]
     fn a_classic_signal_marks_ect0_and_ect1_alike() {
         let mut sig = Signals::default();
