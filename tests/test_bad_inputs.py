@@ -76,8 +76,16 @@ for v in [
     '"aimd:mode=static,hystart_detect=delay"',
     '"cubic:beta=0.5,beta=0.6"',
     '{name = "lss", slow_start = "standard", max_ssthresh = 50}',
+    # TCP Prague's parameters (draft-briscoe-iccrg-prague-congestion-control-04).
+    '"prague:g=0"',
+    '"prague:g=2"',
+    '"prague:rtt_virt_min_ms=-1"',
+    '"prague:rtt_virt_min_ms=nan"',
+    '"prague:alpha_init=0.5"',
 ]:
     case("satellite", "flow.0.cc", f"flow.0.cc={v}")
+# Prague reads Accurate ECN feedback only.
+case("prague-l4s", "flow.0.ecn_feedback", 'flow.0.ecn_feedback="dctcp"')
 # A number too large for a float is too large, not endless.
 case("satellite", "flow.0.size", "flow.0.size=1e400")
 case("satellite", "flow.0.max_window", "flow.0.max_window=1e400")
@@ -106,6 +114,8 @@ case("satellite", "path.queue.max_p", 'path.queue={kind = "red", max_p = 2}')
 case("satellite", "path.queue.w_q", 'path.queue={kind = "red", w_q = "often"}')
 case("satellite", "path.queue.flows", 'path.queue={kind = "fq_codel", flows = 1.5}')
 case("satellite", "path.queue.memory_limit", 'path.queue={kind = "fq_codel", memory_limit = 0}')
+case("satellite", "path.queue.drop_overload", 'path.queue={kind = "dualpi2", drop_overload = "no"}')
+case("satellite", "path.queue.step", 'path.queue={kind = "dualpi2", step = "0ms"}')
 case("satellite", "path.queue.quantum", 'path.queue={kind = "codel", quantum = 1514}')
 # Settings that contradict each other (issue #31): as refused as their plain forms.
 case("satellite", "path.queue.memory_limit", 'path.queue={kind = "fq_codel", memory_limit = 1000}')

@@ -57,6 +57,7 @@ PARAMETERS: dict[str, dict[str, tuple[str, str]]] = {
         "step": ("time", "step_ns"),
         "coupling": ("gain", "coupling"),
         "c_protection": ("probability", "c_protection"),
+        "drop_overload": ("bool", "drop_overload"),
     },
 }
 

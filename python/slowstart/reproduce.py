@@ -27,6 +27,7 @@ from slowstart.api import Result
 from slowstart.app_figures import request_ramp_figures, window_grid_figures
 from slowstart.atou import run_atou
 from slowstart.dctcp_fig17 import run_fig17
+from slowstart.l4s_figures import l4s_figures, rtt_rise_after_first_response_ms, rtt_rise_ms
 from slowstart.ledbat_figures import ledbat_figures
 from slowstart.links_study import ALGORITHMS as LINK_ALGORITHMS
 from slowstart.links_study import LINKS, links_figures, missing_traces
@@ -580,6 +581,51 @@ EXPERIMENTS: dict[str, Experiment] = {
                 )
             ),
             runner=lambda exp, out, progress: run_fig17(exp, out, progress),
+        ),
+        Experiment(
+            name="prague",
+            title="Four 1 MB responses over 10 Mbps, 20 ms: Prague with a CE step at 5 ms, "
+            "Reno on drop-tail",
+            source="picoquic PR #1378 (picoquictest/l4s_test.c: l4s_prague, l4s_reno)",
+            scenario="prague-l4s",
+            metric="losses, the RTT's rise above its minimum, time to the last byte",
+            unit="",
+            tolerance=0.25,
+            common=(),
+            variants=tuple(
+                Variant(f"{label}: {what}", overrides, published, metric, unit=unit, measure=m)
+                for label, overrides, published_by_what in (
+                    ("prague, CE step at 5 ms", (), (5, 6, 3.7)),
+                    (
+                        "reno, drop-tail",
+                        ('flow.0.cc="reno"', 'path.queue="droptail"'),
+                        (35, 25, 4.0),
+                    ),
+                )
+                for (what, metric, unit, m), published in zip(
+                    (
+                        ("losses (retransmissions)", "flows.0.retransmits", "", None),
+                        ("RTT peak above the minimum", None, " ms", rtt_rise_ms),
+                        ("the four responses complete", "flows.0.completion_s", " s", None),
+                    ),
+                    published_by_what,
+                    strict=True,
+                )
+            )
+            + tuple(
+                Variant(
+                    f"{label}: RTT peak above the minimum, responses 2-4",
+                    overrides,
+                    None,
+                    unit=" ms",
+                    measure=rtt_rise_after_first_response_ms,
+                )
+                for label, overrides in (
+                    ("prague, CE step at 5 ms", ()),
+                    ("reno, drop-tail", ('flow.0.cc="reno"', 'path.queue="droptail"')),
+                )
+            ),
+            figures=l4s_figures,
         ),
     ]
 }

@@ -91,6 +91,16 @@ pub struct EcnFeedback {
     pub mss: u64,
 }
 
+/// The ECN-capable codepoint a controller asks its data packets to carry when the flow uses ECN
+/// (RFC 3168 §5): ECT(0), or ECT(1), the L4S identifier (RFC 9331), which a DualPI2 queue
+/// steers into its low-latency queue and a classic ECN AQM treats as ECT(0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EcnCodepoint {
+    #[default]
+    Ect0,
+    Ect1,
+}
+
 /// What a controller is doing, for traces and for `slow_start_exit_s`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
@@ -193,6 +203,11 @@ pub trait CongestionController {
     /// Largest burst the pacer may release at once, in bytes.
     fn send_quantum(&self) -> Option<u64> {
         None
+    }
+    /// The codepoint its data packets carry on a flow that uses ECN (Linux `TCP_ECN_ECT_1`,
+    /// set by tcp_prague.c `prague_init`).
+    fn ecn_codepoint(&self) -> EcnCodepoint {
+        EcnCodepoint::Ect0
     }
     fn phase(&self) -> Phase;
 }

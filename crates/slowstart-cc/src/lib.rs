@@ -39,6 +39,7 @@ pub mod hybla;
 pub mod ledbat;
 pub mod loss_based;
 pub mod params;
+pub mod prague;
 pub mod rapid_start;
 pub mod registry;
 pub mod reno;
@@ -55,7 +56,7 @@ pub mod window;
 pub mod windowed_filter;
 
 pub use controller::{
-    AckEvent, CongestionController, CongestionEvent, EcnFeedback, Phase, SentEvent,
+    AckEvent, CongestionController, CongestionEvent, EcnCodepoint, EcnFeedback, Phase, SentEvent,
 };
 pub use estimators::{RateSample, RateSampler, RttEstimator};
 pub use registry::{Algorithm, CcError, CcSpec, CommonParams, Controller};

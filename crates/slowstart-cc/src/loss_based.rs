@@ -5,7 +5,7 @@
 
 use std::fmt::Debug;
 
-use crate::controller::EcnFeedback;
+use crate::controller::{EcnCodepoint, EcnFeedback};
 use crate::params::{Accepts, ParamInfo};
 use crate::slow_start::{SlowStart, SlowStartStep};
 use crate::window::{AckCounting, WindowGrowth};
@@ -51,6 +51,10 @@ pub trait AvoidanceRule: Clone + Debug {
     fn on_slow_start_exit(&mut self, _now: Nanos, _cwnd: u64) {}
     /// One ACK's ECN feedback (DCTCP's estimate of the marked fraction).
     fn on_ecn_feedback(&mut self, _feedback: &EcnFeedback) {}
+    /// The codepoint the rule's data packets carry with ECN (Prague's ECT(1)).
+    fn ecn_codepoint(&self) -> EcnCodepoint {
+        EcnCodepoint::Ect0
+    }
     /// Retransmission timeout: forget epoch state.
     fn on_rto(&mut self) {}
     /// A recovery episode (fast, or the repair after a timeout) ended.
@@ -347,6 +351,10 @@ impl<A: AvoidanceRule> CongestionController for LossBased<A> {
         } else {
             None
         }
+    }
+
+    fn ecn_codepoint(&self) -> EcnCodepoint {
+        self.rule.ecn_codepoint()
     }
 
     fn phase(&self) -> Phase {

@@ -16,7 +16,8 @@ use crate::reno::Reno;
 use crate::slow_start::SlowStart;
 use crate::window::AckCounting;
 use crate::{
-    AckEvent, CongestionController, CongestionEvent, EcnFeedback, Nanos, Phase, SentEvent,
+    AckEvent, CongestionController, CongestionEvent, EcnCodepoint, EcnFeedback, Nanos, Phase,
+    SentEvent,
 };
 
 /// An algorithm name with its parameters, e.g. `{name = "lss", max_ssthresh = 100}`.
@@ -249,6 +250,14 @@ pub const ALGORITHMS: &[Algorithm] = &[
         slow_start: Some("standard"),
     },
     Algorithm {
+        name: "prague",
+        summary: "TCP Prague (L4S): DCTCP's alpha/2 cut at most once per virtual RTT, increase \
+                  per rtt_virt = max(srtt, 25 ms); sends ECT(1), turns on Accurate ECN",
+        source: "draft-briscoe-iccrg-prague-congestion-control-04; Linux tcp_prague.c (L4STeam)",
+        params: crate::prague::PARAMS,
+        slow_start: Some("standard"),
+    },
+    Algorithm {
         name: "careful-resume",
         summary: "Careful Resume: jump to half a saved cwnd once the path is confirmed, paced; \
                   validate it or retreat to PipeSize/2",
@@ -317,11 +326,13 @@ pub const ALGORITHMS: &[Algorithm] = &[
 
 /// The ECN feedbacks a built-in algorithm can read, if it needs ECN at all (Linux's
 /// TCP_CONG_NEEDS_ECN modules), its default first: DCTCP reads the receiver's per-packet CE
-/// state (RFC 8257 §3.2) or Accurate ECN's count (RFC 9768). In the transport's words
+/// state (RFC 8257 §3.2) or Accurate ECN's count (RFC 9768), Prague only the latter. In the transport's words
 /// (`ecn_feedback`); the flow turns ECN on for it.
 pub fn needs_ecn(name: &str) -> Option<&'static [&'static str]> {
     match name {
         "dctcp" => Some(&["dctcp", "accurate"]),
+        // Linux tcp_prague.c: TCP_CONG_NEEDS_ACCECN, no RFC 3168 fallback.
+        "prague" => Some(&["accurate"]),
         _ => None,
     }
 }
@@ -350,6 +361,7 @@ pub enum Controller {
     Aimd(LossBased<crate::aimd::Aimd>),
     Scalable(LossBased<crate::scalable::Scalable>),
     Dctcp(LossBased<crate::dctcp::Dctcp>),
+    Prague(LossBased<crate::prague::Prague>),
     Hybla(LossBased<crate::hybla::Hybla>),
     CarefulResumeReno(crate::careful_resume::CarefulResume<crate::loss_based::RenoRule>),
     CarefulResumeCubic(crate::careful_resume::CarefulResume<crate::cubic::Cubic>),
@@ -373,6 +385,7 @@ macro_rules! dispatch {
             Controller::Aimd($c) => $body,
             Controller::Scalable($c) => $body,
             Controller::Dctcp($c) => $body,
+            Controller::Prague($c) => $body,
             Controller::Hybla($c) => $body,
             Controller::CarefulResumeReno($c) => $body,
             Controller::CarefulResumeCubic($c) => $body,
@@ -583,6 +596,11 @@ impl Controller {
                 common,
                 crate::dctcp::Dctcp::from_params(params)?,
             )?),
+            "prague" => Controller::Prague(loss_based(
+                params,
+                common,
+                crate::prague::Prague::from_params(params)?,
+            )?),
             "careful-resume" => careful_resume(params, common)?,
             "rapid-start" => rapid_start(params, common)?,
             "hybla" => Controller::Hybla(frame(
@@ -658,6 +676,9 @@ impl CongestionController for Controller {
     }
     fn send_quantum(&self) -> Option<u64> {
         dispatch!(self, c => c.send_quantum())
+    }
+    fn ecn_codepoint(&self) -> EcnCodepoint {
+        dispatch!(self, c => c.ecn_codepoint())
     }
     fn phase(&self) -> Phase {
         dispatch!(self, c => c.phase())

@@ -312,6 +312,11 @@ pub struct DualPi2Config {
     /// Share of the bytes the C queue gets while both queues wait (Linux `c_protection` 10%).
     #[serde(default = "dualpi2_c_protection")]
     pub c_protection: f64,
+    /// Overload (k p' above 1, RFC 9332 §4.2.3): drop instead of marking, ECN-capable C packets
+    /// always and L packets with p'^2, as Linux's `drop_overload` (default on); false keeps
+    /// marking and caps p' at 1/k, so the buffer's tail drop is the only loss.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub drop_overload: bool,
 }
 
 impl Default for DualPi2Config {
@@ -324,6 +329,7 @@ impl Default for DualPi2Config {
             step_ns: dualpi2_step(),
             coupling: dualpi2_coupling(),
             c_protection: dualpi2_c_protection(),
+            drop_overload: true,
         }
     }
 }
@@ -1429,9 +1435,15 @@ pub fn defaults_json() -> String {
             .as_object_mut()
             .and_then(|o| o.remove("kind"))
             .expect("a discipline is tagged by its kind");
-        if let (Discipline::Red(c), Some(o)) = (d, v.as_object_mut()) {
-            // Written only when off in a config; the loader lists every default.
-            o.insert("hard_drop".into(), c.hard_drop.into());
+        // Written only when off in a config; the loader lists every default.
+        match (d, v.as_object_mut()) {
+            (Discipline::Red(c), Some(o)) => {
+                o.insert("hard_drop".into(), c.hard_drop.into());
+            }
+            (Discipline::DualPi2(c), Some(o)) => {
+                o.insert("drop_overload".into(), c.drop_overload.into());
+            }
+            _ => {}
         }
         (kind.as_str().expect("a kind is a word").to_string(), v)
     })
@@ -2357,6 +2369,7 @@ mod tests {
         assert_eq!(kinds, ["codel", "dualpi2", "fq_codel", "pie", "red"]);
         assert_eq!(queue["dualpi2"]["alpha"], 41.0 / 256.0);
         assert_eq!(queue["red"]["hard_drop"], true);
+        assert_eq!(queue["dualpi2"]["drop_overload"], true);
         assert_eq!(queue["codel"]["target_ns"], 5_000_000);
         assert_eq!(queue["fq_codel"]["memory_limit_bytes"], 32 << 20);
         assert_eq!(queue["pie"]["alpha"], 0.125);

@@ -703,6 +703,62 @@ fn dualpi2_holds_a_classic_flow_near_its_target() {
     assert!(summary.flows[0].goodput_bps > 0.9 * 20e6 * 1460.0 / 1500.0);
 }
 
+/// Prague sends ECT(1) (draft-briscoe-iccrg-prague-congestion-control-04): through
+/// DualPI2 its packets wait in the L queue, marked at the 1 ms step, so the queue stays far
+/// below the classic 15 ms target, with marks and no drop; through a classic CoDel that marks,
+/// ECT(1) is ECN-capable as ECT(0) is (RFC 9331): marked, not dropped. A prague flow turns
+/// on ECN with Accurate ECN feedback.
+fn paced(cc: &str) -> crate::config::FlowConfig {
+    let mut f = flow(cc, None);
+    f.pacing = true;
+    f
+}
+
+#[test]
+fn prague_sends_ect1_into_dualpi2s_l_queue_and_is_marked_by_a_classic_aqm() {
+    use crate::config::{CeFeedback, CodelConfig, Discipline, DualPi2Config};
+    let implied = crate::testing::flow("prague", None).transport();
+    assert!(implied.ecn && implied.ecn_feedback == CeFeedback::Accurate);
+    for discipline in [
+        Discipline::DualPi2(DualPi2Config::default()),
+        Discipline::Codel(CodelConfig::default()),
+    ] {
+        let mut cfg = path(
+            20_000_000,
+            20 * MS,
+            QueueLimit::Packets(1000),
+            vec![paced("prague")],
+            vec![],
+        );
+        let name = discipline.name();
+        cfg.links[1].forward.discipline = discipline;
+        cfg.links[1].forward.ecn = true;
+        cfg.duration_ns = 10 * SEC;
+        let summary = Simulation::new(&cfg).unwrap().run().summary;
+        let (flow, link) = (&summary.flows[0], &summary.links[2]);
+        assert_eq!((flow.drops, flow.retransmits), (0, 0), "{name}: {flow:?}");
+        assert!(link.marks.unwrap() > 0, "{name}");
+        eprintln!(
+            "{name}: {} {} {:?}",
+            flow.goodput_bps, link.mean_queue_delay_s, link.marks
+        );
+        // Not a utilisation test: the initial window's burst meets the 1 ms step, the first
+        // echo halves cwnd at 42 ms and the increase (0.64 segment per 20 ms RTT) is slow.
+        assert!(
+            flow.goodput_bps > 0.5 * 20e6,
+            "{name}: {}",
+            flow.goodput_bps
+        );
+        if name == "dualpi2" {
+            assert!(
+                link.mean_queue_delay_s < 0.003,
+                "{}",
+                link.mean_queue_delay_s
+            );
+        }
+    }
+}
+
 /// A bulk flow over a trace-driven bottleneck (Mahimahi's format, here 12 Mbps for 5 s then
 /// 3 Mbps for 5 s, repeating): deliveries follow the trace, so the goodput over whole periods
 /// is close to the trace's mean of 7.5 Mbps, and the queue delay under drop-tail grows when

@@ -106,6 +106,17 @@ impl Packet {
         ((self.has(AE) as u8) << 2) | ((self.has(CWR) as u8) << 1) | self.has(ECE) as u8
     }
 
+    /// Whether the IP header carries ECT(0) or ECT(1) (RFC 3168 §5: either may be marked CE).
+    pub fn ecn_capable(&self) -> bool {
+        self.has(ECT) || self.has(ECT1)
+    }
+
+    /// Set the ECN-capable codepoint: none, ECT(0), or ECT(1) when `l4s` (RFC 9331 §4).
+    pub fn set_ect(&mut self, capable: bool, l4s: bool) {
+        self.set(ECT, capable && !l4s);
+        self.set(ECT1, capable && l4s);
+    }
+
     /// Write the ACE field: `value` modulo 8 into AE, CWR and ECE.
     pub fn set_ace(&mut self, value: u8) {
         self.set(AE, value & 4 != 0);

@@ -14,11 +14,11 @@ mod recovery;
 mod scoreboard;
 
 use slowstart_cc::{
-    AckEvent, CongestionController, CongestionEvent, Controller, EcnFeedback, Phase, RateSampler,
-    RttEstimator, SentEvent,
+    AckEvent, CongestionController, CongestionEvent, Controller, EcnCodepoint, EcnFeedback, Phase,
+    RateSampler, RttEstimator, SentEvent,
 };
 
-use crate::packet::{Kind, Packet, CWR, ECE, ECT, RETRANSMISSION};
+use crate::packet::{Kind, Packet, CWR, ECE, RETRANSMISSION};
 use crate::rto::RetransmissionTimer;
 use crate::settings::{CeFeedback, CwndLimited, LossDetection, Settings};
 use crate::timer::{Timer, TimerKind};
@@ -352,7 +352,7 @@ impl Sender {
 
     fn syn(&self, now: u64) -> Packet {
         let mut p = Packet::control(self.flow, Kind::Syn, self.header_bytes as u32, now);
-        p.set(ECT, self.ect_all);
+        p.set_ect(self.ect_all, self.l4s());
         p
     }
 
@@ -644,6 +644,11 @@ impl Sender {
         });
     }
 
+    /// The controller asks for ECT(1), the L4S identifier, instead of ECT(0).
+    fn l4s(&self) -> bool {
+        self.cc.ecn_codepoint() == EcnCodepoint::Ect1
+    }
+
     fn transmit(&mut self, now: u64, k: u64, retransmission: bool, io: &mut Io) {
         let pipe_before = self.board.pipe();
         let len = self.board.segment_len(k, self.written);
@@ -677,7 +682,7 @@ impl Sender {
         p.len = len as u32;
         p.set(RETRANSMISSION, retransmission);
         // RFC 3168 §6.1.5: retransmissions are not sent ECN-capable (unless `ect_all`).
-        p.set(ECT, self.ecn && (!retransmission || self.ect_all));
+        p.set_ect(self.ecn && (!retransmission || self.ect_all), self.l4s());
         if self.cwr_pending && !retransmission {
             p.set(CWR, true);
             self.cwr_pending = false;

@@ -10,8 +10,10 @@
 //! AQM). Both decisions are taken at dequeue, Linux's default (`drop_early` off). When both
 //! queues hold packets the L queue goes first, but the C queue gets `c_protection` of the bytes
 //! (Linux's weighted credit, default 10%). The buffer is the direction's (Linux's `limit`,
-//! 10 000 packets by default, is `buffer = "10000pkt"`). Not modelled: overload handling
-//! (p_C above its ceiling), GSO splitting, memory accounting.
+//! 10 000 packets by default, is `buffer = "10000pkt"`). Overload (k p' above 1, RFC 9332
+//! §4.2.3) drops instead of marking, as Linux's `drop_overload` does (see [`DualPi2Config`]).
+//! Not modelled: Linux's rule of no signal below two MTUs of backlog, GSO splitting, memory
+//! accounting.
 //!
 //! The periodic update runs lazily as PIE's does: an enqueue or dequeue first performs every
 //! update that fell due since the last one, with the queues as they stood then.
@@ -21,7 +23,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::{Entry, Fifo, Signals};
 use crate::config::DualPi2Config;
-use slowstart_transport::packet::{Packet, CE, ECT, ECT1};
+use slowstart_transport::packet::{Packet, CE, ECT1};
 
 pub struct DualPi2 {
     cfg: DualPi2Config,
@@ -71,8 +73,14 @@ impl DualPi2 {
             let qdelay = Self::head_sojourn(&self.c, at).max(Self::head_sojourn(&self.l, at));
             let error = (qdelay as f64 - self.cfg.target_ns as f64) / 1e9;
             let change = (qdelay as f64 - self.qdelay_before_ns as f64) / 1e9;
+            // Without drop on overload, Linux caps p' at 1/k (`calculate_probability`).
+            let ceiling = if self.cfg.drop_overload {
+                1.0
+            } else {
+                (1.0 / self.cfg.coupling).min(1.0)
+            };
             self.prob = (self.prob + self.cfg.alpha * t * error + self.cfg.beta * t * change)
-                .clamp(0.0, 1.0);
+                .clamp(0.0, ceiling);
             self.qdelay_before_ns = qdelay;
             self.next_update_ns += self.cfg.t_update_ns;
             // Idle and settled: later updates change nothing until a packet comes.
@@ -127,10 +135,18 @@ impl DualPi2 {
         self.catch_up(now);
         loop {
             let (mut e, from_l) = self.take()?;
+            let p_c = self.prob * self.prob;
+            let overload = self.overloaded();
             if from_l {
+                // Overload: the classic drop first, then every L packet is marked (Linux
+                // `dualpi2_scalable_marking`).
+                if overload && rng.random::<f64>() < p_c {
+                    sig.dropped.push(e.packet);
+                    continue;
+                }
                 let sojourn = now.saturating_sub(e.enqueued_ns);
                 let coupled = (self.cfg.coupling * self.prob).min(1.0);
-                if sojourn >= self.cfg.step_ns || rng.random::<f64>() < coupled {
+                if overload || sojourn >= self.cfg.step_ns || rng.random::<f64>() < coupled {
                     // An L packet is ECT(1) or CE already: it can always be marked.
                     if !e.packet.has(CE) {
                         e.packet.set(CE, true);
@@ -139,9 +155,10 @@ impl DualPi2 {
                 }
                 return Some(e);
             }
-            let p_c = self.prob * self.prob;
             if p_c > 0.0 && rng.random::<f64>() < p_c {
-                let ecn_capable = e.packet.has(ECT);
+                // Overload: ECN-capable or not, the C packet is dropped (Linux
+                // `dualpi2_classic_marking`).
+                let ecn_capable = e.packet.ecn_capable() && !overload;
                 if !sig.mark(self.ecn && ecn_capable, &mut e.packet) {
                     sig.dropped.push(e.packet);
                     continue;
@@ -149,6 +166,12 @@ impl DualPi2 {
             }
             return Some(e);
         }
+    }
+
+    /// RFC 9332 §4.2.3 overload: the coupled L probability k p' exceeds 1 (Linux
+    /// `must_drop`), with drop on overload configured.
+    fn overloaded(&self) -> bool {
+        self.cfg.drop_overload && self.cfg.coupling * self.prob > 1.0
     }
 
     pub fn len(&self) -> usize {
@@ -172,7 +195,7 @@ impl DualPi2 {
 mod tests {
     use super::*;
     use rand::SeedableRng;
-    use slowstart_transport::packet::Kind;
+    use slowstart_transport::packet::{Kind, ECT};
 
     const MS: u64 = 1_000_000;
 
@@ -268,5 +291,46 @@ mod tests {
         assert!((dropped - 0.25).abs() < 0.01, "{dropped}");
         q.enqueue(0, packet(true));
         assert!(q.dequeue(0, &mut rng, &mut sig).unwrap().packet.has(CE));
+    }
+
+    /// RFC 9332 §4.2.3 overload, as Linux: with p' = 0.8 and k = 2, k p' > 1, so ECN-capable
+    /// classic packets are dropped with p_C = 0.64 instead of marked, and L packets dropped with
+    /// p_C and every other one marked. Without drop on overload p' stops at 1/k = 0.5 and
+    /// every signal is a mark.
+    #[test]
+    fn overload_drops_instead_of_marking() {
+        let n = 20_000;
+        let run = |drop_overload: bool, l4s: bool| {
+            let cfg = DualPi2Config {
+                drop_overload,
+                ..Default::default()
+            };
+            let mut q = DualPi2::new(&cfg, true);
+            // A classic packet waiting 32 s drives p' up to its ceiling.
+            q.enqueue(0, packet(false));
+            q.catch_up(32_000 * MS);
+            let prob = q.prob;
+            q.c.q.clear();
+            q.c.bytes = 0;
+            q.prob = prob.min(0.8);
+            q.next_update_ns = u64::MAX;
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+            let mut sig = Signals::default();
+            for _ in 0..n {
+                q.enqueue(0, packet(l4s));
+            }
+            while q.dequeue(0, &mut rng, &mut sig).is_some() {}
+            (prob, sig.dropped.len(), sig.marks as usize)
+        };
+        let share = |count: usize| count as f64 / n as f64;
+        let (prob, dropped, marks) = run(true, false);
+        assert_eq!((prob, marks), (1.0, 0));
+        assert!((share(dropped) - 0.64).abs() < 0.01, "{dropped}");
+        let (_, dropped, marks) = run(true, true);
+        assert!((share(dropped) - 0.64).abs() < 0.01, "{dropped}");
+        assert_eq!(marks, n - dropped);
+        let (prob, dropped, marks) = run(false, false);
+        assert_eq!((prob, dropped), (0.5, 0));
+        assert!((share(marks) - 0.25).abs() < 0.01, "{marks}");
     }
 }

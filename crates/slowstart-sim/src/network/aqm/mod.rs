@@ -7,7 +7,8 @@
 //! dequeue time: it takes the next packet when the transmitter frees (see `channel.rs`).
 //!
 //! A congestion signal marks instead of dropping when the direction has `ecn = true` and the
-//! packet is ECN-capable (RFC 3168 §5); otherwise the packet is dropped.
+//! packet is ECN-capable, ECT(0) or ECT(1) alike (RFC 3168 §5; a classic AQM treats the L4S
+//! identifier as ECT, RFC 9331); otherwise the packet is dropped.
 
 pub mod codel;
 pub mod dualpi2;
@@ -18,7 +19,7 @@ pub mod red;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::config::{Discipline, QueueLimit};
-use slowstart_transport::packet::{Packet, CE, ECT};
+use slowstart_transport::packet::{Packet, CE};
 
 /// A packet waiting in a queue and when it arrived.
 #[derive(Clone, Copy, Debug)]
@@ -38,7 +39,7 @@ pub struct Signals {
 impl Signals {
     /// Signal congestion on `p`: mark it CE and keep it (true), or drop it (false).
     pub fn mark(&mut self, ecn: bool, p: &mut Packet) -> bool {
-        if ecn && p.has(ECT) {
+        if ecn && p.ecn_capable() {
             p.set(CE, true);
             self.marks += 1;
             true
@@ -166,5 +167,29 @@ impl Aqm {
             Aqm::Red(a) => Box::new(a.fifo.q.iter().map(|e| &e.packet)),
             Aqm::DualPi2(a) => Box::new(a.packets()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use slowstart_transport::packet::{Kind, ECT, ECT1};
+
+    /// A classic ECN AQM marks ECT(1) as it marks ECT(0) (RFC 9331), and drops Not-ECT.
+    #[test]
+    fn a_classic_signal_marks_ect0_and_ect1_alike() {
+        let mut sig = Signals::default();
+        for (ect0, ect1, kept) in [
+            (true, false, true),
+            (false, true, true),
+            (false, false, false),
+        ] {
+            let mut p = Packet::control(0, Kind::Data, 1500, 0);
+            p.set(ECT, ect0);
+            p.set(ECT1, ect1);
+            assert_eq!(sig.mark(true, &mut p), kept);
+            assert_eq!(p.has(CE), kept);
+        }
+        assert_eq!(sig.marks, 2);
     }
 }
