@@ -993,7 +993,16 @@ def _load_real(args: argparse.Namespace) -> dict[str, Any]:
     from slowstart.paths import scenario_path
     from slowstart.scenario import load
 
-    return load(scenario_path(args.file), cc=args.cc, set=args.set or [], seed=args.seed)
+    path = scenario_path(args.file)
+    if args.cc is None:  # a swarm's transports name their own algorithms (swarm.tcp.cc, ...)
+        config = load(path, set=args.set or [], seed=args.seed)
+        if "swarm" in config:
+            return config
+    return load(path, cc=args.cc or REAL_CC, set=args.set or [], seed=args.seed)
+
+
+# The algorithm of `real` and `compare` without --cc (a swarm's are its transports').
+REAL_CC = "cubic"
 
 
 def check_real_cc(args: argparse.Namespace) -> str | None:
@@ -1001,6 +1010,9 @@ def check_real_cc(args: argparse.Namespace) -> str | None:
     quinn stacks any of the library's (quinn refuses the one-way-delay ones itself)."""
     from slowstart.real_kernel import LINUX_CC
     from slowstart.real_quinn import QUINN_CC
+
+    if args.cc is None:
+        return None
 
     if args.stack == "quinn-native" and args.cc.split(":")[0] not in QUINN_CC:
         return (
@@ -1031,6 +1043,8 @@ def cmd_real(args: argparse.Namespace) -> int:
     from slowstart.real_program import has_programs
 
     pcap = None if args.pcap is None else export_dir(args.pcap, "--pcap")
+    if "swarm" in config:
+        return _real_swarm(args, config, pcap)
     programs = has_programs(config)
     if programs and args.stack is not None:
         return _error(
@@ -1065,6 +1079,31 @@ def cmd_real(args: argparse.Namespace) -> int:
     return 0
 
 
+def _real_swarm(args: argparse.Namespace, config: dict[str, Any], pcap: str | None) -> int:
+    """`slowstart real` on a [swarm] scenario: real libtorrent peers (real_swarm.py)."""
+    import time
+
+    from slowstart import progress
+    from slowstart.real_swarm import run_swarm
+    from slowstart.swarm import format_swarm
+    from slowstart.testbed import RealUnavailable
+
+    if args.stack is not None:
+        return _error("--stack: a swarm's peers are libtorrent's; set swarm.population", 2)
+    start = time.monotonic()
+    try:
+        with progress.bar("real swarm", unit="leechers done") as update:
+            result = run_swarm(config, pcap=pcap, progress=update)
+    except RealUnavailable as e:
+        return _error(e, 2)
+    result.summary["wall_s"] = time.monotonic() - start
+    if args.out is not None:
+        for path in result.save(args.out):
+            print(f"wrote {path}", file=sys.stderr)
+    print(json.dumps(result.summary) if args.json else format_swarm(result.summary, result.queues))
+    return 0
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from slowstart import testbed
 
@@ -1072,12 +1111,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     reason = testbed.unavailable_reason()
     if reason:
         return _error(reason, 2)
-    if args.runs < 1:
+    if args.runs is not None and args.runs < 1:
         return _error("--runs: expected a positive integer", 2)
     bad = check_real_cc(args)
     if bad:
         return _error(bad, 2)
     config = _load_real(args)
+    if "swarm" in config:
+        return _compare_swarm(args, config)
+    if args.populations is not None:
+        return _error("--populations: only for a [swarm] scenario", 2)
+    args.runs = args.runs or COMPARE_RUNS
     from slowstart.real_program import has_programs
 
     stack = args.stack or "kernel"
@@ -1112,6 +1156,53 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         print(format_compare(c))
     return 0
+
+
+# Real runs `compare` makes of a path without --runs (a swarm's: compare_swarm.MIN_RUNS).
+COMPARE_RUNS = 3
+
+
+def _compare_swarm(args: argparse.Namespace, config: dict[str, Any]) -> int:
+    """`compare` on a [swarm] scenario: real libtorrent swarms beside the simulated one, per
+    population (compare_swarm.py)."""
+    from slowstart import progress
+    from slowstart.compare_swarm import MIN_RUNS, compare_swarm, format_compare_swarm, save
+    from slowstart.real_swarm import check_swarm
+    from slowstart.swarm import packet_ms
+    from slowstart.testbed import RealUnavailable
+
+    if args.stack is not None:
+        return _error("--stack: a swarm's peers are libtorrent's; use --populations", 2)
+    populations = tuple(
+        canonical_population(p) for p in (args.populations or "utp,tcp").split(",") if p
+    )
+    check_swarm(config)
+    runs = args.runs or MIN_RUNS
+    try:
+        with progress.bar("real swarms", unit="runs") as update:
+            c = compare_swarm(config, runs=runs, populations=populations, progress=update)
+    except RealUnavailable as e:
+        return _error(e, 2)
+    save(c, Path(args.out), packet_ms(config["swarm"]))
+    if args.json:
+        print(json.dumps({k: v for k, v in c.items() if not k.startswith("_")}))
+    else:
+        print(format_compare_swarm(c))
+    return 0
+
+
+def canonical_population(word: str) -> str:
+    """A population as `swarm.population` spells it ("utp", "tcp", "50-50"), in the core's
+    word; ValueError naming --populations otherwise."""
+    from slowstart.defaults import canonical_word
+    from slowstart.swarm import POPULATIONS
+
+    value = canonical_word("population", word.strip())
+    if value not in POPULATIONS:
+        raise ValueError(
+            f'--populations: expected utp, tcp or 50-50 (comma-separated), got "{word}"'
+        )
+    return str(value)
 
 
 def _compare_both(args: argparse.Namespace, config: dict[str, Any]) -> int:
@@ -1203,10 +1294,9 @@ def add_real_parsers(sub: Any) -> None:
         p.add_argument("file", help="scenario .toml (or the name of one in scenarios/)")
         p.add_argument(
             "--cc",
-            default="cubic",
             help=f"congestion control: {', '.join(LINUX_CC)} on the kernel stack (bbr1 "
             "simulates Linux's bbr, bbr the IETF draft), any algorithm on the UDP stack "
-            "(default %(default)s)",
+            f"(default {REAL_CC}; a swarm's are swarm.tcp.cc and swarm.utp.cc)",
         )
         p.add_argument(
             "--stack",
@@ -1230,8 +1320,16 @@ def add_real_parsers(sub: Any) -> None:
             p.add_argument("--out", help="write summary.json, flows/queues.parquet, cwnd.png here")
             p.add_argument("--pcap", metavar="DIR", help="write a capture per link direction here")
         else:
-            p.add_argument("--runs", type=int, default=3, help="real runs (default %(default)s)")
+            p.add_argument(
+                "--runs",
+                type=int,
+                help="real runs (default 3; a swarm's: 5 per population, fewer for a quick look)",
+            )
             p.add_argument("--out", default="out/compare", help="folder (default %(default)s)")
+            p.add_argument(
+                "--populations",
+                help='a swarm\'s populations, e.g. "utp,tcp,50-50" (default utp,tcp)',
+            )
         p.set_defaults(handler=handler)
 
     p = sub.add_parser(
