@@ -60,7 +60,12 @@ def run_metrics(result: Result, config: dict[str, Any], real: bool) -> dict[str,
     seeds = [p for p in s["peers"] if p["initial_seed"]]
     done = [p["completion_s"] for p in leechers if p["completion_s"] is not None]
     ups = [x for x in s["links"] if x["name"].endswith(".up") and x.get("forwarded")]
-    hist = counts(uplink_samples(result.queues, 0.0))
+    # Until the last completion: a never-leave simulation idles on to its duration after it.
+    last = max((p["done_s"] for p in leechers if p["done_s"] is not None), default=None)
+    queues = result.queues
+    if last is not None and len(queues):
+        queues = queues[queues["t_s"] <= last]
+    hist = counts(uplink_samples(queues, 0.0))
     samples = np.repeat(np.arange(len(hist)), hist)
     if real:
         depth = [p["request_queue_mean"] for p in leechers if p["request_queue_mean"] is not None]

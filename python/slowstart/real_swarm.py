@@ -52,8 +52,6 @@ from slowstart.testbed import LINUX_CC, RealUnavailable
 MAX_PEERS = 32
 # libtorrent requests 16 KiB blocks (block_size, libtorrent/config.hpp); it cannot be set.
 LIBTORRENT_BLOCK = 16 * 1024
-# libtorrent's uTP target delay (settings_pack::utp_target_delay), when swarm.utp.cc names none.
-UTP_TARGET_DEFAULT_S = 0.1
 PORT = 6881
 HUB_PREFIX = "10.201.0."
 # A peer has this long to listen and load its torrent (a seed hashes nothing: the torrent is
@@ -96,9 +94,11 @@ def peer_of(addr: str) -> int:
 
 
 def utp_target_s(swarm: dict[str, Any]) -> float:
-    """uTP's target delay: `swarm.utp.cc`'s `target` when it is LEDBAT's, else libtorrent's."""
-    cc = swarm["utp"]["cc"]
-    return float((cc.get("params") or {}).get("target", UTP_TARGET_DEFAULT_S))
+    """libtorrent's `utp_target_delay`: `swarm.utp.cc`'s target (utp's default is
+    libtorrent's, 100 ms)."""
+    from slowstart.swarm import delay_target
+
+    return delay_target(swarm["utp"]["cc"])
 
 
 def check_swarm(config: dict[str, Any]) -> None:
@@ -230,6 +230,7 @@ class Star:
         )
         testbed._ip("-n", self.hub, "link", "set", "lo", "up")
         tcp = w["tcp"]
+        emulator = testbed.emulator_binary()
         for p in self.peers:
             d = p.draw["delay_ns"]
             emu_cfg = {
@@ -246,7 +247,7 @@ class Star:
                 cap.mkdir(parents=True, exist_ok=True)
             p.emu = subprocess.Popen(
                 [
-                    testbed.emulator_binary(),
+                    emulator,
                     str(p.folder / "emu.json"),
                     p.tun,
                     p.hub_tun,

@@ -171,6 +171,7 @@ SWARM_BITTORRENT_KEYS = (
     "optimistic",
     "new_peer_weight",
     "pipeline",
+    "request_queue_time",
     "end_game",
     "anti_snubbing",
     "snub",

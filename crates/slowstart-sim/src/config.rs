@@ -1039,6 +1039,19 @@ pub struct BittorrentConfig {
     pub blocks: Option<u64>,
 }
 
+impl BittorrentConfig {
+    /// libtorrent 2.0's settings (the real swarm's, python/slowstart/real_swarm.py):
+    /// `max_out_request_queue` 500 and slow start left at 5000 bytes (peer_connection.cpp,
+    /// `second_tick`); the rest as the defaults.
+    pub fn libtorrent_2() -> Self {
+        Self {
+            max_queue: 500,
+            slow_start_threshold_bytes: 5000,
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for BittorrentConfig {
     fn default() -> Self {
         Self {
@@ -1235,8 +1248,15 @@ pub struct SwarmBittorrentConfig {
     pub optimistic_ns: u64,
     /// Weight of a new connection in the optimistic draw (`opt_unchoke_prob = 3`).
     pub new_peer_weight: u64,
-    /// Requests kept outstanding per connection (`pipelined_requests`).
+    /// Requests kept outstanding per connection (`pipelined_requests`); with
+    /// `request_queue_time`, the depth a connection starts from.
     pub pipeline: u64,
+    /// 0: `pipeline` requests, always (the ns-2 module). Otherwise libtorrent's request queue
+    /// per connection (`app::bittorrent::RequestQueue`, `BittorrentConfig::libtorrent_2`):
+    /// from 4 requests, one more per block received while the connection's payload per second
+    /// still grows, then this long of its download rate (settings_pack `request_queue_time`),
+    /// from 2 to 500 requests; `pipeline` is then unused.
+    pub request_queue_time_ns: u64,
     pub end_game: bool,
     pub anti_snubbing: bool,
     /// A peer that sent no block for this long is snubbed (ANTI_SNUBBING x choking interval).
@@ -1323,6 +1343,7 @@ impl Default for SwarmBittorrentConfig {
             optimistic_ns: 30_000_000_000,
             new_peer_weight: 3,
             pipeline: 5,
+            request_queue_time_ns: 0,
             end_game: false,
             anti_snubbing: false,
             snub_ns: 60_000_000_000,
@@ -2017,6 +2038,12 @@ impl SwarmConfig {
         range("bittorrent.optimistic", b.optimistic_ns, 1, MAX_DELAY_NS)?;
         range("bittorrent.new_peer_weight", b.new_peer_weight, 1, 1000)?;
         range("bittorrent.pipeline", b.pipeline, 1, 10_000)?;
+        range(
+            "bittorrent.request_queue_time",
+            b.request_queue_time_ns,
+            0,
+            MAX_DELAY_NS,
+        )?;
         range("bittorrent.snub", b.snub_ns, 1, MAX_DELAY_NS)?;
         // Counts of connections that max_connections caps: above it they never bind.
         for (field, v) in [

@@ -40,7 +40,8 @@ use slowstart_transport::request::{RequestReceiver, RequestSender};
 use slowstart_transport::sender::{Sender, SenderStats};
 use slowstart_transport::{Io, TimerKind};
 
-use crate::config::{FlowConfig, Population, Seeding, SimConfig, SwarmConfig};
+use crate::app::bittorrent::{RequestQueue, TICK_NS};
+use crate::config::{BittorrentConfig, FlowConfig, Population, Seeding, SimConfig, SwarmConfig};
 use crate::engine::CalendarQueue;
 use crate::network::channel::{Channel, Offer};
 use crate::network::topology::substream_seed;
@@ -67,6 +68,8 @@ enum Ev {
     /// The next of the scheduled leechers arrives.
     Arrival,
     Rechoke(u32),
+    /// libtorrent's second tick of peer `p`'s connections (`request_queue_time` > 0).
+    RequestTick(u32),
     Announce(u32),
     Leave(u32),
     QueueSample,
@@ -155,10 +158,12 @@ struct Side {
     window: VecDeque<(u64, u64)>,
     last_block_ns: u64,
     drawn_optimistic: bool,
+    /// libtorrent's request queue of this side's downloads, with `request_queue_time`.
+    requests: Option<RequestQueue>,
 }
 
 impl Side {
-    fn new(pieces: u32, now: u64) -> Self {
+    fn new(pieces: u32, now: u64, requests: Option<RequestQueue>) -> Self {
         Side {
             handshaken: false,
             remote: Bitfield::empty(pieces),
@@ -177,6 +182,7 @@ impl Side {
             window: VecDeque::new(),
             last_block_ns: now,
             drawn_optimistic: false,
+            requests,
         }
     }
 }
@@ -378,6 +384,7 @@ impl SwarmSim {
                     self.schedule_arrival();
                 }
                 Ev::Rechoke(p) => self.periodic_rechoke(p),
+                Ev::RequestTick(p) => self.request_tick(p),
                 Ev::Announce(p) => self.announce(p),
                 Ev::Leave(p) => self.leave(p),
                 Ev::QueueSample => self.sample_queues(),
@@ -461,6 +468,9 @@ impl SwarmSim {
         self.queue.push(self.now, Ev::Announce(id));
         self.queue
             .push(self.now + self.cfg.bittorrent.rechoke_ns, Ev::Rechoke(id));
+        if self.cfg.bittorrent.request_queue_time_ns > 0 {
+            self.queue.push(self.now + TICK_NS, Ev::RequestTick(id));
+        }
     }
 
     // ---------------------------------------------------------------- tracker, connections
@@ -554,7 +564,10 @@ impl SwarmSim {
         }
         self.conns.push(Conn {
             open: true,
-            sides: [Side::new(n, self.now), Side::new(n, self.now)],
+            sides: [
+                Side::new(n, self.now, self.request_queue()),
+                Side::new(n, self.now, self.request_queue()),
+            ],
         });
         self.ends.push([a, b]);
         self.halves.push(Some(halves));
@@ -587,8 +600,10 @@ impl SwarmSim {
             }
         }
         for (s, &p) in peers.iter().enumerate() {
-            let side =
-                std::mem::replace(&mut self.conns[c as usize].sides[s], Side::new(0, self.now));
+            let side = std::mem::replace(
+                &mut self.conns[c as usize].sides[s],
+                Side::new(0, self.now, None),
+            );
             let peer = &mut self.peers[p as usize];
             peer.conns.retain(|&x| x != c);
             if side.bitfield_known {
@@ -762,10 +777,14 @@ impl SwarmSim {
         }
     }
 
-    /// Keep `pipeline` requests outstanding to the other end of `c`, if it unchoked us.
+    /// Keep `pipeline` requests (or libtorrent's `desired_requests`) outstanding to the other
+    /// end of `c`, if it unchoked us.
     fn fill_requests(&mut self, p: u32, c: u32) {
         let s = self.side_of(p, c);
-        let pipeline = self.cfg.bittorrent.pipeline as usize;
+        let pipeline = match &self.conns[c as usize].sides[s].requests {
+            Some(queue) => queue.target() as usize,
+            None => self.cfg.bittorrent.pipeline as usize,
+        };
         let end_game = self.cfg.bittorrent.end_game;
         loop {
             let conn = &mut self.conns[c as usize];
@@ -828,6 +847,10 @@ impl SwarmSim {
         conn.sides[s].my_requests.retain(|&r| r != (piece, block));
         conn.sides[s].recv_bytes += len;
         conn.sides[s].last_block_ns = now;
+        if let Some(queue) = conn.sides[s].requests.as_mut() {
+            queue.on_payload(len);
+            queue.on_block();
+        }
         conn.sides[1 - s].sent_bytes += len;
         self.peers[remote as usize].bytes_up += len;
         let peer = &mut self.peers[p as usize];
@@ -914,6 +937,35 @@ impl SwarmSim {
         self.peers[p as usize].rechokes += 1;
         self.rechoke(p, true);
         self.queue.push(next, Ev::Rechoke(p));
+    }
+
+    /// libtorrent's once-a-second tick of each of peer `p`'s connections (its session's,
+    /// from its start: [`RequestQueue::on_tick`]); a deeper queue is filled at once.
+    fn request_tick(&mut self, p: u32) {
+        if !self.peers[p as usize].active {
+            return;
+        }
+        for c in self.peers[p as usize].conns.clone() {
+            let s = self.side_of(p, c);
+            if let Some(queue) = self.conns[c as usize].sides[s].requests.as_mut() {
+                queue.on_tick(TICK_NS);
+            }
+        }
+        self.queue.push(self.now + TICK_NS, Ev::RequestTick(p));
+        self.refill_all(p);
+    }
+
+    /// A new side's request queue: libtorrent's with `request_queue_time`, else none (the
+    /// fixed `pipeline`).
+    fn request_queue(&self) -> Option<RequestQueue> {
+        let queue_time_ns = self.cfg.bittorrent.request_queue_time_ns;
+        (queue_time_ns > 0).then(|| {
+            RequestQueue::new(&BittorrentConfig {
+                block_bytes: self.cfg.block_bytes,
+                queue_time_ns,
+                ..BittorrentConfig::libtorrent_2()
+            })
+        })
     }
 
     fn rechoke(&mut self, p: u32, periodic: bool) {
