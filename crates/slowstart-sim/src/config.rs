@@ -1130,6 +1130,30 @@ pub enum Seeding {
     RandomStay,
 }
 
+/// Which transport carries a connection's piece data each way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectionTransport {
+    /// Each direction its uploader's (the ns-2 module: an uploader sends all its piece data
+    /// over its own transport, whoever opened the connection).
+    Uploader,
+    /// Both directions the transport of the peer that opened the connection, as a real one is
+    /// one TCP connection or one uTP socket (libtorrent: the connecting side's
+    /// `enable_outgoing_utp`/`_tcp`).
+    Connector,
+}
+
+impl ConnectionTransport {
+    pub const WORDS: &'static [(&'static str, Self)] =
+        &[("uploader", Self::Uploader), ("connector", Self::Connector)];
+}
+
+impl<'de> Deserialize<'de> for ConnectionTransport {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
+}
+
 impl Population {
     /// The words a config may write, the scenario's spelling first; serialized as the last.
     pub const WORDS: &'static [(&'static str, Self)] = &[
@@ -1179,6 +1203,7 @@ fn words_json() -> serde_json::Value {
         "ecn_feedback": table(CeFeedback::WORDS),
         "population": table(Population::WORDS),
         "seeding": table(Seeding::WORDS),
+        "connection_transport": table(ConnectionTransport::WORDS),
         "sends": table(ProgramEnd::WORDS),
         "ends": table(ProgramEnds::WORDS),
     })
@@ -1199,6 +1224,8 @@ pub struct SwarmConfig {
     pub piece_bytes: u64,
     pub block_bytes: u64,
     pub population: Population,
+    /// Whose transport carries a connection's piece data: matters in a 50-50 population only.
+    pub connection_transport: ConnectionTransport,
     pub seeding: Seeding,
     /// Mean stay after completion as a fraction of the peer's download time (paper: 0.5).
     pub stay_factor: f64,
@@ -1301,6 +1328,7 @@ impl Default for SwarmConfig {
             piece_bytes: 256 * 1024,
             block_bytes: 16 * 1024,
             population: Population::Mixed,
+            connection_transport: ConnectionTransport::Uploader,
             seeding: Seeding::RandomStay,
             stay_factor: 0.5,
             // 50 completions discarded, 50 kept.

@@ -260,3 +260,33 @@ fn libtorrents_request_queue_grows_with_the_rate_where_a_fixed_pipeline_stalls()
         "{rate_based} vs {fixed}"
     );
 }
+
+#[test]
+fn a_connection_carries_its_openers_transport_both_ways_when_asked() {
+    use crate::config::ConnectionTransport;
+    let run = |population: Population, choice: ConnectionTransport| {
+        let mut cfg = small_swarm(6, 500, population);
+        swarm_mut(&mut cfg).connection_transport = choice;
+        let out = crate::run(&cfg).unwrap();
+        serde_json::to_string(&out.summary).unwrap()
+    };
+    // One transport everywhere: whose it is cannot matter.
+    assert_eq!(
+        run(Population::Utp, ConnectionTransport::Uploader),
+        run(Population::Utp, ConnectionTransport::Connector)
+    );
+    // A 50-50 swarm: some connections join a TCP and a uTP peer, and their data moves.
+    let mixed = |choice| {
+        let mut cfg = small_swarm(6, 500, Population::Mixed);
+        swarm_mut(&mut cfg).connection_transport = choice;
+        let out = crate::run(&cfg).unwrap();
+        let swarm = out.summary.swarm.unwrap();
+        (swarm.tcp.data_packets_sent, swarm.utp.data_packets_sent)
+    };
+    let (by_uploader, by_connector) = (
+        mixed(ConnectionTransport::Uploader),
+        mixed(ConnectionTransport::Connector),
+    );
+    assert_ne!(by_uploader, by_connector);
+    assert!(by_connector.0 > 0 && by_connector.1 > 0, "{by_connector:?}");
+}

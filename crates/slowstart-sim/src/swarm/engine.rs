@@ -41,7 +41,9 @@ use slowstart_transport::sender::{Sender, SenderStats};
 use slowstart_transport::{Io, TimerKind};
 
 use crate::app::bittorrent::{RequestQueue, TICK_NS};
-use crate::config::{BittorrentConfig, FlowConfig, Population, Seeding, SimConfig, SwarmConfig};
+use crate::config::{
+    BittorrentConfig, ConnectionTransport, FlowConfig, Population, Seeding, SimConfig, SwarmConfig,
+};
 use crate::engine::CalendarQueue;
 use crate::network::channel::{Channel, Offer};
 use crate::network::topology::substream_seed;
@@ -526,8 +528,19 @@ impl SwarmSim {
         }
     }
 
-    fn new_half(&self, h: u32, uploader: u32) -> Half {
-        let template: &FlowConfig = match self.peers[uploader as usize].transport {
+    /// The transport of half-connection `h` (`connection_transport`): its uploader's, or
+    /// that of the peer that opened the connection (`ends[c][0]`).
+    fn half_transport(&self, h: u32) -> Transport {
+        let ends = self.ends[(h / 2) as usize];
+        let peer = match self.cfg.connection_transport {
+            ConnectionTransport::Uploader => ends[(h % 2) as usize],
+            ConnectionTransport::Connector => ends[0],
+        };
+        self.peers[peer as usize].transport
+    }
+
+    fn new_half(&self, h: u32) -> Half {
+        let template: &FlowConfig = match self.half_transport(h) {
             Transport::Tcp => &self.cfg.tcp,
             Transport::Utp => &self.cfg.utp,
         };
@@ -558,7 +571,8 @@ impl SwarmSim {
     fn connect(&mut self, a: u32, b: u32) {
         let c = self.conns.len() as u32;
         let n = self.layout.pieces;
-        let mut halves = Box::new([self.new_half(2 * c, a), self.new_half(2 * c + 1, b)]);
+        self.ends.push([a, b]);
+        let mut halves = Box::new([self.new_half(2 * c), self.new_half(2 * c + 1)]);
         for half in halves.iter_mut() {
             half.sender.start(self.now, false, &mut self.io);
         }
@@ -569,7 +583,6 @@ impl SwarmSim {
                 Side::new(n, self.now, self.request_queue()),
             ],
         });
-        self.ends.push([a, b]);
         self.halves.push(Some(halves));
         for p in [a, b] {
             let peer = &mut self.peers[p as usize];
@@ -595,7 +608,7 @@ impl SwarmSim {
         let peers = self.ends[c as usize];
         if let Some(halves) = self.halves[c as usize].take() {
             for (i, half) in halves.iter().enumerate() {
-                let t = self.peers[peers[i] as usize].transport;
+                let t = self.half_transport(2 * c + i as u32);
                 self.totals[t as usize].add(half.sender.stats());
             }
         }
@@ -1156,8 +1169,7 @@ impl SwarmSim {
             }
             _ => {
                 if packet.kind == Kind::Data {
-                    let (uploader, _) = self.ends(packet.flow);
-                    let t = self.peers[uploader as usize].transport;
+                    let t = self.half_transport(packet.flow);
                     self.totals[t as usize].drops += 1;
                     let h = packet.flow;
                     if let Some(halves) = self.halves[(h / 2) as usize].as_mut() {
@@ -1294,10 +1306,10 @@ impl SwarmSim {
     }
 
     pub fn finish(mut self, end_ns: u64) -> RunOutput {
-        for (halves, ends) in self.halves.iter().zip(&self.ends) {
+        for (c, halves) in self.halves.iter().enumerate() {
             if let Some(halves) = halves {
                 for (i, half) in halves.iter().enumerate() {
-                    let t = self.peers[ends[i] as usize].transport;
+                    let t = self.half_transport(2 * c as u32 + i as u32);
                     self.totals[t as usize].add(half.sender.stats());
                 }
             }
