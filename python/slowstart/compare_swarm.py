@@ -67,9 +67,12 @@ def run_metrics(result: Result, config: dict[str, Any], real: bool) -> dict[str,
         queues = queues[queues["t_s"] <= last]
     hist = counts(uplink_samples(queues, 0.0))
     samples = np.repeat(np.arange(len(hist)), hist)
-    if real:
-        depth = [p["request_queue_mean"] for p in leechers if p["request_queue_mean"] is not None]
-        request_queue = float(np.mean(depth)) if depth else None
+    # The real peers' and the rate-sized model's mean depth; the fixed model's pipeline.
+    depth = [p["request_queue_mean"] for p in leechers if p.get("request_queue_mean") is not None]
+    if depth:
+        request_queue = float(np.mean(depth))
+    elif real:
+        request_queue = None
     else:
         request_queue = float(config["swarm"]["bittorrent"]["pipeline"])
     m = {
@@ -222,9 +225,9 @@ def plot_compare_swarm(c: dict[str, Any], ms_per_packet: float | None = None) ->
             if len(f):
                 per_s = f.groupby(f["t_s"].round(0))["queue"].median()
                 ax_r.plot(per_s.index, per_s.to_numpy(), color=colour, label=f"{label} real")
-        pipeline = p["sim"]["median"]["request_queue"]
-        if pipeline is not None:
-            ax_r.axhline(pipeline, color="black", ls="--", lw=1)
+        model = p["sim"]["median"]["request_queue"]
+        if model is not None:
+            ax_r.axhline(model, color=colour, ls="--", lw=1)
     ax_c.set(xlabel="leecher completion time (s)", ylabel="fraction of leechers")
     ax_c.set_title("completion times")
     ax_q.set(xlabel="uplink queue (packets)", ylabel="P(queue > x)", yscale="log")
@@ -233,7 +236,7 @@ def plot_compare_swarm(c: dict[str, Any], ms_per_packet: float | None = None) ->
         top = ax_q.secondary_xaxis("top", functions=(lambda x: x * ms_per_packet, lambda x: x))
         top.set_xlabel("queueing delay (ms)")
     ax_r.set(xlabel="time (s)", ylabel="requests outstanding per connection (median)")
-    ax_r.set_title("request queue (dashed: the model's pipeline)")
+    ax_r.set_title("request queue (dashed: the model's mean)")
     for ax in (ax_c, ax_q, ax_r):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)

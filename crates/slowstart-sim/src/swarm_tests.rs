@@ -249,10 +249,15 @@ fn libtorrents_request_queue_grows_with_the_rate_where_a_fixed_pipeline_stalls()
         let out = crate::run(&cfg).unwrap();
         let leecher = out.summary.peers.iter().find(|p| !p.initial_seed).unwrap();
         assert_eq!(leecher.bytes_down, 1_000_000);
-        leecher.completion_s.unwrap()
+        (leecher.completion_s.unwrap(), leecher.request_queue_mean)
     };
-    let fixed = run(0);
-    let rate_based = run(3 * SEC);
+    let (fixed, no_mean) = run(0);
+    let (rate_based, mean) = run(3 * SEC);
+    // Only the rate-sized queue reports its depth; it held many blocks: a 1 Mbps uplink's 3 s
+    // is 22 blocks of 16 KiB.
+    assert_eq!(no_mean, None);
+    let mean = mean.unwrap();
+    assert!(mean > 5.0 && mean <= 500.0, "{mean}");
     // 1 MB at 16 KiB per 0.4 s is 24 s; at 1 Mbps, 8 s plus headers and the start.
     assert!(fixed > 24.0, "{fixed}");
     assert!(

@@ -217,6 +217,9 @@ struct Peer {
     bytes_down: u64,
     connections: u64,
     duplicate_bytes: u64,
+    /// Requests outstanding summed over its connections' ticks with any, and those ticks.
+    requests_outstanding: u64,
+    request_samples: u64,
     rng: Xoshiro256PlusPlus,
 }
 
@@ -464,6 +467,8 @@ impl SwarmSim {
             bytes_down: 0,
             connections: 0,
             duplicate_bytes: 0,
+            requests_outstanding: 0,
+            request_samples: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(substream_seed(self.seed, 11, id as u64)),
         });
         self.tracker.push(id);
@@ -958,10 +963,18 @@ impl SwarmSim {
         if !self.peers[p as usize].active {
             return;
         }
+        let downloading = self.peers[p as usize].done_ns.is_none();
         for c in self.peers[p as usize].conns.clone() {
             let s = self.side_of(p, c);
-            if let Some(queue) = self.conns[c as usize].sides[s].requests.as_mut() {
+            let side = &mut self.conns[c as usize].sides[s];
+            let outstanding = side.my_requests.len() as u64;
+            if let Some(queue) = side.requests.as_mut() {
                 queue.on_tick(TICK_NS);
+            }
+            if downloading && outstanding > 0 {
+                let peer = &mut self.peers[p as usize];
+                peer.requests_outstanding += outstanding;
+                peer.request_samples += 1;
             }
         }
         self.queue.push(self.now + TICK_NS, Ev::RequestTick(p));
@@ -1336,6 +1349,8 @@ impl SwarmSim {
                 access_delay_s: seconds(p.delay_ns),
                 connections: p.connections,
                 duplicate_bytes: p.duplicate_bytes,
+                request_queue_mean: (p.request_samples > 0)
+                    .then(|| p.requests_outstanding as f64 / p.request_samples as f64),
             })
             .collect();
         let [tcp, utp] = std::mem::take(&mut self.totals);
