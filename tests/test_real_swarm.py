@@ -105,6 +105,16 @@ def test_a_real_swarm_refuses_what_it_cannot_run(tmp_path):
             check_swarm(load(write(tmp_path, "utp"), set=[override]))
 
 
+def test_without_libtorrent_a_real_swarm_says_so(tmp_path, monkeypatch):
+    """Before anything starts: one line naming libtorrent and how to install it."""
+    from slowstart import real_swarm
+
+    monkeypatch.setattr(testbed, "unavailable_reason", lambda: None)
+    monkeypatch.setattr(real_swarm, "libtorrent_missing", lambda: "libtorrent: cannot import it")
+    with pytest.raises(testbed.RealUnavailable, match="^libtorrent: cannot import it$"):
+        real_swarm.run_swarm(load(write(tmp_path, "utp")))
+
+
 @needs_swarm
 @pytest.mark.parametrize("population", ["utp", "tcp"])
 def test_a_real_swarm_delivers_the_file_to_every_leecher(tmp_path, population):
@@ -149,7 +159,7 @@ def test_a_real_swarm_delivers_the_file_to_every_leecher(tmp_path, population):
 
 
 @needs_swarm
-def test_a_peer_that_dies_is_one_line_and_leaves_nothing(tmp_path):
+def test_a_swarm_past_its_duration_is_one_line_and_leaves_nothing(tmp_path):
     """A swarm that cannot finish by its duration: one line, exit 2, the star removed."""
     path = write(tmp_path, "utp")
     ran = cli("real", path, "--set", "duration=3s", timeout=120)
