@@ -155,6 +155,7 @@ def test_a_real_swarm_delivers_the_file_to_every_leecher(tmp_path, population):
     queues = pd.read_parquet(out / "queues.parquet")
     assert set(queues["link"].astype(str)) == {f"peer{i}.up" for i in range(4)}
     assert queues["queue_packets"].max() > 0
+    assert s["tun_tx_dropped"] == 0 and s["warnings"] == []
     assert swarm_leftovers(ran.pid) == []
 
 

@@ -67,10 +67,6 @@ class SwarmError(ValueError):
     """The real swarm cannot run this scenario, or failed: one line, exit status 2."""
 
 
-def is_swarm(config: dict[str, Any]) -> bool:
-    return "swarm" in config
-
-
 def libtorrent_missing() -> str | None:
     """Why libtorrent cannot be imported here, or None."""
     try:
@@ -200,6 +196,8 @@ class Peer:
         self.done_ns: int | None = None
         self.stats: dict[str, Any] = {}
         self.stderr = self.folder / "peer.err"
+        # Packets its two TUN devices dropped before the emulator read them (testbed.py).
+        self.tun_tx_dropped = 0
 
 
 class Star:
@@ -342,6 +340,7 @@ class Star:
                     proc.wait()
             for p in self.peers:
                 if p.emu is not None and p.emu.poll() is None:
+                    p.tun_tx_dropped = _tx_dropped(p.ns, p.tun) + _tx_dropped(self.hub, p.hub_tun)
                     p.emu.send_signal(signal.SIGTERM)
             for p in self.peers:
                 if p.emu is None:
@@ -359,6 +358,15 @@ class Star:
             self.namespaces.clear()
         finally:
             testbed._SIGNALS["closing"] -= 1
+
+
+def _tx_dropped(ns: str, dev: str) -> int:
+    """Packets TUN device `dev` in `ns` dropped on its way to the emulator (0 if unreadable)."""
+    r = testbed._ip("-n", ns, "-j", "-s", "link", "show", "dev", dev, check=False)
+    try:
+        return int(json.loads(r.stdout)[0]["stats64"]["tx"]["dropped"])
+    except (ValueError, LookupError, TypeError):
+        return 0
 
 
 def _direction(rate_bps: int, delay_ns: int, queue: dict[str, Any]) -> dict[str, Any]:
@@ -592,6 +600,11 @@ def _summary(config: dict[str, Any], peers: list[Peer], t0: int, data: Path) -> 
         )
         if not p.draw["seed"] and not rows[-1]["file_ok"]:
             warnings.append(f"peer {p.id}: its copy of the file differs from the seed's")
+        if p.tun_tx_dropped:
+            warnings.append(
+                f"peer {p.id}'s TUN devices dropped {p.tun_tx_dropped} packets before the "
+                "emulator saw them (losses outside the emulated link)"
+            )
         for name, direction in ((f"peer{p.id}.up", "forward"), (f"peer{p.id}.down", "reverse")):
             row = dict(p.stats.get(direction, {}))
             links.append({**row, "name": name})
@@ -619,6 +632,7 @@ def _summary(config: dict[str, Any], peers: list[Peer], t0: int, data: Path) -> 
             "libtorrent": _libtorrent_version(),
             "utp_target_delay_s": utp_target_s(w),
         },
+        "tun_tx_dropped": sum(p.tun_tx_dropped for p in peers),
         "warnings": warnings,
     }
 
