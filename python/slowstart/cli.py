@@ -993,6 +993,7 @@ def _load_real(args: argparse.Namespace) -> dict[str, Any]:
     from slowstart.paths import scenario_path
     from slowstart.scenario import load
 
+    # Without --cc each flow runs its own cc, a swarm its transports' (swarm.tcp.cc, ...).
     return load(scenario_path(args.file), cc=args.cc, set=args.set or [], seed=args.seed)
 
 
@@ -1005,6 +1006,8 @@ def check_real_cc(args: argparse.Namespace, config: dict[str, Any] | None = None
 
     if args.cc is not None:
         named = [("--cc", args.cc)]
+    elif "swarm" in (config or {}):  # its transports' ccs: real_swarm.check_swarm
+        named = []
     else:
         named = [(f"flow.{i}.cc", f["cc"]["name"]) for i, f in enumerate((config or {})["flows"])]
     for at, cc in named:
@@ -1037,6 +1040,8 @@ def cmd_real(args: argparse.Namespace) -> int:
     from slowstart.real_program import has_programs
 
     pcap = None if args.pcap is None else export_dir(args.pcap, "--pcap")
+    if "swarm" in config:
+        return _real_swarm(args, config, pcap)
     programs = has_programs(config)
     if programs and args.stack is not None:
         return _error(
@@ -1071,6 +1076,31 @@ def cmd_real(args: argparse.Namespace) -> int:
     return 0
 
 
+def _real_swarm(args: argparse.Namespace, config: dict[str, Any], pcap: str | None) -> int:
+    """`slowstart real` on a [swarm] scenario: real libtorrent peers (real_swarm.py)."""
+    import time
+
+    from slowstart import progress
+    from slowstart.real_swarm import run_swarm
+    from slowstart.swarm import format_swarm
+    from slowstart.testbed import RealUnavailable
+
+    if args.stack is not None:
+        return _error("--stack: a swarm's peers are libtorrent's; set swarm.population", 2)
+    start = time.monotonic()
+    try:
+        with progress.bar("real swarm", unit="leechers done") as update:
+            result = run_swarm(config, pcap=pcap, progress=update)
+    except RealUnavailable as e:
+        return _error(e, 2)
+    result.summary["wall_s"] = time.monotonic() - start
+    if args.out is not None:
+        for path in result.save(args.out):
+            print(f"wrote {path}", file=sys.stderr)
+    print(json.dumps(result.summary) if args.json else format_swarm(result.summary, result.queues))
+    return 0
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from slowstart import testbed
 
@@ -1078,12 +1108,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     reason = testbed.unavailable_reason()
     if reason:
         return _error(reason, 2)
-    if args.runs < 1:
+    if args.runs is not None and args.runs < 1:
         return _error("--runs: expected a positive integer", 2)
     config = _load_real(args)
     bad = check_real_cc(args, config)
     if bad:
         return _error(bad, 2)
+    if "swarm" in config:
+        return _compare_swarm(args, config)
+    if args.populations is not None:
+        return _error("--populations: only for a [swarm] scenario", 2)
+    args.runs = args.runs or COMPARE_RUNS
     from slowstart.real_program import has_programs
 
     stack = args.stack or "kernel"
@@ -1120,6 +1155,53 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         print(format_compare(c))
     return 0
+
+
+# Real runs `compare` makes of a path without --runs (a swarm's: compare_swarm.MIN_RUNS).
+COMPARE_RUNS = 3
+
+
+def _compare_swarm(args: argparse.Namespace, config: dict[str, Any]) -> int:
+    """`compare` on a [swarm] scenario: real libtorrent swarms beside the simulated one, per
+    population (compare_swarm.py)."""
+    from slowstart import progress
+    from slowstart.compare_swarm import MIN_RUNS, compare_swarm, format_compare_swarm, save
+    from slowstart.real_swarm import check_swarm
+    from slowstart.swarm import packet_ms
+    from slowstart.testbed import RealUnavailable
+
+    if args.stack is not None:
+        return _error("--stack: a swarm's peers are libtorrent's; use --populations", 2)
+    populations = tuple(
+        canonical_population(p) for p in (args.populations or "utp,tcp").split(",") if p
+    )
+    check_swarm(config)
+    runs = args.runs or MIN_RUNS
+    try:
+        with progress.bar("real swarms", unit="runs") as update:
+            c = compare_swarm(config, runs=runs, populations=populations, progress=update)
+    except RealUnavailable as e:
+        return _error(e, 2)
+    save(c, Path(args.out), packet_ms(config["swarm"]))
+    if args.json:
+        print(json.dumps({k: v for k, v in c.items() if not k.startswith("_")}))
+    else:
+        print(format_compare_swarm(c))
+    return 0
+
+
+def canonical_population(word: str) -> str:
+    """A population as `swarm.population` spells it ("utp", "tcp", "50-50"), in the core's
+    word; ValueError naming --populations otherwise."""
+    from slowstart.defaults import canonical_word
+    from slowstart.swarm import POPULATIONS
+
+    value = canonical_word("population", word.strip())
+    if value not in POPULATIONS:
+        raise ValueError(
+            f'--populations: expected utp, tcp or 50-50 (comma-separated), got "{word}"'
+        )
+    return str(value)
 
 
 def _compare_both(args: argparse.Namespace, config: dict[str, Any]) -> int:
@@ -1214,7 +1296,8 @@ def add_real_parsers(sub: Any) -> None:
             "--cc",
             help=f"congestion control of every flow: {', '.join(LINUX_CC)} on the kernel stack "
             "(bbr1 simulates Linux's bbr, bbr the IETF draft), any algorithm on the UDP and "
-            "quinn stacks (default: each flow's own cc in the scenario)",
+            "quinn stacks (default: each flow's own cc in the scenario; a swarm's are "
+            "swarm.tcp.cc and swarm.utp.cc)",
         )
         p.add_argument(
             "--stack",
@@ -1238,8 +1321,16 @@ def add_real_parsers(sub: Any) -> None:
             p.add_argument("--out", help="write summary.json, flows/queues.parquet, cwnd.png here")
             p.add_argument("--pcap", metavar="DIR", help="write a capture per link direction here")
         else:
-            p.add_argument("--runs", type=int, default=3, help="real runs (default %(default)s)")
+            p.add_argument(
+                "--runs",
+                type=int,
+                help="real runs (default 3; a swarm's: 5 per population, fewer for a quick look)",
+            )
             p.add_argument("--out", default="out/compare", help="folder (default %(default)s)")
+            p.add_argument(
+                "--populations",
+                help='a swarm\'s populations, e.g. "utp,tcp,50-50" (default utp,tcp)',
+            )
         p.set_defaults(handler=handler)
 
     p = sub.add_parser(

@@ -273,6 +273,11 @@ TABLES: tuple[Table, ...] = (
             "piece": ("size", "a piece (block <= piece <= file)"),
             "block": ("size", "a block, the request unit"),
             "population": ("word", 'the leechers\' upload transport: "tcp", "utp" or "50-50"'),
+            "connection_transport": (
+                "word",
+                "\"uploader\": each direction its uploader's transport (the paper's); "
+                '"connector": both the opener\'s, as a real connection',
+            ),
             "seeding": ("word", '"never-leave" or "random-stay" after completing'),
             "stay_factor": ("number", "random-stay: mean stay over the own download time"),
             "stop_after": ("integer", 'end at this many completions ("none": never)'),
@@ -305,6 +310,11 @@ TABLES: tuple[Table, ...] = (
             "optimistic": ("time", "optimistic unchoke interval"),
             "new_peer_weight": ("integer", "weight of new peers in the optimistic draw"),
             "pipeline": ("integer", "requests outstanding per connection"),
+            "request_queue_time": (
+                "time",
+                "0: always `pipeline` requests; else libtorrent's queue, this long of the "
+                "connection's download rate, from `pipeline` (docs/real-swarm.md)",
+            ),
             "end_game": ("boolean", "request the last blocks from every peer"),
             "anti_snubbing": ("boolean", "choke peers that send nothing for `snub`"),
             "snub": ("time", "anti-snubbing's timeout"),

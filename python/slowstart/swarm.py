@@ -215,9 +215,18 @@ def format_swarm(
     from slowstart.cli import fmt_bytes, table
 
     sw, peers = summary["swarm"], peers_frame(summary)
+    if summary.get("mode") == "real":  # real libtorrent peers (real_swarm.py)
+        run = (
+            f"real, libtorrent {sw.get('libtorrent', '?')}, {summary.get('wall_s', 0):.1f} s "
+            f"wall, uplink drops {sw.get('uplink_drops', 0)}"
+        )
+    else:
+        run = (
+            f"{summary['sim_time_s']:.1f} s simulated, {summary['events']:,} events, "
+            f"{summary.get('wall_s', 0):.2f} s wall"
+        )
     head = (
-        f"{summary['scenario']}: seed {summary['seed']}, {summary['sim_time_s']:.1f} s simulated, "
-        f"{summary['events']:,} events, {summary.get('wall_s', 0):.2f} s wall\n"
+        f"{summary['scenario']}: seed {summary['seed']}, {run}\n"
         f"swarm: {SPELLING.get(sw['population'], sw['population'])}, "
         f"{SPELLING.get(sw['seeding'], sw['seeding'])}; {fmt_bytes(sw['file_bytes'])} file in "
         f"{sw['pieces']} pieces of {sw['blocks_per_piece']} blocks; {sw['peers_joined']} peers "

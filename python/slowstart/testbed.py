@@ -170,8 +170,9 @@ class RunNames:
         self.tun_snd, self.tun_rcv = f"sst{pid}s", f"sst{pid}r"
         self.workdir_prefix = f"slowstart-real-{pid}-"
 
-    # A namespace or work folder of some run, and that run's pid.
-    NAMESPACE = re.compile(r"ss-(?:snd|rcv)-(\d+)$")
+    # A namespace or work folder of some run, and that run's pid: a path's two ends, or a real
+    # swarm's hub and peers (real_swarm.py).
+    NAMESPACE = re.compile(r"ss-(?:snd|rcv|hub|p\d+)-(\d+)$")
     WORKDIR = re.compile(r"slowstart-real-(\d+)-")
 
 
@@ -184,7 +185,8 @@ def _kill_ns(ns: str) -> None:
 
 
 def cleanup_stale() -> list[str]:
-    """Delete `ss-snd-<pid>`/`ss-rcv-<pid>` namespaces (with any process left in them) and
+    """Delete `ss-snd-<pid>`/`ss-rcv-<pid>` (and a swarm's `ss-hub-<pid>`, `ss-p<i>-<pid>`)
+    namespaces (with any process left in them) and
     `slowstart-real-<pid>-*` work folders whose creating process is gone. Every real run
     starts with this, so a killed run's remains go with the next run."""
     removed = []

@@ -1055,6 +1055,19 @@ pub struct BittorrentConfig {
     pub blocks: Option<u64>,
 }
 
+impl BittorrentConfig {
+    /// libtorrent 2.0's settings (the real swarm's, python/slowstart/real_swarm.py):
+    /// `max_out_request_queue` 500 and slow start left at 5000 bytes (peer_connection.cpp,
+    /// `second_tick`); the rest as the defaults.
+    pub fn libtorrent_2() -> Self {
+        Self {
+            max_queue: 500,
+            slow_start_threshold_bytes: 5000,
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for BittorrentConfig {
     fn default() -> Self {
         Self {
@@ -1133,6 +1146,30 @@ pub enum Seeding {
     RandomStay,
 }
 
+/// Which transport carries a connection's piece data each way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectionTransport {
+    /// Each direction its uploader's (the ns-2 module: an uploader sends all its piece data
+    /// over its own transport, whoever opened the connection).
+    Uploader,
+    /// Both directions the transport of the peer that opened the connection, as a real one is
+    /// one TCP connection or one uTP socket (libtorrent: the connecting side's
+    /// `enable_outgoing_utp`/`_tcp`).
+    Connector,
+}
+
+impl ConnectionTransport {
+    pub const WORDS: &'static [(&'static str, Self)] =
+        &[("uploader", Self::Uploader), ("connector", Self::Connector)];
+}
+
+impl<'de> Deserialize<'de> for ConnectionTransport {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
+}
+
 impl Population {
     /// The words a config may write, the scenario's spelling first; serialized as the last.
     pub const WORDS: &'static [(&'static str, Self)] = &[
@@ -1183,6 +1220,7 @@ fn words_json() -> serde_json::Value {
         "ecn_feedback": table(CeFeedback::WORDS),
         "population": table(Population::WORDS),
         "seeding": table(Seeding::WORDS),
+        "connection_transport": table(ConnectionTransport::WORDS),
         "sends": table(ProgramEnd::WORDS),
         "ends": table(ProgramEnds::WORDS),
     })
@@ -1203,6 +1241,8 @@ pub struct SwarmConfig {
     pub piece_bytes: u64,
     pub block_bytes: u64,
     pub population: Population,
+    /// Whose transport carries a connection's piece data: matters in a 50-50 population only.
+    pub connection_transport: ConnectionTransport,
     pub seeding: Seeding,
     /// Mean stay after completion as a fraction of the peer's download time (paper: 0.5).
     pub stay_factor: f64,
@@ -1252,8 +1292,15 @@ pub struct SwarmBittorrentConfig {
     pub optimistic_ns: u64,
     /// Weight of a new connection in the optimistic draw (`opt_unchoke_prob = 3`).
     pub new_peer_weight: u64,
-    /// Requests kept outstanding per connection (`pipelined_requests`).
+    /// Requests kept outstanding per connection (`pipelined_requests`); with
+    /// `request_queue_time`, the depth a connection starts from.
     pub pipeline: u64,
+    /// 0: `pipeline` requests, always (the ns-2 module). Otherwise libtorrent's request queue
+    /// per connection (`app::bittorrent::RequestQueue`, `BittorrentConfig::libtorrent_2`):
+    /// from 4 requests, one more per block received while the connection's payload per second
+    /// still grows, then this long of its download rate (settings_pack `request_queue_time`),
+    /// from 2 to 500 requests; `pipeline` is then unused.
+    pub request_queue_time_ns: u64,
     pub end_game: bool,
     pub anti_snubbing: bool,
     /// A peer that sent no block for this long is snubbed (ANTI_SNUBBING x choking interval).
@@ -1298,6 +1345,7 @@ impl Default for SwarmConfig {
             piece_bytes: 256 * 1024,
             block_bytes: 16 * 1024,
             population: Population::Mixed,
+            connection_transport: ConnectionTransport::Uploader,
             seeding: Seeding::RandomStay,
             stay_factor: 0.5,
             // 50 completions discarded, 50 kept.
@@ -1340,6 +1388,7 @@ impl Default for SwarmBittorrentConfig {
             optimistic_ns: 30_000_000_000,
             new_peer_weight: 3,
             pipeline: 5,
+            request_queue_time_ns: 0,
             end_game: false,
             anti_snubbing: false,
             snub_ns: 60_000_000_000,
@@ -2079,6 +2128,12 @@ impl SwarmConfig {
         range("bittorrent.optimistic", b.optimistic_ns, 1, MAX_DELAY_NS)?;
         range("bittorrent.new_peer_weight", b.new_peer_weight, 1, 1000)?;
         range("bittorrent.pipeline", b.pipeline, 1, 10_000)?;
+        range(
+            "bittorrent.request_queue_time",
+            b.request_queue_time_ns,
+            0,
+            MAX_DELAY_NS,
+        )?;
         range("bittorrent.snub", b.snub_ns, 1, MAX_DELAY_NS)?;
         // Counts of connections that max_connections caps: above it they never bind.
         for (field, v) in [

@@ -231,3 +231,67 @@ fn bad_swarm_settings_name_the_field() {
         assert!(e.0.starts_with(field), "{field}: {}", e.0);
     }
 }
+
+#[test]
+fn libtorrents_request_queue_grows_with_the_rate_where_a_fixed_pipeline_stalls() {
+    // One seed and one leecher 100 ms from the hub each (400 ms round trips), the seed's
+    // 1 Mbps uplink the bottleneck. One request outstanding brings one 16 KiB block per round
+    // trip, 0.33 Mbps at best; libtorrent's queue (request_queue_time, peer_connection.cpp)
+    // grows by a request per block in slow start, then holds 3 s of the rate, and fills the
+    // uplink.
+    let run = |queue_time_ns: u64| {
+        let mut cfg = small_swarm(1, 1000, Population::Tcp);
+        let w = swarm_mut(&mut cfg);
+        w.access.delay_min_ns = 100_000_000;
+        w.access.delay_max_ns = 100_000_000;
+        w.bittorrent.pipeline = 1;
+        w.bittorrent.request_queue_time_ns = queue_time_ns;
+        let out = crate::run(&cfg).unwrap();
+        let leecher = out.summary.peers.iter().find(|p| !p.initial_seed).unwrap();
+        assert_eq!(leecher.bytes_down, 1_000_000);
+        (leecher.completion_s.unwrap(), leecher.request_queue_mean)
+    };
+    let (fixed, no_mean) = run(0);
+    let (rate_based, mean) = run(3 * SEC);
+    // Only the rate-sized queue reports its depth; it held many blocks: a 1 Mbps uplink's 3 s
+    // is 22 blocks of 16 KiB.
+    assert_eq!(no_mean, None);
+    let mean = mean.unwrap();
+    assert!(mean > 5.0 && mean <= 500.0, "{mean}");
+    // 1 MB at 16 KiB per 0.4 s is 24 s; at 1 Mbps, 8 s plus headers and the start.
+    assert!(fixed > 24.0, "{fixed}");
+    assert!(
+        rate_based > 8.0 && rate_based < 0.5 * fixed,
+        "{rate_based} vs {fixed}"
+    );
+}
+
+#[test]
+fn a_connection_carries_its_openers_transport_both_ways_when_asked() {
+    use crate::config::ConnectionTransport;
+    let run = |population: Population, choice: ConnectionTransport| {
+        let mut cfg = small_swarm(6, 500, population);
+        swarm_mut(&mut cfg).connection_transport = choice;
+        let out = crate::run(&cfg).unwrap();
+        serde_json::to_string(&out.summary).unwrap()
+    };
+    // One transport everywhere: whose it is cannot matter.
+    assert_eq!(
+        run(Population::Utp, ConnectionTransport::Uploader),
+        run(Population::Utp, ConnectionTransport::Connector)
+    );
+    // A 50-50 swarm: some connections join a TCP and a uTP peer, and their data moves.
+    let mixed = |choice| {
+        let mut cfg = small_swarm(6, 500, Population::Mixed);
+        swarm_mut(&mut cfg).connection_transport = choice;
+        let out = crate::run(&cfg).unwrap();
+        let swarm = out.summary.swarm.unwrap();
+        (swarm.tcp.data_packets_sent, swarm.utp.data_packets_sent)
+    };
+    let (by_uploader, by_connector) = (
+        mixed(ConnectionTransport::Uploader),
+        mixed(ConnectionTransport::Connector),
+    );
+    assert_ne!(by_uploader, by_connector);
+    assert!(by_connector.0 > 0 && by_connector.1 > 0, "{by_connector:?}");
+}

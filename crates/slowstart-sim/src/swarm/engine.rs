@@ -38,7 +38,10 @@ use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::SenderStats;
 use slowstart_transport::{Connection, Fired, Io, Received, TimerKind};
 
-use crate::config::{FlowConfig, Population, Seeding, SimConfig, SwarmConfig};
+use crate::app::bittorrent::{RequestQueue, TICK_NS};
+use crate::config::{
+    BittorrentConfig, ConnectionTransport, FlowConfig, Population, Seeding, SimConfig, SwarmConfig,
+};
 use crate::engine::CalendarQueue;
 use crate::network::channel::{Channel, Offer};
 use crate::network::topology::substream_seed;
@@ -65,6 +68,8 @@ enum Ev {
     /// The next of the scheduled leechers arrives.
     Arrival,
     Rechoke(u32),
+    /// libtorrent's second tick of peer `p`'s connections (`request_queue_time` > 0).
+    RequestTick(u32),
     Announce(u32),
     Leave(u32),
     QueueSample,
@@ -152,10 +157,12 @@ struct Side {
     window: VecDeque<(u64, u64)>,
     last_block_ns: u64,
     drawn_optimistic: bool,
+    /// libtorrent's request queue of this side's downloads, with `request_queue_time`.
+    requests: Option<RequestQueue>,
 }
 
 impl Side {
-    fn new(pieces: u32, now: u64) -> Self {
+    fn new(pieces: u32, now: u64, requests: Option<RequestQueue>) -> Self {
         Side {
             handshaken: false,
             remote: Bitfield::empty(pieces),
@@ -174,6 +181,7 @@ impl Side {
             window: VecDeque::new(),
             last_block_ns: now,
             drawn_optimistic: false,
+            requests,
         }
     }
 }
@@ -206,6 +214,9 @@ struct Peer {
     bytes_down: u64,
     connections: u64,
     duplicate_bytes: u64,
+    /// Requests outstanding summed over its connections' ticks with any, and those ticks.
+    requests_outstanding: u64,
+    request_samples: u64,
     rng: Xoshiro256PlusPlus,
 }
 
@@ -375,6 +386,7 @@ impl SwarmSim {
                     self.schedule_arrival();
                 }
                 Ev::Rechoke(p) => self.periodic_rechoke(p),
+                Ev::RequestTick(p) => self.request_tick(p),
                 Ev::Announce(p) => self.announce(p),
                 Ev::Leave(p) => self.leave(p),
                 Ev::QueueSample => self.sample_queues(),
@@ -452,12 +464,17 @@ impl SwarmSim {
             bytes_down: 0,
             connections: 0,
             duplicate_bytes: 0,
+            requests_outstanding: 0,
+            request_samples: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(substream_seed(self.seed, 11, id as u64)),
         });
         self.tracker.push(id);
         self.queue.push(self.now, Ev::Announce(id));
         self.queue
             .push(self.now + self.cfg.bittorrent.rechoke_ns, Ev::Rechoke(id));
+        if self.cfg.bittorrent.request_queue_time_ns > 0 {
+            self.queue.push(self.now + TICK_NS, Ev::RequestTick(id));
+        }
     }
 
     // ---------------------------------------------------------------- tracker, connections
@@ -513,8 +530,19 @@ impl SwarmSim {
         }
     }
 
-    fn new_half(&self, h: u32, uploader: u32) -> Half {
-        let template: &FlowConfig = match self.peers[uploader as usize].transport {
+    /// The transport of half-connection `h` (`connection_transport`): its uploader's, or
+    /// that of the peer that opened the connection (`ends[c][0]`).
+    fn half_transport(&self, h: u32) -> Transport {
+        let ends = self.ends[(h / 2) as usize];
+        let peer = match self.cfg.connection_transport {
+            ConnectionTransport::Uploader => ends[(h % 2) as usize],
+            ConnectionTransport::Connector => ends[0],
+        };
+        self.peers[peer as usize].transport
+    }
+
+    fn new_half(&self, h: u32) -> Half {
+        let template: &FlowConfig = match self.half_transport(h) {
             Transport::Tcp => &self.cfg.tcp,
             Transport::Utp => &self.cfg.utp,
         };
@@ -542,15 +570,18 @@ impl SwarmSim {
     fn connect(&mut self, a: u32, b: u32) {
         let c = self.conns.len() as u32;
         let n = self.layout.pieces;
-        let mut halves = Box::new([self.new_half(2 * c, a), self.new_half(2 * c + 1, b)]);
+        self.ends.push([a, b]);
+        let mut halves = Box::new([self.new_half(2 * c), self.new_half(2 * c + 1)]);
         for half in halves.iter_mut() {
             half.conn.src.sender.start(self.now, false, &mut self.io);
         }
         self.conns.push(Conn {
             open: true,
-            sides: [Side::new(n, self.now), Side::new(n, self.now)],
+            sides: [
+                Side::new(n, self.now, self.request_queue()),
+                Side::new(n, self.now, self.request_queue()),
+            ],
         });
-        self.ends.push([a, b]);
         self.halves.push(Some(halves));
         for p in [a, b] {
             let peer = &mut self.peers[p as usize];
@@ -576,13 +607,15 @@ impl SwarmSim {
         let peers = self.ends[c as usize];
         if let Some(halves) = self.halves[c as usize].take() {
             for (i, half) in halves.iter().enumerate() {
-                let t = self.peers[peers[i] as usize].transport;
+                let t = self.half_transport(2 * c + i as u32);
                 self.totals[t as usize].add(half.conn.src.sender.stats());
             }
         }
         for (s, &p) in peers.iter().enumerate() {
-            let side =
-                std::mem::replace(&mut self.conns[c as usize].sides[s], Side::new(0, self.now));
+            let side = std::mem::replace(
+                &mut self.conns[c as usize].sides[s],
+                Side::new(0, self.now, None),
+            );
             let peer = &mut self.peers[p as usize];
             peer.conns.retain(|&x| x != c);
             if side.bitfield_known {
@@ -756,10 +789,14 @@ impl SwarmSim {
         }
     }
 
-    /// Keep `pipeline` requests outstanding to the other end of `c`, if it unchoked us.
+    /// Keep `pipeline` requests (or libtorrent's `desired_requests`) outstanding to the other
+    /// end of `c`, if it unchoked us.
     fn fill_requests(&mut self, p: u32, c: u32) {
         let s = self.side_of(p, c);
-        let pipeline = self.cfg.bittorrent.pipeline as usize;
+        let pipeline = match &self.conns[c as usize].sides[s].requests {
+            Some(queue) => queue.target() as usize,
+            None => self.cfg.bittorrent.pipeline as usize,
+        };
         let end_game = self.cfg.bittorrent.end_game;
         loop {
             let conn = &mut self.conns[c as usize];
@@ -822,6 +859,10 @@ impl SwarmSim {
         conn.sides[s].my_requests.retain(|&r| r != (piece, block));
         conn.sides[s].recv_bytes += len;
         conn.sides[s].last_block_ns = now;
+        if let Some(queue) = conn.sides[s].requests.as_mut() {
+            queue.on_payload(len);
+            queue.on_block();
+        }
         conn.sides[1 - s].sent_bytes += len;
         self.peers[remote as usize].bytes_up += len;
         let peer = &mut self.peers[p as usize];
@@ -908,6 +949,43 @@ impl SwarmSim {
         self.peers[p as usize].rechokes += 1;
         self.rechoke(p, true);
         self.queue.push(next, Ev::Rechoke(p));
+    }
+
+    /// libtorrent's once-a-second tick of each of peer `p`'s connections (its session's,
+    /// from its start: [`RequestQueue::on_tick`]); a deeper queue is filled at once.
+    fn request_tick(&mut self, p: u32) {
+        if !self.peers[p as usize].active {
+            return;
+        }
+        let downloading = self.peers[p as usize].done_ns.is_none();
+        for c in self.peers[p as usize].conns.clone() {
+            let s = self.side_of(p, c);
+            let side = &mut self.conns[c as usize].sides[s];
+            let outstanding = side.my_requests.len() as u64;
+            if let Some(queue) = side.requests.as_mut() {
+                queue.on_tick(TICK_NS);
+            }
+            if downloading && outstanding > 0 {
+                let peer = &mut self.peers[p as usize];
+                peer.requests_outstanding += outstanding;
+                peer.request_samples += 1;
+            }
+        }
+        self.queue.push(self.now + TICK_NS, Ev::RequestTick(p));
+        self.refill_all(p);
+    }
+
+    /// A new side's request queue: libtorrent's with `request_queue_time`, else none (the
+    /// fixed `pipeline`).
+    fn request_queue(&self) -> Option<RequestQueue> {
+        let queue_time_ns = self.cfg.bittorrent.request_queue_time_ns;
+        (queue_time_ns > 0).then(|| {
+            RequestQueue::new(&BittorrentConfig {
+                block_bytes: self.cfg.block_bytes,
+                queue_time_ns,
+                ..BittorrentConfig::libtorrent_2()
+            })
+        })
     }
 
     fn rechoke(&mut self, p: u32, periodic: bool) {
@@ -1077,8 +1155,7 @@ impl SwarmSim {
             }
             _ => {
                 if packet.kind == Kind::Data {
-                    let (uploader, _) = self.ends(packet.flow);
-                    let t = self.peers[uploader as usize].transport;
+                    let t = self.half_transport(packet.flow);
                     self.totals[t as usize].drops += 1;
                     let h = packet.flow;
                     if let Some(halves) = self.halves[(h / 2) as usize].as_mut() {
@@ -1210,10 +1287,10 @@ impl SwarmSim {
     }
 
     pub fn finish(mut self, end_ns: u64) -> RunOutput {
-        for (halves, ends) in self.halves.iter().zip(&self.ends) {
+        for (c, halves) in self.halves.iter().enumerate() {
             if let Some(halves) = halves {
                 for (i, half) in halves.iter().enumerate() {
-                    let t = self.peers[ends[i] as usize].transport;
+                    let t = self.half_transport(2 * c as u32 + i as u32);
                     self.totals[t as usize].add(half.conn.src.sender.stats());
                 }
             }
@@ -1240,6 +1317,8 @@ impl SwarmSim {
                 access_delay_s: seconds(p.delay_ns),
                 connections: p.connections,
                 duplicate_bytes: p.duplicate_bytes,
+                request_queue_mean: (p.request_samples > 0)
+                    .then(|| p.requests_outstanding as f64 / p.request_samples as f64),
             })
             .collect();
         let [tcp, utp] = std::mem::take(&mut self.totals);

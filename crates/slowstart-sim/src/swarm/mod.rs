@@ -49,6 +49,11 @@ pub struct PeerSummary {
     /// Block bytes that arrived a second time (of `bytes_down`): a block still in the
     /// uploader's send buffer when it choked us, asked for again elsewhere; or end game.
     pub duplicate_bytes: u64,
+    /// With `request_queue_time`: requests outstanding per connection that had any, averaged
+    /// over its once-a-second ticks while it downloaded (what libtorrent's
+    /// `peer_info::download_queue_length` shows a real swarm); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_queue_mean: Option<f64>,
 }
 
 /// Data-transport counters summed over every connection, per uploader transport.
