@@ -10,11 +10,24 @@
 //! | `slowstart_abi_version` | `() -> i32` | [`VERSION`]; the host refuses any other |
 //! | `slowstart_io` | `() -> i32` | address of the exchange block ([`Io`], 8-byte aligned) |
 //! | `slowstart_new` | `(mss: i64, initcwnd: i64, abc: i32, seed: i64, paced: i32) -> i32` | build the controller from [`CommonParams`] and the parameters in the block's text |
-//! | `slowstart_on_packet_sent`, `slowstart_on_ack`, `slowstart_on_rtt_sample`, `slowstart_on_congestion_event`, `slowstart_on_recovery_exit`, `slowstart_on_rto` | `() -> i32` | deliver the event in the block's `event` words |
+//! | `slowstart_on_ack`, `slowstart_on_congestion_event`, `slowstart_on_rto` | `() -> i32` | deliver the event in the block's `event` words |
+//! | `slowstart_on_packet_sent`, `slowstart_on_rtt_sample`, `slowstart_on_recovery_exit` (optional) | `() -> i32` | the same; a guest without one is not sent that event |
+//! | `slowstart_events` (optional) | `() -> i32` | the events this instance wants, bit `i` for [`EventKind::ALL`]`[i]`; without it, every event it exports |
 //!
-//! Every call but the first two returns 0 after writing the controller's answers into `out`, or
-//! -1 after writing a one-line message into `text`. One module instance holds one controller.
-//! Times are nanoseconds, sizes bytes, all `u64` little-endian; [`NONE`] stands for "absent".
+//! Every call but `slowstart_abi_version`, `slowstart_io` and `slowstart_events` returns 0 after
+//! writing the controller's answers into `out`, or -1 after writing a one-line message into
+//! `text`. One module instance holds one controller. Times are nanoseconds, sizes bytes, all
+//! `u64` little-endian; [`NONE`] stands for "absent".
+//!
+//! **Events not sent.** Each call into a guest costs the host hundreds of instructions, and
+//! `on_packet_sent` comes once per packet: half of a bulk transfer's calls. The host calls
+//! `slowstart_events` once, after `slowstart_new` succeeded, and from then on sends the instance
+//! only the events whose bit is set, keeping its previous answers for the others (an event the
+//! controller ignores leaves them as they were). A bit set for an event the module does not
+//! export is refused at that point. The optional events are those
+//! [`CongestionController`](slowstart_cc::CongestionController) gives a no-op default; a Rust
+//! guest built with `export!` asks for every event except `on_packet_sent` when its controller's
+//! `uses_packet_sent()` is false (built-in Reno's is: the guest runs at half the calls).
 
 use std::collections::BTreeMap;
 
@@ -77,6 +90,19 @@ impl EventKind {
             EventKind::RecoveryExit => "slowstart_on_recovery_exit",
             EventKind::Rto => "slowstart_on_rto",
         }
+    }
+
+    /// The event's bit in `slowstart_events`' answer (its place in [`EventKind::ALL`]).
+    pub fn bit(self) -> i32 {
+        1 << self as u32
+    }
+
+    /// Whether a guest may leave the event's export out (the trait's method has a default).
+    pub fn optional(self) -> bool {
+        matches!(
+            self,
+            EventKind::Sent | EventKind::RttSample | EventKind::RecoveryExit
+        )
     }
 
     pub const ALL: [EventKind; 6] = [
@@ -359,6 +385,31 @@ mod tests {
         };
         encode_congestion(&loss, &mut w);
         assert_eq!(decode_congestion(&w), loss);
+    }
+
+    #[test]
+    fn event_bits_are_the_hosts() {
+        use slowstart_cc::external::Event;
+        let (sent, ack, loss) = (
+            SentEvent::default(),
+            AckEvent::default(),
+            CongestionEvent::default(),
+        );
+        let events = [
+            Event::Sent(&sent),
+            Event::Ack(&ack),
+            Event::RttSample { now: 0, rtt: 0 },
+            Event::Congestion(&loss),
+            Event::RecoveryExit { now: 0 },
+            Event::Rto {
+                now: 0,
+                bytes_in_flight: 0,
+            },
+        ];
+        for (kind, event) in EventKind::ALL.iter().zip(events) {
+            assert_eq!(kind.bit(), i32::from(event.bit()), "{}", kind.export());
+            assert_eq!(kind.export(), format!("slowstart_{}", event.method()));
+        }
     }
 
     #[test]
