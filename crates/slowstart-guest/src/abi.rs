@@ -123,7 +123,9 @@ fn unopt(x: u64) -> Option<u64> {
     (x != NONE).then_some(x)
 }
 
-pub fn encode_sent(e: &SentEvent, w: &mut [u64; EVENT_WORDS]) {
+/// Each `encode_*` returns the number of words it wrote, the first of `w`: the host copies only
+/// those into the guest's block.
+pub fn encode_sent(e: &SentEvent, w: &mut [u64; EVENT_WORDS]) -> usize {
     w[..5].copy_from_slice(&[
         e.now,
         e.bytes,
@@ -131,6 +133,7 @@ pub fn encode_sent(e: &SentEvent, w: &mut [u64; EVENT_WORDS]) {
         e.total_sent,
         e.retransmission as u64,
     ]);
+    5
 }
 
 pub fn decode_sent(w: &[u64; EVENT_WORDS]) -> SentEvent {
@@ -143,14 +146,14 @@ pub fn decode_sent(w: &[u64; EVENT_WORDS]) -> SentEvent {
     }
 }
 
-pub fn encode_ack(e: &AckEvent, w: &mut [u64; EVENT_WORDS]) {
+pub fn encode_ack(e: &AckEvent, w: &mut [u64; EVENT_WORDS]) -> usize {
     let r = e.rate.unwrap_or_default();
     let flags = e.cwnd_limited as u64
         | (e.sent_before_cwnd_block as u64) << 1
         | (e.in_recovery as u64) << 2
         | (e.rate.is_some() as u64) << 3
         | (r.is_app_limited as u64) << 4;
-    *w = [
+    w[..16].copy_from_slice(&[
         e.now,
         e.bytes_acked,
         e.mss,
@@ -167,9 +170,8 @@ pub fn encode_ack(e: &AckEvent, w: &mut [u64; EVENT_WORDS]) {
         e.prior_in_flight,
         e.bytes_in_flight,
         flags,
-        0,
-        0,
-    ];
+    ]);
+    16
 }
 
 pub fn decode_ack(w: &[u64; EVENT_WORDS]) -> AckEvent {
@@ -199,8 +201,9 @@ pub fn decode_ack(w: &[u64; EVENT_WORDS]) -> AckEvent {
     }
 }
 
-pub fn encode_congestion(e: &CongestionEvent, w: &mut [u64; EVENT_WORDS]) {
+pub fn encode_congestion(e: &CongestionEvent, w: &mut [u64; EVENT_WORDS]) -> usize {
     w[..5].copy_from_slice(&[e.now, e.ecn as u64, e.bytes_lost, e.bytes_in_flight, e.mss]);
+    5
 }
 
 pub fn decode_congestion(w: &[u64; EVENT_WORDS]) -> CongestionEvent {
@@ -215,9 +218,10 @@ pub fn decode_congestion(w: &[u64; EVENT_WORDS]) -> CongestionEvent {
 
 /// `on_rtt_sample(now, rtt)`: words `[now, rtt]`; `on_recovery_exit(now)`: `[now]`;
 /// `on_rto(now, bytes_in_flight)`: `[now, bytes_in_flight]`.
-pub fn encode_pair(a: Nanos, b: u64, w: &mut [u64; EVENT_WORDS]) {
+pub fn encode_pair(a: Nanos, b: u64, w: &mut [u64; EVENT_WORDS]) -> usize {
     w[0] = a;
     w[1] = b;
+    2
 }
 
 /// A controller's answers as `out` words.

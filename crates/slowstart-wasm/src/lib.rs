@@ -427,42 +427,24 @@ impl<S: Sandbox> Guest for WasmGuest<S> {
 
     fn call(&mut self, event: Event<'_>) -> Result<Outputs, String> {
         let w = &mut self.words;
-        let kind = match event {
-            Event::Sent(e) => {
-                abi::encode_sent(e, w);
-                EventKind::Sent
-            }
-            Event::Ack(e) => {
-                abi::encode_ack(e, w);
-                EventKind::Ack
-            }
-            Event::RttSample { now, rtt } => {
-                abi::encode_pair(now, rtt, w);
-                EventKind::RttSample
-            }
-            Event::Congestion(e) => {
-                abi::encode_congestion(e, w);
-                EventKind::Congestion
-            }
-            Event::RecoveryExit { now } => {
-                abi::encode_pair(now, 0, w);
-                EventKind::RecoveryExit
-            }
+        let (kind, used) = match event {
+            Event::Sent(e) => (EventKind::Sent, abi::encode_sent(e, w)),
+            Event::Ack(e) => (EventKind::Ack, abi::encode_ack(e, w)),
+            Event::RttSample { now, rtt } => (EventKind::RttSample, abi::encode_pair(now, rtt, w)),
+            Event::Congestion(e) => (EventKind::Congestion, abi::encode_congestion(e, w)),
+            Event::RecoveryExit { now } => (EventKind::RecoveryExit, abi::encode_pair(now, 0, w)),
             Event::Rto {
                 now,
                 bytes_in_flight,
-            } => {
-                abi::encode_pair(now, bytes_in_flight, w);
-                EventKind::Rto
-            }
+            } => (EventKind::Rto, abi::encode_pair(now, bytes_in_flight, w)),
         };
-        let words = self.words;
-        let block = self.block()?;
-        for (chunk, x) in block[abi::EVENT_OFFSET..abi::OUT_OFFSET]
-            .chunks_exact_mut(8)
-            .zip(&words)
-        {
-            chunk.copy_from_slice(&x.to_le_bytes());
+        // Only the words the event uses (the block was checked to lie in memory at build).
+        let at = self.io + abi::EVENT_OFFSET;
+        let memory = self.sandbox.memory();
+        if let Some(block) = memory.get_mut(at..at + 8 * used) {
+            for (chunk, x) in block.chunks_exact_mut(8).zip(&self.words[..used]) {
+                chunk.copy_from_slice(&x.to_le_bytes());
+            }
         }
         let call = Call::Event(kind);
         let status = self.sandbox.call(call).map_err(|e| stopped(call, e))?;
