@@ -7,6 +7,9 @@ drop out and what is left is the engine's cost per event, averaged over the run.
 
     .venv/bin/python bench/callgrind.py early-loss-60s cubic-1 cubic-1000
 
+The `guest-*` cases are bench/run.py's (issue #23: built-in Reno against the same Reno as a
+WebAssembly guest under each runtime, and in Python), on the early-loss path for 30 s.
+
 With `--penalties` the cases run under `valgrind --tool=cachegrind` instead, with its cache
 and branch simulations on, and print per event what instructions alone do not show: first-level
 data cache misses, second-level misses (cachegrind's last level set to this machine's L2, from
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -27,7 +31,7 @@ import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
-from run import cubic_flows, require_current_extension
+from run import GUESTS, cubic_flows, require_current_extension
 
 from slowstart.progress import bar
 
@@ -48,13 +52,16 @@ CASES: dict[str, tuple[str | dict, str]] = {
     "early-loss-60s": ("scenarios/lfn-early-loss.toml", "60s"),
     **{f"cubic-{n}": (cubic_flows(n), "5s") for n in (1, 10, 100, 1000)},
     "swarm-20": (small_swarm(20), "4000s"),
+    **{name: ("scenarios/lfn-early-loss.toml", "30s") for name in GUESTS},
 }
+# name -> (the `set` overrides, the WebAssembly runtime it asks for), where a case has them
+CASE_SETTINGS = {name: ([f'flow.0.cc="{cc}"'], runtime) for name, (cc, runtime) in GUESTS.items()}
 
 CHILD = r"""
 import json, sys
 import slowstart
-scenario, duration = json.loads(sys.argv[1])
-r = slowstart.run(scenario, duration=duration)
+scenario, duration, settings = json.loads(sys.argv[1])
+r = slowstart.run(scenario, duration=duration, set=settings)
 print(json.dumps({"events": r.summary["events"]}))
 """
 
@@ -99,9 +106,15 @@ def valgrind_tool(penalties: bool, second_level: str | None, out_dir: str) -> li
 
 
 def measure(
-    scenario: str | dict, duration: str, penalties: bool, second_level: str | None
+    name: str, duration: str, penalties: bool, second_level: str | None
 ) -> tuple[dict[str, int], int]:
-    """(counters, events) of one run under callgrind, or cachegrind with `penalties`."""
+    """(counters, events) of one run of case `name` for `duration` under callgrind, or
+    cachegrind with `penalties`."""
+    scenario = CASES[name][0]
+    settings, runtime = CASE_SETTINGS.get(name, ([], None))
+    env = dict(os.environ)
+    if runtime is not None:
+        env["SLOWSTART_WASM_RUNTIME"] = runtime
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
             [
@@ -110,9 +123,10 @@ def measure(
                 sys.executable,
                 "-c",
                 CHILD,
-                json.dumps([scenario, duration]),
+                json.dumps([scenario, duration, settings]),
             ],
             cwd=ROOT,
+            env=env,
             capture_output=True,
             text=True,
             check=True,
@@ -160,14 +174,14 @@ def measure_case(
 ) -> None:
     """Print case `name`'s counts per event: its 1 ms run's subtracted from its full run's;
     `step(k)` before run k (0, 1)."""
-    scenario, duration = CASES[name]
+    duration = CASES[name][1]
     step(0)
-    base, base_events = measure(scenario, "1ms", penalties, second_level)
+    base, base_events = measure(name, "1ms", penalties, second_level)
     step(1)
-    counters, events = measure(scenario, duration, penalties, second_level)
+    counters, events = measure(name, duration, penalties, second_level)
     per_event = {k: (v - base[k]) / (events - base_events) for k, v in counters.items()}
     line = (
-        f"{name:16s} {events / 1e6:7.2f} M events in {duration:>4s} "
+        f"{name:19s} {events / 1e6:7.2f} M events in {duration:>4s} "
         f"{(counters['instructions'] - base['instructions']) / 1e9:7.2f} G instructions "
         f"{per_event['instructions']:7.0f} per event"
     )

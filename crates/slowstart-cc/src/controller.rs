@@ -180,6 +180,12 @@ impl Phase {
 /// A congestion controller. All methods are driven by the transport; none reads a clock.
 pub trait CongestionController {
     fn on_packet_sent(&mut self, _sent: &SentEvent) {}
+    /// Whether [`on_packet_sent`](Self::on_packet_sent) can change what the controller does,
+    /// fixed when it is built: `false` lets a host that pays for each call skip it, as one run
+    /// as a WebAssembly guest does (`slowstart_guest::abi`, `slowstart_events`).
+    fn uses_packet_sent(&self) -> bool {
+        true
+    }
     fn on_ack(&mut self, ack: &AckEvent);
     /// An RTT measured outside data ACKs, such as the handshake's (picoquic's
     /// `rtt_measurement` notification).

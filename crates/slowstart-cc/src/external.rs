@@ -57,6 +57,19 @@ impl Event<'_> {
         }
     }
 
+    /// The event's bit in [`Guest::skipped`]: 1 << its place in the list above (the order of
+    /// `slowstart_guest::abi::EventKind`).
+    pub fn bit(&self) -> u8 {
+        1 << match self {
+            Event::Sent(_) => 0,
+            Event::Ack(_) => 1,
+            Event::RttSample { .. } => 2,
+            Event::Congestion(_) => 3,
+            Event::RecoveryExit { .. } => 4,
+            Event::Rto { .. } => 5,
+        }
+    }
+
     pub fn now(&self) -> Nanos {
         match *self {
             Event::Sent(e) => e.now,
@@ -76,6 +89,12 @@ impl Event<'_> {
 pub trait Guest: Send {
     /// Deliver `event`; answer the outputs after it.
     fn call(&mut self, event: Event<'_>) -> Result<Outputs, String>;
+
+    /// The events not to deliver, as [`Event::bit`]s, asked once after the guest is built:
+    /// those its controller ignores, whose answers would be the ones before. Default: none.
+    fn skipped(&self) -> u8 {
+        0
+    }
 }
 
 /// Builds a [`Guest`] per connection, with its outputs before any event.
@@ -146,6 +165,8 @@ pub struct GuestController {
     name: String,
     mss: u64,
     guest: Box<dyn Guest>,
+    /// [`Guest::skipped`].
+    skipped: u8,
     out: Outputs,
     faulted: bool,
 }
@@ -175,6 +196,7 @@ impl GuestController {
         Ok(Self {
             name: name.to_string(),
             mss: common.mss,
+            skipped: guest.skipped(),
             guest,
             out,
             faulted: false,
@@ -195,6 +217,7 @@ impl GuestController {
             name: name.to_string(),
             mss: common.mss,
             guest: Box::new(Nothing),
+            skipped: 0,
             out: Outputs {
                 cwnd: common
                     .initcwnd
@@ -216,7 +239,7 @@ impl GuestController {
     }
 
     fn deliver(&mut self, event: Event<'_>) {
-        if self.faulted {
+        if self.faulted || self.skipped & event.bit() != 0 {
             return;
         }
         let checked = self
@@ -262,6 +285,9 @@ fn check(out: &Outputs, mss: u64) -> Result<(), String> {
 impl CongestionController for GuestController {
     fn on_packet_sent(&mut self, sent: &SentEvent) {
         self.deliver(Event::Sent(sent));
+    }
+    fn uses_packet_sent(&self) -> bool {
+        self.skipped & Event::Sent(&SentEvent::default()).bit() == 0
     }
     fn on_ack(&mut self, ack: &AckEvent) {
         self.deliver(Event::Ack(ack));
@@ -392,6 +418,71 @@ mod tests {
              (accepted: 1000..=1125899906842624 bytes, one MSS to 2^50)"
         );
         assert!(!faulted() && take_fault().is_none(), "taken once");
+    }
+
+    /// A guest that adds one MSS per packet sent, skipping that event when `skip`.
+    struct CountsSent {
+        cwnd: u64,
+        skip: bool,
+    }
+
+    impl Guest for CountsSent {
+        fn call(&mut self, event: Event<'_>) -> Result<Outputs, String> {
+            if let Event::Sent(_) = event {
+                self.cwnd += COMMON.mss;
+            }
+            Ok(self.outputs())
+        }
+        fn skipped(&self) -> u8 {
+            if self.skip {
+                Event::Sent(&SentEvent::default()).bit()
+            } else {
+                0
+            }
+        }
+    }
+
+    struct CountsSentFactory(bool);
+
+    impl GuestFactory for CountsSentFactory {
+        fn build(
+            &self,
+            _: &BTreeMap<String, ParamValue>,
+            common: &CommonParams,
+        ) -> Result<(Box<dyn Guest>, Outputs), CcError> {
+            let g = CountsSent {
+                cwnd: common.mss,
+                skip: self.0,
+            };
+            let out = g.outputs();
+            Ok((Box::new(g), out))
+        }
+    }
+
+    impl CountsSent {
+        fn outputs(&self) -> Outputs {
+            Outputs {
+                cwnd: self.cwnd,
+                ssthresh: u64::MAX,
+                pacing_rate: None,
+                send_quantum: None,
+                phase: Phase::SlowStart,
+            }
+        }
+    }
+
+    #[test]
+    fn a_skipped_event_is_not_delivered() {
+        for skip in [false, true] {
+            let name = format!("test-counts-sent-{skip}");
+            register(&name, Arc::new(CountsSentFactory(skip)));
+            let mut c = Controller::new(&CcSpec::named(&name), &COMMON).unwrap();
+            assert_eq!(c.uses_packet_sent(), !skip);
+            c.on_packet_sent(&SentEvent::default());
+            c.on_ack(&AckEvent::default());
+            let expected = if skip { 1000 } else { 2000 };
+            assert_eq!(c.cwnd(), expected, "skip {skip}");
+        }
     }
 
     #[test]

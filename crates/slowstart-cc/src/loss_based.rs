@@ -259,6 +259,11 @@ impl<A: AvoidanceRule> CongestionController for LossBased<A> {
         }
     }
 
+    /// maxFS is read only when growth is capped (`cap_growth`).
+    fn uses_packet_sent(&self) -> bool {
+        self.rate_limited == RateLimitedGrowth::Capped || self.slow_start.uses_packet_sent()
+    }
+
     fn on_ack(&mut self, ack: &AckEvent) {
         self.rule.observe(ack);
         let every_ack = self.phase.is_initial_slow_start()

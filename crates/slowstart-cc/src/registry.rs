@@ -647,6 +647,9 @@ impl CongestionController for Controller {
     fn on_packet_sent(&mut self, sent: &SentEvent) {
         dispatch!(self, c => c.on_packet_sent(sent))
     }
+    fn uses_packet_sent(&self) -> bool {
+        dispatch!(self, c => c.uses_packet_sent())
+    }
     fn on_ack(&mut self, ack: &AckEvent) {
         dispatch!(self, c => c.on_ack(ack))
     }

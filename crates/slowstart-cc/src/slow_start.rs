@@ -242,6 +242,11 @@ impl SlowStart {
         }
     }
 
+    /// Whether [`SlowStart::on_packet_sent`] does anything for this rule.
+    pub fn uses_packet_sent(&self) -> bool {
+        matches!(self, SlowStart::Search(_) | SlowStart::Suss(_))
+    }
+
     pub fn on_packet_sent(&mut self, sent: &SentEvent) {
         match self {
             SlowStart::Search(s) => s.on_packet_sent(sent),

@@ -10,11 +10,24 @@
 //! | `slowstart_abi_version` | `() -> i32` | [`VERSION`]; the host refuses any other |
 //! | `slowstart_io` | `() -> i32` | address of the exchange block ([`Io`], 8-byte aligned) |
 //! | `slowstart_new` | `(mss: i64, initcwnd: i64, abc: i32, seed: i64, paced: i32) -> i32` | build the controller from [`CommonParams`] and the parameters in the block's text |
-//! | `slowstart_on_packet_sent`, `slowstart_on_ack`, `slowstart_on_rtt_sample`, `slowstart_on_congestion_event`, `slowstart_on_recovery_exit`, `slowstart_on_rto` | `() -> i32` | deliver the event in the block's `event` words |
+//! | `slowstart_on_ack`, `slowstart_on_congestion_event`, `slowstart_on_rto` | `() -> i32` | deliver the event in the block's `event` words |
+//! | `slowstart_on_packet_sent`, `slowstart_on_rtt_sample`, `slowstart_on_recovery_exit` (optional) | `() -> i32` | the same; a guest without one is not sent that event |
+//! | `slowstart_events` (optional) | `() -> i32` | the events this instance wants, bit `i` for [`EventKind::ALL`]`[i]`; without it, every event it exports |
 //!
-//! Every call but the first two returns 0 after writing the controller's answers into `out`, or
-//! -1 after writing a one-line message into `text`. One module instance holds one controller.
-//! Times are nanoseconds, sizes bytes, all `u64` little-endian; [`NONE`] stands for "absent".
+//! Every call but `slowstart_abi_version`, `slowstart_io` and `slowstart_events` returns 0 after
+//! writing the controller's answers into `out`, or -1 after writing a one-line message into
+//! `text`. One module instance holds one controller. Times are nanoseconds, sizes bytes, all
+//! `u64` little-endian; [`NONE`] stands for "absent".
+//!
+//! **Events not sent.** Each call into a guest costs the host hundreds of instructions, and
+//! `on_packet_sent` comes once per packet: half of a bulk transfer's calls. The host calls
+//! `slowstart_events` once, after `slowstart_new` succeeded, and from then on sends the instance
+//! only the events whose bit is set, keeping its previous answers for the others (an event the
+//! controller ignores leaves them as they were). A bit set for an event the module does not
+//! export is refused at that point. The optional events are those
+//! [`CongestionController`](slowstart_cc::CongestionController) gives a no-op default; a Rust
+//! guest built with `export!` asks for every event except `on_packet_sent` when its controller's
+//! `uses_packet_sent()` is false (built-in Reno's is: the guest runs at half the calls).
 
 use std::collections::BTreeMap;
 
@@ -79,6 +92,19 @@ impl EventKind {
         }
     }
 
+    /// The event's bit in `slowstart_events`' answer (its place in [`EventKind::ALL`]).
+    pub fn bit(self) -> i32 {
+        1 << self as u32
+    }
+
+    /// Whether a guest may leave the event's export out (the trait's method has a default).
+    pub fn optional(self) -> bool {
+        matches!(
+            self,
+            EventKind::Sent | EventKind::RttSample | EventKind::RecoveryExit
+        )
+    }
+
     pub const ALL: [EventKind; 6] = [
         EventKind::Sent,
         EventKind::Ack,
@@ -97,7 +123,9 @@ fn unopt(x: u64) -> Option<u64> {
     (x != NONE).then_some(x)
 }
 
-pub fn encode_sent(e: &SentEvent, w: &mut [u64; EVENT_WORDS]) {
+/// Each `encode_*` returns the number of words it wrote, the first of `w`: the host copies only
+/// those into the guest's block.
+pub fn encode_sent(e: &SentEvent, w: &mut [u64; EVENT_WORDS]) -> usize {
     w[..5].copy_from_slice(&[
         e.now,
         e.bytes,
@@ -105,6 +133,7 @@ pub fn encode_sent(e: &SentEvent, w: &mut [u64; EVENT_WORDS]) {
         e.total_sent,
         e.retransmission as u64,
     ]);
+    5
 }
 
 pub fn decode_sent(w: &[u64; EVENT_WORDS]) -> SentEvent {
@@ -117,14 +146,14 @@ pub fn decode_sent(w: &[u64; EVENT_WORDS]) -> SentEvent {
     }
 }
 
-pub fn encode_ack(e: &AckEvent, w: &mut [u64; EVENT_WORDS]) {
+pub fn encode_ack(e: &AckEvent, w: &mut [u64; EVENT_WORDS]) -> usize {
     let r = e.rate.unwrap_or_default();
     let flags = e.cwnd_limited as u64
         | (e.sent_before_cwnd_block as u64) << 1
         | (e.in_recovery as u64) << 2
         | (e.rate.is_some() as u64) << 3
         | (r.is_app_limited as u64) << 4;
-    *w = [
+    w[..16].copy_from_slice(&[
         e.now,
         e.bytes_acked,
         e.mss,
@@ -141,9 +170,8 @@ pub fn encode_ack(e: &AckEvent, w: &mut [u64; EVENT_WORDS]) {
         e.prior_in_flight,
         e.bytes_in_flight,
         flags,
-        0,
-        0,
-    ];
+    ]);
+    16
 }
 
 pub fn decode_ack(w: &[u64; EVENT_WORDS]) -> AckEvent {
@@ -173,8 +201,9 @@ pub fn decode_ack(w: &[u64; EVENT_WORDS]) -> AckEvent {
     }
 }
 
-pub fn encode_congestion(e: &CongestionEvent, w: &mut [u64; EVENT_WORDS]) {
+pub fn encode_congestion(e: &CongestionEvent, w: &mut [u64; EVENT_WORDS]) -> usize {
     w[..5].copy_from_slice(&[e.now, e.ecn as u64, e.bytes_lost, e.bytes_in_flight, e.mss]);
+    5
 }
 
 pub fn decode_congestion(w: &[u64; EVENT_WORDS]) -> CongestionEvent {
@@ -189,9 +218,10 @@ pub fn decode_congestion(w: &[u64; EVENT_WORDS]) -> CongestionEvent {
 
 /// `on_rtt_sample(now, rtt)`: words `[now, rtt]`; `on_recovery_exit(now)`: `[now]`;
 /// `on_rto(now, bytes_in_flight)`: `[now, bytes_in_flight]`.
-pub fn encode_pair(a: Nanos, b: u64, w: &mut [u64; EVENT_WORDS]) {
+pub fn encode_pair(a: Nanos, b: u64, w: &mut [u64; EVENT_WORDS]) -> usize {
     w[0] = a;
     w[1] = b;
+    2
 }
 
 /// A controller's answers as `out` words.
@@ -359,6 +389,31 @@ mod tests {
         };
         encode_congestion(&loss, &mut w);
         assert_eq!(decode_congestion(&w), loss);
+    }
+
+    #[test]
+    fn event_bits_are_the_hosts() {
+        use slowstart_cc::external::Event;
+        let (sent, ack, loss) = (
+            SentEvent::default(),
+            AckEvent::default(),
+            CongestionEvent::default(),
+        );
+        let events = [
+            Event::Sent(&sent),
+            Event::Ack(&ack),
+            Event::RttSample { now: 0, rtt: 0 },
+            Event::Congestion(&loss),
+            Event::RecoveryExit { now: 0 },
+            Event::Rto {
+                now: 0,
+                bytes_in_flight: 0,
+            },
+        ];
+        for (kind, event) in EventKind::ALL.iter().zip(events) {
+            assert_eq!(kind.bit(), i32::from(event.bit()), "{}", kind.export());
+            assert_eq!(kind.export(), format!("slowstart_{}", event.method()));
+        }
     }
 
     #[test]

@@ -52,6 +52,10 @@ macro_rules! export {
             $crate::runtime::new(mss, initcwnd, abc, seed, paced, $build)
         }
         #[no_mangle]
+        pub extern "C" fn slowstart_events() -> i32 {
+            $crate::runtime::events()
+        }
+        #[no_mangle]
         pub extern "C" fn slowstart_on_packet_sent() -> i32 {
             $crate::runtime::deliver($crate::abi::EventKind::Sent)
         }

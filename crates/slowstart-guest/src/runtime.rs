@@ -28,6 +28,16 @@ type Deliver = Box<dyn FnMut(EventKind) -> i32>;
 
 static CONTROLLER: Global<Option<Deliver>> = Global(UnsafeCell::new(None));
 
+/// `slowstart_events`' answer for the controller built (every event until one is).
+static EVENTS: Global<i32> = Global(UnsafeCell::new(ALL_EVENTS));
+
+const ALL_EVENTS: i32 = (1 << EventKind::ALL.len()) - 1;
+
+pub fn events() -> i32 {
+    // SAFETY: see `Global`.
+    unsafe { *EVENTS.0.get() }
+}
+
 fn io() -> &'static mut Io {
     // SAFETY: see `Global`; no other reference to IO is alive during a call.
     unsafe { &mut *IO.0.get() }
@@ -74,6 +84,13 @@ where
     match build(&common, &params) {
         Ok(mut c) => {
             let status = answer(&c);
+            let events = if c.uses_packet_sent() {
+                ALL_EVENTS
+            } else {
+                ALL_EVENTS & !EventKind::Sent.bit()
+            };
+            // SAFETY: see `Global`.
+            unsafe { *EVENTS.0.get() = events };
             let deliver: Deliver = Box::new(move |kind| deliver_to(&mut c, kind));
             // SAFETY: see `Global`.
             unsafe { *CONTROLLER.0.get() = Some(deliver) };

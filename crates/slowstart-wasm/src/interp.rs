@@ -8,7 +8,7 @@ use wasmi::{
     Config, Engine, ExternType, Linker, Memory, StoreLimits, StoreLimitsBuilder, TypedFunc, ValType,
 };
 
-use crate::{Backend, Call, Export, Stop, Type, FUEL_PER_CALL, MEMORY_LIMIT};
+use crate::{Backend, Call, Export, Stop, Type, EVENTS_EXPORT, FUEL_PER_CALL, MEMORY_LIMIT};
 
 type Store = wasmi::Store<StoreLimits>;
 
@@ -85,16 +85,12 @@ impl Backend for Module {
                 .get_typed_func::<(), i32>(&store, name)
                 .map_err(|e| format!("{name}: {e}"))
         };
-        let events = [
-            func(EventKind::Sent.export())?,
-            func(EventKind::Ack.export())?,
-            func(EventKind::RttSample.export())?,
-            func(EventKind::Congestion.export())?,
-            func(EventKind::RecoveryExit.export())?,
-            func(EventKind::Rto.export())?,
-        ];
         let version = func("slowstart_abi_version")?;
         let io = func("slowstart_io")?;
+        // The optional exports (crate::check saw their types): absent or typed.
+        let optional = |name: &str| func(name).ok();
+        let wanted = optional(EVENTS_EXPORT);
+        let events = EventKind::ALL.map(|k| optional(k.export()));
         let new = instance
             .get_typed_func(&store, "slowstart_new")
             .map_err(|e| format!("slowstart_new: {e}"))?;
@@ -104,6 +100,7 @@ impl Backend for Module {
             version,
             io,
             new,
+            wanted,
             events,
         })
     }
@@ -116,12 +113,22 @@ pub struct Sandbox {
     version: TypedFunc<(), i32>,
     io: TypedFunc<(), i32>,
     new: TypedFunc<(i64, i64, i32, i64, i32), i32>,
-    events: [TypedFunc<(), i32>; 6],
+    /// `slowstart_events`, where exported.
+    wanted: Option<TypedFunc<(), i32>>,
+    /// One per [`EventKind`], where exported.
+    events: [Option<TypedFunc<(), i32>>; 6],
 }
 
 impl crate::Sandbox for Sandbox {
     fn memory(&mut self) -> &mut [u8] {
         self.memory.data_mut(&mut self.store)
+    }
+
+    fn exported(&self) -> i32 {
+        EventKind::ALL
+            .iter()
+            .filter(|k| self.events[**k as usize].is_some())
+            .fold(0, |bits, k| bits | k.bit())
     }
 
     fn call(&mut self, call: Call) -> Result<i32, Stop> {
@@ -142,7 +149,14 @@ impl crate::Sandbox for Sandbox {
                     c.paced as i32,
                 ),
             ),
-            Call::Event(kind) => self.events[kind as usize].call(store, ()),
+            Call::Events => match &self.wanted {
+                Some(f) => f.call(store, ()),
+                None => return Ok(self.exported()),
+            },
+            Call::Event(kind) => match &self.events[kind as usize] {
+                Some(f) => f.call(store, ()),
+                None => return Err(Stop::Trap("not exported".into())),
+            },
         }
         .map_err(|e| match e.as_trap_code() {
             Some(wasmi::TrapCode::OutOfFuel) => Stop::OutOfFuel,

@@ -121,6 +121,7 @@ enum Call {
     Version,
     Io,
     New(CommonParams),
+    Events,
     Event(EventKind),
 }
 
@@ -130,6 +131,7 @@ impl Call {
             Call::Version => "slowstart_abi_version",
             Call::Io => "slowstart_io",
             Call::New(_) => "slowstart_new",
+            Call::Events => EVENTS_EXPORT,
             Call::Event(kind) => kind.export(),
         }
     }
@@ -152,19 +154,31 @@ trait Backend: Sized + Send + Sync + 'static {
 trait Sandbox: Send {
     /// The instance's linear memory.
     fn memory(&mut self) -> &mut [u8];
-    /// Call an export with a fresh budget of [`FUEL_PER_CALL`].
+    /// The events whose exports the module has, as [`EventKind::bit`]s.
+    fn exported(&self) -> i32;
+    /// Call an export with a fresh budget of [`FUEL_PER_CALL`]; [`Call::Events`] answers
+    /// [`Sandbox::exported`] where the module does not export it.
     fn call(&mut self, call: Call) -> Result<i32, Stop>;
 }
 
-/// The functions every guest exports, with their parameter types (each returns one i32).
-fn expected_exports() -> Vec<(&'static str, Vec<Type>)> {
+/// The optional export naming the events an instance wants (`slowstart_guest::abi`).
+const EVENTS_EXPORT: &str = "slowstart_events";
+
+/// The functions of the interface, with their parameter types (each returns one i32) and
+/// whether a guest must export them.
+fn expected_exports() -> Vec<(&'static str, Vec<Type>, bool)> {
     use Type::{I32, I64};
     let mut list = vec![
-        ("slowstart_abi_version", vec![]),
-        ("slowstart_io", vec![]),
-        ("slowstart_new", vec![I64, I64, I32, I64, I32]),
+        ("slowstart_abi_version", vec![], true),
+        ("slowstart_io", vec![], true),
+        ("slowstart_new", vec![I64, I64, I32, I64, I32], true),
+        (EVENTS_EXPORT, vec![], false),
     ];
-    list.extend(EventKind::ALL.iter().map(|k| (k.export(), vec![])));
+    list.extend(
+        EventKind::ALL
+            .iter()
+            .map(|k| (k.export(), vec![], !k.optional())),
+    );
     list
 }
 
@@ -191,9 +205,10 @@ fn check<B: Backend>(bytes: &[u8]) -> Result<B, String> {
     if !matches!(exports.get("memory"), Some(Export::Memory)) {
         return Err("missing export 'memory' (the guest's linear memory)".into());
     }
-    for (name, params) in expected_exports() {
+    for (name, params, required) in expected_exports() {
         match exports.get(name) {
             Some(Export::Func(p, r)) if *p == params && *r == [Type::I32] => continue,
+            None if !required => continue,
             Some(_) => {
                 return Err(format!(
                     "export '{name}' has the wrong type (expected ({params:?}) -> i32, \
@@ -304,11 +319,13 @@ fn boxed<S: Sandbox + 'static>(
     built.map(|(g, out)| (Box::new(g) as Box<dyn Guest>, out))
 }
 
-/// One controller: an instance and the address of its exchange block.
+/// One controller: an instance, the address of its exchange block and the events it does
+/// without.
 struct WasmGuest<S> {
     sandbox: S,
     io: usize,
     words: [u64; EVENT_WORDS],
+    skipped: u8,
 }
 
 impl<S: Sandbox> WasmGuest<S> {
@@ -323,6 +340,7 @@ impl<S: Sandbox> WasmGuest<S> {
             sandbox,
             io,
             words: [0; EVENT_WORDS],
+            skipped: 0,
         };
         // The block lies in memory, which never shrinks: checked once here, not per call.
         guest.block()?;
@@ -341,7 +359,35 @@ impl<S: Sandbox> WasmGuest<S> {
         let call = Call::New(*common);
         let status = guest.sandbox.call(call).map_err(|e| stopped(call, e))?;
         let out = guest.answer(status)?;
+        guest.skipped = guest.events()?;
         Ok((guest, out))
+    }
+
+    /// The events not to send, from `slowstart_events` (checked against the exports).
+    fn events(&mut self) -> Result<u8, String> {
+        let all = (1 << EventKind::ALL.len()) - 1;
+        let wanted = self
+            .sandbox
+            .call(Call::Events)
+            .map_err(|e| stopped(Call::Events, e))?;
+        if wanted & !all != 0 {
+            return Err(format!(
+                "{EVENTS_EXPORT} returned {wanted:#x} (accepted: bits 0..={}, one an event, \
+                 slowstart_guest::abi::EventKind)",
+                EventKind::ALL.len() - 1
+            ));
+        }
+        let exported = self.sandbox.exported();
+        if let Some(kind) = EventKind::ALL
+            .iter()
+            .find(|k| wanted & k.bit() != 0 && exported & k.bit() == 0)
+        {
+            return Err(format!(
+                "{EVENTS_EXPORT} asks for an event the module does not export ({})",
+                kind.export()
+            ));
+        }
+        Ok((all & !wanted) as u8)
     }
 
     /// The exchange block in the instance's memory.
@@ -375,44 +421,30 @@ fn word(block: &[u8], at: usize) -> [u8; 8] {
 }
 
 impl<S: Sandbox> Guest for WasmGuest<S> {
+    fn skipped(&self) -> u8 {
+        self.skipped
+    }
+
     fn call(&mut self, event: Event<'_>) -> Result<Outputs, String> {
         let w = &mut self.words;
-        let kind = match event {
-            Event::Sent(e) => {
-                abi::encode_sent(e, w);
-                EventKind::Sent
-            }
-            Event::Ack(e) => {
-                abi::encode_ack(e, w);
-                EventKind::Ack
-            }
-            Event::RttSample { now, rtt } => {
-                abi::encode_pair(now, rtt, w);
-                EventKind::RttSample
-            }
-            Event::Congestion(e) => {
-                abi::encode_congestion(e, w);
-                EventKind::Congestion
-            }
-            Event::RecoveryExit { now } => {
-                abi::encode_pair(now, 0, w);
-                EventKind::RecoveryExit
-            }
+        let (kind, used) = match event {
+            Event::Sent(e) => (EventKind::Sent, abi::encode_sent(e, w)),
+            Event::Ack(e) => (EventKind::Ack, abi::encode_ack(e, w)),
+            Event::RttSample { now, rtt } => (EventKind::RttSample, abi::encode_pair(now, rtt, w)),
+            Event::Congestion(e) => (EventKind::Congestion, abi::encode_congestion(e, w)),
+            Event::RecoveryExit { now } => (EventKind::RecoveryExit, abi::encode_pair(now, 0, w)),
             Event::Rto {
                 now,
                 bytes_in_flight,
-            } => {
-                abi::encode_pair(now, bytes_in_flight, w);
-                EventKind::Rto
-            }
+            } => (EventKind::Rto, abi::encode_pair(now, bytes_in_flight, w)),
         };
-        let words = self.words;
-        let block = self.block()?;
-        for (chunk, x) in block[abi::EVENT_OFFSET..abi::OUT_OFFSET]
-            .chunks_exact_mut(8)
-            .zip(&words)
-        {
-            chunk.copy_from_slice(&x.to_le_bytes());
+        // Only the words the event uses (the block was checked to lie in memory at build).
+        let at = self.io + abi::EVENT_OFFSET;
+        let memory = self.sandbox.memory();
+        if let Some(block) = memory.get_mut(at..at + 8 * used) {
+            for (chunk, x) in block.chunks_exact_mut(8).zip(&self.words[..used]) {
+                chunk.copy_from_slice(&x.to_le_bytes());
+            }
         }
         let call = Call::Event(kind);
         let status = self.sandbox.call(call).map_err(|e| stopped(call, e))?;

@@ -163,6 +163,7 @@ proptest! {
                     guest: None,
                 };
                 let mut guest = Controller::new(&spec, &COMMON).unwrap();
+                prop_assert_eq!(guest.uses_packet_sent(), native.uses_packet_sent(), "{}", algo.name);
                 let mut expected = Vec::new();
                 drive(&mut native, &steps, |line| expected.push(line.to_string()));
                 let mut got = Vec::new();
@@ -371,6 +372,81 @@ fn modules_that_do_not_fit_the_interface_are_refused_with_one_line() {
         load_error(&no_memory),
         "missing export 'memory' (the guest's linear memory)"
     );
+}
+
+/// `module`'s on_packet_sent trapping, `events` as its `slowstart_events` export, and answers
+/// in its block that the core accepts (cwnd 10 segments, the rest unset, slow start).
+fn module_wanting(events: &str) -> String {
+    let ff = "\\ff".repeat(24);
+    let answers = format!(
+        "(data (i32.const {}) \"\\90\\38\\00\\00\\00\\00\\00\\00{ff}\\00\")",
+        abi::OUT_OFFSET
+    );
+    module(1, &format!("{events} {answers}")).replace(
+        "(func (export \"slowstart_on_packet_sent\") (result i32) i32.const 0)",
+        "(func (export \"slowstart_on_packet_sent\") (result i32) unreachable)",
+    )
+}
+
+/// The events a module's instance is not sent, or why it cannot be built.
+fn skipped_by(wat: &str) -> Result<u8, String> {
+    let bytes = wat::parse_str(wat).unwrap();
+    let answers: Vec<Result<u8, String>> = Runtime::BUILT
+        .iter()
+        .map(|&runtime| {
+            let factory = WasmFactory::load_with(&bytes, runtime)?;
+            let (guest, _) = factory.build(&BTreeMap::new(), &COMMON).map_err(|e| e.0)?;
+            Ok(guest.skipped())
+        })
+        .collect();
+    assert!(answers.iter().all(|a| *a == answers[0]), "{answers:?}");
+    answers[0].clone()
+}
+
+#[test]
+fn a_guest_is_sent_only_the_events_it_wants() {
+    let sent = EventKind::Sent.bit() as u8;
+    let all_but_sent = (1 << EventKind::ALL.len()) - 1 - sent;
+    let wants = |bits: u8| {
+        module_wanting(&format!(
+            "(func (export \"slowstart_events\") (result i32) i32.const {bits})"
+        ))
+    };
+    assert_eq!(skipped_by(&module(1, "")), Ok(0), "every event by default");
+    assert_eq!(skipped_by(&wants(all_but_sent)), Ok(sent));
+    // Without the export, on_packet_sent is not sent (the trait's default does nothing).
+    let no_sent = module(1, "").replace("(export \"slowstart_on_packet_sent\")", "");
+    assert_eq!(skipped_by(&no_sent), Ok(sent));
+    let no_sent_but_wanted = wants(63).replace("(export \"slowstart_on_packet_sent\")", "");
+    assert_eq!(
+        skipped_by(&no_sent_but_wanted),
+        Err(
+            "slowstart_events asks for an event the module does not export \
+             (slowstart_on_packet_sent)"
+                .into()
+        )
+    );
+    assert_eq!(
+        skipped_by(&wants(64)),
+        Err(
+            "slowstart_events returned 0x40 (accepted: bits 0..=5, one an event, \
+             slowstart_guest::abi::EventKind)"
+                .into()
+        )
+    );
+    // Through a controller: the skipped on_packet_sent (it would trap) is never called.
+    for &runtime in Runtime::BUILT {
+        let name = format!("wants-no-sent-{runtime:?}");
+        register_with(
+            &name,
+            &wat::parse_str(wants(all_but_sent)).unwrap(),
+            runtime,
+        );
+        let mut c = Controller::new(&CcSpec::named(&name), &COMMON).unwrap();
+        assert!(!c.uses_packet_sent());
+        c.on_packet_sent(&SentEvent::default());
+        assert!(!c.is_faulted() && take_fault().is_none(), "{runtime:?}");
+    }
 }
 
 #[test]
