@@ -15,45 +15,36 @@
 //! (`slowstart_emu`) reuses [`network`]'s link model and [`cross`]'s sources against the wall
 //! clock.
 
-pub mod app;
 #[cfg(test)]
 mod app_tests;
-pub mod config;
 #[cfg(test)]
 mod config_tests;
-pub mod cross;
 #[cfg(test)]
 mod cross_tests;
 pub mod engine;
 pub mod export;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod network;
 pub mod sim;
 #[cfg(test)]
 mod sim_tests;
 pub mod swarm;
 #[cfg(test)]
 mod swarm_tests;
+
+// Moved into their own crates (issue #28); the engine's paths to them stay as they were.
+pub use slowstart_apps as app;
+pub use slowstart_config as config;
 #[cfg(test)]
-mod testing;
-pub mod trace;
+use slowstart_config::testing;
+pub use slowstart_config::trace;
+pub use slowstart_config::SimError;
+pub use slowstart_link as network;
+pub use slowstart_link::cross;
 
 pub use config::SimConfig;
 pub use export::ExportDirs;
 pub use sim::{RunOutput, Simulation, Summary};
-
-/// An error in a scenario or config, naming the field and what is accepted.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SimError(pub String);
-
-impl std::fmt::Display for SimError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for SimError {}
 
 /// Told now and then (every [`PROGRESS_EVERY`] events) the simulated time and the run's
 /// duration, both in ns; returning false stops the run there, with `interrupted` in its summary.

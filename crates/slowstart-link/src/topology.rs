@@ -2,9 +2,9 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::config::SimConfig;
-use crate::network::channel::Channel;
-use crate::SimError;
+use crate::channel::Channel;
+use slowstart_config::SimConfig;
+use slowstart_config::SimError;
 
 pub struct Topology {
     pub node_names: Vec<String>,
@@ -148,7 +148,7 @@ impl Topology {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{DirectionConfig, FlowConfig, LinkConfig, QueueLimit};
+    use slowstart_config::{DirectionConfig, FlowConfig, LinkConfig, QueueLimit};
 
     /// The first channel of the path a breadth-first search from `from` finds to `to`,
     /// exploring channels in index order: the rule routes follow.
@@ -194,7 +194,7 @@ mod tests {
                 reverse: dir,
             });
         }
-        let mut cfg = crate::testing::path(1, 1, QueueLimit::Packets(1), vec![], vec![]);
+        let mut cfg = slowstart_config::testing::path(1, 1, QueueLimit::Packets(1), vec![], vec![]);
         cfg.nodes = (0..16).map(name).collect();
         cfg.links = links;
         cfg.flows = vec![FlowConfig::new("n0", "n15"), FlowConfig::new("n5", "n10")];

@@ -2,5 +2,7 @@
 
 pub mod aqm;
 pub mod channel;
+pub mod cross;
 pub mod opportunities;
+pub mod pcap;
 pub mod topology;

@@ -17,13 +17,13 @@ pub mod web;
 
 use serde::Serialize;
 
-use crate::config::{AppConfig, FlowConfig};
+use slowstart_config::{AppConfig, FlowConfig};
 use slowstart_transport::receiver::Receiver;
 use slowstart_transport::request::RequestSender;
 use slowstart_transport::sender::Sender;
 use slowstart_transport::{Io, Timer};
 
-use crate::trace::AppRow;
+use slowstart_config::trace::AppRow;
 
 /// What an application reaches while it handles one event.
 pub struct Ctx<'a> {

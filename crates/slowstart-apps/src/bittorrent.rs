@@ -28,9 +28,9 @@ use serde::Serialize;
 use slowstart_transport::request::RequestSender;
 use slowstart_transport::{Timer, TimerKind};
 
-use crate::app::{seconds, Ctx};
-use crate::config::BittorrentConfig;
-use crate::trace::AppRow;
+use crate::{seconds, Ctx};
+use slowstart_config::trace::AppRow;
+use slowstart_config::BittorrentConfig;
 
 /// BEP 3 handshake: pstrlen, "BitTorrent protocol", 8 reserved bytes, info hash, peer id.
 pub const HANDSHAKE_BYTES: u64 = 1 + 19 + 8 + 20 + 20;
