@@ -37,7 +37,9 @@ pub const HANDSHAKE_BYTES: u64 = 1 + 19 + 8 + 20 + 20;
 /// A message without payload: 4-byte length prefix and 1-byte id (interested, unchoke,
 /// have_all).
 pub const BARE_MESSAGE_BYTES: u64 = 5;
-/// `request`: length prefix, id, index, begin, length.
+/// `have`: length prefix, id, index.
+pub const HAVE_BYTES: u64 = 4 + 1 + 4;
+/// `request` (and `cancel`): length prefix, id, index, begin, length.
 pub const REQUEST_BYTES: u64 = 4 + 1 + 12;
 /// `piece` header before the block: length prefix, id, index, begin.
 pub const PIECE_HEADER_BYTES: u64 = 4 + 1 + 8;

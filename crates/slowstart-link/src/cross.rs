@@ -14,7 +14,7 @@ use serde::Serialize;
 use slowstart_transport::packet::{Kind, Packet};
 
 use crate::channel::Channel;
-use crate::topology::substream_seed;
+use slowstart_config::substream_seed;
 use slowstart_config::CrossConfig;
 
 /// The seed of source `k`'s on/off draws in a run seeded `seed`, as `Simulation::new` seeds it

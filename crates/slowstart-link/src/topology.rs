@@ -3,8 +3,8 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::channel::Channel;
-use slowstart_config::SimConfig;
 use slowstart_config::SimError;
+use slowstart_config::{substream_seed, SimConfig};
 
 pub struct Topology {
     pub node_names: Vec<String>,
@@ -18,16 +18,6 @@ pub struct Topology {
     /// (u32::MAX: none). Only the destinations of flows and cross traffic have a column, so
     /// memory grows with nodes x destinations, not nodes squared.
     next_hop: Vec<u32>,
-}
-
-/// Seed for component `index` of kind `salt`: SplitMix64 of the scenario seed, so every
-/// component has its own random stream.
-pub fn substream_seed(seed: u64, salt: u64, index: u64) -> u64 {
-    let mut z =
-        seed ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 impl Topology {

@@ -1,19 +1,24 @@
 //! Deterministic packet-level simulator of transfers over a network path.
 //!
-//! Layers, bottom up: [`engine`] (the event queue), [`network`] (link directions with drop-tail
-//! queues, topology and static routes), [`cross`] (traffic without congestion control), the
-//! transport (the sans-IO crate `slowstart_transport`: the TCP-like sender and receiver that
-//! drive a `slowstart_cc` controller, and the request stream back), [`app`] (bulk, web and
-//! BitTorrent applications on top), [`trace`] (sampled series) and [`sim`] (the run loop and
-//! metrics), and [`swarm`] (a BitTorrent swarm of peers behind access links, with connections
-//! that open and close). Time is integer nanoseconds, sizes integer bytes; the same config and
-//! seed give byte-identical output.
+//! This crate is the event loop: it owns time and nothing else that another stack could share.
+//! Layers, bottom up, each in its own crate but the last:
+//! - `slowstart_cc`: the congestion controllers (sans-IO).
+//! - `slowstart_transport`: the TCP-like connection (sans-IO) that drives a controller.
+//! - `slowstart_config`: the canonical config every run starts from, with every default and
+//!   bound of a scenario (the Python front end only resolves a TOML file's units into it),
+//!   seeds, and the trace column table.
+//! - `slowstart_link`: link directions with their queue disciplines and loss, capacity traces,
+//!   topology and static routes, cross traffic.
+//! - `slowstart_apps`: bulk, web and BitTorrent applications on the transport.
+//! - here: [`engine`] (the event queue), [`sim`] (the run loop over flows and links, and the
+//!   metrics), [`swarm`] (a BitTorrent swarm of peers behind access links, with connections
+//!   that open and close) and [`export`] (captures and qlog files written as a run goes).
 //!
-//! [`config`] is the canonical config every run starts from, with every default and bound of a
-//! scenario; the Python front end (through `slowstart_py`) only resolves a TOML file's units
-//! into it. [`export`] writes captures and qlog files as a run goes. The link emulator
-//! (`slowstart_emu`) reuses [`network`]'s link model and [`cross`]'s sources against the wall
-//! clock.
+//! Time is integer nanoseconds, sizes integer bytes; the same config and seed give
+//! byte-identical output. The UDP stack (`slowstart_udp`) and the link emulator
+//! (`slowstart_emu`) sit beside this crate, not above it: they use the transport, config, apps
+//! and link crates against the wall clock and never this event loop. Above it sits the binding
+//! (`slowstart_py`).
 
 #[cfg(test)]
 mod app_tests;
@@ -32,19 +37,9 @@ pub mod swarm;
 #[cfg(test)]
 mod swarm_tests;
 
-// Moved into their own crates (issue #28); the engine's paths to them stay as they were.
-pub use slowstart_apps as app;
-pub use slowstart_config as config;
-#[cfg(test)]
-use slowstart_config::testing;
-pub use slowstart_config::trace;
-pub use slowstart_config::SimError;
-pub use slowstart_link as network;
-pub use slowstart_link::cross;
-
-pub use config::SimConfig;
 pub use export::ExportDirs;
 pub use sim::{RunOutput, Simulation, Summary};
+pub use slowstart_config::{SimConfig, SimError};
 
 /// Told now and then (every [`PROGRESS_EVERY`] events) the simulated time and the run's
 /// duration, both in ns; returning false stops the run there, with `interrupted` in its summary.

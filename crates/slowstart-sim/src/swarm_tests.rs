@@ -3,10 +3,10 @@
 
 use slowstart_cc::CcSpec;
 
-use crate::config::{Population, QueueLimit, Seeding, SimConfig, SwarmConfig, TraceConfig};
 use crate::swarm::engine::LogEntry;
 use crate::swarm::SwarmSim;
-use crate::testing::SEC;
+use slowstart_config::testing::SEC;
+use slowstart_config::{Population, QueueLimit, Seeding, SimConfig, SwarmConfig, TraceConfig};
 
 /// `leechers` peers, a `file_kb` kB file in 64 KiB pieces; the rest as the paper's swarm.
 pub fn small_swarm(leechers: u64, file_kb: u64, population: Population) -> SimConfig {
