@@ -658,6 +658,17 @@ mod tests {
     use super::*;
     use slowstart_config::{DropSpec, QueueLimit};
 
+    /// Issue #28: the emulator shares the link model and config with the simulator, never its
+    /// event loop.
+    #[test]
+    fn the_engine_is_not_a_dependency() {
+        let manifest = include_str!("../Cargo.toml");
+        assert!(
+            !manifest.contains("slowstart-sim"),
+            "slowstart-emu must not depend on slowstart-sim"
+        );
+    }
+
     /// An IPv4/TCP packet of `payload` bytes with 32-byte TCP header (timestamps).
     fn tcp(sport: u16, seq: u32, flags: u8, payload: usize) -> Vec<u8> {
         tcp_between(

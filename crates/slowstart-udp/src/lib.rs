@@ -24,3 +24,17 @@ pub mod web;
 
 pub use endpoint::{run_receiver, run_sender, Limits, ReceiverReport, SenderReport};
 pub use web::{run_client, run_server, ClientReport, ServerOptions};
+
+#[cfg(test)]
+mod layering {
+    /// Issue #28: the UDP stack shares the transport, config and applications with the
+    /// simulator, never its event loop.
+    #[test]
+    fn the_engine_is_not_a_dependency() {
+        let manifest = include_str!("../Cargo.toml");
+        assert!(
+            !manifest.contains("slowstart-sim"),
+            "slowstart-udp must not depend on slowstart-sim"
+        );
+    }
+}
