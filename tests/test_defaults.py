@@ -1,4 +1,4 @@
-"""Every default and bound has one owner, crates/slowstart-sim/src/config.rs: the loader reads
+"""Every default and bound has one owner, crates/slowstart-config/src/config.rs: the loader reads
 the defaults from the core (`_core.defaults()`), so a left-out key loads as the core's default,
 and `load` applies the core's bounds."""
 

@@ -111,7 +111,7 @@ def test_overrides_create_swarm_tables_and_keep_the_transport_algorithm():
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        # The core's checks (crates/slowstart-sim/src/config.rs), named as the scenario does.
+        # The core's checks (crates/slowstart-config/src/config.rs), named as the scenario does.
         (["--set", "swarm.leechers=0"], "error: swarm.leechers: must be in 1..=99999, got 0"),
         (["--set", "swarm.seeds=0"], "error: swarm.seeds: must be in 1..=100000, got 0"),
         (

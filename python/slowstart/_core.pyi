@@ -32,7 +32,7 @@ def defaults() -> str:
     """JSON object of every default of the canonical config: flow, web, bittorrent, trace,
     swarm (with its tcp and utp transports), path, queue (each discipline's parameters, by
     kind), and words: each choice's accepted words with the canonical value of each
-    (crates/slowstart-sim/src/config.rs)."""
+    (crates/slowstart-config/src/config.rs)."""
 
 def schema() -> str:
     """JSON object of the names a run reports under: `flow` and `link` (an empty summary row

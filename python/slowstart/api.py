@@ -26,7 +26,7 @@ UNSET = 2**64 - 1  # the core's "no value" in a u64 column (np.iinfo(np.uint64).
 
 # A table as the core returns it: column name -> (little-endian bytes, numpy dtype, whether
 # u64::MAX means "no value", the name list its codes index or None). The core declares the
-# columns (crates/slowstart-sim/src/trace.rs); this turns any of them into a DataFrame.
+# columns (crates/slowstart-config/src/trace.rs); this turns any of them into a DataFrame.
 Table = dict[str, tuple[bytes, str, bool, str | None]]
 
 

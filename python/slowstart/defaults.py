@@ -1,6 +1,6 @@
 """The core's defaults, as a scenario file would write them.
 
-crates/slowstart-sim/src/config.rs owns every default (`defaults_json`, read once per process
+crates/slowstart-config/src/config.rs owns every default (`defaults_json`, read once per process
 through `_core.defaults()`); this turns its canonical values back into scenario values, so the
 loader parses a left-out key exactly as if the user had written its default: `*_ns` times as
 "40ms", `*_bytes` sizes as bytes ("inf" for none), rates as bare bits per second, queue limits

@@ -2,7 +2,7 @@
 and trace-driven capacity.
 
 `queue = "codel"` or `queue = {kind = "codel", target = "5ms"}` becomes the canonical
-`discipline` table of crates/slowstart-sim/src/config.rs. Parameters left out take the defaults
+`discipline` table of crates/slowstart-config/src/config.rs. Parameters left out take the defaults
 of the algorithm's document, which live there alone (`slowstart list` shows them, read through
 `_core.defaults()`); which keys a discipline takes, and their units, stay here.
 """

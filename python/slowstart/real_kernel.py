@@ -3,7 +3,7 @@
 A bulk flow is a sender in `ss-snd` writing `size` bytes at once to a sink in `ss-rcv`; a web
 flow is a server in `ss-snd` and a client in `ss-rcv` that connects, sends a request of
 `request` bytes, reads the response, and asks for the next object at once (keep-alive) or on a
-new connection, as crates/slowstart-sim/src/app/web.rs; first and last byte are timed at the
+new connection, as crates/slowstart-apps/src/web.rs; first and last byte are timed at the
 client. The endpoints are _real_agents.py. Congestion control is set per socket
 (`TCP_CONGESTION`); segments are MSS 1448 (MTU 1500 with timestamps). The data sender samples
 TCP_INFO into a trace that real_summary.py turns into the simulator's schema.

@@ -10,7 +10,7 @@ common clock. The client's exit with status 0 ends the flow and its server is st
 still running at the scenario's `duration` is an error. With `ends = "both"` the server must
 exit by itself too (an upload's receiver that stops at the end of the data: its client may exit
 while its last bytes are still on the path). Arguments are the command's, with
-`{name}` placeholders filled in (`PLACEHOLDERS`, owned by crates/slowstart-sim/src/config.rs);
+`{name}` placeholders filled in (`PLACEHOLDERS`, owned by crates/slowstart-config/src/config.rs);
 no shell runs them.
 
 Every failure is one line naming the flow and the command, and the run is undone (process

@@ -244,7 +244,7 @@ def tun_warnings(stats: dict[str, Any]) -> list[str]:
 
 def cross_rows(stats: dict[str, Any]) -> dict[str, Any]:
     """`{"cross": rows}` with the emulator's cross sources, each the simulator's own row
-    (`CrossSummary`, crates/slowstart-sim/src/cross.rs) then `send_late_mean_us` and
+    (`CrossSummary`, crates/slowstart-link/src/cross.rs) then `send_late_mean_us` and
     `send_late_max_us`, how late its packets reached the link; `{}` without any, as a
     simulated summary leaves `cross` out. A source sends until the emulator stops, just after
     the last flow (a simulation ends with it), and its rate is over that time."""

@@ -1,6 +1,6 @@
 """Scenario loading: a TOML file (or dict) plus overrides → the canonical config for the core.
 
-The canonical config mirrors the serde structs in crates/slowstart-sim/src/config.rs: integer
+The canonical config mirrors the serde structs in crates/slowstart-config/src/config.rs: integer
 ns, bytes and bits per second. That file owns every default (read here through
 slowstart.defaults) and every bound (`load` has the core check the result); this module owns
 the scenario's words: units, the `[path]` shorthand, overrides. Every error is a ScenarioError
@@ -93,7 +93,7 @@ LINK_KEYS = (
 )
 DROP_KEYS = ("flow", "seq")
 # `[[cross]]`: TOML key → (unit, canonical field). Defaults, bounds and the words `kind` and
-# `distribution` accept live in crates/slowstart-sim/src/config.rs (CrossConfig).
+# `distribution` accept live in crates/slowstart-config/src/config.rs (CrossConfig).
 CROSS_FIELDS: dict[str, tuple[str, str]] = {
     "kind": ("word", "kind"),
     "src": ("word", "src"),
@@ -108,7 +108,7 @@ CROSS_FIELDS: dict[str, tuple[str, str]] = {
 }
 TRACE_KEYS = ("flow_interval", "queue_interval", "max_rows")
 # The keys each table takes, in the order messages list them; their defaults are the core's
-# (crates/slowstart-sim/src/config.rs, through slowstart.defaults).
+# (crates/slowstart-config/src/config.rs, through slowstart.defaults).
 FLOW_KEYS = (
     "cc",
     "size",
@@ -945,7 +945,7 @@ def _swarm_bittorrent(value: object) -> dict[str, Any]:
 
 
 def build_swarm(value: object, algorithms: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """`[swarm]` → the canonical SwarmConfig (crates/slowstart-sim/src/config.rs)."""
+    """`[swarm]` → the canonical SwarmConfig (crates/slowstart-config/src/config.rs)."""
     w = {**defaults("swarm"), "bittorrent": {}, "tcp": {}, "utp": {}}
     w.update(check_table(value, "swarm", SWARM_KEYS))
     up = parse_rate(w["up"], "swarm.up")
@@ -1060,7 +1060,7 @@ def load(
     algorithms: list[dict[str, Any]] | None | str = "core",
 ) -> dict[str, Any]:
     """A scenario file or dict with overrides → the canonical config (not yet run), checked
-    by the core's own rules (crates/slowstart-sim/src/config.rs `validate`) when it is built."""
+    by the core's own rules (crates/slowstart-config/src/config.rs `validate`) when it is built."""
     raw = apply_overrides(read_scenario(source), cc=cc, set=set, seed=seed, duration=duration)
     if algorithms == "core":
         algorithms = core_algorithms()

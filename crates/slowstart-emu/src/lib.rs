@@ -10,8 +10,9 @@
 //! discipline drops them. Nothing here touches a device: [`Emulator`] is pure scheduling,
 //! unit-tested below, and `main.rs` does the I/O.
 //!
-//! It sits beside the simulator, not above it: it borrows `slowstart_sim`'s link model and
-//! cross-traffic sources and puts real stacks (Linux TCP, or `slowstart_udp`'s endpoints) on
+//! It sits beside the simulator, not above it: it borrows the simulator's link model and
+//! cross-traffic sources (`slowstart_link`, configured by `slowstart_config`; never the event
+//! loop, `slowstart_sim`) and puts real stacks (Linux TCP, or `slowstart_udp`'s endpoints) on
 //! either side, so `slowstart compare` can set a simulated run beside a real one over the same
 //! queue.
 //!
@@ -36,10 +37,10 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use slowstart_sim::config::{CrossConfig, DirectionConfig};
-use slowstart_sim::cross::{self, CrossSource, CrossSummary};
-use slowstart_sim::network::channel::{Channel, Offer};
-use slowstart_sim::sim::LinkSummary;
+use slowstart_config::{CrossConfig, DirectionConfig};
+use slowstart_link::channel::{Channel, Offer};
+use slowstart_link::cross::{self, CrossSource, CrossSummary};
+use slowstart_link::summary::LinkSummary;
 use slowstart_transport::packet::{Kind, Packet, CE, ECT, RETRANSMISSION};
 use slowstart_transport::wire;
 
@@ -655,7 +656,18 @@ struct CrossRow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use slowstart_sim::config::{DropSpec, QueueLimit};
+    use slowstart_config::{DropSpec, QueueLimit};
+
+    /// Issue #28: the emulator shares the link model and config with the simulator, never its
+    /// event loop.
+    #[test]
+    fn the_engine_is_not_a_dependency() {
+        let manifest = include_str!("../Cargo.toml");
+        assert!(
+            !manifest.contains("slowstart-sim"),
+            "slowstart-emu must not depend on slowstart-sim"
+        );
+    }
 
     /// An IPv4/TCP packet of `payload` bytes with 32-byte TCP header (timestamps).
     fn tcp(sport: u16, seq: u32, flags: u8, payload: usize) -> Vec<u8> {
@@ -1065,7 +1077,7 @@ mod tests {
     fn codel_drops_of_cross_packets_are_counted() {
         // CoDel drops at dequeue: the emulator learns of it from the channel.
         let mut d = DirectionConfig::lossless(12_000_000, 10 * MS, QueueLimit::Packets(1000));
-        d.discipline = slowstart_sim::config::Discipline::Codel(Default::default());
+        d.discipline = slowstart_config::Discipline::Codel(Default::default());
         let mut e = with_cross(d, vec![cbr(Dir::Forward, 18_000_000, 0, 1000)]);
         run_until(&mut e, ORIGIN + 700 * MS);
         let (sent, delivered, dropped, held) = e.cross_ledger(0);

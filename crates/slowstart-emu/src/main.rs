@@ -21,7 +21,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use slowstart_emu::{capture_len, Dir, EmuConfig, Emulator, LogEvent};
-use slowstart_sim::export::pcap::PcapFile;
+use slowstart_link::pcap::PcapFile;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 

@@ -135,12 +135,12 @@ fn algorithms() -> String {
 }
 
 /// Every default of the canonical config and every choice's words, as JSON
-/// (`slowstart_sim::config::defaults_json`), with the largest controller module among the
+/// (`slowstart_config::defaults_json`), with the largest controller module among the
 /// limits (`slowstart_wasm::MODULE_LIMIT`, which the loader applies to a controller's file).
 #[pyfunction]
 fn defaults() -> String {
-    let mut all: serde_json::Value = serde_json::from_str(&slowstart_sim::config::defaults_json())
-        .expect("defaults_json is JSON");
+    let mut all: serde_json::Value =
+        serde_json::from_str(&slowstart_config::defaults_json()).expect("defaults_json is JSON");
     all["limits"]["controller_file_bytes"] = slowstart_wasm::MODULE_LIMIT.into();
     all.to_string()
 }

@@ -1,12 +1,12 @@
 //! End-to-end checks of the applications on top of the transport: web exchanges (initcwnd
 //! seed) and BitTorrent request pipelining (libtorrent seed).
 
-use crate::app::bittorrent::{
+use crate::sim::{RunOutput, Simulation};
+use slowstart_apps::bittorrent::{
     HANDSHAKE_BYTES, PIECE_HEADER_BYTES, REQUEST_BYTES, SEED_OPENING, TICK_NS,
 };
-use crate::config::{AppConfig, BittorrentConfig, FlowConfig, QueueLimit, SimConfig, WebConfig};
-use crate::sim::{RunOutput, Simulation};
-use crate::testing::{flow, path, MS, SEC};
+use slowstart_config::testing::{flow, path, MS, SEC};
+use slowstart_config::{AppConfig, BittorrentConfig, FlowConfig, QueueLimit, SimConfig, WebConfig};
 
 const RTT: u64 = 50 * MS;
 

@@ -1,12 +1,12 @@
 //! Bounds that follow from the model, and settings that contradict each other: each refused
 //! with one message naming the field, before anything is built (issue #31).
 
-use crate::config::{
+use slowstart_config::testing::{flow, path, MS, SEC};
+use slowstart_config::{
     CrossConfig, Discipline, FqCodelConfig, GilbertElliott, LinkConfig, QueueLimit, SimConfig,
     SwarmConfig,
 };
-use crate::network::topology::Topology;
-use crate::testing::{flow, path, MS, SEC};
+use slowstart_link::topology::Topology;
 
 fn reno_path() -> SimConfig {
     path(
@@ -46,9 +46,9 @@ fn routes_grow_with_nodes_times_destinations_and_are_bounded() {
         })
         .collect();
     cfg.flows = (0..2_000)
-        .map(|k| crate::config::FlowConfig {
+        .map(|k| slowstart_config::FlowConfig {
             size_bytes: Some(1),
-            ..crate::config::FlowConfig::new(&format!("n{}", 2 * k), &format!("n{}", 2 * k + 1))
+            ..slowstart_config::FlowConfig::new(&format!("n{}", 2 * k), &format!("n{}", 2 * k + 1))
         })
         .collect();
     refused(
@@ -207,7 +207,7 @@ fn the_cross_sources_together_send_a_bounded_number_of_packets() {
     cfg.duration_ns = 60 * SEC;
     let c = cross(4_000_000_000);
     let each = 60 * 4_000_000_000 / (8 * 1500);
-    assert_eq!(each * 50, crate::config::MAX_CROSS_PACKETS);
+    assert_eq!(each * 50, slowstart_config::MAX_CROSS_PACKETS);
     cfg.cross = vec![c.clone(); 50];
     cfg.validate().unwrap();
     cfg.cross = vec![c; 100];

@@ -1,9 +1,9 @@
 //! Cross traffic end to end: its bytes are conserved, a constant rate delivers rate × time,
 //! and what it takes from a shared bottleneck a Reno flow loses.
 
-use crate::config::{CrossConfig, QueueLimit, SimConfig};
 use crate::sim::Simulation;
-use crate::testing::{flow, path, MS, SEC};
+use slowstart_config::testing::{flow, path, MS, SEC};
+use slowstart_config::{CrossConfig, QueueLimit, SimConfig};
 
 fn cbr(rate_bps: u64, start_ns: u64, stop_ns: Option<u64>) -> CrossConfig {
     CrossConfig {
@@ -157,7 +157,7 @@ fn validation_names_the_scenario_field() {
 /// [`source_seed`] sends exactly what the simulated one sends: same seed, same periods.
 #[test]
 fn a_source_seeded_with_source_seed_sends_as_simulated() {
-    use crate::cross::{source_seed, CrossSource};
+    use slowstart_link::cross::{source_seed, CrossSource};
     let mut on_off = cbr(6_000_000, 100 * MS, None);
     on_off.kind = "onoff".into();
     on_off.on_ns = Some(150 * MS);

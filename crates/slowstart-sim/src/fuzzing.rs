@@ -18,7 +18,7 @@ use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::State;
 use slowstart_transport::{Connection, Io};
 
-use crate::config::{AppConfig, FlowConfig, LossDetection, Recovery, SimConfig};
+use slowstart_config::{AppConfig, FlowConfig, LossDetection, Recovery, SimConfig};
 
 /// Largest simulated time a fuzzed config runs for, and limits that keep one input cheap.
 const FUZZ_RUN_NS: u64 = 10_000_000;

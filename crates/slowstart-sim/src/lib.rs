@@ -1,59 +1,45 @@
 //! Deterministic packet-level simulator of transfers over a network path.
 //!
-//! Layers, bottom up: [`engine`] (the event queue), [`network`] (link directions with drop-tail
-//! queues, topology and static routes), [`cross`] (traffic without congestion control), the
-//! transport (the sans-IO crate `slowstart_transport`: the TCP-like sender and receiver that
-//! drive a `slowstart_cc` controller, and the request stream back), [`app`] (bulk, web and
-//! BitTorrent applications on top), [`trace`] (sampled series) and [`sim`] (the run loop and
-//! metrics), and [`swarm`] (a BitTorrent swarm of peers behind access links, with connections
-//! that open and close). Time is integer nanoseconds, sizes integer bytes; the same config and
-//! seed give byte-identical output.
+//! This crate is the event loop: it owns time and nothing else that another stack could share.
+//! Layers, bottom up, each in its own crate but the last:
+//! - `slowstart_cc`: the congestion controllers (sans-IO).
+//! - `slowstart_transport`: the TCP-like connection (sans-IO) that drives a controller.
+//! - `slowstart_config`: the canonical config every run starts from, with every default and
+//!   bound of a scenario (the Python front end only resolves a TOML file's units into it),
+//!   seeds, and the trace column table.
+//! - `slowstart_link`: link directions with their queue disciplines and loss, capacity traces,
+//!   topology and static routes, cross traffic.
+//! - `slowstart_apps`: bulk, web and BitTorrent applications on the transport.
+//! - here: [`engine`] (the event queue), [`sim`] (the run loop over flows and links, and the
+//!   metrics), [`swarm`] (a BitTorrent swarm of peers behind access links, with connections
+//!   that open and close) and [`export`] (captures and qlog files written as a run goes).
 //!
-//! [`config`] is the canonical config every run starts from, with every default and bound of a
-//! scenario; the Python front end (through `slowstart_py`) only resolves a TOML file's units
-//! into it. [`export`] writes captures and qlog files as a run goes. The link emulator
-//! (`slowstart_emu`) reuses [`network`]'s link model and [`cross`]'s sources against the wall
-//! clock.
+//! Time is integer nanoseconds, sizes integer bytes; the same config and seed give
+//! byte-identical output. The UDP stack (`slowstart_udp`) and the link emulator
+//! (`slowstart_emu`) sit beside this crate, not above it: they use the transport, config, apps
+//! and link crates against the wall clock and never this event loop. Above it sits the binding
+//! (`slowstart_py`).
 
-pub mod app;
 #[cfg(test)]
 mod app_tests;
-pub mod config;
 #[cfg(test)]
 mod config_tests;
-pub mod cross;
 #[cfg(test)]
 mod cross_tests;
 pub mod engine;
 pub mod export;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod network;
 pub mod sim;
 #[cfg(test)]
 mod sim_tests;
 pub mod swarm;
 #[cfg(test)]
 mod swarm_tests;
-#[cfg(test)]
-mod testing;
-pub mod trace;
 
-pub use config::SimConfig;
 pub use export::ExportDirs;
 pub use sim::{RunOutput, Simulation, Summary};
-
-/// An error in a scenario or config, naming the field and what is accepted.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SimError(pub String);
-
-impl std::fmt::Display for SimError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for SimError {}
+pub use slowstart_config::{SimConfig, SimError};
 
 /// Told now and then (every [`PROGRESS_EVERY`] events) the simulated time and the run's
 /// duration, both in ns; returning false stops the run there, with `interrupted` in its summary.

@@ -8,17 +8,19 @@ use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::{SenderStats, State};
 use slowstart_transport::{Connection, Fired, Io, Received, Settings, TimerKind};
 
-use crate::app::{App, AppSummary, Ctx};
-use crate::config::SimConfig;
-use crate::cross::{CrossSource, CrossSummary};
 use crate::engine::{Event, EventQueue};
 use crate::export::qlog::Qlogs;
 use crate::export::{tcp::TcpView, Captures, ExportDirs};
-use crate::network::channel::{Channel, Offer};
-use crate::network::topology::{substream_seed, Topology};
 use crate::swarm::{PeerSummary, SwarmSummary};
-use crate::trace::{AppTrace, FlowRow, FlowTrace, QueueRow, QueueTrace, Sampler};
 use crate::SimError;
+use slowstart_apps::{App, AppSummary, Ctx};
+use slowstart_config::trace::{AppTrace, FlowRow, FlowTrace, QueueRow, QueueTrace, Sampler};
+use slowstart_config::SimConfig;
+use slowstart_config::{stall_threshold, substream_seed};
+use slowstart_link::channel::Offer;
+use slowstart_link::cross::{CrossSource, CrossSummary};
+pub use slowstart_link::summary::LinkSummary;
+use slowstart_link::topology::Topology;
 
 /// Per-flow measurements taken while the run goes on.
 #[derive(Clone, Debug, Default)]
@@ -75,13 +77,6 @@ struct Flow {
     full_bw_target_bps: u64,
     last_phase: Phase,
     metrics: FlowMetrics,
-}
-
-/// Payload bytes a path BDP holds: below it, a sender waiting on a window idles the link
-/// (`Sender::set_stall_threshold`).
-pub fn stall_threshold(bottleneck_bps: u64, base_rtt_ns: u64, mss: u64, header_bytes: u64) -> u64 {
-    let bdp = bottleneck_bps as u128 * base_rtt_ns as u128 / 8_000_000_000;
-    (bdp * mss as u128 / (mss + header_bytes) as u128).min(u64::MAX as u128) as u64
 }
 
 /// The outcome of a run: the summary and the sampled series.
@@ -151,43 +146,6 @@ pub struct FlowSummary {
     /// ECN flows: window reductions on ECN echoes (RFC 3168 §6.1.2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn_reductions: Option<u64>,
-}
-
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct LinkSummary {
-    pub name: String,
-    pub rate_bps: u64,
-    pub forwarded: u64,
-    pub drops: u64,
-    pub max_queue_bytes: u64,
-    pub max_queue_packets: u64,
-    pub mean_queue_delay_s: f64,
-    /// The queue discipline, when it is not drop-tail.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub queue: Option<&'static str>,
-    /// Packets marked Congestion Experienced, on directions with `ecn = true`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub marks: Option<u64>,
-}
-
-impl LinkSummary {
-    pub fn of(c: &Channel) -> Self {
-        LinkSummary {
-            name: c.name.clone(),
-            rate_bps: c.rate_bps,
-            forwarded: c.stats.forwarded,
-            drops: c.stats.drops,
-            max_queue_bytes: c.stats.max_queue_bytes,
-            max_queue_packets: c.stats.max_queue_packets,
-            mean_queue_delay_s: if c.stats.forwarded > 0 {
-                c.stats.total_wait_ns as f64 / c.stats.forwarded as f64 / 1e9
-            } else {
-                0.0
-            },
-            queue: (c.discipline != "droptail").then_some(c.discipline),
-            marks: c.ecn.then_some(c.stats.marks),
-        }
-    }
 }
 
 /// The names a run reports under, as JSON, for results measured elsewhere (`slowstart real`)
@@ -275,13 +233,7 @@ impl Simulation {
         let mut flows = Vec::with_capacity(cfg.flows.len());
         let mut routes = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
-            let common = CommonParams {
-                mss: f.mss,
-                initcwnd: f.initcwnd,
-                abc: f.abc,
-                seed: substream_seed(cfg.seed, 2, i as u64),
-                paced: f.pacing,
-            };
+            let common = f.common_params(substream_seed(cfg.seed, 2, i as u64));
             let cc =
                 Controller::new(&f.cc, &common).map_err(|e| SimError(format!("flow.{i}.{e}")))?;
             let (src, dst) = (topo.node(&f.src), topo.node(&f.dst));

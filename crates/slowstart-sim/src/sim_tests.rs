@@ -1,9 +1,9 @@
 //! End-to-end checks of the engine and transport against analytic results and invariants.
 
-use crate::config::{DropSpec, QueueLimit};
 use crate::sim::Simulation;
-use crate::testing::{flow, path, MS, SEC};
-use crate::trace::FlowTrace;
+use slowstart_config::testing::{flow, path, MS, SEC};
+use slowstart_config::trace::FlowTrace;
+use slowstart_config::{DropSpec, QueueLimit};
 
 /// cwnd of the last sample at or before `t`.
 fn cwnd_at(trace: &FlowTrace, t: u64) -> u64 {
@@ -64,7 +64,7 @@ fn congestion_avoidance_adds_one_mss_per_rtt() {
 #[test]
 fn bytes_are_conserved_under_loss() {
     let mut f = flow("reno", None);
-    f.recovery = crate::config::Recovery::Prr;
+    f.recovery = slowstart_config::Recovery::Prr;
     let mut cfg = path(
         20_000_000,
         60 * MS,
@@ -290,7 +290,7 @@ fn lost_retransmissions_are_repaired_without_a_timeout() {
 /// and each is limited by its sender's uplink.
 #[test]
 fn star_of_asymmetric_access_links_routes_through_the_hub() {
-    use crate::config::{LinkConfig, SimConfig, TraceConfig};
+    use slowstart_config::{LinkConfig, SimConfig, TraceConfig};
     let adsl = |name: &str| {
         let mut l =
             path(8_000_000, 20 * MS, QueueLimit::Packets(50), vec![], vec![]).links[1].clone();
@@ -344,7 +344,7 @@ fn star_of_asymmetric_access_links_routes_through_the_hub() {
 /// SACK that lets RACK mark them and recover at once.
 #[test]
 fn tail_loss_probe_recovers_tail_losses_without_a_timeout() {
-    let run = |detection: crate::config::LossDetection| {
+    let run = |detection: slowstart_config::LossDetection| {
         let mut f = flow("reno", Some(100 * 1460));
         f.loss_detection = detection;
         let drops = (98..=100).map(|seq| DropSpec { flow: 0, seq }).collect();
@@ -357,8 +357,8 @@ fn tail_loss_probe_recovers_tail_losses_without_a_timeout() {
         );
         Simulation::new(&cfg).unwrap().run().summary.flows[0].clone()
     };
-    let rack = run(crate::config::LossDetection::Rack);
-    let dupthresh = run(crate::config::LossDetection::Dupthresh);
+    let rack = run(slowstart_config::LossDetection::Rack);
+    let dupthresh = run(slowstart_config::LossDetection::Dupthresh);
     assert_eq!((rack.rto_count, rack.loss_probes), (0, 1), "{rack:?}");
     assert_eq!(dupthresh.rto_count, 1, "{dupthresh:?}");
     assert_eq!(rack.bytes_delivered, 146_000);
@@ -536,7 +536,7 @@ fn progress_is_told_the_time_and_can_stop_the_run() {
 /// far below the drop-tail buffer's.
 #[test]
 fn every_discipline_conserves_bytes_and_aqms_keep_the_queue_short() {
-    use crate::config::Discipline;
+    use slowstart_config::Discipline;
     let f = flow("reno", None);
     let mut delays = Vec::new();
     for d in [
@@ -544,7 +544,7 @@ fn every_discipline_conserves_bytes_and_aqms_keep_the_queue_short() {
         Discipline::Codel(Default::default()),
         Discipline::FqCodel(Default::default()),
         Discipline::Pie(Default::default()),
-        Discipline::Red(crate::config::RedConfig {
+        Discipline::Red(slowstart_config::RedConfig {
             min_th: 50.0,
             max_th: 150.0,
             ..Default::default()
@@ -583,7 +583,7 @@ fn every_discipline_conserves_bytes_and_aqms_keep_the_queue_short() {
 /// round trip without retransmitting; a flow without ECN through the same queue is dropped.
 #[test]
 fn ecn_flow_through_a_marking_codel_is_marked_not_dropped() {
-    use crate::config::Discipline;
+    use slowstart_config::Discipline;
     let run = |ecn_flow: bool| {
         let mut f = flow("cubic", None);
         f.ecn = ecn_flow;
@@ -633,7 +633,7 @@ fn ecn_flow_through_a_marking_codel_is_marked_not_dropped() {
 /// write `ecn` turns it on, with RFC 8257's feedback.
 #[test]
 fn dctcp_through_a_step_marks_near_k_and_fills_the_link() {
-    use crate::config::{CeFeedback, Discipline, RedConfig};
+    use slowstart_config::{CeFeedback, Discipline, RedConfig};
     const K: f64 = 10.0;
     for feedback in [CeFeedback::Dctcp, CeFeedback::Accurate] {
         let mut f = flow("dctcp", None);
@@ -672,9 +672,13 @@ fn dctcp_through_a_step_marks_near_k_and_fills_the_link() {
         );
     }
 
-    let implied = crate::testing::flow("dctcp", None).transport();
+    let implied = slowstart_config::testing::flow("dctcp", None).transport();
     assert!(implied.ecn && implied.ecn_feedback == CeFeedback::Dctcp);
-    assert!(!crate::testing::flow("reno", None).transport().ecn);
+    assert!(
+        !slowstart_config::testing::flow("reno", None)
+            .transport()
+            .ecn
+    );
 }
 
 /// DualPI2 (RFC 9332) with only classic traffic is PI2 on one queue: a CUBIC flow's queue is
@@ -682,7 +686,7 @@ fn dctcp_through_a_step_marks_near_k_and_fills_the_link() {
 /// (600 ms at 20 Mbps), and its drops come from p' squared, not from the buffer.
 #[test]
 fn dualpi2_holds_a_classic_flow_near_its_target() {
-    use crate::config::{Discipline, DualPi2Config};
+    use slowstart_config::{Discipline, DualPi2Config};
     let mut cfg = path(
         20_000_000,
         40 * MS,
@@ -708,7 +712,7 @@ fn dualpi2_holds_a_classic_flow_near_its_target() {
 /// below the classic 15 ms target, with marks and no drop; through a classic CoDel that marks,
 /// ECT(1) is ECN-capable as ECT(0) is (RFC 9331): marked, not dropped. A prague flow turns
 /// on ECN with Accurate ECN feedback.
-fn paced(cc: &str) -> crate::config::FlowConfig {
+fn paced(cc: &str) -> slowstart_config::FlowConfig {
     let mut f = flow(cc, None);
     f.pacing = true;
     f
@@ -716,8 +720,8 @@ fn paced(cc: &str) -> crate::config::FlowConfig {
 
 #[test]
 fn prague_sends_ect1_into_dualpi2s_l_queue_and_is_marked_by_a_classic_aqm() {
-    use crate::config::{CeFeedback, CodelConfig, Discipline, DualPi2Config};
-    let implied = crate::testing::flow("prague", None).transport();
+    use slowstart_config::{CeFeedback, CodelConfig, Discipline, DualPi2Config};
+    let implied = slowstart_config::testing::flow("prague", None).transport();
     assert!(implied.ecn && implied.ecn_feedback == CeFeedback::Accurate);
     for discipline in [
         Discipline::DualPi2(DualPi2Config::default()),

@@ -3,10 +3,10 @@
 
 use slowstart_cc::CcSpec;
 
-use crate::config::{Population, QueueLimit, Seeding, SimConfig, SwarmConfig, TraceConfig};
 use crate::swarm::engine::LogEntry;
 use crate::swarm::SwarmSim;
-use crate::testing::SEC;
+use slowstart_config::testing::SEC;
+use slowstart_config::{Population, QueueLimit, Seeding, SimConfig, SwarmConfig, TraceConfig};
 
 /// `leechers` peers, a `file_kb` kB file in 64 KiB pieces; the rest as the paper's swarm.
 pub fn small_swarm(leechers: u64, file_kb: u64, population: Population) -> SimConfig {
@@ -268,7 +268,7 @@ fn libtorrents_request_queue_grows_with_the_rate_where_a_fixed_pipeline_stalls()
 
 #[test]
 fn a_connection_carries_its_openers_transport_both_ways_when_asked() {
-    use crate::config::ConnectionTransport;
+    use slowstart_config::ConnectionTransport;
     let run = |population: Population, choice: ConnectionTransport| {
         let mut cfg = small_swarm(6, 500, population);
         swarm_mut(&mut cfg).connection_transport = choice;

@@ -30,12 +30,10 @@ use std::net::{SocketAddr, UdpSocket};
 
 use slowstart_cc::external;
 use slowstart_cc::{Controller, Phase};
-use slowstart_sim::config::FlowConfig;
-use slowstart_sim::network::topology::substream_seed;
-use slowstart_sim::sim::stall_threshold;
+use slowstart_config::{stall_threshold, substream_seed, FlowConfig};
 
 use crate::clock::now_ns;
-use crate::endpoint::{common_params, TraceRow};
+use crate::endpoint::TraceRow;
 use crate::{run_client, run_receiver, run_sender, run_server, Limits, ServerOptions};
 
 const ROLES: [&str; 4] = ["send", "recv", "server", "client"];
@@ -122,7 +120,7 @@ fn parse(args: Vec<String>) -> Result<Args, String> {
     if CONTROLLING.contains(&args.role.as_str()) && args.flow.cc.is_guest() {
         load_guest(&args.flow.cc)?;
         // A constructor that fails is bad input, named before the socket opens.
-        let common = common_params(&args.flow, args.controller_seed());
+        let common = args.flow.common_params(args.controller_seed());
         Controller::new(&args.flow.cc, &common).map_err(|e| e.0)?;
     }
     Ok(args)

@@ -8,8 +8,8 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 
 use serde::Serialize;
-use slowstart_cc::{external, CommonParams, Controller};
-use slowstart_sim::config::{AppConfig, FlowConfig};
+use slowstart_cc::{external, Controller};
+use slowstart_config::{AppConfig, FlowConfig};
 use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::{Sender, State};
 use slowstart_transport::wire::{self, MAX_DATAGRAM};
@@ -140,7 +140,7 @@ pub struct SenderReport {
     pub pacing_late_p50_us: Option<f64>,
     pub pacing_late_p99_us: Option<f64>,
     pub dropped: Dropped,
-    /// A web server's: stall round trips per object, in order (`slowstart_sim::app::web`).
+    /// A web server's: stall round trips per object, in order (`slowstart_apps::web`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub object_stalls: Option<Vec<u64>>,
     /// A web server's: connections opened (one per object without keep-alive).
@@ -293,17 +293,6 @@ pub(crate) fn checked_settings(cfg: &FlowConfig) -> Result<Settings, String> {
     Ok(settings)
 }
 
-/// What the flow's controller is built with; `seed` is its own (derived from the scenario's).
-pub(crate) fn common_params(cfg: &FlowConfig, seed: u64) -> CommonParams {
-    CommonParams {
-        mss: cfg.mss,
-        initcwnd: cfg.initcwnd,
-        abc: cfg.abc,
-        seed,
-        paced: cfg.pacing,
-    }
-}
-
 /// A user's controller that faulted (it then holds its last good window) ends the run: the
 /// error says so and the fault's line stays in this thread's slot for the caller to take
 /// ([`external::take_fault`]; `cli::main` prints it), as the simulator's engine takes it.
@@ -347,7 +336,7 @@ pub fn run_sender(
 ) -> Result<SenderReport, String> {
     let settings = checked_settings(cfg)?;
     require_bulk(cfg)?;
-    let cc = Controller::new(&cfg.cc, &common_params(cfg, seed)).map_err(|e| format!("cc: {e}"))?;
+    let cc = Controller::new(&cfg.cc, &cfg.common_params(seed)).map_err(|e| format!("cc: {e}"))?;
     let mut end = SenderEnd::new(flow, &settings, &settings, cc);
     let s = &mut end.sender;
     match cfg.size_bytes {

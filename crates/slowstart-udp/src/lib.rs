@@ -5,8 +5,10 @@
 //! A sibling of the simulator (`slowstart_sim`) above the same transport: where the simulator
 //! moves packets over modelled links, this moves them over the host's network, which
 //! `slowstart real --stack udp` makes an emulated path (`slowstart_emu`) between two network
-//! namespaces. The simulator's web application runs here too, its client and server halves in
-//! separate processes.
+//! namespaces. The simulator's web application (`slowstart_apps::web`) runs here too, its
+//! client and server halves in separate processes. It depends on the transport, the config
+//! (`slowstart_config`: a flow's settings, seeds and controller parameters, as simulated) and
+//! the applications, never on the event loop.
 //!
 //! Each endpoint talks to one peer address and drops datagrams from any other. What arrives
 //! from the peer is decoded and checked before the transport sees it: a datagram that does not
@@ -22,3 +24,17 @@ pub mod web;
 
 pub use endpoint::{run_receiver, run_sender, Limits, ReceiverReport, SenderReport};
 pub use web::{run_client, run_server, ClientReport, ServerOptions};
+
+#[cfg(test)]
+mod layering {
+    /// Issue #28: the UDP stack shares the transport, config and applications with the
+    /// simulator, never its event loop.
+    #[test]
+    fn the_engine_is_not_a_dependency() {
+        let manifest = include_str!("../Cargo.toml");
+        assert!(
+            !manifest.contains("slowstart-sim"),
+            "slowstart-udp must not depend on slowstart-sim"
+        );
+    }
+}

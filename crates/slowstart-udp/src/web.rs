@@ -1,6 +1,6 @@
 //! A web flow's two ends over UDP: the server (`src`, the data sender) and the client (`dst`,
 //! the data receiver and the request stream), each driving its half of the simulator's web
-//! application (`slowstart_sim::app::web`: [`WebServer`], [`WebClient`]) as the engine does,
+//! application (`slowstart_apps::web`: [`WebServer`], [`WebClient`]) as the engine does,
 //! with the host's clock.
 //!
 //! The client is the active end, as an HTTP client is: its request opens the connection
@@ -19,9 +19,9 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 
 use serde::Serialize;
+use slowstart_apps::web::{ClientEnd, Delivered, WebClient, WebServer, WebSummary};
 use slowstart_cc::{external, Controller};
-use slowstart_sim::app::web::{ClientEnd, Delivered, WebClient, WebServer, WebSummary};
-use slowstart_sim::config::{AppConfig, FlowConfig, WebConfig};
+use slowstart_config::{AppConfig, FlowConfig, WebConfig};
 use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::{SenderStats, State};
 use slowstart_transport::wire::MAX_DATAGRAM;
@@ -29,8 +29,8 @@ use slowstart_transport::{Io, Received, ReceiverEnd, SenderEnd, Settings};
 
 use crate::clock::{now_ns, wait_readable};
 use crate::endpoint::{
-    ack_acceptable, checked_settings, common_params, fire_due_timers, grow_buffers, next_datagram,
-    percentile_us, send_all, stop_on_fault, Datagram, Dropped, Limits, SenderReport, TraceRow,
+    ack_acceptable, checked_settings, fire_due_timers, grow_buffers, next_datagram, percentile_us,
+    send_all, stop_on_fault, Datagram, Dropped, Limits, SenderReport, TraceRow,
 };
 use crate::pattern;
 
@@ -66,7 +66,7 @@ pub struct ServerOptions {
     /// The flow's start on the monotonic clock, ns: trace times count from it (default: when
     /// the server starts).
     pub origin: Option<u64>,
-    /// Payload bytes of a path BDP (`slowstart_sim::sim::stall_threshold`): round trips spent
+    /// Payload bytes of a path BDP (`slowstart_config::stall_threshold`): round trips spent
     /// waiting on a window with less in flight count as stalls (default: every one).
     pub stall_threshold: Option<u64>,
 }
@@ -85,7 +85,7 @@ pub fn run_server(
     let (seed, origin, stall_threshold) = (opts.seed, opts.origin, opts.stall_threshold);
     let web = web_config(cfg)?;
     let settings: Settings = checked_settings(cfg)?;
-    let common = common_params(cfg, seed);
+    let common = cfg.common_params(seed);
     Controller::new(&cfg.cc, &common).map_err(|e| format!("cc: {e}"))?;
     let mut server = WebServer::new(web);
     let mut conn: Option<Conn> = None;

@@ -15,7 +15,7 @@ use slowstart_cc::external::{self, Event, Guest, GuestFactory, Outputs};
 use slowstart_cc::params::ParamValue;
 use slowstart_cc::registry::{CcError, CommonParams};
 use slowstart_cc::{CcSpec, Phase};
-use slowstart_sim::config::{AppConfig, FlowConfig, LossDetection, Recovery, WebConfig};
+use slowstart_config::{AppConfig, FlowConfig, LossDetection, Recovery, WebConfig};
 use slowstart_transport::packet::Kind;
 use slowstart_transport::wire;
 use slowstart_udp::{

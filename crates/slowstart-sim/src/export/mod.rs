@@ -2,7 +2,7 @@
 //! of [`tcp`]) and qlog files per flow ([`qlog`]). Both stream to disk as the run goes; a run
 //! without them pays one branch on an `Option` per packet.
 
-pub mod pcap;
+pub use slowstart_link::pcap;
 pub mod qlog;
 pub mod tcp;
 

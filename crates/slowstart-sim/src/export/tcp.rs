@@ -8,7 +8,7 @@
 use etherparse::{IpNumber, Ipv4Header, TcpHeader, TcpOptionElement};
 use slowstart_transport::packet::{Kind, Packet, CE, CWR, ECE, ECT, ECT1};
 
-use crate::network::topology::substream_seed;
+use slowstart_config::substream_seed;
 
 /// Zero payload for checksums, as large as an IPv4 packet's payload can be.
 static ZEROS: [u8; 65_535] = [0; 65_535];

@@ -33,31 +33,30 @@ use std::collections::VecDeque;
 
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use slowstart_cc::{CommonParams, Controller};
+use slowstart_cc::Controller;
 use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::SenderStats;
 use slowstart_transport::{Connection, Fired, Io, Received, TimerKind};
 
-use crate::app::bittorrent::{RequestQueue, TICK_NS};
-use crate::config::{
-    BittorrentConfig, ConnectionTransport, FlowConfig, Population, Seeding, SimConfig, SwarmConfig,
-};
 use crate::engine::CalendarQueue;
-use crate::network::channel::{Channel, Offer};
-use crate::network::topology::substream_seed;
-use crate::sim::{seconds, LinkSummary, RunOutput, Summary};
+use crate::sim::{seconds, RunOutput, Summary};
 use crate::swarm::choker::{self, Candidate};
 use crate::swarm::pieces::{Bitfield, BlockState, Layout, Pieces};
 use crate::swarm::{PeerSummary, SwarmSummary, TransportTotals};
-use crate::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
 use crate::SimError;
+use slowstart_config::substream_seed;
+use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
+use slowstart_config::{
+    BittorrentConfig, ConnectionTransport, FlowConfig, Population, Seeding, SimConfig, SwarmConfig,
+};
+use slowstart_link::channel::{Channel, Offer};
+use slowstart_link::summary::LinkSummary;
 
-/// BEP 3 message sizes, length prefix included.
-const HANDSHAKE_BYTES: u64 = 68;
-const BARE_BYTES: u64 = 5;
-const HAVE_BYTES: u64 = 9;
-const REQUEST_BYTES: u64 = 17;
-const PIECE_HEADER_BYTES: u64 = 13;
+// BEP 3 message sizes, length prefix included: the one copy is the peer-wire application's.
+use slowstart_apps::bittorrent::{
+    RequestQueue, BARE_MESSAGE_BYTES, HANDSHAKE_BYTES, HAVE_BYTES, PIECE_HEADER_BYTES,
+    REQUEST_BYTES, TICK_NS,
+};
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
@@ -95,10 +94,10 @@ impl Msg {
     fn bytes(self, pieces: u32) -> u64 {
         match self {
             Msg::Handshake => HANDSHAKE_BYTES,
-            Msg::Bitfield => BARE_BYTES + (pieces as u64).div_ceil(8),
+            Msg::Bitfield => BARE_MESSAGE_BYTES + (pieces as u64).div_ceil(8),
             Msg::Have(_) => HAVE_BYTES,
             Msg::Request(..) | Msg::Cancel(..) => REQUEST_BYTES,
-            _ => BARE_BYTES,
+            _ => BARE_MESSAGE_BYTES,
         }
     }
 }
@@ -439,7 +438,7 @@ impl SwarmSim {
             (up(id), a.up_bps, a.up_queue),
             (down(id), a.down_bps, a.down_queue),
         ] {
-            let dir = crate::config::DirectionConfig::lossless(rate, delay_ns, queue);
+            let dir = slowstart_config::DirectionConfig::lossless(rate, delay_ns, queue);
             let name = if c.is_multiple_of(2) { "up" } else { "down" };
             let rng_seed = substream_seed(self.seed, 1, c as u64);
             self.channels
@@ -546,13 +545,7 @@ impl SwarmSim {
             Transport::Tcp => &self.cfg.tcp,
             Transport::Utp => &self.cfg.utp,
         };
-        let common = CommonParams {
-            mss: template.mss,
-            initcwnd: template.initcwnd,
-            abc: template.abc,
-            seed: substream_seed(self.seed, 2, h as u64),
-            paced: template.pacing,
-        };
+        let common = template.common_params(substream_seed(self.seed, 2, h as u64));
         let cc = Controller::rebuild(&template.cc, &common);
         let data = template.transport();
         let control = self.cfg.tcp.transport();

@@ -19,7 +19,7 @@ pub mod pieces;
 
 use serde::Serialize;
 
-use crate::config::{Population, Seeding};
+use slowstart_config::{Population, Seeding};
 
 pub use engine::SwarmSim;
 

@@ -1984,14 +1984,8 @@ impl FlowConfig {
             MAX_INITIAL_WINDOW,
         )?;
         // Built once here, so that a parameter it refuses is refused before any run.
-        let common = slowstart_cc::CommonParams {
-            mss: self.mss,
-            initcwnd: self.initcwnd,
-            abc: self.abc,
-            seed: 0,
-            paced: self.pacing,
-        };
-        slowstart_cc::Controller::new(&self.cc, &common).map_err(|e| err(format!("{at}.{e}")))?;
+        slowstart_cc::Controller::new(&self.cc, &self.common_params(0))
+            .map_err(|e| err(format!("{at}.{e}")))?;
         if let Some(needed) = self.needed_feedback() {
             if self.ecn_feedback != CeFeedback::default() && self.ecn_feedback != needed {
                 let word = |f: CeFeedback| serde_json::to_value(f).expect("a choice serializes");

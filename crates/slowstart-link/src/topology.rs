@@ -2,9 +2,9 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::config::SimConfig;
-use crate::network::channel::Channel;
-use crate::SimError;
+use crate::channel::Channel;
+use slowstart_config::SimError;
+use slowstart_config::{substream_seed, SimConfig};
 
 pub struct Topology {
     pub node_names: Vec<String>,
@@ -18,16 +18,6 @@ pub struct Topology {
     /// (u32::MAX: none). Only the destinations of flows and cross traffic have a column, so
     /// memory grows with nodes x destinations, not nodes squared.
     next_hop: Vec<u32>,
-}
-
-/// Seed for component `index` of kind `salt`: SplitMix64 of the scenario seed, so every
-/// component has its own random stream.
-pub fn substream_seed(seed: u64, salt: u64, index: u64) -> u64 {
-    let mut z =
-        seed ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 impl Topology {
@@ -148,7 +138,7 @@ impl Topology {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{DirectionConfig, FlowConfig, LinkConfig, QueueLimit};
+    use slowstart_config::{DirectionConfig, FlowConfig, LinkConfig, QueueLimit};
 
     /// The first channel of the path a breadth-first search from `from` finds to `to`,
     /// exploring channels in index order: the rule routes follow.
@@ -194,7 +184,7 @@ mod tests {
                 reverse: dir,
             });
         }
-        let mut cfg = crate::testing::path(1, 1, QueueLimit::Packets(1), vec![], vec![]);
+        let mut cfg = slowstart_config::testing::path(1, 1, QueueLimit::Packets(1), vec![], vec![]);
         cfg.nodes = (0..16).map(name).collect();
         cfg.links = links;
         cfg.flows = vec![FlowConfig::new("n0", "n15"), FlowConfig::new("n5", "n10")];

@@ -18,7 +18,7 @@ pub mod red;
 
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::config::{Discipline, QueueLimit};
+use slowstart_config::{Discipline, QueueLimit};
 use slowstart_transport::packet::{Packet, CE};
 
 /// A packet waiting in a queue and when it arrived.

@@ -6,7 +6,7 @@ use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::{Entry, Fifo, Signals};
-use crate::config::RedConfig;
+use slowstart_config::RedConfig;
 use slowstart_transport::packet::Packet;
 
 /// Bytes of the "typical small packet" whose transmission time converts idle time to the

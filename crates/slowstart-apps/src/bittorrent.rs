@@ -28,16 +28,18 @@ use serde::Serialize;
 use slowstart_transport::request::RequestSender;
 use slowstart_transport::{Timer, TimerKind};
 
-use crate::app::{seconds, Ctx};
-use crate::config::BittorrentConfig;
-use crate::trace::AppRow;
+use crate::{seconds, Ctx};
+use slowstart_config::trace::AppRow;
+use slowstart_config::BittorrentConfig;
 
 /// BEP 3 handshake: pstrlen, "BitTorrent protocol", 8 reserved bytes, info hash, peer id.
 pub const HANDSHAKE_BYTES: u64 = 1 + 19 + 8 + 20 + 20;
 /// A message without payload: 4-byte length prefix and 1-byte id (interested, unchoke,
 /// have_all).
 pub const BARE_MESSAGE_BYTES: u64 = 5;
-/// `request`: length prefix, id, index, begin, length.
+/// `have`: length prefix, id, index.
+pub const HAVE_BYTES: u64 = 4 + 1 + 4;
+/// `request` (and `cancel`): length prefix, id, index, begin, length.
 pub const REQUEST_BYTES: u64 = 4 + 1 + 12;
 /// `piece` header before the block: length prefix, id, index, begin.
 pub const PIECE_HEADER_BYTES: u64 = 4 + 1 + 8;

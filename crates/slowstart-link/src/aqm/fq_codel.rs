@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 use super::codel::{Params, Vars};
 use super::{Entry, Signals};
-use crate::config::{FqCodelConfig, QueueLimit};
+use slowstart_config::{FqCodelConfig, QueueLimit};
 use slowstart_transport::packet::Packet;
 
 #[derive(Default)]

@@ -13,7 +13,7 @@ use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::{Entry, Fifo, Signals};
-use crate::config::PieConfig;
+use slowstart_config::PieConfig;
 use slowstart_transport::packet::Packet;
 
 /// `MEAN_PKTSIZE` of §4.1's work-conserving safeguard: no early drop with fewer bytes queued

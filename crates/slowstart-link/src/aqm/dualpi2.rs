@@ -22,7 +22,7 @@ use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::{Entry, Fifo, Signals};
-use crate::config::DualPi2Config;
+use slowstart_config::DualPi2Config;
 use slowstart_transport::packet::{Packet, CE, ECT1};
 
 pub struct DualPi2 {

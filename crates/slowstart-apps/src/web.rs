@@ -26,8 +26,8 @@ use slowstart_transport::request::RequestSender;
 use slowstart_transport::sender::Sender;
 use slowstart_transport::Io;
 
-use crate::app::{seconds, Ctx};
-use crate::config::WebConfig;
+use crate::{seconds, Ctx};
+use slowstart_config::WebConfig;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct ObjectTimes {
@@ -365,8 +365,8 @@ impl WebApp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::flow;
     use slowstart_cc::{CommonParams, Controller};
+    use slowstart_config::testing::flow;
 
     fn cfg(keep_alive: bool) -> WebConfig {
         WebConfig {

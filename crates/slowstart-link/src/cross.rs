@@ -13,9 +13,9 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 use slowstart_transport::packet::{Kind, Packet};
 
-use crate::config::CrossConfig;
-use crate::network::channel::Channel;
-use crate::network::topology::substream_seed;
+use crate::channel::Channel;
+use slowstart_config::substream_seed;
+use slowstart_config::CrossConfig;
 
 /// The seed of source `k`'s on/off draws in a run seeded `seed`, as `Simulation::new` seeds it
 /// (sim.rs: `substream_seed(cfg.seed, 3, k)`), so that a source built elsewhere (the link

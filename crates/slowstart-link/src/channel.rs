@@ -8,7 +8,7 @@
 //! over the transmission end times the entries carry, so both enqueue and arrival are
 //! amortised O(1).
 //!
-//! Active queue management ([`super::aqm`]) cannot work that way: CoDel decides at dequeue and
+//! Active queue management ([`crate::aqm`]) cannot work that way: CoDel decides at dequeue and
 //! FQ-CoDel reorders, so a packet's fate is unknown until the transmitter takes it. An AQM
 //! channel therefore serves its queue at dequeue time: when the transmitter frees it asks the
 //! discipline for the next packet, whose transmission end is then the channel's next event;
@@ -21,9 +21,9 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use slowstart_transport::packet::{Kind, Packet};
 
-use crate::config::{DirectionConfig, GilbertElliott, QueueLimit};
-use crate::network::aqm::{Aqm, Entry, Signals};
-use crate::network::opportunities::Opportunities;
+use crate::aqm::{Aqm, Entry, Signals};
+use crate::opportunities::Opportunities;
+use slowstart_config::{DirectionConfig, GilbertElliott, QueueLimit};
 
 #[derive(Clone, Copy, Debug)]
 struct InTransit {
@@ -540,7 +540,7 @@ mod tests {
     #[test]
     fn scheduled_drop_hits_first_transmission_only() {
         let mut d = DirectionConfig::lossless(1_000_000_000, 0, QueueLimit::Packets(100));
-        d.drops = vec![crate::config::DropSpec { flow: 0, seq: 2 }];
+        d.drops = vec![slowstart_config::DropSpec { flow: 0, seq: 2 }];
         let mut c = Channel::new("l".into(), 1, &d, 1);
         assert!(matches!(
             c.offer(0, data(0, 1000), 1000),
@@ -586,7 +586,7 @@ mod tests {
         let mut d = DirectionConfig::lossless(12_000_000, 7_000_000, QueueLimit::Packets(50));
         d.jitter_ns = 300_000;
         let mut fifo = Channel::new("l".into(), 1, &d, 5);
-        d.discipline = crate::config::Discipline::Codel(crate::config::CodelConfig {
+        d.discipline = slowstart_config::Discipline::Codel(slowstart_config::CodelConfig {
             target_ns: u64::MAX / 4,
             ..Default::default()
         });
@@ -619,7 +619,7 @@ mod tests {
     #[test]
     fn codel_channel_reports_dequeue_drops() {
         let mut d = DirectionConfig::lossless(12_000_000, 1_000_000, QueueLimit::Packets(1000));
-        d.discipline = crate::config::Discipline::Codel(Default::default());
+        d.discipline = slowstart_config::Discipline::Codel(Default::default());
         let mut c = Channel::new("l".into(), 1, &d, 1);
         let mut delivered = 0;
         let mut dropped = 0;

@@ -2,7 +2,7 @@
 //! for an `interval`, then at intervals shrinking as interval/sqrt(count) while it stays above.
 
 use super::{Entry, Fifo, Signals};
-use crate::config::CodelConfig;
+use slowstart_config::CodelConfig;
 use slowstart_transport::packet::Packet;
 
 /// CoDel's parameters (RFC 8289 §5.2: TARGET, INTERVAL, maxpacket).

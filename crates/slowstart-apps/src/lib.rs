@@ -1,10 +1,15 @@
 //! Applications on top of the transport: what `src` writes into its sender, and what `dst`
-//! asks for on the request stream. One file per application:
+//! asks for on the request stream. Each is a sans-IO state machine told what arrived and what
+//! time it is, so the engine (`slowstart_sim`) and the UDP stack (`slowstart_udp`, which runs
+//! the web client and server over real sockets) drive the same code. Below: the transport
+//! (`slowstart_transport`) and the config (`slowstart_config`, each application's table and
+//! the trace rows it writes). One file per application:
 //!
 //! - [`bulk`]: today's transfer, everything written at once.
 //! - [`web`]: HTTP/1.1-like request/response exchanges on one connection (initcwnd seed).
 //! - [`bittorrent`]: peer-wire block requests with libtorrent's request-queue policy (libtorrent
-//!   seed), its controller a small sans-IO struct, [`bittorrent::RequestQueue`].
+//!   seed), its controller a small sans-IO struct, [`bittorrent::RequestQueue`], and BEP 3's
+//!   message sizes (the one copy; the engine's swarm sizes its messages with them).
 //!
 //! The engine calls an application at five points: the flow starts, the connection is
 //! established, request bytes reach `src` in order, data reaches `dst` in order, and the
@@ -17,13 +22,13 @@ pub mod web;
 
 use serde::Serialize;
 
-use crate::config::{AppConfig, FlowConfig};
+use slowstart_config::{AppConfig, FlowConfig};
 use slowstart_transport::receiver::Receiver;
 use slowstart_transport::request::RequestSender;
 use slowstart_transport::sender::Sender;
 use slowstart_transport::{Io, Timer};
 
-use crate::trace::AppRow;
+use slowstart_config::trace::AppRow;
 
 /// What an application reaches while it handles one event.
 pub struct Ctx<'a> {

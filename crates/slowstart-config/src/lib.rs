@@ -1,0 +1,52 @@
+//! The canonical config of a slowstart run: what every part of the project is told.
+//!
+//! A scenario (a TOML file, resolved into exact integers by the Python front end, or a JSON
+//! config handed to the binding) becomes a [`SimConfig`], and everything that runs reads it
+//! from here: the engine (`slowstart_sim`), the link emulator (`slowstart_emu`) and the UDP
+//! stack (`slowstart_udp`). This crate owns the facts they share, each declared once:
+//!
+//! # The schema
+//! [`SimConfig`] and its tables (nodes and links, [`DirectionConfig`] with its queue
+//! [`Discipline`], [`FlowConfig`] with its transport settings and [`AppConfig`],
+//! [`CrossConfig`], [`TraceConfig`], [`SwarmConfig`]): every default (`impl Default`, the
+//! `*_DEFAULTS` tables), every bound, every accepted word, and the checks that name the field
+//! and what is accepted ([`SimConfig::validate`], [`SimError`]). [`defaults_json`] hands all
+//! of them to Python, which copies none.
+//!
+//! # What a run derives from it
+//! [`substream_seed`] (each component's own random stream from the scenario's seed),
+//! [`FlowConfig::common_params`] (what a flow's controller is built with) and
+//! [`stall_threshold`] (a path BDP in payload bytes): one definition for the engine, the swarm
+//! and the UDP endpoints, so that a real run seeds and parameterises a controller exactly as
+//! the simulated one.
+//!
+//! # The trace columns
+//! [`trace`]: the sampled tables (flows, queues, applications), each column declared once with
+//! its numpy dtype, and the sampler that decimates a long run into a fixed memory bound.
+//!
+//! # Dependencies
+//! Below: `slowstart_cc` (controller names and their parameters, checked here) and
+//! `slowstart_transport` (its [`Settings`](slowstart_transport::Settings), which a flow's
+//! config produces). Above: `slowstart_link`, `slowstart_apps`, `slowstart_sim`,
+//! `slowstart_udp`, `slowstart_emu` and the binding. Nothing here runs anything.
+
+mod config;
+mod derived;
+#[doc(hidden)]
+pub mod testing;
+pub mod trace;
+
+pub use config::*;
+pub use derived::{stall_threshold, substream_seed};
+
+/// An error in a scenario or config, naming the field and what is accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimError(pub String);
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SimError {}
