@@ -152,18 +152,20 @@ impl Receiver {
     }
 
     /// Answer a SYN (each one: a retransmitted SYN may ask for less, RFC 9768 §3.1.4.1): the
-    /// SYN's request (AccECN's (1,1,1), RFC 3168's (0,1,1) or none) met with this end's support
-    /// ([`ReceiverEcn::answer`]) sets the feedback, and the SYN-ACK says which: RFC 9768 §3.1.1
-    /// Table 3 (AccECN: the SYN's IP-ECN field as (0,1,0) Not-ECT, (0,1,1) ECT(1), (1,0,0)
-    /// ECT(0), (1,1,0) CE), RFC 3168's ECE alone, or no flag.
+    /// SYN's request met with this end's support ([`ReceiverEcn::answer`]) sets the feedback,
+    /// and the SYN-ACK says which (RFC 9768 §3.1.1): AccECN's reflection of the SYN's IP-ECN
+    /// field in (AE, CWR, ECE), (0,1,0) Not-ECT, (0,1,1) ECT(1), (1,0,0) ECT(0), (1,1,0) CE
+    /// (Linux `tcp_accecn_reflector_flags`); RFC 3168's ECE alone; or no flag.
     pub fn on_syn(&mut self, now: u64, syn: &Packet, io: &mut Io) {
+        // (AE, CWR, ECE): none asks for no ECN, (0,1,1) for RFC 3168 (DCTCP's SYN too), any
+        // other for AccECN (Linux `tcp_accecn_syn_requested`; the sender sends (1,1,1)).
         let asked = match syn.ace() {
-            0b111 => Some(CeFeedback::Accurate),
+            0 => None,
             0b011 => Some(match self.own_feedback {
                 Some(CeFeedback::Dctcp) => CeFeedback::Dctcp,
                 _ => CeFeedback::Classic,
             }),
-            _ => None,
+            _ => Some(CeFeedback::Accurate),
         };
         let feedback = self.support.answer(asked);
         self.use_feedback(feedback);

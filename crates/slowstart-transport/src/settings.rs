@@ -100,7 +100,7 @@ impl<'de> Deserialize<'de> for CeFeedback {
 }
 
 /// What ECN the receiving end supports (`receiver_ecn`): the answer the sender's SYN gets
-/// (RFC 9768 §3.1.1, Table 2).
+/// (RFC 9768 §3.1.1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReceiverEcn {
@@ -126,7 +126,7 @@ impl ReceiverEcn {
     ];
 
     /// The feedback this receiver gives a SYN asking for `asked` (`None`: a SYN without ECN
-    /// flags) — RFC 9768 §3.1.1 Table 2 and RFC 3168 §6.1.1.
+    /// flags): RFC 9768 §3.1.1 and RFC 3168 §6.1.1.
     pub fn answer(self, asked: Option<CeFeedback>) -> Option<CeFeedback> {
         let asked = asked?;
         match self {
@@ -376,7 +376,7 @@ impl Settings {
     }
 
     /// The feedback the receiver gives after a handshake whose first SYN was answered (RFC
-    /// 9768 §3.1.1 Table 2); a flow without a handshake starts with it, as if its handshake
+    /// 9768 §3.1.1); a flow without a handshake starts with it, as if its handshake
     /// had happened.
     pub fn receiver_feedback(&self) -> Option<CeFeedback> {
         self.receiver_ecn.answer(self.asked_ecn())

@@ -376,10 +376,9 @@ impl Sender {
         p
     }
 
-    /// What a SYN-ACK's (AE, CWR, ECE) say the receiver gives (RFC 9768 §3.1.1 Table 2): any
-    /// of AccECN's four answers to an AccECN SYN (§3.1.1 Table 3, which also encode the SYN's
-    /// IP-ECN field), RFC 3168's ECE alone, or none (all clear, or (1,1,1) reflected by a
-    /// broken server).
+    /// What a SYN-ACK's (AE, CWR, ECE) say the receiver gives (RFC 9768 §3.1.1): any of
+    /// AccECN's four answers to an AccECN SYN (which also reflect the SYN's IP-ECN field),
+    /// RFC 3168's ECE alone, or none (all clear, or (1,1,1) reflected by a broken server).
     fn answered_ecn(&self, syn_ack: &Packet) -> Option<CeFeedback> {
         let asked_accurate = self.ecn_settings.asked_ecn() == Some(CeFeedback::Accurate);
         match syn_ack.ace() {
