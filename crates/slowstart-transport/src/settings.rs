@@ -276,7 +276,7 @@ pub struct Settings {
     /// How CE marks come back (with `ecn` only): what the sender asks for at the handshake.
     pub ecn_feedback: CeFeedback,
     /// What ECN the receiver supports; the handshake settles what the flow uses
-    /// ([`Settings::negotiated_ecn`]).
+    /// ([`Settings::sender_feedback`], [`Settings::receiver_feedback`]).
     pub receiver_ecn: ReceiverEcn,
     /// The controller takes no RFC 3168 feedback: without Accurate ECN the flow runs without
     /// ECN (Linux TCP_CONG_NO_FALLBACK_RFC3168, tcp_prague.c).
