@@ -32,7 +32,7 @@ CORE = json.loads(_core.defaults())
 PATH = {"rate": "10Mbps", "rtt": "10ms"}
 # Flow keys the canonical config holds only when not their default, so that scenarios
 # without them keep their canonical form (and their results-store keys).
-WRITTEN_WHEN_SET = ("ecn", "ecn_feedback", "cwnd_limited", "pacer", "program")
+WRITTEN_WHEN_SET = ("ecn", "ecn_feedback", "receiver_ecn", "cwnd_limited", "pacer", "program")
 
 
 def test_every_core_default_is_a_key_the_loader_takes():

@@ -44,6 +44,61 @@ def test_a_prague_flow_turns_on_accurate_ecn_and_refuses_dctcp_feedback(tmp_path
     ]
 
 
+def test_prague_against_a_receiver_without_accurate_ecn_falls_back_to_reno():
+    """RFC 9768 §3.1.1: an RFC 3168 receiver answers Prague's AccECN SYN with classic ECN,
+    which Prague does not take (Linux TCP_CONG_NO_FALLBACK_RFC3168): the flow runs without ECN
+    and Prague as Reno (`prague_reno`). Without ECN its packets are Not-ECT, so DualPI2 drops
+    them in its classic queue where it marked the full Prague's in its L queue; on drop-tail
+    the fallback is Reno to the byte (`ecn_reductions` aside: a column of ECN flows)."""
+    droptail = {"rate": "20Mbps", "rtt": "20ms", "buffer": "100pkt"}
+    for receiver in ("classic", "none"):
+        fallback = run(
+            {
+                "duration": "5s",
+                "path": droptail,
+                "flow": [{"cc": "prague", "receiver_ecn": receiver}],
+            }
+        ).summary["flows"][0]
+        reno = run({"duration": "5s", "path": droptail, "flow": [{"cc": "reno"}]}).summary
+        assert fallback["retransmits"] > 0 and fallback.pop("ecn_reductions") == 0
+        assert {**fallback, "cc": "reno"} == reno["flows"][0]
+    dualpi2 = {"flow": [{"cc": "prague", "pacing": True}]}
+    accecn = run({**DUALPI2, **dualpi2}).summary
+    classic = {"flow": [{"cc": "prague", "pacing": True, "receiver_ecn": "classic"}]}
+    classic = run({**DUALPI2, **classic}).summary
+    assert accecn["links"][2]["marks"] > 0 and accecn["flows"][0]["retransmits"] == 0
+    assert classic["links"][2]["marks"] == 0 and classic["links"][2]["drops"] > 0
+    assert classic["flows"][0]["ecn_reductions"] == 0 and classic["flows"][0]["retransmits"] > 0
+    # An AccECN receiver gives Prague what it asks: the same run as the default.
+    same = {"flow": [{"cc": "prague", "pacing": True, "receiver_ecn": "accurate"}]}
+    assert run({**DUALPI2, **same}).summary["flows"] == accecn["flows"]
+
+
+@pytest.mark.parametrize(
+    ("flow", "message"),
+    [
+        (
+            'receiver_ecn = "l4s"',
+            'flow.0.receiver_ecn: expected one of same, accurate, classic, none, got "l4s"',
+        ),
+        (
+            'cc = "reno"\nreceiver_ecn = "classic"',
+            "flow.0.receiver_ecn: a receiver's ECN support matters only to a sender with "
+            "ecn = true (or a cc that needs ECN)",
+        ),
+    ],
+)
+def test_a_bad_receiver_ecn_is_one_line_naming_it(tmp_path, flow, message):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(
+        'duration = "1s"\n[path]\nrate = "10Mbps"\nrtt = "10ms"\nbuffer = "10pkt"\n'
+        f"[[flow]]\n{flow}\n"
+    )
+    r = cli("run", str(scenario))
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [f"error: {message}"], r.stderr
+
+
 def test_reproduce_prague_shows_the_prs_comparison(tmp_path):
     """Prague behind the step loses less than Reno on drop-tail and holds the RTT lower, once
     slow start is over; both take about the line's time for the 4 MB (3.29 s at best)."""

@@ -109,6 +109,11 @@ FLOW_DOCS = {
         '"classic" (RFC 3168: ECE until CWR), "dctcp" (RFC 8257: ECE per packet\'s CE state) '
         'or "accurate" (RFC 9768: the ACE count of CE packets)',
     ),
+    "receiver_ecn": (
+        "word",
+        'the receiver\'s ECN, settled at the handshake (RFC 9768 §3.1.1): "same" (gives what '
+        'the sender asks), "accurate" (AccECN, else RFC 3168), "classic" (RFC 3168) or "none"',
+    ),
     "cwnd_limited": ("word", 'when slow start grows a held-back cwnd: "linux" or "strict"'),
     "src": ("node", "the sending node (required in the general form)"),
     "dst": ("node", "the receiving node (required in the general form)"),

@@ -133,6 +133,7 @@ FLOW_KEYS = (
     "loss_detection",
     "ecn",
     "ecn_feedback",
+    "receiver_ecn",
     "cwnd_limited",
     "src",
     "dst",
@@ -865,6 +866,9 @@ def transport(
     feedback = canonical_word("ecn_feedback", f["ecn_feedback"])
     if feedback != defaults("flow")["ecn_feedback"]:
         t["ecn_feedback"] = feedback
+    receiver_ecn = canonical_word("receiver_ecn", f["receiver_ecn"])
+    if receiver_ecn != defaults("flow")["receiver_ecn"]:
+        t["receiver_ecn"] = receiver_ecn
     return t
 
 

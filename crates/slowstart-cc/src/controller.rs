@@ -91,6 +91,19 @@ pub struct EcnFeedback {
     pub mss: u64,
 }
 
+/// The ECN feedback a flow's handshake settled on (RFC 9768 §3.1.1), told to the controller
+/// before any data goes out ([`CongestionController::on_ecn_negotiated`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NegotiatedEcn {
+    /// No ECN: data goes out Not-ECT and no mark ever comes back.
+    #[default]
+    Off,
+    /// One ECE flag per ACK: RFC 3168's echo until CWR, or DCTCP's per-packet state.
+    Echo,
+    /// Accurate ECN's ACE count of CE-marked packets (RFC 9768 §3.2.2).
+    Accurate,
+}
+
 /// The ECN-capable codepoint a controller asks its data packets to carry when the flow uses ECN
 /// (RFC 3168 §5): ECT(0), or ECT(1), the L4S identifier (RFC 9331), which a DualPI2 queue
 /// steers into its low-latency queue and a classic ECN AQM treats as ECT(0).
@@ -190,6 +203,9 @@ pub trait CongestionController {
     /// An RTT measured outside data ACKs, such as the handshake's (picoquic's
     /// `rtt_measurement` notification).
     fn on_rtt_sample(&mut self, _now: Nanos, _rtt: Nanos) {}
+    /// The ECN feedback the handshake settled on, once, before any data (at the start for a
+    /// flow without a handshake).
+    fn on_ecn_negotiated(&mut self, _ecn: NegotiatedEcn) {}
     /// The ECN feedback of one ACK (only on flows that negotiated ECN).
     fn on_ecn_feedback(&mut self, _feedback: &EcnFeedback) {}
     /// Loss detected: called once when a recovery episode starts.

@@ -56,7 +56,8 @@ pub mod window;
 pub mod windowed_filter;
 
 pub use controller::{
-    AckEvent, CongestionController, CongestionEvent, EcnCodepoint, EcnFeedback, Phase, SentEvent,
+    AckEvent, CongestionController, CongestionEvent, EcnCodepoint, EcnFeedback, NegotiatedEcn,
+    Phase, SentEvent,
 };
 pub use estimators::{RateSample, RateSampler, RttEstimator};
 pub use registry::{Algorithm, CcError, CcSpec, CommonParams, Controller};

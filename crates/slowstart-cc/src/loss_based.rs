@@ -5,7 +5,7 @@
 
 use std::fmt::Debug;
 
-use crate::controller::{EcnCodepoint, EcnFeedback};
+use crate::controller::{EcnCodepoint, EcnFeedback, NegotiatedEcn};
 use crate::params::{Accepts, ParamInfo};
 use crate::slow_start::{SlowStart, SlowStartStep};
 use crate::window::{AckCounting, WindowGrowth};
@@ -49,6 +49,8 @@ pub trait AvoidanceRule: Clone + Debug {
     }
     /// Slow start ended at `cwnd` (reached ssthresh, or the slow-start rule exited).
     fn on_slow_start_exit(&mut self, _now: Nanos, _cwnd: u64) {}
+    /// The ECN feedback the handshake settled on (Prague's fallback to Reno).
+    fn on_ecn_negotiated(&mut self, _ecn: NegotiatedEcn) {}
     /// One ACK's ECN feedback (DCTCP's estimate of the marked fraction).
     fn on_ecn_feedback(&mut self, _feedback: &EcnFeedback) {}
     /// The codepoint the rule's data packets carry with ECN (Prague's ECT(1)).
@@ -287,6 +289,10 @@ impl<A: AvoidanceRule> CongestionController for LossBased<A> {
             self.cwnd = self.slow_start.on_rtt_sample(rtt, self.cwnd, self.ssthresh);
             self.cwnd = self.rule.on_rtt_sample(rtt, self.cwnd, self.mss);
         }
+    }
+
+    fn on_ecn_negotiated(&mut self, ecn: NegotiatedEcn) {
+        self.rule.on_ecn_negotiated(ecn);
     }
 
     fn on_ecn_feedback(&mut self, feedback: &EcnFeedback) {

@@ -13,16 +13,18 @@
 //!   bytes give no credit (Linux `acked -= rs->ece_delta`, the unsaturated increase).
 //! - Loss halves cwnd, as Reno (the draft; Linux `prague_enter_loss`).
 //!
-//! Prague needs Accurate ECN feedback (RFC 9768) to count the marks; the flow turns it on
-//! (`ecn_feedback = "accurate"`, [`crate::registry::needs_ecn`]). Without it, Linux's module
-//! falls back to plain Reno without ECN (`prague_reno`, TCP_CONG_NO_FALLBACK_RFC3168); here
-//! both ends of a flow always run the same transport, so that case does not arise.
+//! Prague needs Accurate ECN feedback (RFC 9768) to count the marks; the flow asks for it
+//! (`ecn_feedback = "accurate"`, [`crate::registry::needs_ecn`]). When the handshake does not
+//! give it (a receiver without AccECN, `receiver_ecn`), the flow runs without ECN and Prague
+//! falls back to Reno, as Linux's module does (`prague_init` switches to `prague_reno`:
+//! `tcp_reno_cong_avoid`, one segment per RTT, and `tcp_reno_ssthresh`, half of cwnd on loss;
+//! TCP_CONG_NO_FALLBACK_RFC3168 keeps it off RFC 3168 ECN).
 //!
 //! Not modelled: Linux's 500-round transition before RTT independence starts
 //! (`prague_rtt_transition`; the draft gives none), classic-ECN AQM detection (off by default in
 //! Linux, `prague_ecn_fallback = 0`), its own pacing (the flow's `pacing` applies).
 
-use crate::controller::{EcnCodepoint, EcnFeedback};
+use crate::controller::{EcnCodepoint, EcnFeedback, NegotiatedEcn};
 use crate::loss_based::{AvoidanceRule, RenoRule};
 use crate::params::{Accepts, ParamInfo, Params};
 use crate::registry::CcError;
@@ -71,6 +73,8 @@ pub struct Prague {
     /// The latest smoothed RTT and the CE bytes of the latest ACK (not credited to growth).
     srtt: Nanos,
     ce_bytes: u64,
+    /// The handshake gave no Accurate ECN: Reno's increase (Linux `prague_reno`).
+    pub reno_fallback: bool,
 }
 
 impl Prague {
@@ -87,6 +91,7 @@ impl Prague {
             reduced_at: None,
             srtt: 0,
             ce_bytes: 0,
+            reno_fallback: false,
         }
     }
 
@@ -128,6 +133,9 @@ impl AvoidanceRule for Prague {
         ack: &AckEvent,
         growth: &mut WindowGrowth,
     ) -> u64 {
+        if self.reno_fallback {
+            return RenoRule.increase(cwnd, credit, ack, growth);
+        }
         let credit = credit.saturating_sub(std::mem::take(&mut self.ce_bytes));
         let step = ((ack.mss as f64 * self.ai_per_rtt()).round() as u64).max(1);
         growth.additive_increase(cwnd, credit, step)
@@ -146,6 +154,11 @@ impl AvoidanceRule for Prague {
         self.reduced_at = Some(event.now);
         let cut = (cwnd as f64 * self.alpha / 2.0).round() as u64;
         (cwnd - cut.min(cwnd)).max(2 * event.mss)
+    }
+
+    /// Without Accurate ECN, Linux's `prague_init` hands the socket to `prague_reno`.
+    fn on_ecn_negotiated(&mut self, ecn: NegotiatedEcn) {
+        self.reno_fallback = ecn != NegotiatedEcn::Accurate;
     }
 
     fn observe(&mut self, ack: &AckEvent) {
@@ -355,6 +368,37 @@ mod tests {
         let before = cwnd;
         let mut growth = WindowGrowth::new(AckCounting::Bytes);
         assert_eq!(p.increase(cwnd, MSS, &ack, &mut growth), before);
+    }
+
+    /// Without Accurate ECN, Reno's increase (Linux `prague_reno`): at 5 ms, one window of
+    /// ACKs adds a whole segment, not (5/25)^2 of one; Accurate ECN restores the scaling.
+    #[test]
+    fn without_accurate_ecn_the_increase_is_renos() {
+        let mut p = Prague::new(1.0 / 16.0, 25 * MS);
+        p.observe(&AckEvent {
+            srtt: 5 * MS,
+            ..Default::default()
+        });
+        let ack = AckEvent {
+            mss: MSS,
+            ..Default::default()
+        };
+        let window = |p: &mut Prague| {
+            let mut growth = WindowGrowth::new(AckCounting::Bytes);
+            let mut cwnd = 10 * MSS;
+            for _ in 0..10 {
+                cwnd = p.increase(cwnd, MSS, &ack, &mut growth);
+            }
+            cwnd - 10 * MSS
+        };
+        for (ecn, grown) in [
+            (NegotiatedEcn::Off, MSS),
+            (NegotiatedEcn::Echo, MSS),
+            (NegotiatedEcn::Accurate, 40),
+        ] {
+            p.on_ecn_negotiated(ecn);
+            assert_eq!(window(&mut p), grown, "{ecn:?}");
+        }
     }
 
     #[test]

@@ -337,6 +337,14 @@ pub fn needs_ecn(name: &str) -> Option<&'static [&'static str]> {
     }
 }
 
+/// Whether controller `name` refuses RFC 3168 feedback when the peer does not negotiate
+/// Accurate ECN, so the flow runs without ECN (Linux TCP_CONG_NO_FALLBACK_RFC3168; tcp_prague.c
+/// `prague_init` then switches to `prague_reno`). DCTCP takes RFC 3168's echo (tcp_dctcp.c
+/// `dctcp_init` falls back to Reno only without any ECN).
+pub fn refuses_classic_ecn(name: &str) -> bool {
+    name == "prague"
+}
+
 pub fn algorithm(name: &str) -> Option<&'static Algorithm> {
     ALGORITHMS.iter().find(|a| a.name == name)
 }
@@ -655,6 +663,9 @@ impl CongestionController for Controller {
     }
     fn on_rtt_sample(&mut self, now: Nanos, rtt: Nanos) {
         dispatch!(self, c => c.on_rtt_sample(now, rtt))
+    }
+    fn on_ecn_negotiated(&mut self, ecn: crate::controller::NegotiatedEcn) {
+        dispatch!(self, c => c.on_ecn_negotiated(ecn))
     }
     fn on_ecn_feedback(&mut self, feedback: &EcnFeedback) {
         dispatch!(self, c => c.on_ecn_feedback(feedback))

@@ -7,8 +7,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use slowstart_cc::CcSpec;
 use slowstart_transport::settings::from_words;
 pub use slowstart_transport::settings::{
-    CeFeedback, CwndLimited, LossDetection, PacerModel, Recovery, MAX_ACK_EVERY, MAX_DELACK_NS,
-    MAX_HEADER_BYTES, MAX_INITIAL_WINDOW,
+    CeFeedback, CwndLimited, LossDetection, PacerModel, ReceiverEcn, Recovery, MAX_ACK_EVERY,
+    MAX_DELACK_NS, MAX_HEADER_BYTES, MAX_INITIAL_WINDOW,
 };
 use slowstart_transport::Settings;
 
@@ -580,6 +580,9 @@ pub struct FlowConfig {
     /// How the receiver echoes CE marks (see [`CeFeedback`]); with `ecn` only.
     #[serde(default, skip_serializing_if = "is_default")]
     pub ecn_feedback: CeFeedback,
+    /// What ECN the receiver supports (see [`ReceiverEcn`]): the handshake settles the feedback.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub receiver_ecn: ReceiverEcn,
     /// When slow start grows a cwnd that a window holds back (see [`CwndLimited`]).
     #[serde(default, skip_serializing_if = "is_default")]
     pub cwnd_limited: CwndLimited,
@@ -802,6 +805,7 @@ impl FlowConfig {
             loss_detection: LossDetection::default(),
             ecn: false,
             ecn_feedback: CeFeedback::default(),
+            receiver_ecn: ReceiverEcn::default(),
             cwnd_limited: CwndLimited::default(),
             app: AppConfig::Bulk,
             program: None,
@@ -1218,6 +1222,7 @@ fn words_json() -> serde_json::Value {
         "cwnd_limited": table(CwndLimited::WORDS),
         "pacer": table(PacerModel::WORDS),
         "ecn_feedback": table(CeFeedback::WORDS),
+        "receiver_ecn": table(ReceiverEcn::WORDS),
         "population": table(Population::WORDS),
         "seeding": table(Seeding::WORDS),
         "connection_transport": table(ConnectionTransport::WORDS),
@@ -1429,6 +1434,7 @@ pub const PATH_DEFAULTS: PathDefaults = PathDefaults {
 pub fn defaults_json() -> String {
     let flow = |f: FlowConfig| {
         let (ecn, cwnd_limited, feedback, pacer) = (f.ecn, f.cwnd_limited, f.ecn_feedback, f.pacer);
+        let receiver_ecn = serde_json::to_value(f.receiver_ecn).expect("a config serializes");
         let mut v = serde_json::to_value(f).expect("a config serializes");
         let o = v.as_object_mut().expect("a struct is an object");
         o.remove("src");
@@ -1438,6 +1444,7 @@ pub fn defaults_json() -> String {
         o.insert("cwnd_limited".into(), rule);
         let feedback = serde_json::to_value(feedback).expect("a config serializes");
         o.insert("ecn_feedback".into(), feedback);
+        o.insert("receiver_ecn".into(), receiver_ecn);
         let pacer = serde_json::to_value(pacer).expect("a config serializes");
         o.insert("pacer".into(), pacer);
         o.insert("program".into(), serde_json::Value::Null);
@@ -1967,6 +1974,8 @@ impl FlowConfig {
             loss_detection: self.loss_detection,
             ecn: self.ecn || needed.is_some(),
             ecn_feedback: needed.unwrap_or(self.ecn_feedback),
+            receiver_ecn: self.receiver_ecn,
+            accurate_only: slowstart_cc::registry::refuses_classic_ecn(&self.cc.name),
             cwnd_limited: self.cwnd_limited,
         }
     }

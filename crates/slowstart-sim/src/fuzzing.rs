@@ -208,6 +208,7 @@ fn fuzz_flow(size: u64, rack: bool, delayed_ack: bool) -> FlowConfig {
         },
         ecn: false,
         ecn_feedback: Default::default(),
+        receiver_ecn: Default::default(),
         cwnd_limited: Default::default(),
         app: AppConfig::Bulk,
         program: None,

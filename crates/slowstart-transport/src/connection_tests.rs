@@ -9,6 +9,7 @@ use slowstart_cc::{CcSpec, CommonParams, Controller};
 
 use crate::packet::{Kind, Packet};
 use crate::sender::State;
+use crate::settings::{CeFeedback, ReceiverEcn};
 use crate::testing::{settings, MS};
 use crate::{Connection, Io, Settings};
 
@@ -43,6 +44,8 @@ struct Pipe {
     sent: u64,
     fates: Vec<Fate>,
     dropped_data_bytes: u64,
+    /// Data packets sent ECN-capable, ECT(0) or ECT(1).
+    ect_data_packets: u64,
 }
 
 impl Pipe {
@@ -53,6 +56,7 @@ impl Pipe {
             sent: 0,
             fates,
             dropped_data_bytes: 0,
+            ect_data_packets: 0,
         }
     }
 
@@ -66,6 +70,9 @@ impl Pipe {
                 .copied()
                 .unwrap_or(Fate::Deliver);
             self.sent += 1;
+            if p.kind == Kind::Data && p.ecn_capable() {
+                self.ect_data_packets += 1;
+            }
             let at = now + self.one_way_ns;
             match fate {
                 Fate::Deliver => self.in_flight.push((at, self.sent, p)),
@@ -195,6 +202,91 @@ fn slow_start_takes_the_analytic_number_of_rounds() {
         assert_eq!(conn.src.sender.stats().retransmits, 0);
         assert_eq!(run.acks, segments, "one ACK per segment");
     }
+}
+
+/// RFC 9768 §3.1.1: what the SYN asks for (`ecn`, `ecn_feedback`) and what the receiver
+/// supports (`receiver_ecn`) settle the feedback of both ends; `lost_syns` SYNs are dropped
+/// first. Returns (sender's, receiver's, data packets sent ECT).
+fn negotiate(
+    feedback: Option<CeFeedback>,
+    receiver: ReceiverEcn,
+    accurate_only: bool,
+    handshake: bool,
+    lost_syns: usize,
+) -> (Option<CeFeedback>, Option<CeFeedback>, u64) {
+    let s = Settings {
+        ecn: feedback.is_some(),
+        ecn_feedback: feedback.unwrap_or_default(),
+        receiver_ecn: receiver,
+        accurate_only,
+        ..plain()
+    };
+    assert_eq!(s.validate(), Ok(()));
+    let size = 20 * MSS;
+    let mut conn = connection(&s, "reno", size);
+    let mut pipe = Pipe::new(RTT / 2, vec![Fate::Drop; lost_syns]);
+    transfer(&mut conn, &mut pipe, size, handshake);
+    let sender = conn.src.sender.ecn_feedback();
+    if lost_syns == 0 {
+        // A handshake answered at once, or none, settles what the settings say.
+        assert_eq!(sender, s.sender_feedback());
+        assert_eq!(conn.dst.receiver.ecn_feedback(), s.receiver_feedback());
+    }
+    (
+        sender,
+        conn.dst.receiver.ecn_feedback(),
+        pipe.ect_data_packets,
+    )
+}
+
+#[test]
+fn the_handshake_settles_accurate_ecn_or_falls_back() {
+    use CeFeedback::{Accurate, Classic, Dctcp};
+    let data = 20; // the transfer's data packets, none lost
+    for handshake in [true, false] {
+        // Both ends AccECN (RFC 9768 §3.1.1 Table 2, first row), or a receiver that runs the
+        // sender's own stack.
+        for receiver in [ReceiverEcn::Accurate, ReceiverEcn::Same] {
+            let both = negotiate(Some(Accurate), receiver, false, handshake, 0);
+            assert_eq!(both, (Some(Accurate), Some(Accurate), data));
+        }
+        // An RFC 3168 receiver answers an AccECN SYN with classic ECN (Table 2: ECE alone).
+        let classic = negotiate(Some(Accurate), ReceiverEcn::Classic, false, handshake, 0);
+        assert_eq!(classic, (Some(Classic), Some(Classic), data));
+        // ... unless the controller takes no RFC 3168 feedback (Prague): no ECN at all.
+        let prague = negotiate(Some(Accurate), ReceiverEcn::Classic, true, handshake, 0);
+        assert_eq!(prague, (None, Some(Classic), 0));
+        // A receiver without ECN: none, whatever was asked.
+        for asked in [Accurate, Classic, Dctcp] {
+            let none = negotiate(Some(asked), ReceiverEcn::None, false, handshake, 0);
+            assert_eq!(none, (None, None, 0), "{asked:?}");
+        }
+        // DCTCP asks with RFC 3168's SYN: an AccECN receiver gives classic feedback, which the
+        // DCTCP sender reads as its own (still ECT on every packet, as Linux's).
+        let dctcp = negotiate(Some(Dctcp), ReceiverEcn::Accurate, false, handshake, 0);
+        assert_eq!(dctcp, (Some(Dctcp), Some(Classic), data));
+        let same = negotiate(Some(Dctcp), ReceiverEcn::Same, false, handshake, 0);
+        assert_eq!(same, (Some(Dctcp), Some(Dctcp), data));
+        // A classic sender keeps classic ECN with an AccECN receiver.
+        let old = negotiate(Some(Classic), ReceiverEcn::Accurate, false, handshake, 0);
+        assert_eq!(old, (Some(Classic), Some(Classic), data));
+        // No ECN asked: none.
+        assert_eq!(
+            negotiate(None, ReceiverEcn::Same, false, handshake, 0),
+            (None, None, 0)
+        );
+    }
+}
+
+/// RFC 9768 §3.1.4.1: the first retransmission of an AccECN SYN still asks for AccECN; later
+/// ones carry no ECN flags, so the receiver answers without ECN.
+#[test]
+fn a_retransmitted_accecn_syn_asks_again_once_then_without_ecn() {
+    use CeFeedback::Accurate;
+    let once = negotiate(Some(Accurate), ReceiverEcn::Accurate, false, true, 1);
+    assert_eq!(once, (Some(Accurate), Some(Accurate), 20));
+    let twice = negotiate(Some(Accurate), ReceiverEcn::Accurate, false, true, 2);
+    assert_eq!(twice, (None, None, 0));
 }
 
 #[test]

@@ -93,6 +93,8 @@ pub(crate) mod testing {
             loss_detection: LossDetection::Rack,
             ecn: false,
             ecn_feedback: crate::settings::CeFeedback::Classic,
+            receiver_ecn: Default::default(),
+            accurate_only: false,
             cwnd_limited: Default::default(),
         }
     }

@@ -1,9 +1,9 @@
 //! The data receiver: in-order reassembly, SACK blocks (RFC 2018), delayed ACKs (RFC 5681 §4.2,
 //! RFC 1122 §4.2.3.2) and a receive window that grows as Linux's does.
 
-use crate::packet::{Kind, Packet, CE, CWR, ECE, ECT, MAX_SACK_BLOCKS};
+use crate::packet::{Kind, Packet, CE, CWR, ECE, ECT, ECT1, MAX_SACK_BLOCKS};
 use crate::ranges::RangeSet;
-use crate::settings::{CeFeedback, Settings};
+use crate::settings::{CeFeedback, ReceiverEcn, Settings};
 use crate::timer::{Timer, TimerKind};
 use crate::Io;
 
@@ -51,13 +51,19 @@ pub struct Receiver {
     /// The SYN-ACK and ACKs go out ECT, as Linux sends them for a controller that needs ECN
     /// (any feedback but the classic one).
     ect_all: bool,
+    /// What ECN this end supports, and the feedback its own stack would ask for (DCTCP's
+    /// ECN-setup SYN looks like RFC 3168's).
+    support: ReceiverEcn,
+    own_feedback: Option<CeFeedback>,
+    /// The feedback the handshake settled (none: no ECN).
+    feedback: Option<CeFeedback>,
 }
 
 impl Receiver {
     /// A receiver for flow `flow`; with `size_bytes`, it notes when that many bytes are in.
     pub fn new(flow: u32, cfg: &Settings, size_bytes: Option<u64>) -> Self {
         let max_rwnd = cfg.max_rwnd_bytes.unwrap_or(u64::MAX);
-        Receiver {
+        let mut r = Receiver {
             flow,
             mss: cfg.mss,
             header_bytes: cfg.header_bytes,
@@ -84,11 +90,29 @@ impl Receiver {
             data_bytes_received: 0,
             ece: false,
             ce_received: 0,
-            dctcp_feedback: cfg.ecn && cfg.ecn_feedback == CeFeedback::Dctcp,
-            accurate_feedback: cfg.ecn && cfg.ecn_feedback == CeFeedback::Accurate,
+            dctcp_feedback: false,
+            accurate_feedback: false,
             r_cep: 5,
-            ect_all: cfg.ecn && cfg.ecn_feedback != CeFeedback::Classic,
-        }
+            ect_all: false,
+            support: cfg.receiver_ecn,
+            own_feedback: cfg.asked_ecn(),
+            feedback: None,
+        };
+        // Without a handshake, the feedback a first SYN would have settled.
+        r.use_feedback(cfg.receiver_feedback());
+        r
+    }
+
+    fn use_feedback(&mut self, feedback: Option<CeFeedback>) {
+        self.feedback = feedback;
+        self.dctcp_feedback = feedback == Some(CeFeedback::Dctcp);
+        self.accurate_feedback = feedback == Some(CeFeedback::Accurate);
+        self.ect_all = feedback.is_some_and(|f| f != CeFeedback::Classic);
+    }
+
+    /// The feedback this end gives (none: no ECN), as the handshake settled it.
+    pub fn ecn_feedback(&self) -> Option<CeFeedback> {
+        self.feedback
     }
 
     /// Next byte expected in order: every byte below it is in.
@@ -127,11 +151,40 @@ impl Receiver {
         &mut self.delack_timer
     }
 
+    /// Answer a SYN (each one: a retransmitted SYN may ask for less, RFC 9768 §3.1.4.1): the
+    /// SYN's request met with this end's support ([`ReceiverEcn::answer`]) sets the feedback,
+    /// and the SYN-ACK says which (RFC 9768 §3.1.1): AccECN's reflection of the SYN's IP-ECN
+    /// field in (AE, CWR, ECE), (0,1,0) Not-ECT, (0,1,1) ECT(1), (1,0,0) ECT(0), (1,1,0) CE
+    /// (Linux `tcp_accecn_reflector_flags`); RFC 3168's ECE alone; or no flag.
     pub fn on_syn(&mut self, now: u64, syn: &Packet, io: &mut Io) {
+        // (AE, CWR, ECE): none asks for no ECN, (0,1,1) for RFC 3168 (DCTCP's SYN too), any
+        // other for AccECN (Linux `tcp_accecn_syn_requested`; the sender sends (1,1,1)).
+        let asked = match syn.ace() {
+            0 => None,
+            0b011 => Some(match self.own_feedback {
+                Some(CeFeedback::Dctcp) => CeFeedback::Dctcp,
+                _ => CeFeedback::Classic,
+            }),
+            _ => Some(CeFeedback::Accurate),
+        };
+        let feedback = self.support.answer(asked);
+        self.use_feedback(feedback);
         let mut p = Packet::control(self.flow, Kind::SynAck, self.header_bytes as u32, now);
         p.rwnd = self.rwnd;
         p.owd_ns = now - syn.sent_ns;
         p.set(ECT, self.ect_all);
+        match feedback {
+            Some(CeFeedback::Accurate) => {
+                p.set_ace(match (syn.has(CE), syn.has(ECT1), syn.has(ECT)) {
+                    (true, _, _) => 0b110,
+                    (_, true, _) => 0b011,
+                    (_, _, true) => 0b100,
+                    _ => 0b010,
+                })
+            }
+            Some(_) => p.set(ECE, true),
+            None => {}
+        }
         io.send(p);
     }
 

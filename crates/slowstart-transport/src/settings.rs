@@ -67,8 +67,8 @@ impl<'de> Deserialize<'de> for PacerModel {
     }
 }
 
-/// How the receiver feeds CE marks back to the sender (`ecn_feedback`); both ends of a flow use
-/// the same, as if negotiated at the handshake.
+/// How the receiver feeds CE marks back to the sender (`ecn_feedback`): what the sender asks
+/// for; the handshake settles what both ends use, with the receiver's [`ReceiverEcn`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CeFeedback {
@@ -94,6 +94,52 @@ impl CeFeedback {
 }
 
 impl<'de> Deserialize<'de> for CeFeedback {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
+}
+
+/// What ECN the receiving end supports (`receiver_ecn`): the answer the sender's SYN gets
+/// (RFC 9768 §3.1.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReceiverEcn {
+    /// The receiver runs the sender's stack and gives the feedback it asks for (a data
+    /// center's DCTCP hosts; every flow before the negotiation was modelled).
+    #[default]
+    Same,
+    /// An AccECN receiver (RFC 9768): Accurate ECN if the SYN asks for it, RFC 3168 ECN if it
+    /// asks for that (a DCTCP sender's SYN asks for RFC 3168, §3.1.1).
+    Accurate,
+    /// An RFC 3168 receiver: it answers an AccECN or an ECN-setup SYN with classic ECN.
+    Classic,
+    /// No ECN: the SYN-ACK carries no ECN flags and the flow runs without ECN.
+    None,
+}
+
+impl ReceiverEcn {
+    pub const WORDS: &'static [(&'static str, Self)] = &[
+        ("same", Self::Same),
+        ("accurate", Self::Accurate),
+        ("classic", Self::Classic),
+        ("none", Self::None),
+    ];
+
+    /// The feedback this receiver gives a SYN asking for `asked` (`None`: a SYN without ECN
+    /// flags): RFC 9768 §3.1.1 and RFC 3168 §6.1.1.
+    pub fn answer(self, asked: Option<CeFeedback>) -> Option<CeFeedback> {
+        let asked = asked?;
+        match self {
+            Self::Same => Some(asked),
+            Self::None => None,
+            Self::Classic => Some(CeFeedback::Classic),
+            Self::Accurate if asked == CeFeedback::Accurate => Some(CeFeedback::Accurate),
+            Self::Accurate => Some(CeFeedback::Classic),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ReceiverEcn {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         from_words(d, Self::WORDS)
     }
@@ -227,8 +273,14 @@ pub struct Settings {
     pub loss_detection: LossDetection,
     /// RFC 3168 ECN: data goes out ECN-capable and an echoed mark reduces the window.
     pub ecn: bool,
-    /// How CE marks come back (with `ecn` only).
+    /// How CE marks come back (with `ecn` only): what the sender asks for at the handshake.
     pub ecn_feedback: CeFeedback,
+    /// What ECN the receiver supports; the handshake settles what the flow uses
+    /// ([`Settings::sender_feedback`], [`Settings::receiver_feedback`]).
+    pub receiver_ecn: ReceiverEcn,
+    /// The controller takes no RFC 3168 feedback: without Accurate ECN the flow runs without
+    /// ECN (Linux TCP_CONG_NO_FALLBACK_RFC3168, tcp_prague.c).
+    pub accurate_only: bool,
     pub cwnd_limited: CwndLimited,
 }
 
@@ -294,7 +346,45 @@ impl Settings {
                 "a feedback other than \"classic\" needs ecn = true".into(),
             );
         }
+        if self.receiver_ecn != ReceiverEcn::Same && !self.ecn {
+            return fail(
+                "receiver_ecn",
+                "a receiver's ECN support matters only to a sender with ecn = true (or a cc \
+                 that needs ECN)"
+                    .into(),
+            );
+        }
         Ok(())
+    }
+
+    /// The ECN feedback the sender asks for in its SYN (`None`: no ECN).
+    pub fn asked_ecn(&self) -> Option<CeFeedback> {
+        self.ecn.then_some(self.ecn_feedback)
+    }
+
+    /// What the sender uses once the SYN-ACK `answered` (Accurate ECN, RFC 3168 ECN or none):
+    /// a classic answer keeps the sender's own ECE reading (DCTCP's, or RFC 3168's), or turns
+    /// ECN off for a controller that refuses RFC 3168 feedback ([`Settings::accurate_only`]).
+    pub fn settle_ecn(&self, answered: Option<CeFeedback>) -> Option<CeFeedback> {
+        let asked = self.asked_ecn()?;
+        match answered? {
+            CeFeedback::Accurate if asked == CeFeedback::Accurate => Some(CeFeedback::Accurate),
+            _ if self.accurate_only => None,
+            _ if asked == CeFeedback::Dctcp => Some(CeFeedback::Dctcp),
+            _ => Some(CeFeedback::Classic),
+        }
+    }
+
+    /// The feedback the receiver gives after a handshake whose first SYN was answered (RFC
+    /// 9768 §3.1.1); a flow without a handshake starts with it, as if its handshake
+    /// had happened.
+    pub fn receiver_feedback(&self) -> Option<CeFeedback> {
+        self.receiver_ecn.answer(self.asked_ecn())
+    }
+
+    /// The same for the sender: the receiver's answer as the sender settles it.
+    pub fn sender_feedback(&self) -> Option<CeFeedback> {
+        self.settle_ecn(self.receiver_feedback())
     }
 }
 
@@ -325,6 +415,17 @@ mod tests {
         );
         s.ecn = true;
         assert_eq!(s.validate(), Ok(()));
+        s.receiver_ecn = super::ReceiverEcn::Classic;
+        assert_eq!(s.validate(), Ok(()));
+        s.ecn = false;
+        s.ecn_feedback = super::CeFeedback::Classic;
+        assert_eq!(
+            s.validate().unwrap_err().to_string(),
+            "receiver_ecn: a receiver's ECN support matters only to a sender with ecn = true (or \
+             a cc that needs ECN)"
+        );
+        s.receiver_ecn = super::ReceiverEcn::Same;
+        s.ecn = true;
         s.pacer = super::PacerModel::Quinn;
         assert_eq!(s.validate().unwrap_err().field, "pacer");
         s.pacing = true;
@@ -348,6 +449,14 @@ mod tests {
             assert_eq!(
                 serde_json::to_string(&value).unwrap(),
                 format!("\"{word}\"")
+            );
+        }
+        for &(word, value) in super::ReceiverEcn::WORDS {
+            let json = serde_json::to_string(&value).unwrap();
+            assert_eq!(json, format!("\"{word}\""));
+            assert_eq!(
+                serde_json::from_str::<super::ReceiverEcn>(&json).unwrap(),
+                value
             );
         }
         for &(word, value) in CwndLimited::WORDS {

@@ -53,6 +53,7 @@ fn flow(cc: &str, size: u64) -> FlowConfig {
         loss_detection: LossDetection::Rack,
         ecn: false,
         ecn_feedback: Default::default(),
+        receiver_ecn: Default::default(),
         cwnd_limited: Default::default(),
         app: AppConfig::Bulk,
         program: None,

@@ -14,8 +14,8 @@ mod recovery;
 mod scoreboard;
 
 use slowstart_cc::{
-    AckEvent, CongestionController, CongestionEvent, Controller, EcnCodepoint, EcnFeedback, Phase,
-    RateSampler, RttEstimator, SentEvent,
+    AckEvent, CongestionController, CongestionEvent, Controller, EcnCodepoint, EcnFeedback,
+    NegotiatedEcn, Phase, RateSampler, RttEstimator, SentEvent,
 };
 
 use crate::packet::{Kind, Packet, CWR, ECE, RETRANSMISSION};
@@ -110,6 +110,8 @@ pub struct Sender {
     peer_rwnd: u64,
     max_window: u64,
     episodes: Episodes,
+    /// What the handshake asks for and settles (see [`Settings::settle_ecn`]).
+    ecn_settings: Settings,
     /// ECN (RFC 3168): data goes out ECT, and ECE reduces the window once per window.
     ecn: bool,
     /// Every packet goes out ECT, SYN and retransmissions too: Linux does so for a controller
@@ -131,7 +133,8 @@ pub struct Sender {
     force_retransmit: bool,
     rto: RetransmissionTimer,
     syn_sent_ns: u64,
-    syn_retransmitted: bool,
+    /// SYNs retransmitted (RFC 9768 §3.1.4.1 counts them; Karn's rule skips their RTT).
+    syn_retransmissions: u32,
     pacer: Pacer,
     blocked_by_cwnd: bool,
     /// Whether slow start also grows cwnd below twice the most outstanding.
@@ -173,9 +176,10 @@ impl Sender {
             peer_rwnd: cfg.initrwnd * mss,
             max_window: cfg.max_window_bytes.unwrap_or(u64::MAX),
             episodes: Episodes::new(cfg.recovery),
-            ecn: cfg.ecn,
-            ect_all: cfg.ecn && cfg.ecn_feedback != CeFeedback::Classic,
-            accurate: cfg.ecn && cfg.ecn_feedback == CeFeedback::Accurate,
+            ecn_settings: cfg.clone(),
+            ecn: false,
+            ect_all: false,
+            accurate: false,
             s_cep: 5,
             in_cwr: false,
             cwr_point: 0,
@@ -184,7 +188,7 @@ impl Sender {
             force_retransmit: false,
             rto: RetransmissionTimer::new(cfg.max_rto_ns, TimerKind::Retransmission),
             syn_sent_ns: 0,
-            syn_retransmitted: false,
+            syn_retransmissions: 0,
             pacer: Pacer::new(cfg.pacing, cfg.pacer),
             blocked_by_cwnd: false,
             cwnd_rule: cfg.cwnd_limited,
@@ -342,18 +346,68 @@ impl Sender {
         if handshake {
             self.state = State::SynSent;
             self.syn_sent_ns = now;
-            io.send(self.syn(now));
+            io.send(self.syn(now, 0));
             self.arm_rto(now, io);
         } else {
+            // No SYN to ask with: the flow starts as a handshake answered at once would leave it.
+            self.use_ecn(self.ecn_settings.sender_feedback());
             self.state = State::Established;
             self.try_send(now, io);
         }
     }
 
-    fn syn(&self, now: u64) -> Packet {
+    /// The SYN (`retransmission` 0 the first): RFC 3168 §6.1.1's ECN-setup SYN (ECE, CWR) or
+    /// RFC 9768 §3.1.1's AccECN SYN (AE, CWR, ECE). §3.1.4.1: the first retransmission of an
+    /// AccECN SYN still asks for AccECN, later ones ask for no ECN. Its IP field is ECT when
+    /// the sender's feedback is not the classic one, as Linux's `tcp_ecn_send_syn` does for a
+    /// controller that needs ECN.
+    fn syn(&self, now: u64, retransmission: u32) -> Packet {
         let mut p = Packet::control(self.flow, Kind::Syn, self.header_bytes as u32, now);
-        p.set_ect(self.ect_all, self.l4s());
+        let asked = self.ecn_settings.asked_ecn();
+        p.set_ect(asked.is_some_and(|f| f != CeFeedback::Classic), self.l4s());
+        match asked {
+            Some(CeFeedback::Accurate) if retransmission <= 1 => p.set_ace(7),
+            Some(CeFeedback::Classic | CeFeedback::Dctcp) => {
+                p.set(ECE, true);
+                p.set(CWR, true);
+            }
+            _ => {}
+        }
         p
+    }
+
+    /// What a SYN-ACK's (AE, CWR, ECE) say the receiver gives (RFC 9768 §3.1.1): any of
+    /// AccECN's four answers to an AccECN SYN (which also reflect the SYN's IP-ECN field),
+    /// RFC 3168's ECE alone, or none (all clear, or (1,1,1) reflected by a broken server).
+    fn answered_ecn(&self, syn_ack: &Packet) -> Option<CeFeedback> {
+        let asked_accurate = self.ecn_settings.asked_ecn() == Some(CeFeedback::Accurate);
+        match syn_ack.ace() {
+            0b001 => Some(CeFeedback::Classic),
+            0b010 | 0b011 | 0b100 | 0b110 if asked_accurate => Some(CeFeedback::Accurate),
+            _ => None,
+        }
+    }
+
+    /// Use ECN feedback `feedback` from now on (none: no ECN), and tell the controller.
+    fn use_ecn(&mut self, feedback: Option<CeFeedback>) {
+        self.ecn = feedback.is_some();
+        self.ect_all = feedback.is_some_and(|f| f != CeFeedback::Classic);
+        self.accurate = feedback == Some(CeFeedback::Accurate);
+        self.cc.on_ecn_negotiated(match feedback {
+            None => NegotiatedEcn::Off,
+            Some(CeFeedback::Accurate) => NegotiatedEcn::Accurate,
+            Some(_) => NegotiatedEcn::Echo,
+        });
+    }
+
+    /// The ECN feedback the sender uses (none: no ECN), as the handshake settled it.
+    pub fn ecn_feedback(&self) -> Option<CeFeedback> {
+        match (self.ecn, self.accurate, self.ect_all) {
+            (false, _, _) => None,
+            (true, true, _) => Some(CeFeedback::Accurate),
+            (true, false, true) => Some(CeFeedback::Dctcp),
+            (true, false, false) => Some(CeFeedback::Classic),
+        }
     }
 
     /// The handshake completed: the SYN's RTT is the first sample (Linux seeds srtt from it).
@@ -361,13 +415,15 @@ impl Sender {
         if self.state != State::SynSent {
             return;
         }
-        if !self.syn_retransmitted {
+        if self.syn_retransmissions == 0 {
             self.rtt.on_sample(now - self.syn_sent_ns);
             self.cc.on_rtt_sample(now, now - self.syn_sent_ns);
         }
         self.rto.reset_backoff();
         self.rto.stop();
         self.peer_rwnd = pkt.rwnd;
+        let answered = self.answered_ecn(pkt);
+        self.use_ecn(self.ecn_settings.settle_ecn(answered));
         self.state = State::Established;
         self.try_send(now, io);
     }
@@ -708,9 +764,9 @@ impl Sender {
     pub fn on_rto(&mut self, now: u64, io: &mut Io) {
         match self.state {
             State::SynSent => {
-                self.syn_retransmitted = true;
+                self.syn_retransmissions += 1;
                 self.rto.back_off();
-                io.send(self.syn(now));
+                io.send(self.syn(now, self.syn_retransmissions));
                 self.arm_rto(now, io);
             }
             State::Established if self.board.out_bytes() > 0 => {
