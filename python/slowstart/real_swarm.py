@@ -216,7 +216,7 @@ class Star:
         access = w["access"]
         testbed._ip("netns", "add", self.hub)
         self.namespaces.append(self.hub)
-        self._sysctl(
+        testbed.sysctl(
             self.hub,
             {
                 "net.ipv4.ip_forward": "1",
@@ -243,41 +243,18 @@ class Star:
             if pcap:
                 cap = Path(pcap) / f"peer{p.id}"
                 cap.mkdir(parents=True, exist_ok=True)
-            p.emu = subprocess.Popen(
-                [
-                    emulator,
-                    str(p.folder / "emu.json"),
-                    p.tun,
-                    p.hub_tun,
-                    str(p.emu_log),
-                    *([str(cap)] if cap else []),
-                ],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                text=True,
-                env=testbed._child_env(),
+            p.emu = testbed.spawn_emulator(
+                emulator, p.folder / "emu.json", p.tun, p.hub_tun, p.emu_log, cap
             )
             self._realtime(p.emu)
-            assert p.emu.stdout is not None
-            if p.emu.stdout.readline().strip() != "ready":
+            if not testbed.emulator_ready(p.emu):
                 raise SwarmError(f"peer {p.id}: slowstart-emu did not start")
             testbed._ip("netns", "add", p.ns)
             self.namespaces.append(p.ns)
             testbed._ip("link", "set", p.tun, "netns", p.ns)
             testbed._ip("link", "set", p.hub_tun, "netns", self.hub)
-            self._sysctl(
-                p.ns,
-                {
-                    "net.ipv6.conf.all.disable_ipv6": "1",
-                    "net.ipv6.conf.default.disable_ipv6": "1",
-                    f"net.ipv6.conf.{p.tun}.disable_ipv6": "1",
-                    "net.ipv4.tcp_no_metrics_save": "1",
-                    "net.ipv4.tcp_rmem": "4096 131072 33554432",
-                    "net.ipv4.tcp_wmem": "4096 16384 33554432",
-                    "net.ipv4.tcp_congestion_control": LINUX_CC[tcp["cc"]["name"]],
-                },
-            )
-            self._sysctl(self.hub, {f"net.ipv6.conf.{p.hub_tun}.disable_ipv6": "1"})
+            testbed.sysctl(p.ns, testbed.endpoint_sysctls(p.tun, LINUX_CC[tcp["cc"]["name"]]))
+            testbed.sysctl(self.hub, {f"net.ipv6.conf.{p.hub_tun}.disable_ipv6": "1"})
             testbed._ip("-n", p.ns, "link", "set", "lo", "up")
             testbed._ip("-n", p.ns, "link", "set", p.tun, "mtu", "1500", "txqueuelen", "10000")
             testbed._ip("-n", p.ns, "link", "set", p.tun, "up")
@@ -301,14 +278,6 @@ class Star:
             testbed._ip(*hub, "mtu", "1500", "txqueuelen", "10000")
             testbed._ip(*hub, "up")
             testbed._ip("-n", self.hub, "route", "replace", f"{p.addr}/32", "dev", p.hub_tun)
-
-    def _sysctl(self, ns: str, values: dict[str, str]) -> None:
-        subprocess.run(
-            ["ip", "netns", "exec", ns, "sysctl", "-q", "-w"]
-            + [f"{k}={v}" for k, v in values.items()],
-            check=False,
-            capture_output=True,
-        )
 
     def _realtime(self, p: subprocess.Popen[str]) -> None:
         why = testbed._keep_time(p)
@@ -340,7 +309,10 @@ class Star:
                     proc.wait()
             for p in self.peers:
                 if p.emu is not None and p.emu.poll() is None:
-                    p.tun_tx_dropped = _tx_dropped(p.ns, p.tun) + _tx_dropped(self.hub, p.hub_tun)
+                    p.tun_tx_dropped = sum(  # an unreadable count as 0
+                        testbed.tun_tx_dropped(ns, dev) or 0
+                        for ns, dev in ((p.ns, p.tun), (self.hub, p.hub_tun))
+                    )
                     p.emu.send_signal(signal.SIGTERM)
             for p in self.peers:
                 if p.emu is None:
@@ -358,15 +330,6 @@ class Star:
             self.namespaces.clear()
         finally:
             testbed._SIGNALS["closing"] -= 1
-
-
-def _tx_dropped(ns: str, dev: str) -> int:
-    """Packets TUN device `dev` in `ns` dropped on its way to the emulator (0 if unreadable)."""
-    r = testbed._ip("-n", ns, "-j", "-s", "link", "show", "dev", dev, check=False)
-    try:
-        return int(json.loads(r.stdout)[0]["stats64"]["tx"]["dropped"])
-    except (ValueError, LookupError, TypeError):
-        return 0
 
 
 def _direction(rate_bps: int, delay_ns: int, queue: dict[str, Any]) -> dict[str, Any]:

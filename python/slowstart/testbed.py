@@ -116,6 +116,60 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["ip", *args], check=check, capture_output=True, text=True)
 
 
+def sysctl(ns: str, values: dict[str, str]) -> None:
+    """Set kernel `values` in namespace `ns` (best effort: a key this kernel lacks is skipped)."""
+    subprocess.run(
+        ["ip", "netns", "exec", ns, "sysctl", "-q", "-w"] + [f"{k}={v}" for k, v in values.items()],
+        check=False,
+        capture_output=True,
+    )
+
+
+def endpoint_sysctls(tun: str, cc: str) -> dict[str, str]:
+    """An endpoint namespace's settings, before its device comes up: no IPv6 (its router
+    solicitations and MLD reports would cross the emulated link), no cached metrics between
+    runs, large buffers, and Linux TCP's algorithm `cc` (a new namespace inherits bbr here)."""
+    return {
+        "net.ipv6.conf.all.disable_ipv6": "1",
+        "net.ipv6.conf.default.disable_ipv6": "1",
+        f"net.ipv6.conf.{tun}.disable_ipv6": "1",
+        "net.ipv4.tcp_no_metrics_save": "1",
+        "net.ipv4.tcp_rmem": "4096 131072 33554432",
+        "net.ipv4.tcp_wmem": "4096 16384 33554432",
+        "net.ipv4.tcp_congestion_control": cc,
+    }
+
+
+def tun_tx_dropped(ns: str, dev: str) -> int | None:
+    """Packets TUN device `dev` in `ns` dropped on its way to the emulator (its queue full):
+    losses the emulated link never saw, so they must stay 0. None if unreadable."""
+    r = _ip("-n", ns, "-j", "-s", "link", "show", "dev", dev, check=False)
+    try:
+        return int(json.loads(r.stdout)[0]["stats64"]["tx"]["dropped"])
+    except (ValueError, LookupError, TypeError):
+        return None
+
+
+def spawn_emulator(
+    binary: str, config: Path, tun_a: str, tun_b: str, log: Path, pcap: str | Path | None
+) -> subprocess.Popen[str]:
+    """slowstart-emu (`binary`: `emulator_binary()`) on `config` between TUN devices `tun_a`
+    and `tun_b`, its queue log in `log`, captures in folder `pcap`; see `emulator_ready`."""
+    return subprocess.Popen(
+        [binary, str(config), tun_a, tun_b, str(log), *([str(pcap)] if pcap else [])],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_child_env(),
+    )
+
+
+def emulator_ready(p: subprocess.Popen[str]) -> bool:
+    """Whether emulator `p` said it is ready (its devices open), or it ended first."""
+    assert p.stdout is not None
+    return p.stdout.readline().strip() == "ready"
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -305,24 +359,17 @@ class Session:
         (workdir / "emu.json").write_text(json.dumps(emu_cfg), encoding="utf-8")
 
     def open(self) -> None:
-        self.emu = subprocess.Popen(
-            [
-                emulator_binary(),
-                str(self.workdir / "emu.json"),
-                self.tun_snd,
-                self.tun_rcv,
-                str(self.emu_log),
-                *([self.pcap] if self.pcap else []),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=_child_env(),
+        self.emu = spawn_emulator(
+            emulator_binary(),
+            self.workdir / "emu.json",
+            self.tun_snd,
+            self.tun_rcv,
+            self.emu_log,
+            self.pcap,
         )
         self.procs.append(self.emu)
         self._keep_time(self.emu)
-        assert self.emu.stdout is not None
-        if self.emu.stdout.readline().strip() != "ready":
+        if not emulator_ready(self.emu):
             raise RuntimeError("slowstart-emu did not start")
         initcwnd, initrwnd = self.flows[0]["initcwnd"], self.flows[0]["initrwnd"]
         for ns, tun, me, peer, route in (
@@ -331,28 +378,11 @@ class Session:
         ):
             _ip("netns", "add", ns)
             _ip("link", "set", tun, "netns", ns)
-            # Before the device comes up: no IPv6 (its router solicitations and MLD reports
-            # would cross the emulated link), no cached metrics between runs, large buffers.
-            sysctls = {
-                "net.ipv6.conf.all.disable_ipv6": "1",
-                "net.ipv6.conf.default.disable_ipv6": "1",
-                f"net.ipv6.conf.{tun}.disable_ipv6": "1",
-                "net.ipv4.tcp_no_metrics_save": "1",
-                "net.ipv4.tcp_rmem": "4096 131072 33554432",
-                "net.ipv4.tcp_wmem": "4096 16384 33554432",
-                "net.ipv4.tcp_congestion_control": LINUX_CC.get(
-                    self.flows[0]["cc"]["name"], "cubic"
-                ),
-            }
+            sysctls = endpoint_sysctls(tun, LINUX_CC.get(self.flows[0]["cc"]["name"], "cubic"))
             if self.flows[0].get("ecn", False):
                 # Both ends ask for ECN (RFC 3168 §6.1.1): web clients open the connections.
                 sysctls["net.ipv4.tcp_ecn"] = "1"
-            subprocess.run(
-                ["ip", "netns", "exec", ns, "sysctl", "-q", "-w"]
-                + [f"{k}={v}" for k, v in sysctls.items()],
-                check=False,
-                capture_output=True,
-            )
+            sysctl(ns, sysctls)
             _ip("-n", ns, "link", "set", "lo", "up")
             _ip("-n", ns, "link", "set", tun, "mtu", "1500", "txqueuelen", "10000", "up")
             _ip("-n", ns, "addr", "add", me, "peer", peer, "dev", tun)
@@ -394,17 +424,10 @@ class Session:
     def tx_dropped(self) -> dict[str, int | None]:
         """Packets each TUN device dropped on its way to the emulator (its queue full): they
         would be losses the emulated link never saw, so they must stay 0."""
-        out: dict[str, int | None] = {}
-        for side, ns, dev in (
-            ("sender", self.ns_snd, self.tun_snd),
-            ("receiver", self.ns_rcv, self.tun_rcv),
-        ):
-            r = _ip("-n", ns, "-j", "-s", "link", "show", "dev", dev, check=False)
-            try:
-                out[side] = int(json.loads(r.stdout)[0]["stats64"]["tx"]["dropped"])
-            except (ValueError, LookupError, TypeError):
-                out[side] = None
-        return out
+        return {
+            "sender": tun_tx_dropped(self.ns_snd, self.tun_snd),
+            "receiver": tun_tx_dropped(self.ns_rcv, self.tun_rcv),
+        }
 
     def close(self) -> dict[str, Any]:
         """Stop every process, delete the namespaces, return the emulator's statistics. A
