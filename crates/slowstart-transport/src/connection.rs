@@ -100,6 +100,42 @@ fn due(timer: &mut Timer, now: u64, kind: TimerKind) -> Option<Fired> {
     timer.fire(now).then_some(Fired { kind, deadline })
 }
 
+/// The timers of one end and what firing each does; the waking, polling and firing around
+/// them are written once, here, for both ends.
+trait EndTimers {
+    /// This end's timers, in the order `handle_timeouts` fires them.
+    const TIMERS: &'static [TimerKind];
+
+    fn flow(&self) -> u32;
+    fn timer(&self, kind: TimerKind) -> Option<&Timer>;
+    fn timer_mut(&mut self, kind: TimerKind) -> Option<&mut Timer>;
+    fn fire(&mut self, now: u64, kind: TimerKind, io: &mut Io);
+
+    fn poll_timeout(&self) -> Option<u64> {
+        Self::TIMERS
+            .iter()
+            .filter_map(|&k| self.timer(k).and_then(Timer::deadline))
+            .min()
+    }
+
+    #[inline]
+    fn handle_timeout(&mut self, now: u64, kind: TimerKind, io: &mut Io) -> Option<Fired> {
+        let flow = self.flow();
+        let fired = wake(self.timer_mut(kind)?, now, flow, kind, io)?;
+        self.fire(now, kind, io);
+        Some(fired)
+    }
+
+    fn handle_timeouts(&mut self, now: u64, io: &mut Io, mut fired: impl FnMut(Fired)) {
+        for &kind in Self::TIMERS {
+            if let Some(f) = self.timer_mut(kind).and_then(|t| due(t, now, kind)) {
+                self.fire(now, kind, io);
+                fired(f);
+            }
+        }
+    }
+}
+
 impl SenderEnd {
     /// The timers of this end, in the order `handle_timeouts` fires them.
     pub const TIMERS: [TimerKind; 3] = [
@@ -166,6 +202,36 @@ impl SenderEnd {
         }
     }
 
+    /// The earliest deadline of this end's timers.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        EndTimers::poll_timeout(self)
+    }
+
+    /// A wake-up for this end's timer of `kind` came at `now`: fire it if due, else ask for
+    /// a wake-up at its later deadline.
+    #[inline]
+    pub fn handle_timeout(&mut self, now: u64, kind: TimerKind, io: &mut Io) -> Option<Fired> {
+        EndTimers::handle_timeout(self, now, kind, io)
+    }
+
+    /// Fire every timer of this end due by `now`, each after the ones before it acted;
+    /// `fired` hears each.
+    pub fn handle_timeouts(&mut self, now: u64, io: &mut Io, fired: impl FnMut(Fired)) {
+        EndTimers::handle_timeouts(self, now, io, fired)
+    }
+}
+
+impl EndTimers for SenderEnd {
+    const TIMERS: &'static [TimerKind] = &SenderEnd::TIMERS;
+
+    fn flow(&self) -> u32 {
+        self.flow
+    }
+
+    fn timer(&self, kind: TimerKind) -> Option<&Timer> {
+        self.sender.timer(kind)
+    }
+
     #[inline]
     fn timer_mut(&mut self, kind: TimerKind) -> Option<&mut Timer> {
         self.sender.timer_mut(kind)
@@ -178,35 +244,6 @@ impl SenderEnd {
             TimerKind::LossProbe => self.sender.on_loss_probe(now, io),
             TimerKind::Pacing => self.sender.on_pacing_timer(now, io),
             _ => {}
-        }
-    }
-
-    /// The earliest deadline of this end's timers.
-    pub fn poll_timeout(&self) -> Option<u64> {
-        Self::TIMERS
-            .iter()
-            .filter_map(|&k| self.sender.timer(k).and_then(Timer::deadline))
-            .min()
-    }
-
-    /// A wake-up for this end's timer of `kind` came at `now`: fire it if due, else ask for
-    /// a wake-up at its later deadline.
-    #[inline]
-    pub fn handle_timeout(&mut self, now: u64, kind: TimerKind, io: &mut Io) -> Option<Fired> {
-        let flow = self.flow;
-        let fired = wake(self.timer_mut(kind)?, now, flow, kind, io)?;
-        self.fire(now, kind, io);
-        Some(fired)
-    }
-
-    /// Fire every timer of this end due by `now`, each after the ones before it acted;
-    /// `fired` hears each.
-    pub fn handle_timeouts(&mut self, now: u64, io: &mut Io, mut fired: impl FnMut(Fired)) {
-        for kind in Self::TIMERS {
-            if let Some(f) = self.timer_mut(kind).and_then(|t| due(t, now, kind)) {
-                self.fire(now, kind, io);
-                fired(f);
-            }
         }
     }
 }
@@ -251,6 +288,40 @@ impl ReceiverEnd {
         }
     }
 
+    /// The earliest deadline of this end's timers.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        EndTimers::poll_timeout(self)
+    }
+
+    /// A wake-up for this end's timer of `kind` came at `now`: fire it if due, else ask for
+    /// a wake-up at its later deadline.
+    #[inline]
+    pub fn handle_timeout(&mut self, now: u64, kind: TimerKind, io: &mut Io) -> Option<Fired> {
+        EndTimers::handle_timeout(self, now, kind, io)
+    }
+
+    /// Fire every timer of this end due by `now`, each after the ones before it acted;
+    /// `fired` hears each.
+    pub fn handle_timeouts(&mut self, now: u64, io: &mut Io, fired: impl FnMut(Fired)) {
+        EndTimers::handle_timeouts(self, now, io, fired)
+    }
+}
+
+impl EndTimers for ReceiverEnd {
+    const TIMERS: &'static [TimerKind] = &ReceiverEnd::TIMERS;
+
+    fn flow(&self) -> u32 {
+        self.flow
+    }
+
+    fn timer(&self, kind: TimerKind) -> Option<&Timer> {
+        match kind {
+            TimerKind::DelayedAck => Some(self.receiver.delack_timer()),
+            TimerKind::Request => Some(self.requests.timer()),
+            _ => None,
+        }
+    }
+
     #[inline]
     fn timer_mut(&mut self, kind: TimerKind) -> Option<&mut Timer> {
         match kind {
@@ -266,38 +337,6 @@ impl ReceiverEnd {
             TimerKind::DelayedAck => self.receiver.on_delack_timer(now, io),
             TimerKind::Request => self.requests.on_timer(now, io),
             _ => {}
-        }
-    }
-
-    /// The earliest deadline of this end's timers.
-    pub fn poll_timeout(&self) -> Option<u64> {
-        [
-            self.receiver.delack_timer().deadline(),
-            self.requests.timer().deadline(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-    }
-
-    /// A wake-up for this end's timer of `kind` came at `now`: fire it if due, else ask for
-    /// a wake-up at its later deadline.
-    #[inline]
-    pub fn handle_timeout(&mut self, now: u64, kind: TimerKind, io: &mut Io) -> Option<Fired> {
-        let flow = self.flow;
-        let fired = wake(self.timer_mut(kind)?, now, flow, kind, io)?;
-        self.fire(now, kind, io);
-        Some(fired)
-    }
-
-    /// Fire every timer of this end due by `now`, each after the ones before it acted;
-    /// `fired` hears each.
-    pub fn handle_timeouts(&mut self, now: u64, io: &mut Io, mut fired: impl FnMut(Fired)) {
-        for kind in Self::TIMERS {
-            if let Some(f) = self.timer_mut(kind).and_then(|t| due(t, now, kind)) {
-                self.fire(now, kind, io);
-                fired(f);
-            }
         }
     }
 }
