@@ -31,6 +31,31 @@ pub const PARAMS: &[ParamInfo] = &[
     },
 ];
 
+/// The bytes delivered and the bytes reported CE-marked since a window (DCTCP) or round
+/// (Prague) began: the marked fraction their alpha moves towards.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct MarkedBytes {
+    acked: u64,
+    marked: u64,
+}
+
+impl MarkedBytes {
+    pub(crate) fn add(&mut self, fb: &EcnFeedback) {
+        self.acked += fb.acked_bytes;
+        self.marked += fb.ce_bytes;
+    }
+
+    /// The fraction of the bytes delivered that were marked (0 of none), counting anew.
+    pub(crate) fn take_fraction(&mut self) -> f64 {
+        let MarkedBytes { acked, marked } = std::mem::take(self);
+        if acked > 0 {
+            marked.min(acked) as f64 / acked as f64
+        } else {
+            0.0
+        }
+    }
+}
+
 /// DCTCP's avoidance rule: Reno's increase, alpha's estimate and the decrease by alpha / 2.
 #[derive(Clone, Debug)]
 pub struct Dctcp {
@@ -39,8 +64,7 @@ pub struct Dctcp {
     pub alpha: f64,
     /// Bytes delivered and bytes reported marked in the current window (`DCTCP.BytesAcked`,
     /// `DCTCP.BytesMarked`).
-    acked: u64,
-    marked: u64,
+    counts: MarkedBytes,
     /// The window of data ends once this many bytes are delivered (`DCTCP.WindowEnd`: SND.NXT
     /// when the window began; Linux `next_seq`).
     window_end: u64,
@@ -51,8 +75,7 @@ impl Dctcp {
         Dctcp {
             g,
             alpha: alpha_init,
-            acked: 0,
-            marked: 0,
+            counts: MarkedBytes::default(),
             window_end: 0,
         }
     }
@@ -87,17 +110,10 @@ impl AvoidanceRule for Dctcp {
     /// RFC 8257 §3.3: count the bytes acknowledged and those marked; when the window of data
     /// ends, alpha = (1 - g) alpha + g M with M the marked fraction, and a new window begins.
     fn on_ecn_feedback(&mut self, fb: &EcnFeedback) {
-        self.acked += fb.acked_bytes;
-        self.marked += fb.ce_bytes;
+        self.counts.add(fb);
         if fb.delivered >= self.window_end {
-            let m = if self.acked > 0 {
-                self.marked.min(self.acked) as f64 / self.acked as f64
-            } else {
-                0.0
-            };
+            let m = self.counts.take_fraction();
             self.alpha = (1.0 - self.g) * self.alpha + self.g * m;
-            self.acked = 0;
-            self.marked = 0;
             self.window_end = fb.delivered + fb.in_flight;
         }
     }

@@ -25,6 +25,7 @@
 //! Linux, `prague_ecn_fallback = 0`), its own pacing (the flow's `pacing` applies).
 
 use crate::controller::{EcnCodepoint, EcnFeedback, NegotiatedEcn};
+use crate::dctcp::MarkedBytes;
 use crate::loss_based::{AvoidanceRule, RenoRule};
 use crate::params::{Accepts, ParamInfo, Params};
 use crate::registry::CcError;
@@ -62,8 +63,7 @@ pub struct Prague {
     saw_ce: bool,
     /// Bytes delivered and bytes reported marked since the round began (Linux `delivered -
     /// old_delivered`, `delivered_ce - old_delivered_ce`).
-    acked: u64,
-    marked: u64,
+    counts: MarkedBytes,
     /// The round ends once this many bytes are delivered (Linux `next_seq = snd_nxt`).
     round_end: u64,
     /// When alpha last moved and when cwnd was last reduced on ECN (Linux `alpha_stamp`,
@@ -84,8 +84,7 @@ impl Prague {
             rtt_virt_min,
             alpha: 1.0,
             saw_ce: false,
-            acked: 0,
-            marked: 0,
+            counts: MarkedBytes::default(),
             round_end: 0,
             alpha_at: None,
             reduced_at: None,
@@ -169,24 +168,17 @@ impl AvoidanceRule for Prague {
     /// since alpha last moved, alpha += g (F - alpha) with F the round's marked fraction, and a
     /// new round begins (Linux `prague_should_update_ewma`, `prague_update_alpha`).
     fn on_ecn_feedback(&mut self, fb: &EcnFeedback) {
-        self.acked += fb.acked_bytes;
-        self.marked += fb.ce_bytes;
+        self.counts.add(fb);
         self.ce_bytes = fb.ce_bytes;
         self.saw_ce |= fb.ce_bytes > 0;
         if fb.delivered < self.round_end || !self.virtual_rtt_since(self.alpha_at, fb.now) {
             return;
         }
+        let f = self.counts.take_fraction();
         if self.saw_ce {
-            let f = if self.acked > 0 {
-                self.marked.min(self.acked) as f64 / self.acked as f64
-            } else {
-                0.0
-            };
             self.alpha += self.g * (f - self.alpha);
             self.alpha_at = Some(fb.now);
         }
-        self.acked = 0;
-        self.marked = 0;
         self.round_end = fb.delivered + fb.in_flight;
     }
 
