@@ -54,6 +54,10 @@ def settings(cfg: dict) -> dict:
         # Every peer shares one /16 (the hub's); libtorrent would otherwise treat them as one
         # network's and skip limits meant for remote peers, and refuse a second peer per IP.
         "allow_multiple_connections_per_ip": True,
+        # Two seeds keep their connection (libtorrent closes it by default): a block still in
+        # flight when its receiver completes then arrives and counts at both ends, so the
+        # swarm's payload up and down can be compared exactly (real_swarm._drain).
+        "close_redundant_connections": False,
         "announce_to_all_trackers": False,
         "peer_fingerprint": "-SS0001-",
         "user_agent": "slowstart-peer",

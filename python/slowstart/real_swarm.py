@@ -60,6 +60,9 @@ READY_TIMEOUT_S = 30.0
 # How often each peer reports its progress and request queues.
 SAMPLE_NS = 100_000_000
 STOP_GRACE_S = 5.0
+# After the last leecher is done: how long the blocks still in flight have to arrive (a 16 KiB
+# block over the slowest 4 Mbps uplink with a full 100-packet queue takes under 0.4 s).
+DRAIN_S = 5.0
 _PEER = Path(__file__).with_name("_swarm_peer.py")
 
 
@@ -483,6 +486,7 @@ def _wait(peers: list[Peer], t0: int, duration_ns: int, progress: Any) -> None:
         if progress is not None:
             progress(done, len(leechers))
         if done == len(leechers):
+            _drain(peers)
             return
         if time.monotonic_ns() >= t0 + duration_ns:
             left = [str(p.id) for p in leechers if p.done_ns is None]
@@ -492,6 +496,24 @@ def _wait(peers: list[Peer], t0: int, duration_ns: int, progress: Any) -> None:
                 "namespaces removed"
             )
         time.sleep(0.05)
+
+
+def _payload(peers: list[Peer]) -> tuple[int, int]:
+    """Payload bytes uploaded and downloaded, summed over the peers' latest samples."""
+    last = [p.lines[-1] for p in peers if p.lines]
+    return sum(r["payload_up"] for r in last), sum(r["payload_down"] for r in last)
+
+
+def _drain(peers: list[Peer]) -> None:
+    """Until every block a peer counted as uploaded has been counted as downloaded (libtorrent
+    counts a block sent once the socket took it, and the connections between seeds stay open,
+    _swarm_peer.py), or DRAIN_S; the summary warns if they still differ."""
+    end = time.monotonic() + DRAIN_S
+    while time.monotonic() < end:
+        up, down = _payload(peers)
+        if up == down:
+            return
+        time.sleep(SAMPLE_NS / 1e9)
 
 
 def _no_flows() -> Any:
@@ -533,8 +555,7 @@ def _summary(config: dict[str, Any], peers: list[Peer], t0: int, data: Path) -> 
         arrival_s = p.draw["arrival_ns"] / 1e9
         done_s = None if p.done_ns is None else (p.done_ns - t0) / 1e9
         mean_q, max_q = _request_queue(p)
-        # Every peer it was connected to, and whether over uTP: libtorrent closes connections
-        # between two seeds, so at the end a never-leave swarm has none left.
+        # Every peer it was connected to over the run, and whether over uTP.
         remotes = {peer_of(c["ip"]): c["utp"] for row in p.lines for c in row["conns"]}
         got = p.folder / data.name
         rows.append(
@@ -572,6 +593,12 @@ def _summary(config: dict[str, Any], peers: list[Peer], t0: int, data: Path) -> 
             row = dict(p.stats.get(direction, {}))
             links.append({**row, "name": name})
     drops = sum(x.get("drops", 0) for x in links)
+    up, down = (sum(r[k] for r in rows) for k in ("bytes_up", "bytes_down"))
+    if up != down:
+        warnings.append(
+            f"payload: the peers uploaded {up} bytes and downloaded {down} ({DRAIN_S:g} s "
+            "after the last leecher was done)"
+        )
     return {
         "scenario": config.get("name"),
         "mode": "real",
