@@ -571,6 +571,19 @@ def test_a_python_controller_that_raises_over_udp_is_one_line(tmp_path, udp_buil
 
 
 @needs_root
+def test_an_endpoint_that_will_not_start_is_one_line_and_exit_2(tmp_path, emu_built, monkeypatch):
+    """An endpoint program that will not start (`false` in place of slowstart-udp; the
+    receiver starts first) is one line naming the flow and the side, status 2 like any run
+    that cannot happen, not an internal error; nothing is left behind."""
+    monkeypatch.setenv(testbed.binary_variable("slowstart-udp"), shutil.which("false"))
+    proc = cli("real", "real-20mbps", "--stack", "udp")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr == "error: flow 0: the UDP receiver did not start: status 1\n"
+    assert leftovers(proc.pid) == []
+
+
+@needs_root
 def test_udp_compare_matches_the_simulation_for_reno(tmp_path, udp_built):
     """real-20mbps (10 MB, 20 Mbps, 50 ms): the UDP stack runs the simulator's own Reno, so
     completion agrees (median of 3 runs) and the slow-start rounds are 10, 20, 40, 80, 160

@@ -25,6 +25,7 @@ from slowstart.testbed import (
     RCV_ADDR,
     SND_ADDR,
     START_LEAD_NS,
+    RealRunError,
     Session,
     check_available,
     testbed,
@@ -108,7 +109,7 @@ def _start_flows(session: Session, work: Path, interval: int) -> tuple[int, list
             passive = _agent(session, session.ns_rcv, "sink", port)
         assert passive.stdout is not None
         if passive.stdout.readline().strip() != "listening":
-            raise RuntimeError(f"flow {i}: the {'server' if web else 'sink'} did not start")
+            raise RealRunError(f"flow {i}: the {'server' if web else 'sink'} did not start")
         runs.append(
             {
                 "flow": flow,
@@ -171,9 +172,9 @@ def run_real(
                 try:
                     out, _ = r["active"].communicate(timeout=max(0.1, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
-                    raise RuntimeError(f"flow {i}: not finished within {timeout_s:.0f} s") from None
+                    raise RealRunError(f"flow {i}: not finished within {timeout_s:.0f} s") from None
                 if r["active"].returncode != 0:
-                    raise RuntimeError(
+                    raise RealRunError(
                         f"flow {i}: the {side} failed (status {r['active'].returncode})"
                     )
                 if r["web"]:

@@ -43,6 +43,7 @@ from slowstart.testbed import (
     RCV_ADDR,
     SND_ADDR,
     START_LEAD_NS,
+    RealRunError,
     cargo_binary,
     check_available,
     testbed,
@@ -214,7 +215,7 @@ def run_real_quinn(
                 )
                 assert server.stdout is not None
                 if server.stdout.readline().strip() != "listening":
-                    raise RuntimeError(f"flow {i}: the quinn server did not start")
+                    raise RealRunError(f"flow {i}: the quinn server did not start")
                 runs.append({"flow": flow, "port": port, "cert": cert, "rx": server})
             t_base = session.time_zero()
             for i, r in enumerate(runs):
@@ -241,7 +242,7 @@ def run_real_quinn(
                     try:
                         out, err = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
                     except subprocess.TimeoutExpired:
-                        raise RuntimeError(
+                        raise RealRunError(
                             f"flow {i}: not finished within {timeout_s:.0f} s"
                         ) from None
                     if p.returncode != 0:
@@ -251,7 +252,7 @@ def run_real_quinn(
                         r[end + "_report"] = json.loads(out.strip().splitlines()[-1])
                 if failed:
                     # Both ends' lines: a client's "connection lost" says why at the server.
-                    raise RuntimeError(f"flow {i}: quinn failed: {'; '.join(failed)}")
+                    raise RealRunError(f"flow {i}: quinn failed: {'; '.join(failed)}")
         frames = []
         for i, r in enumerate(runs):
             tx = r["tx_report"]

@@ -44,6 +44,7 @@ from slowstart.testbed import (
     RCV_ADDR,
     SND_ADDR,
     START_LEAD_NS,
+    RealRunError,
     bottleneck,
     cargo_binary,
     check_available,
@@ -169,7 +170,7 @@ def run_real_udp(
                     try:
                         out, err = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
                     except subprocess.TimeoutExpired:
-                        raise RuntimeError(
+                        raise RealRunError(
                             f"flow {i}: not finished within {timeout_s:.0f} s"
                         ) from None
                     if p.returncode != 0:
@@ -269,11 +270,11 @@ def _start_flows(
 
 def _failure(flow: int, who: str, status: int, stderr: str, what: str = "failed") -> Exception:
     """An endpoint's exit as an exception: ValueError with its line for bad input (such as a
-    user's controller that faulted: the line names it), else RuntimeError naming the flow."""
+    user's controller that faulted: the line names it), else RealRunError naming the flow."""
     why = (stderr or "").strip().splitlines()
     if status == EXIT_BAD_INPUT and why:
         return ValueError(why[-1].removeprefix("error: "))
-    return RuntimeError(
+    return RealRunError(
         f"flow {flow}: the UDP {who} {what}: " + (why[-1] if why else f"status {status}")
     )
 

@@ -63,6 +63,11 @@ class RealUnavailable(RuntimeError):
     """This machine cannot run a real transfer (not root, no TUN, no `ip`)."""
 
 
+class RealRunError(ValueError):
+    """A real run's program (an emulator, an endpoint, a server) did not start, failed or did
+    not finish: one line naming it, exit status 2 like any input that cannot run."""
+
+
 def unavailable_reason() -> str | None:
     """Why a real run cannot happen here, or None when it can."""
     if sys.platform != "linux":
@@ -370,7 +375,7 @@ class Session:
         self.procs.append(self.emu)
         self._keep_time(self.emu)
         if not emulator_ready(self.emu):
-            raise RuntimeError("slowstart-emu did not start")
+            raise RealRunError("slowstart-emu did not start")
         initcwnd, initrwnd = self.flows[0]["initcwnd"], self.flows[0]["initrwnd"]
         for ns, tun, me, peer, route in (
             (self.ns_snd, self.tun_snd, SND_ADDR, RCV_ADDR, ["initcwnd", str(initcwnd)]),
