@@ -25,6 +25,11 @@ settings.register_profile("explore")
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 ROOT = Path(__file__).resolve().parent.parent
+# The real-network modules' mark (`pytestmark = NETWORK`): `make test` runs pytest on two
+# workers (pytest-xdist, --dist loadgroup) and all of these on one of them, one at a time, as
+# they ran before; the other worker runs the simulations beside them, so each real run shares
+# the machine with one CPU-bound process, the load these tests are written to pass under.
+NETWORK = pytest.mark.xdist_group("network")
 # How long a child a test left running gets to exit on SIGTERM (a `slowstart real` run removes
 # its namespaces then) before SIGKILL.
 STOP_GRACE_S = 10

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import built, cli
+from conftest import NETWORK, built, cli
 from slowstart.real_program import check_programs, read_qlog
 from slowstart.scenario import load
 from slowstart.units import ScenarioError
@@ -26,6 +26,8 @@ needs_curl = pytest.mark.skipif(CURL is None, reason="skipped: no curl (make pro
 needs_ngtcp2 = pytest.mark.skipif(
     not NGTCP2, reason="skipped: no gtlsserver/gtlsclient (make programs: ngtcp2-server, -client)"
 )
+
+pytestmark = NETWORK
 
 
 @pytest.fixture(scope="module")

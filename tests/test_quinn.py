@@ -13,10 +13,12 @@ from argparse import Namespace
 
 import pytest
 
-from conftest import ROOT, built, cli
+from conftest import NETWORK, ROOT, built, cli
 from slowstart import real_quinn, testbed
 from slowstart.cli import check_real_cc
 from test_real import SMALL, leftovers
+
+pytestmark = NETWORK
 
 REASON = testbed.unavailable_reason()
 needs_root = pytest.mark.skipif(REASON is not None, reason=f"skipped: {REASON}")

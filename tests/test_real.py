@@ -22,9 +22,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, built, cli
+from conftest import NETWORK, ROOT, built, cli
 from slowstart import compare, real_kernel, real_summary, testbed
 from slowstart.cli import check_real_cc, format_compare, format_compare_both
+
+pytestmark = NETWORK
 
 REASON = testbed.unavailable_reason()
 needs_root = pytest.mark.skipif(REASON is not None, reason=f"skipped: {REASON}")

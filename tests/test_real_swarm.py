@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import cli
+from conftest import NETWORK, cli
 from slowstart import testbed
 from slowstart.real_swarm import SwarmError, check_swarm, libtorrent_missing
 from slowstart.scenario import load
@@ -28,6 +28,8 @@ needs_swarm = pytest.mark.skipif(
     REASON is not None or NO_LIBTORRENT is not None,
     reason=f"skipped: {REASON or NO_LIBTORRENT}",
 )
+
+pytestmark = NETWORK
 
 # 1 seed and 3 leechers at 4/20 Mbps, a 2 MB file in 8 pieces: the seed's uplink alone would
 # take 4 s per copy, so the leechers must trade pieces among themselves.
