@@ -1,5 +1,6 @@
 # `make demo` and `make test` are all a fresh machine needs. Setup is idempotent: the stamp is
-# newer than every source it was built from, so a second run does nothing.
+# newer than every source it was built from, so a second run does nothing. A stamp carries the
+# time its build started, so a source edited during the build is rebuilt next time.
 
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -26,11 +27,12 @@ GUEST_SOURCES := Cargo.lock $(shell find crates/slowstart-cc crates/slowstart-gu
 guests: $(GUEST_STAMP)
 
 $(GUEST_STAMP): $(GUEST_SOURCES)
+	@mkdir -p $(@D) && touch $@.started
 	@rustup target list --installed 2>/dev/null | grep -qx $(WASM_TARGET) \
 		|| rustup target add $(WASM_TARGET)
 	cargo build --quiet --release --target $(WASM_TARGET) \
 		-p builtin-guest -p faulty-guest -p wasm-controller
-	@touch $@
+	@mv $@.started $@
 
 $(VENV)/bin/maturin:
 	@echo "setup: creating $(VENV) (the first time also builds the Rust extension: minutes)"
@@ -42,6 +44,7 @@ $(VENV)/bin/maturin:
 # release mode and installs the package (editable); the build's log is shown only if it fails.
 $(STAMP): $(VENV)/bin/maturin pyproject.toml $(RUST_SOURCES)
 	@echo "setup: installing dependencies and building the extension (log: $(VENV)/setup.log)"
+	@touch $(VENV)/.setup-started
 	@$(PY) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
 		print("\n".join(p["dependencies"] + p["optional-dependencies"]["dev"]))' \
 		> $(VENV)/requirements.txt
@@ -51,7 +54,7 @@ $(STAMP): $(VENV)/bin/maturin pyproject.toml $(RUST_SOURCES)
 		> $(VENV)/setup.log 2>&1 || { cat $(VENV)/setup.log; exit 1; }
 	@$(PY) -c 'import slowstart._core'
 	@rm -f $(VENV)/.setup-stamp*
-	@touch $@
+	@mv $(VENV)/.setup-started $@
 
 demo: setup
 	$(VENV)/bin/slowstart reproduce floyd
