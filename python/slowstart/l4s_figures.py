@@ -33,7 +33,8 @@ def rtt_rise_after_first_response_ms(result: Result) -> float | None:
 
 def l4s_figures(exp: Experiment, results: list[Result], out: Path) -> list[Path]:
     """prague-l4s.png: cwnd and the bottleneck's queueing delay against time, one line per
-    controller (the first run of each; the other rows read the same runs)."""
+    controller (the first run of each; the other rows read the same runs), with each one's
+    published RTT peak dashed."""
     from matplotlib.figure import Figure
 
     seen: dict[tuple[str, ...], tuple[str, Result]] = {}
@@ -41,11 +42,28 @@ def l4s_figures(exp: Experiment, results: list[Result], out: Path) -> list[Path]
         seen.setdefault(v.overrides, (v.label.split(":")[0], r))
     fig = Figure(figsize=(9, 6), layout="constrained")
     cwnd_ax, queue_ax = fig.subplots(2, 1, sharex=True)
+    colour = {}
     for label, r in seen.values():
         f = r.flows[r.flows["flow"] == 0]
         cwnd_ax.plot(f["t_s"], f["cwnd_bytes"] / 1e3, label=label, lw=0.8)
         t, delay = queue_delay_series(r)
-        queue_ax.plot(t, delay, label=label, lw=0.8)
+        (line,) = queue_ax.plot(t, delay, label=label, lw=0.8)
+        colour[label] = line.get_color()
+    # The published RTT peaks (the experiment's own rows), dashed in their controller's colour.
+    for v in exp.variants:
+        label = v.label.split(":")[0]
+        if v.measure is rtt_rise_ms and v.published is not None and label in colour:
+            queue_ax.axhline(v.published, color=colour[label], ls="--", lw=0.8)
+            queue_ax.annotate(
+                f"{label}: published peak, {v.published:g} ms",
+                (1, v.published),
+                xycoords=("axes fraction", "data"),
+                xytext=(-2, 2),
+                textcoords="offset points",
+                ha="right",
+                fontsize=8,
+                color=colour[label],
+            )
     for ms, what in ((5, "CE step (Prague)"), (20, "tail drop")):
         queue_ax.axhline(ms, color="grey", ls=":", lw=0.8)
         queue_ax.annotate(what, (0, ms), xytext=(2, 2), textcoords="offset points", fontsize=8)
