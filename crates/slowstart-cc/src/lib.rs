@@ -34,6 +34,8 @@ pub mod cubic;
 pub mod dctcp;
 pub mod estimators;
 pub mod external;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod hstcp;
 pub mod hybla;
 pub mod ledbat;

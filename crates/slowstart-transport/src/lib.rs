@@ -29,6 +29,8 @@
 pub mod connection;
 #[cfg(test)]
 mod connection_tests;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod packet;
 pub mod ranges;
 pub mod receiver;
