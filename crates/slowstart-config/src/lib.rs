@@ -34,6 +34,9 @@
 //! `slowstart_transport` (its [`Settings`](slowstart_transport::Settings), which a flow's
 //! config produces). Above: `slowstart_link`, `slowstart_apps`, `slowstart_sim`,
 //! `slowstart_udp`, `slowstart_emu` and the binding. Nothing here runs anything.
+//!
+//! Start reading at [`SimConfig`] and [`FlowConfig`] (config.rs), then [`FlowConfig::transport`]
+//! and [`FlowConfig::common_params`], what a run builds a connection from.
 
 pub mod cc_text;
 mod config;

@@ -2,7 +2,8 @@
 //! columns (little-endian bytes for `numpy.frombuffer`) out.
 //!
 //! The top of the Rust stack: it exposes `slowstart_sim`'s run, validation, defaults and schema
-//! and `slowstart_cc`'s registry to the Python package (`python/slowstart`), which owns the
+//! `slowstart_cc`'s registry and `slowstart_config`'s `cc` grammar (`parse_cc`,
+//! `guest_reference`) to the Python package (`python/slowstart`), which owns the
 //! scenario files, units, the CLI, sweeps, reproductions and figures. Python reads every
 //! default, bound and column name through here, never from a copy.
 
