@@ -1,4 +1,4 @@
-//! See crates/slowstart-sim/src/fuzzing.rs.
+//! See crates/slowstart-transport/src/fuzzing.rs.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| slowstart_sim::fuzzing::transport(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| slowstart_transport::fuzzing::transport(data));

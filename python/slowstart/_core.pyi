@@ -38,6 +38,19 @@ def schema() -> str:
     """JSON object of the names a run reports under: `flow` and `link` (an empty summary row
     of each, keys in order) and `flows` and `queues` (trace column names in order)."""
 
+CC_HELP: str
+"""What a `cc` value may be, for error messages (crates/slowstart-config/src/cc_text.rs)."""
+
+def parse_cc(text: str, field: str) -> dict[str, Any]:
+    """A `cc` string (`"lss:max_ssthresh=100"`, `"x.py:Cls:gain=2"`, `"x.wasm"`) parsed by the
+    core's grammar: {"name", "params" (bool, int, float or str, in the order given), "guest":
+    None or a user's controller as `guest_reference` gives it}. ValueError("<field>: ...") if
+    it does not parse."""
+
+def guest_reference(text: str) -> dict[str, Any] | None:
+    """The user's controller `text` starts with: {"kind": "python" or "wasm", "path", "class"
+    (None for wasm), "params" (the text after its colon, or None)}; None if it names none."""
+
 def register_wasm(name: str, module: bytes) -> None:
     """Register a WebAssembly controller module under `name` (its content hash in the name);
     ValueError with one line if the module does not fit the guest interface."""

@@ -18,15 +18,10 @@ import hashlib
 import inspect
 import marshal
 import os
-import re
 import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-# `PATH.py:Class[:params]` and `PATH.wasm[:params]`.
-PYTHON_REF = re.compile(r"^(?P<path>.+?\.py):(?P<cls>[A-Za-z_]\w*)(?::(?P<params>.*))?$", re.S)
-WASM_REF = re.compile(r"^(?P<path>.+?\.wasm)(?::(?P<params>.*))?$", re.S)
 
 # What a cc value may name besides a built-in, for error messages.
 HELP = "your own controller: PATH.py:CLASS or PATH.wasm, each optionally followed by :key=value,..."
@@ -131,21 +126,30 @@ class Payload:
 PAYLOADS: dict[str, Payload] = {}
 
 
+def _reference(value: str) -> dict[str, Any] | None:
+    """`PATH.py:Class[:params]` or `PATH.wasm[:params]` by the core's grammar
+    (`_core.guest_reference`); None for anything else."""
+    from slowstart import _core
+
+    try:
+        return _core.guest_reference(value)
+    except UnicodeEncodeError:  # a lone surrogate (from argv) names no file the core reads
+        return None
+
+
 def is_reference(name: object) -> bool:
     """Whether a cc value names a user's controller rather than a built-in."""
     if isinstance(name, type):
         return True
-    return isinstance(name, str) and bool(PYTHON_REF.match(name) or WASM_REF.match(name))
+    return isinstance(name, str) and _reference(name) is not None
 
 
 def split_reference(value: str) -> tuple[str, str]:
     """`"x.py:Cls:gain=2"` → (`"x.py:Cls"`, `"gain=2"`); `"x.wasm"` → (`"x.wasm"`, `""`)."""
-    m = PYTHON_REF.match(value)
-    if m:
-        return f"{m['path']}:{m['cls']}", m["params"] or ""
-    m = WASM_REF.match(value)
-    assert m, value
-    return m["path"], m["params"] or ""
+    ref = _reference(value)
+    assert ref is not None, value
+    name = f"{ref['path']}:{ref['class']}" if ref["kind"] == "python" else ref["path"]
+    return name, ref["params"] or ""
 
 
 def _read(path: Path, field: str) -> bytes:
@@ -194,8 +198,8 @@ def resolve(ref: str | type, field: str) -> dict[str, Any]:
         name = f"{label}@{digest[:HASH_CHARS]}"
         PAYLOADS[name] = Payload("python", ref, ref.__qualname__)
         return {"name": name, "guest": {"kind": "python", "path": "", "sha256": digest}}
-    m = PYTHON_REF.match(ref)
-    if m:
+    m = _reference(ref)
+    if m is not None and m["kind"] == "python":
         path = Path(m["path"]).expanduser()
         source = _read(path, field)
         digest = _digest(source)
@@ -203,14 +207,13 @@ def resolve(ref: str | type, field: str) -> dict[str, Any]:
             text = source.decode("utf-8")
         except UnicodeDecodeError:
             raise GuestError(f"{field}: {str(path)!r} is not UTF-8 Python source") from None
-        name = f"{path.name}:{m['cls']}@{digest[:HASH_CHARS]}"
-        payload = Payload("python", text, m["cls"])
+        name = f"{path.name}:{m['class']}@{digest[:HASH_CHARS]}"
+        payload = Payload("python", text, m["class"])
         _python_class(name, payload, str(path.resolve()), field)  # fail now, not in a worker
         PAYLOADS[name] = payload
         guest = {"kind": "python", "path": str(path.resolve()), "sha256": digest}
         return {"name": name, "guest": guest}
-    m = WASM_REF.match(ref)
-    if m:
+    if m is not None:
         path = Path(m["path"]).expanduser()
         module = _read(path, field)
         digest = _digest(module)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from slowstart import guests
-from slowstart.api import Result
+from slowstart.api import Result, shown_name
 from slowstart.real_summary import (
     cross_rows,
     cross_warnings,
@@ -121,29 +121,26 @@ def _python_specs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {n: s for n, s in specs.items() if s["guest"]["kind"] == "python"}
 
 
-def _flows_frame(path: Path, flow_id: int, start_s: float) -> Any:
-    """The sender's (or server's) trace (crates/slowstart-udp) → the simulator's flow trace;
+def _flows_frame(path: Path, start_s: float) -> Any:
+    """The sender's (or server's) trace, which crates/slowstart-udp writes under the core's flow
+    trace columns, as the simulator's flow frame (`*_ns` as `*_s`, an unset ssthresh as NaN);
     `start_s` is its time 0 on the scenario's clock."""
     import numpy as np
     import pandas as pd
 
-    df = pd.read_csv(path, dtype={"ssthresh": np.uint64})
-    ssthresh = df["ssthresh"].astype(np.float64)
-    ssthresh[df["ssthresh"] == np.uint64(UNSET)] = np.nan
-    return frame(
-        "flows",
-        {
-            "t_s": df["t_ns"] / 1e9 + start_s,
-            "flow": np.full(len(df), flow_id, dtype=np.uint32),
-            "cwnd_bytes": df["cwnd"].astype(np.uint64),
-            "ssthresh_bytes": ssthresh,
-            "inflight_bytes": df["inflight"].astype(np.uint64),
-            "srtt_s": df["srtt_ns"] / 1e9,
-            "delivered_bytes": df["delivered"].astype(np.uint64),
-            "phase": df["phase"].astype(str),
-        },
-        {},
-    )
+    df = pd.read_csv(path, dtype={"ssthresh_bytes": np.uint64, "phase": str})
+    columns: dict[str, Any] = {}
+    for name in df.columns:
+        if name.endswith("_ns"):
+            columns[shown_name(name)] = df[name] / 1e9
+        elif name == "ssthresh_bytes":
+            columns[name] = df[name].astype(np.float64).where(df[name] != np.uint64(UNSET))
+        elif name == "phase":
+            columns[name] = df[name]
+        else:
+            columns[name] = df[name].astype(np.uint32 if name == "flow" else np.uint64)
+    columns["t_s"] = columns["t_s"] + start_s
+    return frame("flows", columns, {})
 
 
 def run_real_udp(
@@ -178,7 +175,7 @@ def run_real_udp(
                         raise _failure(i, side[end == "rx"], p.returncode, err)
                     r[end + "_report"] = json.loads(out.strip().splitlines()[-1])
         frames = [
-            _flows_frame(r["trace"], i, r["flow"]["start_ns"] / 1e9 + _server_lead_s(r))
+            _flows_frame(r["trace"], r["flow"]["start_ns"] / 1e9 + _server_lead_s(r))
             for i, r in enumerate(runs)
         ]
         flows = pd.concat(frames, ignore_index=True)

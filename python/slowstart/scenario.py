@@ -221,50 +221,17 @@ def parse_str(value: object, field: str) -> str:
 
 # --- congestion control specs -------------------------------------------------------------
 
-CC_HELP = (
-    'an algorithm such as "reno", "lss:max_ssthresh=100" or {name = "lss", ...}, '
-    'or your own: "my_start.py:MyStart" or "my_start.wasm"'
-)
 
-
-def _param_word(text: str) -> bool | int | float | str:
-    """A `key=value` value: true/false, a number (ASCII digits), else a word."""
-    if text in ("true", "false"):
-        return text == "true"
-    if text.isascii():
-        for kind in (int, float):
-            try:
-                return kind(text)
-            except ValueError:
-                pass
-    return text
-
-
-def _check_param(field: str, key: str, value: object) -> None:
-    """A parameter value the core can read: finite numbers (JSON has no NaN or infinity)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ScenarioError(f"{field}: parameter {key} must be a finite number, got {value}")
-
-
-def _parse_params(rest: str, field: str, value: object) -> dict[str, Any]:
-    """The `key=value,...` after a name's colon."""
-    params: dict[str, Any] = {}
-    for item in rest.split(",") if rest.strip() else []:
-        key, eq, word = item.partition("=")
-        if not eq or not key.strip() or not word.strip():
-            raise ScenarioError(
-                f'{field}: expected "name" or "name:key=value,...", got {show(value)}'
-            )
-        if key.strip() in params:
-            raise ScenarioError(f"{field}: parameter {show(key.strip())} is given twice")
-        params[key.strip()] = _param_word(word.strip())
-    return params
+def _check_params(field: str, params: dict[str, Any]) -> None:
+    """A table's parameter values the core can read: finite numbers (JSON has no NaN or
+    infinity; a string's are checked by the core's grammar)."""
+    for key, value in params.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ScenarioError(f"{field}: parameter {key} must be a finite number, got {value}")
 
 
 def _guest_spec(ref: str | type, params: dict[str, Any], field: str) -> dict[str, Any]:
     """A user's controller, loaded: its canonical name (with the content's hash) and source."""
-    for key, v in params.items():
-        _check_param(field, key, v)
     try:
         spec = guests.resolve(ref, field)
     except guests.GuestError as e:
@@ -273,45 +240,40 @@ def _guest_spec(ref: str | type, params: dict[str, Any], field: str) -> dict[str
 
 
 def parse_cc(value: object, field: str) -> dict[str, Any]:
-    """`"name:key=value,..."` or `{name = ..., key = value}` → {"name": ..., "params": {...}};
-    a user's controller (`x.py:Class`, `x.wasm`, or a Controller subclass) also gets
-    "guest", where it came from (python/slowstart/guests.py)."""
+    """`"name:key=value,..."` (the core's grammar, `_core.parse_cc`) or `{name = ..., key =
+    value}` → {"name": ..., "params": {...}}; a user's controller (`x.py:Class`, `x.wasm`, or
+    a Controller subclass) also gets "guest", where it came from (python/slowstart/guests.py)."""
+    from slowstart import _core
+
     if isinstance(value, type):
         return _guest_spec(value, {}, field)
-    if isinstance(value, str) and guests.is_reference(value.strip()):
-        ref, rest = guests.split_reference(value.strip())
-        if value.strip().endswith(":"):
-            raise ScenarioError(
-                f'{field}: nothing after ":" (expected "{ref}" or "{ref}:key=value,..."), '
-                f"got {show(value)}"
-            )
-        return _guest_spec(ref, _parse_params(rest, field, value), field)
     if isinstance(value, str):
-        name, colon, rest = value.strip().partition(":")
-        if colon and not rest.strip():
-            raise ScenarioError(
-                f'{field}: nothing after ":" (expected "name" or "name:key=value,..."), '
-                f"got {show(value)}"
-            )
-        params = _parse_params(rest, field, value)
-    elif isinstance(value, dict):
-        if "name" not in value:
-            raise ScenarioError(f"{field}.name: missing (expected {CC_HELP})")
-        name = value["name"]
-        params = {k: v for k, v in value.items() if k != "name"}
-        for key, v in params.items():
-            if not isinstance(v, bool | int | float | str):
-                raise ScenarioError(
-                    f"{field}.{key}: expected a number, true/false or a word, got {show(v)}"
-                )
-        if guests.is_reference(name):
-            return _guest_spec(name.strip() if isinstance(name, str) else name, params, field)
-    else:
-        raise ScenarioError(f"{field}: expected {CC_HELP}, got {show(value)}")
-    if not isinstance(name, str) or not name.strip():
-        raise ScenarioError(f"{field}: expected {CC_HELP}, got {show(value)}")
+        try:
+            spec = _core.parse_cc(value, field)
+        except UnicodeEncodeError:  # a lone surrogate (from argv) is no text the core reads
+            raise ScenarioError(f"{field}: expected {_core.CC_HELP}, got {show(value)}") from None
+        except ValueError as e:
+            raise ScenarioError(str(e)) from None
+        if spec["guest"] is not None:
+            return _guest_spec(spec["name"], spec["params"], field)
+        return {"name": spec["name"], "params": spec["params"]}
+    if not isinstance(value, dict):
+        raise ScenarioError(f"{field}: expected {_core.CC_HELP}, got {show(value)}")
+    if "name" not in value:
+        raise ScenarioError(f"{field}.name: missing (expected {_core.CC_HELP})")
+    name = value["name"]
+    params = {k: v for k, v in value.items() if k != "name"}
     for key, v in params.items():
-        _check_param(field, key, v)
+        if not isinstance(v, bool | int | float | str):
+            raise ScenarioError(
+                f"{field}.{key}: expected a number, true/false or a word, got {show(v)}"
+            )
+    if guests.is_reference(name):
+        _check_params(field, params)
+        return _guest_spec(name.strip() if isinstance(name, str) else name, params, field)
+    if not isinstance(name, str) or not name.strip():
+        raise ScenarioError(f"{field}: expected {_core.CC_HELP}, got {show(value)}")
+    _check_params(field, params)
     return {"name": name.strip(), "params": params}
 
 

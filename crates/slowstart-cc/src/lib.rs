@@ -20,10 +20,14 @@
 //! arithmetic shared by the loss-based algorithms), components several algorithms keep for
 //! themselves ([`round`] counting, the [`windowed_filter`], the [`rng`]), one module per
 //! algorithm, [`params`] (how an algorithm declares its parameters, with defaults and accepted
-//! ranges, and reads them) and [`registry`] (the list of algorithms and construction from
-//! `name:key=value`). A user's own controller (a Python class, a WebAssembly guest) comes in
+//! ranges, and reads them) and [`registry`] (the list of algorithms and construction of one
+//! from a [`registry::CcSpec`]; the `name:key=value` text of a spec is read by
+//! `slowstart_config::parse_cc`). A user's own controller (a Python class, a WebAssembly guest) comes in
 //! through [`external`]: registered under a name at run time, built like any algorithm, its
 //! every answer checked.
+//!
+//! Start reading at [`controller`], then [`reno`] (the smallest algorithm) and [`registry`].
+//! The fuzz harness of every controller is `fuzzing::controllers` (`fuzz/`).
 
 pub mod aimd;
 pub mod bbr;
@@ -34,6 +38,8 @@ pub mod cubic;
 pub mod dctcp;
 pub mod estimators;
 pub mod external;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod hstcp;
 pub mod hybla;
 pub mod ledbat;

@@ -70,40 +70,8 @@ fn each_key_once<'de, D: serde::Deserializer<'de>>(
 }
 
 impl CcSpec {
-    /// `"name"` or `"name:key=value,..."`, the grammar of a scenario's `cc` string
-    /// (python/slowstart/scenario.py `parse_cc`): a value is `true`/`false`, a number, else a
-    /// word. Names and values are checked when the controller is built ([`Controller::new`]).
-    pub fn parse(text: &str) -> Result<Self, CcError> {
-        let shape = || {
-            CcError(format!(
-                "cc: expected \"name\" or \"name:key=value,...\", got {text:?}"
-            ))
-        };
-        let (name, rest) = text.trim().split_once(':').unwrap_or((text.trim(), ""));
-        if name.trim().is_empty() || (text.contains(':') && rest.trim().is_empty()) {
-            return Err(shape());
-        }
-        let mut spec = CcSpec::named(name.trim());
-        for item in rest.split(',').filter(|_| !rest.trim().is_empty()) {
-            let (key, word) = item.split_once('=').ok_or_else(shape)?;
-            let (key, word) = (key.trim(), word.trim());
-            if key.is_empty() || word.is_empty() {
-                return Err(shape());
-            }
-            let value = match word {
-                "true" | "false" => ParamValue::Bool(word == "true"),
-                _ => match word.parse::<f64>() {
-                    Ok(x) if x.is_finite() && word.is_ascii() => ParamValue::Number(x),
-                    _ => ParamValue::Text(word.to_string()),
-                },
-            };
-            if spec.params.insert(key.to_string(), value).is_some() {
-                return Err(CcError(format!("cc: parameter '{key}' is given twice")));
-            }
-        }
-        Ok(spec)
-    }
-
+    /// A spec of `name` without parameters (a `cc` string is parsed by
+    /// `slowstart_config::parse_cc`).
     pub fn named(name: &str) -> Self {
         Self {
             name: name.to_string(),
@@ -728,27 +696,6 @@ mod tests {
             serde_json::from_str::<CcSpec>(once).unwrap().params.len(),
             2
         );
-    }
-
-    #[test]
-    fn a_spec_string_parses_as_a_scenario_writes_it() {
-        let spec =
-            CcSpec::parse("cubic:slow_start=hystart++, beta=0.5,fast_convergence=false").unwrap();
-        assert_eq!(spec.name, "cubic");
-        assert_eq!(
-            spec.params["slow_start"],
-            ParamValue::Text("hystart++".into())
-        );
-        assert_eq!(spec.params["beta"], ParamValue::Number(0.5));
-        assert_eq!(spec.params["fast_convergence"], ParamValue::Bool(false));
-        Controller::new(&spec, &COMMON).unwrap();
-        assert_eq!(CcSpec::parse(" reno ").unwrap(), CcSpec::named("reno"));
-        for bad in ["", "reno:", "reno:beta", "reno:=1", ":x=1"] {
-            let err = CcSpec::parse(bad).unwrap_err();
-            assert!(err.0.starts_with("cc: expected"), "{bad:?}: {err}");
-        }
-        let twice = CcSpec::parse("cubic:beta=0.5,beta=0.6").unwrap_err();
-        assert!(twice.0.contains("'beta' is given twice"), "{twice}");
     }
 
     #[test]

@@ -20,6 +20,11 @@
 //! and the UDP endpoints, so that a real run seeds and parameterises a controller exactly as
 //! the simulated one.
 //!
+//! # The `cc` grammar
+//! [`parse_cc`] ([`cc_text`]): `name:key=value,...` and a user's controller
+//! (`PATH.py:Class[:...]`, `PATH.wasm[:...]`), read once for the scenario loader (through
+//! the binding's `parse_cc`), the quinn adapter and any other caller.
+//!
 //! # The trace columns
 //! [`trace`]: the sampled tables (flows, queues, applications), each column declared once with
 //! its numpy dtype, and the sampler that decimates a long run into a fixed memory bound.
@@ -29,13 +34,18 @@
 //! `slowstart_transport` (its [`Settings`](slowstart_transport::Settings), which a flow's
 //! config produces). Above: `slowstart_link`, `slowstart_apps`, `slowstart_sim`,
 //! `slowstart_udp`, `slowstart_emu` and the binding. Nothing here runs anything.
+//!
+//! Start reading at [`SimConfig`] and [`FlowConfig`] (config.rs), then [`FlowConfig::transport`]
+//! and [`FlowConfig::common_params`], what a run builds a connection from.
 
+pub mod cc_text;
 mod config;
 mod derived;
 #[doc(hidden)]
 pub mod testing;
 pub mod trace;
 
+pub use cc_text::{parse_cc, CcText, GuestRef, Word, CC_HELP};
 pub use config::*;
 pub use derived::{stall_threshold, substream_seed};
 

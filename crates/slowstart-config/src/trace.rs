@@ -57,6 +57,31 @@ fn column<T: Element>(name: &'static str, values: &[T]) -> Column {
 }
 
 impl Column {
+    /// Its number of rows.
+    pub fn len(&self) -> usize {
+        self.bytes.len() / self.width()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    fn width(&self) -> usize {
+        match self.dtype {
+            "<u8" => 8,
+            "<u4" => 4,
+            _ => 1,
+        }
+    }
+
+    /// Row `i`'s value.
+    pub fn value(&self, i: usize) -> u64 {
+        let w = self.width();
+        let mut le = [0u8; 8];
+        le[..w].copy_from_slice(&self.bytes[i * w..(i + 1) * w]);
+        u64::from_le_bytes(le)
+    }
+
     fn unset(self) -> Self {
         Column {
             unset: true,
@@ -70,6 +95,33 @@ impl Column {
             ..self
         }
     }
+}
+
+/// A table's columns as CSV under their names: a header, then a row per sample; a column of
+/// codes is written as the name each stands for (`name(list, code)`, the list being e.g.
+/// `"phases"`), a code without one as `unknown`. A real endpoint writes its trace so, and Python reads it as
+/// it reads the engine's.
+pub fn write_csv(
+    out: &mut impl std::io::Write,
+    columns: &[Column],
+    name: impl Fn(&str, usize) -> Option<&'static str>,
+) -> std::io::Result<()> {
+    let header: Vec<&str> = columns.iter().map(|c| c.name).collect();
+    writeln!(out, "{}", header.join(","))?;
+    for i in 0..columns.first().map_or(0, Column::len) {
+        for (j, c) in columns.iter().enumerate() {
+            let sep = if j + 1 == columns.len() { "\n" } else { "," };
+            let v = c.value(i);
+            match c.codes {
+                Some(list) => {
+                    let name = name(list, v as usize).unwrap_or("unknown");
+                    write!(out, "{name}{sep}")?
+                }
+                None => write!(out, "{v}{sep}")?,
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Which rows decimation keeps: every other row of each series (`keys`: the flow or link of
@@ -173,6 +225,11 @@ macro_rules! trace_table {
                 $( self.$field.push(row.$field); )+
             }
 
+            /// Every row, without a bound (a real endpoint's trace, which its run bounds).
+            pub fn push_unbounded(&mut self, row: $row) {
+                $( self.$field.push(row.$field); )+
+            }
+
             pub fn len(&self) -> usize {
                 self.t_ns.len()
             }
@@ -246,6 +303,37 @@ mod tests {
         assert_eq!(trace.t_ns[0], 0);
         assert!(*trace.t_ns.last().unwrap() > 9_000);
         assert!(trace.t_ns.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn csv_under_the_tables_names() {
+        let mut trace = FlowTrace::default();
+        for (t, phase) in [(0, 0), (5, 3), (9, 200)] {
+            trace.push_unbounded(FlowRow {
+                t_ns: t,
+                flow: 2,
+                cwnd_bytes: 14_480,
+                ssthresh_bytes: u64::MAX,
+                inflight_bytes: t * 1000,
+                srtt_ns: 100_000_000,
+                delivered_bytes: t,
+                phase,
+            });
+        }
+        let mut out = Vec::new();
+        let phases: &[&str] = &["slow_start", "a", "b", "recovery"];
+        write_csv(&mut out, &trace.columns(), |list, code| {
+            assert_eq!(list, "phases");
+            phases.get(code).copied()
+        })
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "t_ns,flow,cwnd_bytes,ssthresh_bytes,inflight_bytes,srtt_ns,delivered_bytes,phase\n\
+             0,2,14480,18446744073709551615,0,100000000,0,slow_start\n\
+             5,2,14480,18446744073709551615,5000,100000000,5,recovery\n\
+             9,2,14480,18446744073709551615,9000,100000000,9,unknown\n"
+        );
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! columns (little-endian bytes for `numpy.frombuffer`) out.
 //!
 //! The top of the Rust stack: it exposes `slowstart_sim`'s run, validation, defaults and schema
-//! and `slowstart_cc`'s registry to the Python package (`python/slowstart`), which owns the
+//! `slowstart_cc`'s registry and `slowstart_config`'s `cc` grammar (`parse_cc`,
+//! `guest_reference`) to the Python package (`python/slowstart`), which owns the
 //! scenario files, units, the CLI, sweeps, reproductions and figures. Python reads every
 //! default, bound and column name through here, never from a copy.
 
@@ -11,6 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyBytes, PyDict};
 use slowstart_cc::registry::ALGORITHMS;
 use slowstart_cc::Phase;
+use slowstart_config::{GuestRef, Word};
 use slowstart_sim::ExportDirs;
 use std::path::PathBuf;
 
@@ -102,6 +104,63 @@ fn validate(config_json: &str) -> PyResult<()> {
     slowstart_sim::SimConfig::from_json(config_json)
         .and_then(|c| c.validate())
         .map_err(|e| PyValueError::new_err(e.0))
+}
+
+/// A `cc` string (`name:key=value,...`, `x.py:Cls:k=v`, `x.wasm`) parsed by the core's grammar
+/// (`slowstart_config::cc_text`): {"name", "params" (ints and floats as written), "guest":
+/// None or the reference's parts}; ValueError("<field>: <message>") if it does not parse.
+#[pyfunction]
+fn parse_cc<'py>(py: Python<'py>, text: &str, field: &str) -> PyResult<Bound<'py, PyDict>> {
+    let spec = slowstart_config::parse_cc(text, field).map_err(|e| PyValueError::new_err(e.0))?;
+    let params = PyDict::new(py);
+    for (key, word) in &spec.params {
+        match word {
+            Word::Bool(b) => params.set_item(key, b)?,
+            Word::Integer(i) => params.set_item(key, i)?,
+            Word::Number(x) => params.set_item(key, x)?,
+            Word::Text(t) => params.set_item(key, t)?,
+        }
+    }
+    let out = PyDict::new(py);
+    out.set_item("name", &spec.name)?;
+    out.set_item("params", params)?;
+    match &spec.guest {
+        Some(guest) => out.set_item("guest", guest_dict(py, guest, None)?)?,
+        None => out.set_item("guest", py.None())?,
+    }
+    Ok(out)
+}
+
+/// The user's controller a `cc` string starts with, as the grammar finds it: {"kind"
+/// ("python" or "wasm"), "path", "class" (None for wasm), "params" (the text after its colon,
+/// or None)}, or None for anything else.
+#[pyfunction]
+fn guest_reference<'py>(py: Python<'py>, text: &str) -> PyResult<Option<Bound<'py, PyDict>>> {
+    GuestRef::split(text)
+        .map(|(guest, params)| guest_dict(py, &guest, params))
+        .transpose()
+}
+
+fn guest_dict<'py>(
+    py: Python<'py>,
+    guest: &GuestRef,
+    params: Option<&str>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    match guest {
+        GuestRef::Python { path, class } => {
+            out.set_item("kind", "python")?;
+            out.set_item("path", path)?;
+            out.set_item("class", class)?;
+        }
+        GuestRef::Wasm { path } => {
+            out.set_item("kind", "wasm")?;
+            out.set_item("path", path)?;
+            out.set_item("class", py.None())?;
+        }
+    }
+    out.set_item("params", params)?;
+    Ok(out)
 }
 
 /// Every algorithm with its parameters, as a JSON list.
@@ -206,6 +265,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_cc, m)?)?;
+    m.add_function(wrap_pyfunction!(guest_reference, m)?)?;
+    m.add("CC_HELP", slowstart_config::CC_HELP)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -65,11 +65,12 @@ pub struct SlowstartFactory {
 }
 
 impl SlowstartFactory {
-    /// The factory of `spec` (the core's grammar, [`CcSpec::parse`]), checked by building one
+    /// The factory of `spec` (the core's grammar, [`slowstart_config::parse_cc`]), checked by building one
     /// controller: an unknown name, a bad parameter or an algorithm quinn cannot feed is an
     /// error here, not at the first connection.
     pub fn new(spec: &str) -> Result<Self, CcError> {
-        Self::from_spec(CcSpec::parse(spec)?)
+        let text = slowstart_config::parse_cc(spec, "cc").map_err(|e| CcError(e.0))?;
+        Self::from_spec(text.to_spec())
     }
 
     /// As [`SlowstartFactory::new`], from a spec already parsed.

@@ -18,7 +18,7 @@
 //! client trusts that certificate. The client starts at CLOCK_MONOTONIC `--start-at` (ns) if
 //! given. Each prints its report as one JSON line (times in CLOCK_MONOTONIC ns); on failure one
 //! `error: ` line on stderr, exit 1 (2 for bad arguments). `--trace` writes the controller's
-//! state after every ACK frame and congestion event (trace::TraceRow's columns), `--qlog` the same
+//! state after every ACK frame and congestion event (the simulator's flow trace columns), `--qlog` the same
 //! samples as a qlog (JSON-SEQ `recovery:metrics_updated` events), `--calls` every
 //! call quinn made to the controller (record::Call lines). With $SLOWSTART_PARENT set, the
 //! process dies with that parent (PR_SET_PDEATHSIG).
@@ -31,6 +31,8 @@ use std::time::{Duration, Instant};
 
 use quinn::congestion::{BbrConfig, Controller, ControllerFactory, CubicConfig, NewRenoConfig};
 use quinn::{ClientConfig, Endpoint, EndpointConfig, ServerConfig, TransportConfig, VarInt};
+use slowstart_cc::Phase;
+use slowstart_config::trace::{write_csv, FlowTrace};
 use slowstart_quinn::record::{Call, Recorder};
 use slowstart_quinn::trace::{Sink, TraceRow};
 use slowstart_quinn::SlowstartFactory;
@@ -368,12 +370,14 @@ fn write_trace(a: &Args, rows: &[TraceRow]) -> Result<(), String> {
     let Some(path) = &a.trace else {
         return Ok(());
     };
-    let mut text = String::from(TraceRow::CSV_HEADER);
-    text.push('\n');
+    // Under the simulator's flow trace columns, as slowstart-udp writes its own (one flow: 0).
+    let mut trace = FlowTrace::default();
     for r in rows {
-        text.push_str(&r.csv());
-        text.push('\n');
+        trace.push_unbounded(r.flow_row(0));
     }
+    let mut text = Vec::new();
+    let phase = |_: &str, code: usize| Phase::ALL.get(code).map(|p| p.name());
+    write_csv(&mut text, &trace.columns(), phase).expect("a Vec takes every write");
     std::fs::write(path, text).map_err(|e| format!("{path}: {e}"))
 }
 

@@ -2,7 +2,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use slowstart_cc::Nanos;
+use slowstart_cc::{Nanos, Phase};
+use slowstart_config::trace::FlowRow;
 
 /// A list shared between the connection's controller and whoever reads it afterwards.
 #[derive(Debug)]
@@ -31,8 +32,8 @@ impl<T> Sink<T> {
     }
 }
 
-/// The controller after an ACK frame or a congestion event: the columns of
-/// `slowstart-udp --trace` (t_ns from the connection's start).
+/// The controller after an ACK frame or a congestion event (t_ns from the connection's start):
+/// a row of the simulator's flow trace ([`TraceRow::flow_row`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraceRow {
     pub t_ns: Nanos,
@@ -46,19 +47,20 @@ pub struct TraceRow {
 }
 
 impl TraceRow {
-    pub const CSV_HEADER: &'static str = "t_ns,cwnd,ssthresh,inflight,srtt_ns,delivered,phase";
-
-    pub fn csv(&self) -> String {
-        format!(
-            "{},{},{},{},{},{},{}",
-            self.t_ns,
-            self.cwnd,
-            self.ssthresh,
-            self.in_flight,
-            self.srtt_ns,
-            self.delivered,
-            self.phase
-        )
+    /// As a row of the simulator's flow trace (`slowstart_config::trace`), of flow `flow`; a
+    /// phase the core does not name is code `u8::MAX` (written `unknown`).
+    pub fn flow_row(&self, flow: u32) -> FlowRow {
+        let phase = Phase::ALL.iter().position(|p| p.name() == self.phase);
+        FlowRow {
+            t_ns: self.t_ns,
+            flow,
+            cwnd_bytes: self.cwnd,
+            ssthresh_bytes: self.ssthresh,
+            inflight_bytes: self.in_flight,
+            srtt_ns: self.srtt_ns,
+            delivered_bytes: self.delivered,
+            phase: phase.map_or(u8::MAX, |i| i as u8),
+        }
     }
 }
 
@@ -115,6 +117,26 @@ mod tests {
     fn records(text: &str) -> Vec<serde_json::Value> {
         let chunks = text.split('\u{1e}').filter(|c| !c.trim().is_empty());
         chunks.map(|c| serde_json::from_str(c).unwrap()).collect()
+    }
+
+    #[test]
+    fn a_row_of_the_simulators_flow_trace() {
+        let mut r = TraceRow {
+            t_ns: 5,
+            cwnd: 12_000,
+            ssthresh: u64::MAX,
+            in_flight: 1200,
+            srtt_ns: 100,
+            delivered: 2400,
+            phase: "recovery",
+        };
+        let f = r.flow_row(3);
+        assert_eq!((f.t_ns, f.flow, f.cwnd_bytes), (5, 3, 12_000));
+        assert_eq!((f.ssthresh_bytes, f.inflight_bytes), (u64::MAX, 1200));
+        assert_eq!((f.srtt_ns, f.delivered_bytes), (100, 2400));
+        assert_eq!(Phase::ALL[f.phase as usize], Phase::Recovery);
+        r.phase = "warp";
+        assert_eq!(r.flow_row(0).phase, u8::MAX);
     }
 
     #[test]

@@ -19,6 +19,10 @@
 //! (`slowstart_emu`) sit beside this crate, not above it: they use the transport, config, apps
 //! and link crates against the wall clock and never this event loop. Above it sits the binding
 //! (`slowstart_py`).
+//!
+//! Start reading at [`run`], then [`sim::Simulation::run`] (the loop: pop an event, hand it to
+//! a link, a flow's connection or an application, flush what they asked for). [`fuzzing`]
+//! fuzzes this loop with arbitrary configs (`fuzz/`).
 
 #[cfg(test)]
 mod app_tests;

@@ -23,7 +23,7 @@ fn controller(name: &str, initcwnd: u64) -> Controller {
         seed: 1,
         paced: false,
     };
-    Controller::new(&CcSpec::parse(name).expect("a name"), &common).expect("a built-in")
+    Controller::new(&CcSpec::named(name), &common).expect("a built-in")
 }
 
 /// What happens to the n-th packet put on the pipe.

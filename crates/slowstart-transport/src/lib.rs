@@ -25,10 +25,16 @@
 //! - [`receiver`]: reassembly, SACK blocks, delayed ACKs and the receive window;
 //! - [`request`]: the application's requests back from receiver to sender (go-back-N);
 //! - [`wire`]: the packets as UDP datagrams, versioned and bounds-checked.
+//!
+//! Start reading at [`connection`] (what a driver calls and which timer fires), then
+//! [`sender`]. The tests sit beside the code (`connection_tests.rs`, each module's own); the
+//! fuzz harness of a lossy, reordering channel is `fuzzing::transport` (`fuzz/`).
 
 pub mod connection;
 #[cfg(test)]
 mod connection_tests;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod packet;
 pub mod ranges;
 pub mod receiver;

@@ -17,8 +17,8 @@
 //! derives from it as the simulator's does). On success the endpoint prints its report as one
 //! JSON line on stdout and exits 0; on failure one `error: ` line on stderr and exit 1, 2 for
 //! bad input (arguments, a flow it cannot run, a user's controller that faulted). The sender's
-//! `--trace` writes its state at every ACK as CSV (t_ns since the start, cwnd, ssthresh,
-//! inflight, srtt_ns, delivered, phase name). With $SLOWSTART_PARENT set, the endpoint dies
+//! `--trace` writes its state at every ACK as CSV, under the simulator's flow trace columns
+//! (t_ns since the start, flow, cwnd_bytes, ..., phase by name). With $SLOWSTART_PARENT set, the endpoint dies
 //! with that process (PR_SET_PDEATHSIG), so a killed caller leaves none behind.
 //!
 //! The `slowstart-udp` binary is [`main`]; so is `slowstart._core.udp_endpoint`, which runs it
@@ -30,10 +30,10 @@ use std::net::{SocketAddr, UdpSocket};
 
 use slowstart_cc::external;
 use slowstart_cc::{Controller, Phase};
+use slowstart_config::trace::{write_csv, FlowTrace};
 use slowstart_config::{stall_threshold, substream_seed, FlowConfig};
 
 use crate::clock::now_ns;
-use crate::endpoint::TraceRow;
 use crate::{run_client, run_receiver, run_sender, run_server, Limits, ServerOptions};
 
 const ROLES: [&str; 4] = ["send", "recv", "server", "client"];
@@ -171,32 +171,17 @@ fn run(a: &Args) -> Result<String, String> {
     serde_json::to_string(&r).map_err(|e| e.to_string())
 }
 
-/// `--trace`: the sender's state at every ACK as CSV.
-fn write_trace(a: &Args, trace: &[TraceRow]) -> Result<(), String> {
+/// `--trace`: the sender's state at every ACK as CSV, under the simulator's flow trace
+/// columns (`slowstart_config::trace::FlowTrace`), phases by name.
+fn write_trace(a: &Args, trace: &FlowTrace) -> Result<(), String> {
     if let Some(path) = &a.trace {
         let mut f = std::io::BufWriter::new(
             std::fs::File::create(path).map_err(|e| format!("{path}: {e}"))?,
         );
-        let mut write = || -> std::io::Result<()> {
-            writeln!(f, "t_ns,cwnd,ssthresh,inflight,srtt_ns,delivered,phase")?;
-            for t in trace {
-                writeln!(
-                    f,
-                    "{},{},{},{},{},{},{}",
-                    t.t_ns,
-                    t.cwnd_bytes,
-                    t.ssthresh_bytes,
-                    t.inflight_bytes,
-                    t.srtt_ns,
-                    t.delivered_bytes,
-                    Phase::ALL
-                        .get(t.phase as usize)
-                        .map_or("unknown", |p| p.name())
-                )?;
-            }
-            f.flush()
-        };
-        write().map_err(|e| format!("{path}: {e}"))?;
+        let phase = |_: &str, code: usize| Phase::ALL.get(code).map(|p| p.name());
+        write_csv(&mut f, &trace.columns(), phase)
+            .and_then(|()| f.flush())
+            .map_err(|e| format!("{path}: {e}"))?;
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ use std::os::fd::AsRawFd;
 
 use serde::Serialize;
 use slowstart_cc::{external, Controller};
+use slowstart_config::trace::{FlowRow, FlowTrace};
 use slowstart_config::{AppConfig, FlowConfig};
 use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::{Sender, State};
@@ -94,30 +95,17 @@ impl Dropped {
     }
 }
 
-/// One sample of the sender's state, as the simulator's flow trace has it.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct TraceRow {
-    /// Since the sender started, ns.
-    pub t_ns: u64,
-    pub cwnd_bytes: u64,
-    pub ssthresh_bytes: u64,
-    pub inflight_bytes: u64,
-    pub srtt_ns: u64,
-    pub delivered_bytes: u64,
-    pub phase: u8,
-}
-
-impl TraceRow {
-    pub(crate) fn of(s: &Sender, t_ns: u64) -> Self {
-        TraceRow {
-            t_ns,
-            cwnd_bytes: s.cwnd(),
-            ssthresh_bytes: s.ssthresh(),
-            inflight_bytes: s.pipe(),
-            srtt_ns: s.rtt().srtt(),
-            delivered_bytes: s.delivered(),
-            phase: s.phase() as u8,
-        }
+/// The sender's state at `t_ns` (since it started), a row of the simulator's flow trace.
+pub(crate) fn trace_row(s: &Sender, flow: u32, t_ns: u64) -> FlowRow {
+    FlowRow {
+        t_ns,
+        flow,
+        cwnd_bytes: s.cwnd(),
+        ssthresh_bytes: s.ssthresh(),
+        inflight_bytes: s.pipe(),
+        srtt_ns: s.rtt().srtt(),
+        delivered_bytes: s.delivered(),
+        phase: s.phase() as u8,
     }
 }
 
@@ -146,8 +134,9 @@ pub struct SenderReport {
     /// A web server's: connections opened (one per object without keep-alive).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub connections: Option<u64>,
+    /// Its state at every ACK, under the simulator's flow trace columns.
     #[serde(skip)]
-    pub trace: Vec<TraceRow>,
+    pub trace: FlowTrace,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -359,7 +348,7 @@ pub fn run_sender(
     external::set_clock_origin(start);
     external::take_fault(); // an earlier run's on this thread is not this one's
     s.start(start, cfg.handshake, &mut io);
-    report.trace.push(TraceRow::of(s, 0));
+    report.trace.push_unbounded(trace_row(s, flow, 0));
     if !s.phase().is_initial_slow_start() {
         report.slow_start_exit_s = Some(0.0); // a controller without slow start (ledbat)
     }
@@ -392,7 +381,9 @@ pub fn run_sender(
                     }
                     Kind::SynAck | Kind::Ack => {
                         if let Received::Ack(_) = end.handle_packet(now, &p, &mut io) {
-                            report.trace.push(TraceRow::of(&end.sender, now - start));
+                            report
+                                .trace
+                                .push_unbounded(trace_row(&end.sender, flow, now - start));
                         }
                     }
                     _ => d.unexpected += 1,

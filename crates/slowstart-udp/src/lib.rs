@@ -15,6 +15,11 @@
 //! parse, an ACK of bytes never sent, SACK blocks past what was sent, and data whose payload is
 //! not the known pattern are dropped and counted, so no forged or corrupted byte is delivered.
 //! A transfer that stops making progress ends with one error line.
+//!
+//! Start reading at [`endpoint`] ([`run_sender`] and [`run_receiver`]: the loop that waits for a
+//! datagram or the connection's `poll_timeout`), then [`web`]. [`cli`] is the binary's
+//! arguments and report; the sender's `--trace` is the engine's flow trace
+//! (`slowstart_config::trace::FlowTrace`), written under its column names.
 
 pub mod cli;
 pub mod clock;

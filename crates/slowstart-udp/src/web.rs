@@ -30,7 +30,7 @@ use slowstart_transport::{Io, Received, ReceiverEnd, SenderEnd, Settings};
 use crate::clock::{now_ns, wait_readable};
 use crate::endpoint::{
     ack_acceptable, checked_settings, fire_due_timers, grow_buffers, next_datagram, percentile_us,
-    send_all, stop_on_fault, Datagram, Dropped, Limits, SenderReport, TraceRow,
+    send_all, stop_on_fault, trace_row, Datagram, Dropped, Limits, SenderReport,
 };
 use crate::pattern;
 
@@ -162,9 +162,9 @@ pub fn run_server(
                         sender.set_stall_threshold(t);
                     }
                     sender.start(now, cfg.handshake, &mut io);
-                    let mut row = TraceRow::of(sender, now.saturating_sub(origin));
+                    let mut row = trace_row(sender, flow, now.saturating_sub(origin));
                     row.delivered_bytes += prior_acked;
-                    report.trace.push(row);
+                    report.trace.push_unbounded(row);
                     connections += 1;
                     conn = Some(Conn { id: p.conn, end });
                 }
@@ -193,9 +193,9 @@ pub fn run_server(
                             Received::Ack(_) => {
                                 let s = &end.sender;
                                 server.on_acked(s.acked_bytes(), s.stats().stalls);
-                                let mut row = TraceRow::of(s, now.saturating_sub(origin));
+                                let mut row = trace_row(s, flow, now.saturating_sub(origin));
                                 row.delivered_bytes += prior_acked;
-                                report.trace.push(row);
+                                report.trace.push_unbounded(row);
                             }
                             _ => {}
                         }

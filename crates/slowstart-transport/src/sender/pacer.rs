@@ -250,7 +250,7 @@ mod tests {
             seed: 0,
             paced: true,
         };
-        let cc = Controller::new(&CcSpec::parse("hystart-pb").unwrap(), &common).unwrap();
+        let cc = Controller::new(&CcSpec::named("hystart-pb"), &common).unwrap();
         let mut rtt = RttEstimator::new(200_000_000, 60 * SECOND, 1_000_000);
         rtt.on_sample(srtt);
         assert_eq!(cc.cwnd(), window);
