@@ -110,21 +110,10 @@ pub struct Sender {
     peer_rwnd: u64,
     max_window: u64,
     episodes: Episodes,
-    /// What the handshake asks for and settles (see [`Settings::settle_ecn`]).
-    ecn_settings: Settings,
     /// ECN (RFC 3168): data goes out ECT, and ECE reduces the window once per window.
     ecn: bool,
-    /// Every packet goes out ECT, SYN and retransmissions too: Linux does so for a controller
-    /// that needs ECN (tcp_output.c `tcp_ecn_send`, `tcp_ecn_send_syn`: `tcp_ca_needs_ecn`),
-    /// so DCTCP's step, which drops what it cannot mark, does not drop them.
-    ect_all: bool,
-    /// Accurate ECN (RFC 9768 §3.2.2): marks are counted from the ACE field's increase over
-    /// `s_cep` (CE packets the receiver reported, modulo 8, from 5); no CWR is sent.
-    accurate: bool,
-    s_cep: u8,
     /// Reacting to an ECN echo (Linux TCP_CA_CWR) until `una` passes `cwr_point`.
     in_cwr: bool,
-    cwr_point: u64,
     /// The next new data segment carries CWR (RFC 3168 §6.1.2).
     cwr_pending: bool,
     /// What the latest ACK delivered (PRR's DeliveredData lasts until the next ACK).
@@ -132,9 +121,6 @@ pub struct Sender {
     /// The first retransmission of a recovery episode goes out whatever the allowance.
     force_retransmit: bool,
     rto: RetransmissionTimer,
-    syn_sent_ns: u64,
-    /// SYNs retransmitted (RFC 9768 §3.1.4.1 counts them; Karn's rule skips their RTT).
-    syn_retransmissions: u32,
     pacer: Pacer,
     blocked_by_cwnd: bool,
     /// Whether slow start also grows cwnd below twice the most outstanding.
@@ -152,10 +138,34 @@ pub struct Sender {
     /// RACK-TLP (RFC 8985) on top of RFC 6675's DupThresh rule.
     rack: bool,
     probe: LossProbe,
-    stall_pipe_limit: u64,
     /// Cumulative ACK of the reverse (request) stream, carried by every data packet.
     piggyback_ack: u64,
     stats: SenderStats,
+    /// What the handshake, ECN's echoes and a round's end touch, apart (below).
+    cold: Box<SenderCold>,
+}
+
+/// The sender's state that an ACK or a new segment does not touch (read at the handshake, on
+/// an ECN echo, once a round), kept out of line so that what they touch stays on fewer cache
+/// lines (issue #28's hot and cold state; the measurements are in bench/README.md).
+struct SenderCold {
+    /// What the handshake asks for and settles (see [`Settings::settle_ecn`]).
+    ecn_settings: Settings,
+    /// Every packet goes out ECT, SYN and retransmissions too: Linux does so for a controller
+    /// that needs ECN (tcp_output.c `tcp_ecn_send`, `tcp_ecn_send_syn`: `tcp_ca_needs_ecn`),
+    /// so DCTCP's step, which drops what it cannot mark, does not drop them.
+    ect_all: bool,
+    /// Accurate ECN (RFC 9768 §3.2.2): marks are counted from the ACE field's increase over
+    /// `s_cep` (CE packets the receiver reported, modulo 8, from 5); no CWR is sent.
+    accurate: bool,
+    s_cep: u8,
+    /// The segment whose ACK ends the current ECN reduction (see `Sender::on_ecn_echo`).
+    cwr_point: u64,
+    syn_sent_ns: u64,
+    /// SYNs retransmitted (RFC 9768 §3.1.4.1 counts them; Karn's rule skips their RTT).
+    syn_retransmissions: u32,
+    /// See [`Sender::set_stall_threshold`].
+    stall_pipe_limit: u64,
 }
 
 impl Sender {
@@ -176,19 +186,12 @@ impl Sender {
             peer_rwnd: cfg.initrwnd * mss,
             max_window: cfg.max_window_bytes.unwrap_or(u64::MAX),
             episodes: Episodes::new(cfg.recovery),
-            ecn_settings: cfg.clone(),
             ecn: false,
-            ect_all: false,
-            accurate: false,
-            s_cep: 5,
             in_cwr: false,
-            cwr_point: 0,
             cwr_pending: false,
             delivery: Delivery::default(),
             force_retransmit: false,
             rto: RetransmissionTimer::new(cfg.max_rto_ns, TimerKind::Retransmission),
-            syn_sent_ns: 0,
-            syn_retransmissions: 0,
             pacer: Pacer::new(cfg.pacing, cfg.pacer),
             blocked_by_cwnd: false,
             cwnd_rule: cfg.cwnd_limited,
@@ -199,9 +202,18 @@ impl Sender {
             round_start_ns: 0,
             rack: cfg.loss_detection == LossDetection::Rack,
             probe: LossProbe::new(),
-            stall_pipe_limit: u64::MAX,
             piggyback_ack: 0,
             stats: SenderStats::default(),
+            cold: Box::new(SenderCold {
+                ecn_settings: cfg.clone(),
+                ect_all: false,
+                accurate: false,
+                s_cep: 5,
+                cwr_point: 0,
+                syn_sent_ns: 0,
+                syn_retransmissions: 0,
+                stall_pipe_limit: u64::MAX,
+            }),
         }
     }
 
@@ -313,7 +325,7 @@ impl Sender {
     /// Count a round trip as a stall only while less than `bytes` are in flight: a sender
     /// waiting on its window with a path BDP in flight keeps the link busy and is not stalled.
     pub fn set_stall_threshold(&mut self, bytes: u64) {
-        self.stall_pipe_limit = bytes.max(1);
+        self.cold.stall_pipe_limit = bytes.max(1);
     }
 
     /// The request stream's cumulative ACK, for the data packets to carry.
@@ -345,12 +357,12 @@ impl Sender {
     pub fn start(&mut self, now: u64, handshake: bool, io: &mut Io) {
         if handshake {
             self.state = State::SynSent;
-            self.syn_sent_ns = now;
+            self.cold.syn_sent_ns = now;
             io.send(self.syn(now, 0));
             self.arm_rto(now, io);
         } else {
             // No SYN to ask with: the flow starts as a handshake answered at once would leave it.
-            self.use_ecn(self.ecn_settings.sender_feedback());
+            self.use_ecn(self.cold.ecn_settings.sender_feedback());
             self.state = State::Established;
             self.try_send(now, io);
         }
@@ -363,7 +375,7 @@ impl Sender {
     /// controller that needs ECN.
     fn syn(&self, now: u64, retransmission: u32) -> Packet {
         let mut p = Packet::control(self.flow, Kind::Syn, self.header_bytes as u32, now);
-        let asked = self.ecn_settings.asked_ecn();
+        let asked = self.cold.ecn_settings.asked_ecn();
         p.set_ect(asked.is_some_and(|f| f != CeFeedback::Classic), self.l4s());
         match asked {
             Some(CeFeedback::Accurate) if retransmission <= 1 => p.set_ace(7),
@@ -380,7 +392,7 @@ impl Sender {
     /// AccECN's four answers to an AccECN SYN (which also reflect the SYN's IP-ECN field),
     /// RFC 3168's ECE alone, or none (all clear, or (1,1,1) reflected by a broken server).
     fn answered_ecn(&self, syn_ack: &Packet) -> Option<CeFeedback> {
-        let asked_accurate = self.ecn_settings.asked_ecn() == Some(CeFeedback::Accurate);
+        let asked_accurate = self.cold.ecn_settings.asked_ecn() == Some(CeFeedback::Accurate);
         match syn_ack.ace() {
             0b001 => Some(CeFeedback::Classic),
             0b010 | 0b011 | 0b100 | 0b110 if asked_accurate => Some(CeFeedback::Accurate),
@@ -391,8 +403,8 @@ impl Sender {
     /// Use ECN feedback `feedback` from now on (none: no ECN), and tell the controller.
     fn use_ecn(&mut self, feedback: Option<CeFeedback>) {
         self.ecn = feedback.is_some();
-        self.ect_all = feedback.is_some_and(|f| f != CeFeedback::Classic);
-        self.accurate = feedback == Some(CeFeedback::Accurate);
+        self.cold.ect_all = feedback.is_some_and(|f| f != CeFeedback::Classic);
+        self.cold.accurate = feedback == Some(CeFeedback::Accurate);
         self.cc.on_ecn_negotiated(match feedback {
             None => NegotiatedEcn::Off,
             Some(CeFeedback::Accurate) => NegotiatedEcn::Accurate,
@@ -402,7 +414,7 @@ impl Sender {
 
     /// The ECN feedback the sender uses (none: no ECN), as the handshake settled it.
     pub fn ecn_feedback(&self) -> Option<CeFeedback> {
-        match (self.ecn, self.accurate, self.ect_all) {
+        match (self.ecn, self.cold.accurate, self.cold.ect_all) {
             (false, _, _) => None,
             (true, true, _) => Some(CeFeedback::Accurate),
             (true, false, true) => Some(CeFeedback::Dctcp),
@@ -415,15 +427,15 @@ impl Sender {
         if self.state != State::SynSent {
             return;
         }
-        if self.syn_retransmissions == 0 {
-            self.rtt.on_sample(now - self.syn_sent_ns);
-            self.cc.on_rtt_sample(now, now - self.syn_sent_ns);
+        if self.cold.syn_retransmissions == 0 {
+            self.rtt.on_sample(now - self.cold.syn_sent_ns);
+            self.cc.on_rtt_sample(now, now - self.cold.syn_sent_ns);
         }
         self.rto.reset_backoff();
         self.rto.stop();
         self.peer_rwnd = pkt.rwnd;
         let answered = self.answered_ecn(pkt);
-        self.use_ecn(self.ecn_settings.settle_ecn(answered));
+        self.use_ecn(self.cold.ecn_settings.settle_ecn(answered));
         self.state = State::Established;
         self.try_send(now, io);
     }
@@ -462,9 +474,9 @@ impl Sender {
             // An ACK with ECE reports every byte it delivers marked (RFC 8257 §3.3); with
             // Accurate ECN, ACE's increase counts marked segments (RFC 9768 §3.2.2.3; without
             // the ambiguity check of §3.2.2.5.2, as ACKs come every two segments here).
-            let ce_bytes = if self.accurate {
-                let newly = ack.ace().wrapping_sub(self.s_cep) % 8;
-                self.s_cep = ack.ace();
+            let ce_bytes = if self.cold.accurate {
+                let newly = ack.ace().wrapping_sub(self.cold.s_cep) % 8;
+                self.cold.s_cep = ack.ace();
                 echo = newly > 0;
                 newly as u64 * self.mss
             } else if echo {
@@ -523,7 +535,7 @@ impl Sender {
             .newest_send
             .is_some_and(|sent| sent >= self.round_start_ns)
         {
-            if self.window_blocked && prior_in_flight < self.stall_pipe_limit {
+            if self.window_blocked && prior_in_flight < self.cold.stall_pipe_limit {
                 self.stats.stalls += 1;
             }
             self.round_start_ns = now;
@@ -678,7 +690,7 @@ impl Sender {
     /// so the receiver has seen CWR (ns-2's `recover_` rule); a controller that entered its
     /// recovery phase for the reduction is told then that it is over.
     fn on_ecn_echo(&mut self, now: u64, echo: bool, prior_in_flight: u64) {
-        if self.in_cwr && self.board.una() > self.cwr_point {
+        if self.in_cwr && self.board.una() > self.cold.cwr_point {
             self.in_cwr = false;
             if self.cc.phase() == Phase::Recovery && !self.episodes.in_fast_recovery() {
                 self.cc.on_recovery_exit(now);
@@ -688,8 +700,8 @@ impl Sender {
             return;
         }
         self.in_cwr = true;
-        self.cwr_point = self.board.nxt();
-        self.cwr_pending = !self.accurate;
+        self.cold.cwr_point = self.board.nxt();
+        self.cwr_pending = !self.cold.accurate;
         self.stats.ecn_reductions += 1;
         self.cc.on_congestion_event(&CongestionEvent {
             ecn: true,
@@ -738,7 +750,10 @@ impl Sender {
         p.len = len as u32;
         p.set(RETRANSMISSION, retransmission);
         // RFC 3168 §6.1.5: retransmissions are not sent ECN-capable (unless `ect_all`).
-        p.set_ect(self.ecn && (!retransmission || self.ect_all), self.l4s());
+        p.set_ect(
+            self.ecn && (!retransmission || self.cold.ect_all),
+            self.l4s(),
+        );
         if self.cwr_pending && !retransmission {
             p.set(CWR, true);
             self.cwr_pending = false;
@@ -764,9 +779,9 @@ impl Sender {
     pub fn on_rto(&mut self, now: u64, io: &mut Io) {
         match self.state {
             State::SynSent => {
-                self.syn_retransmissions += 1;
+                self.cold.syn_retransmissions += 1;
                 self.rto.back_off();
-                io.send(self.syn(now, self.syn_retransmissions));
+                io.send(self.syn(now, self.cold.syn_retransmissions));
                 self.arm_rto(now, io);
             }
             State::Established if self.board.out_bytes() > 0 => {
