@@ -207,7 +207,7 @@ def peer(i, transport="tcp", arrival=0.0, completion=None, rank=None, seed=False
 
 
 def test_kept_downloads_and_the_measurement_window():
-    from slowstart.swarm import kept, peers_frame, window_start
+    from slowstart.swarm_results import kept, peers_frame, window_start
 
     # Ranks by completion: peer 3 first (done 5), then 1 (6), 4 (9), 2 (12), 5 (20).
     summary = {
@@ -231,7 +231,14 @@ def test_kept_downloads_and_the_measurement_window():
 def test_queue_histogram_ccdf_mean_and_share():
     import pandas as pd
 
-    from slowstart.swarm import add_counts, ccdf, counts, mean_of, share_above, uplink_samples
+    from slowstart.swarm_results import (
+        add_counts,
+        ccdf,
+        counts,
+        mean_of,
+        share_above,
+        uplink_samples,
+    )
 
     queues = pd.DataFrame(
         {
@@ -256,7 +263,7 @@ def test_queue_histogram_ccdf_mean_and_share():
 
 
 def test_ecdf_quartiles_and_mann_whitney():
-    from slowstart.swarm import ecdf, gap, mann_whitney_less, quartiles
+    from slowstart.swarm_results import ecdf, gap, mann_whitney_less, quartiles
 
     x, y = ecdf([3.0, 1.0, 2.0])
     assert x.tolist() == [1.0, 2.0, 3.0] and y.tolist() == pytest.approx([1 / 3, 2 / 3, 1])
@@ -344,7 +351,7 @@ def test_same_seed_same_swarm_and_another_seed_differs():
 
 @pytest.mark.parametrize("seeding", ["never-leave", "random-stay"])
 def test_peer_table(seeding):
-    from slowstart.swarm import peers_frame
+    from slowstart.swarm_results import peers_frame
 
     r = small_run(f"swarm.seeding={seeding}", "swarm.population=utp")
     s, peers = r.summary, peers_frame(r.summary)

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from slowstart import lazy
+from slowstart.version import __version__ as __version__
+
 if TYPE_CHECKING:
     from slowstart.api import ControllerFault, Result, run, run_config
     from slowstart.guests import Controller
@@ -29,31 +32,33 @@ __all__ = [
     "run_config",
     "sweep",
 ]
-__version__ = "0.1.0"
 
-# Imported on first use, so the CLI's error paths and `list` need not load pandas, and the
-# command's first moments load nothing (slowstart.launch: Ctrl-C then ends it without a trace).
-_LAZY = {"Controller": "slowstart.guests", "ScenarioError": "slowstart.units"}
-_LAZY |= {"Result": "slowstart.api", "run": "slowstart.api", "run_config": "slowstart.api"}
-_LAZY["ControllerFault"] = "slowstart.api"
-_LAZY["load"] = "slowstart.scenario"
-_LAZY["sweep"] = "slowstart.sweeps"
-_LAZY["results"] = "slowstart.store"
+# Imported on first use (slowstart.lazy), so the CLI's error paths and `list` need not load
+# pandas, and the command's first moments load nothing (slowstart.launch: Ctrl-C then ends it
+# without a trace).
+_LAZY = {
+    "Controller": "slowstart.guests",
+    "ScenarioError": "slowstart.units",
+    "Result": "slowstart.api",
+    "run": "slowstart.api",
+    "run_config": "slowstart.api",
+    "ControllerFault": "slowstart.api",
+    "load": "slowstart.scenario",
+    "sweep": "slowstart.sweeps",
+    "results": "slowstart.store",
+}
+_MODULES = {name: lazy.module(module) for name, module in _LAZY.items()}
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        return getattr(_MODULES[name], name)
     raise AttributeError(f"module 'slowstart' has no attribute {name!r}")
 
 
 def algorithms() -> list[dict]:
     """The core's algorithms: name, summary, source and params (name, doc, default, accepted)."""
-    from slowstart.scenario import core_algorithms
-
-    found = core_algorithms()
+    found = _MODULES["load"].core_algorithms()  # slowstart.scenario's
     if found is None:
         raise ImportError("the slowstart._core extension is not built (run `make setup`)")
     return found

@@ -14,7 +14,10 @@ SIZES is a comma-separated list of byte counts, KEEP_ALIVE 1 or 0.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
+import os
+import signal
 import socket
 import struct
 import sys
@@ -293,10 +296,6 @@ def client(
 def _die_with_parent() -> None:
     """PR_SET_PDEATHSIG: a killed `slowstart real` takes its sender and sink with it. A parent
     that died before the signal was armed is seen by its pid ($SLOWSTART_PARENT) being gone."""
-    import ctypes
-    import os
-    import signal
-
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))
     parent = os.environ.get("SLOWSTART_PARENT")

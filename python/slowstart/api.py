@@ -6,7 +6,10 @@ reads only the summary (`slowstart run --json`) never loads them.
 
 from __future__ import annotations
 
+import base64
 import functools
+import html
+import io
 import json
 import os
 import time
@@ -14,13 +17,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from slowstart import guests
+from slowstart import guests, lazy
 from slowstart.paths import output_folder
+from slowstart.plot import plot_cwnd
 from slowstart.scenario import load
+from slowstart.swarm_results import format_swarm, packet_ms, plot_run, save_run
+from slowstart.tables import summary_head, summary_tables
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
+
+_core = lazy.module("slowstart._core")
+np = lazy.module("numpy")
+pa = lazy.module("pyarrow")
+pd = lazy.module("pandas")
+
 
 UNSET = 2**64 - 1  # the core's "no value" in a u64 column (np.iinfo(np.uint64).max)
 
@@ -35,8 +47,6 @@ def core_schema() -> dict[str, list[str]]:
     """The core's names (`_core.schema()`): `flow` and `link`, the summary rows' fields; `text`,
     the flow fields that hold text; `flows` and `queues`, the trace columns as a frame shows
     them (`*_ns` as `*_s`). Each in order."""
-    from slowstart import _core
-
     s = json.loads(_core.schema())
     return {
         "flow": list(s["flow"]),
@@ -55,9 +65,6 @@ def shown_name(column: str) -> str:
 def frame(table: Table, names: dict[str, list[str]]) -> pd.DataFrame:
     """A trace table as a DataFrame: `*_ns` columns as `*_s` seconds, "no value" as NaN, codes
     as categories from `names` ("phases", "links")."""
-    import numpy as np
-    import pandas as pd
-
     columns = {}
     for name, (data, dtype, unset, codes) in table.items():
         dt = np.dtype(dtype)
@@ -80,9 +87,6 @@ def frame(table: Table, names: dict[str, list[str]]) -> pd.DataFrame:
 def arrow_table(table: Table, names: dict[str, list[str]]) -> Any:
     """The same table as `frame` makes, as a pyarrow Table built straight from the columns
     (no pandas): what the results store writes to Parquet, several times faster."""
-    import numpy as np
-    import pyarrow as pa
-
     columns = {}
     for name, (data, dtype, unset, codes) in table.items():
         dt = np.dtype(dtype)
@@ -110,8 +114,6 @@ class _Pending:
 
 
 def _empty_frame() -> pd.DataFrame:
-    import pandas as pd
-
     return pd.DataFrame()
 
 
@@ -201,15 +203,7 @@ class Result:
     def _repr_html_(self) -> str:
         """In a notebook: the summary's tables (flows and links, or a swarm's peers as
         `slowstart run` prints them) and the figure of `plot()`, inline."""
-        import base64
-        import html
-        import io
-
-        from slowstart.cli import summary_head, summary_tables
-
         if "swarm" in self.config:
-            from slowstart.swarm import format_swarm
-
             body = f"<pre>{html.escape(format_swarm(self.summary, self.queues))}</pre>"
         else:
             body = f"<p>{html.escape(summary_head(self.summary))}</p>" + "".join(
@@ -224,11 +218,8 @@ class Result:
         """cwnd and bytes in flight against time, one panel per flow, phases shaded; for a
         swarm, completion time against rank and the uplink queues (slowstart.swarm)."""
         if "swarm" in self.config:
-            from slowstart.swarm import packet_ms, plot_run
-
             ms = packet_ms(self.config["swarm"])
             return plot_run(self.summary, self.queues, ms_per_packet=ms)
-        from slowstart.plot import plot_cwnd
 
         return plot_cwnd(self.flows, title=title or self.summary.get("scenario"))
 
@@ -237,8 +228,6 @@ class Result:
         a flow has a BitTorrent application) into `out_dir`; a swarm's files are
         summary.json, queues.parquet, peers.parquet and swarm.png."""
         if "swarm" in self.config:
-            from slowstart.swarm import save_run
-
             return save_run(self, out_dir)
         out = output_folder(out_dir, "out_dir")
         out.mkdir(parents=True, exist_ok=True)
@@ -254,8 +243,6 @@ class Result:
 
 
 def _html_table(headers: list[str], rows: list[list[str]]) -> str:
-    import html
-
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
@@ -306,8 +293,6 @@ def run_config(
     of wall time; Ctrl-C raises Interrupted, a user's misbehaving controller ControllerFault,
     each carrying the partial result. `qlog` and
     `pcap` are folders: one qlog file per flow (`.sqlog`), one capture per link direction."""
-    from slowstart import _core
-
     qlog_dir = None if qlog is None else export_dir(qlog, "qlog")
     pcap_dir = None if pcap is None else export_dir(pcap, "pcap")
     guests.register(config)

@@ -7,15 +7,17 @@ import csv
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
+from slowstart import lazy
 from slowstart.paths import scenario_path
 from slowstart.plan import grid
 from slowstart.plot import plot_heatmap, plot_request_ramp
 
 if TYPE_CHECKING:
     from slowstart.api import Result
-    from slowstart.reproduce import Experiment
+    from slowstart.experiment import Experiment
+
+np = lazy.module("numpy")
+
 
 # The initcwnd × initrwnd grid of the web reproduction, in segments.
 GRID_WINDOWS = (2, 3, 4, 10, 16, 20)

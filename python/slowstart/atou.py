@@ -16,12 +16,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from slowstart import testbed
 from slowstart.api import Result, run_config
+from slowstart.experiment import Row
 from slowstart.paths import scenario_path
+from slowstart.plot import plot_overlay
+from slowstart.real_udp import UDP_MSS, run_real_udp, udp_like
 from slowstart.scenario import load
 
 if TYPE_CHECKING:
-    from slowstart.reproduce import Experiment, Row
+    from slowstart.experiment import Experiment, Row
 
 REAL_RUNS = 3
 STRETCH = 1.8  # "stretches the slow start by about 1.8 seconds"
@@ -42,7 +46,6 @@ def time_to_window(result: Result, flow: int = 0) -> float | None:
 
 
 def _config(exp: Experiment, overrides: tuple[str, ...]) -> dict[str, Any]:
-    from slowstart.real_udp import UDP_MSS, udp_like
 
     # The MSS first, so that "1000seg" is 1000 of the UDP stack's segments.
     sets = [f"flow.{exp.flow}.mss={UDP_MSS}", *exp.common, *overrides]
@@ -55,10 +58,6 @@ def run_atou(
     progress: Callable[[str], None] | None = None,
     runs: int = REAL_RUNS,
 ) -> tuple[list[Row], list[Path]]:
-    from slowstart.plot import plot_overlay
-    from slowstart.reproduce import Row
-    from slowstart.testbed import unavailable_reason
-
     say = progress or (lambda _: None)
     std, lss = exp.variants
     sims: list[Result] = []
@@ -72,11 +71,9 @@ def run_atou(
     ]
     rows.append(Row("stretch, simulated", STRETCH, _diff(sim_t), exp.tolerance))
 
-    reason = unavailable_reason()
+    reason = testbed.unavailable_reason()
     reals: list[list[Result]] = [[], []]
     if reason is None:
-        from slowstart.real_udp import run_real_udp
-
         for k, v in enumerate((std, lss)):
             for i in range(runs):
                 say(f"{v.label}, UDP stack, run {i + 1} of {runs}")

@@ -12,12 +12,21 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from slowstart import lazy
+from slowstart.api import run_config
+from slowstart.real_kernel import run_real
+from slowstart.real_program import run_programs
+from slowstart.real_quinn import QUIC_FLOW, QUIC_MSS, quic_like, run_real_quinn
 from slowstart.real_summary import HEADER_BYTES, MSS, cwnd_at
+from slowstart.real_udp import UDP_FLOW, UDP_MSS, run_real_udp, udp_like
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from slowstart.api import Result
+
+mpl_figure = lazy.module("matplotlib.figure")
+np = lazy.module("numpy")
 
 
 def kernel_like(config: dict[str, Any]) -> dict[str, Any]:
@@ -109,8 +118,6 @@ def simulate_beside(config: dict[str, Any], reals: list[Result]) -> Result:
     """The simulation of `config`, on to the end of the longest real run when that lasted
     longer: a simulated web flow ends with its last byte, a real one once its last ACKs are
     back (SimConfig::run_to_end)."""
-    from slowstart.api import run_config
-
     sim = run_config(config)
     real_end = max((float(r.flows["t_s"].max()) for r in reals if len(r.flows)), default=0.0)
     if real_end > sim.summary["sim_time_s"]:
@@ -123,31 +130,22 @@ def compare(config: dict[str, Any], runs: int = 3, stack: str = "kernel") -> dic
     """Simulate the config as the stack sends it and run it `runs` times for real: Linux TCP
     (`kernel`, MSS 1448), the simulator's own transport over UDP (`udp`, MSS 1424) or quinn
     (`quinn` with the flow's controller, `quinn-native` with quinn's own; real_quinn.py)."""
-    import numpy as np
-
     if stack == "udp":
-        from slowstart.real_udp import UDP_FLOW, UDP_MSS, run_real_udp, udp_like
-
         like = udp_like(config)
         reals = [run_real_udp(config) for _ in range(runs)]
         settings, mss = UDP_FLOW, UDP_MSS
     elif stack in ("quinn", "quinn-native"):
-        from slowstart.real_quinn import QUIC_FLOW, QUIC_MSS, quic_like, run_real_quinn
-
         like = quic_like(config)
         reals = [run_real_quinn(config, stack=stack) for _ in range(runs)]
         settings, mss = QUIC_FLOW, QUIC_MSS
     elif stack == "program":
         # A program's packet sizes are its own: the simulation takes the scenario's (`mss`,
         # `header_bytes`), which a user sets to the program's.
-        from slowstart.real_program import run_programs
 
         like = config
         reals = [run_programs(config) for _ in range(runs)]
         settings, mss = {}, config["flows"][0]["mss"]
     else:
-        from slowstart.real_kernel import run_real
-
         like = kernel_like(config)
         reals = [run_real(config) for _ in range(runs)]
         settings, mss = KERNEL_FLOW, MSS
@@ -231,9 +229,7 @@ def overlay_plot(
 ) -> Any:
     """cwnd and bytes in flight against time: the simulation and every real run (`who` ran
     it), one line style per flow."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(9, 6))
+    fig = mpl_figure.Figure(figsize=(9, 6))
     axes = fig.subplots(2, 1, sharex=True)
     styles = ["-", "--", ":", "-."]
     ids = sorted(int(i) for i in sim.flows["flow"].unique())

@@ -20,14 +20,30 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from slowstart.swarm import COLOURS, LABELS, add_counts, ccdf, counts, mean_of, uplink_samples
+from slowstart import lazy
+from slowstart.api import run_config
+from slowstart.real_swarm import run_swarm
+from slowstart.swarm_results import (
+    COLOURS,
+    LABELS,
+    add_counts,
+    ccdf,
+    counts,
+    ecdf,
+    mean_of,
+    uplink_samples,
+)
+from slowstart.tables import table
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from slowstart.api import Result
+
+mpl_figure = lazy.module("matplotlib.figure")
+np = lazy.module("numpy")
+pd = lazy.module("pandas")
+
 
 # At least this many real runs per population for a median and spread worth reading; fewer is a
 # quick look, and says so.
@@ -107,9 +123,6 @@ def compare_swarm(
     """Real and simulated swarms per population, `runs` seeds each; the per-run metrics, their
     medians and ranges, pooled completion times and occupancy histograms, and the real runs'
     request-queue samples (`_requests`, for the figure)."""
-    from slowstart.api import run_config
-    from slowstart.real_swarm import run_swarm
-
     base = config.get("seed", 0)
     out: dict[str, Any] = {"scenario": config.get("name"), "runs": runs, "populations": {}}
     requests: dict[str, Any] = {}
@@ -158,8 +171,6 @@ def _rel(sim: float | None, real: float | None) -> float | None:
 
 
 def format_compare_swarm(c: dict[str, Any]) -> str:
-    from slowstart.cli import table
-
     parts = []
     for population, p in c["populations"].items():
         rows = []
@@ -202,11 +213,7 @@ def _span(r: list[float] | None) -> str:
 def plot_compare_swarm(c: dict[str, Any], ms_per_packet: float | None = None) -> Figure:
     """Completion-time ECDFs, uplink occupancy CCDFs and real request queues over time; real
     solid, simulated dashed, one colour per population."""
-    from matplotlib.figure import Figure
-
-    from slowstart.swarm import ecdf
-
-    fig = Figure(figsize=(14, 4.2), layout="constrained")
+    fig = mpl_figure.Figure(figsize=(14, 4.2), layout="constrained")
     ax_c, ax_q, ax_r = fig.subplots(1, 3)
     for population, p in c["populations"].items():
         colour = COLOURS.get(population, "grey")
@@ -218,8 +225,6 @@ def plot_compare_swarm(c: dict[str, Any], ms_per_packet: float | None = None) ->
             ax_q.step(qx, qy, where="post", ls=style, color=colour, label=f"{label} {side}")
         frames = [f for f in c["_requests"].get(population, []) if len(f)]
         if frames:
-            import pandas as pd
-
             f = pd.concat(frames, ignore_index=True)
             f = f[f["downloading"] & (f["queue"] > 0)]
             if len(f):

@@ -21,12 +21,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from slowstart import lazy
 from slowstart.api import Result, run_config
+from slowstart.experiment import Row
 from slowstart.measures import delivered_between
+from slowstart.paths import scenario_path
 from slowstart.scenario import build_config, core_algorithms, read_scenario
+from slowstart.units import parse_time
 
 if TYPE_CHECKING:
-    from slowstart.reproduce import Experiment, Row
+    from slowstart.experiment import Experiment, Row
+
+mpl_figure = lazy.module("matplotlib.figure")
+
 
 SCENARIO = "dctcp-fig17"
 WINDOW_S = (4.0, 5.0)  # ns-3: flowStartupWindow + convergenceTime, + measurementWindow
@@ -40,16 +47,12 @@ MARKINGS = ("step", "ns3-red")
 
 def _scaled(text: str, scale: float) -> str:
     """A scenario time ("715ms", "5s") times `scale`, in microseconds."""
-    from slowstart.units import parse_time
-
     return f"{round(parse_time(text, 'time') * scale / 1000)}us"
 
 
 def scenario(marking: str = "step", timescale: float = 1.0) -> dict[str, Any]:
     """The raw scenario: the step at K (`step`) or ns-3's RED (`ns3-red`) at every switch
     port, every time multiplied by `timescale`."""
-    from slowstart.paths import scenario_path
-
     raw = copy.deepcopy(read_scenario(scenario_path(SCENARIO)))
     if marking not in MARKINGS:
         raise ValueError(f"marking: expected one of {', '.join(MARKINGS)}, got {marking!r}")
@@ -135,8 +138,6 @@ def run_fig17(
     timescale: float = 1.0,
 ) -> tuple[list[Row], list[Path]]:
     """Both markings, one run each; a row per variant of `exp` (labels of ROWS)."""
-    from slowstart.reproduce import Row
-
     say = progress or (lambda _: None)
     results: dict[str, Result] = {}
     values: dict[str, dict[str, float | None]] = {}
@@ -164,9 +165,7 @@ PUBLISHED_MBPS = {"S1": (46, 23), "S2": (475, 471), "S3": (54, 74)}
 def rates_figure(exp: Experiment, results: dict[str, Result], timescale: float) -> Any:
     """Each sender's rate over the window under both markings, the published group means as
     lines; and the T2 -> R1 queue over the run."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(12, 4.5), layout="constrained")
+    fig = mpl_figure.Figure(figsize=(12, 4.5), layout="constrained")
     ax, aq = fig.subplots(1, 2, width_ratios=(2, 1))
     colors = {"S1": "tab:blue", "S2": "tab:orange", "S3": "tab:green"}
     for k, (marking, result) in enumerate(results.items()):

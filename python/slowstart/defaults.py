@@ -14,7 +14,11 @@ import functools
 import json
 from typing import Any
 
+from slowstart import lazy
 from slowstart.units import SIZE_UNITS
+
+_core = lazy.module("slowstart._core")
+
 
 # Times are written in the largest of these that divides them (120 s stays "120s").
 _TIME_UNITS = (("s", 10**9), ("ms", 10**6), ("us", 10**3))
@@ -69,12 +73,12 @@ def as_written(canonical: dict[str, Any]) -> dict[str, Any]:
 @functools.cache
 def _core_defaults() -> dict[str, Any]:
     try:
-        from slowstart import _core
+        text = _core.defaults()
     except ImportError:
         raise RuntimeError(
             "the slowstart._core extension is not built (run `make setup`)"
         ) from None
-    return json.loads(_core.defaults())
+    return json.loads(text)
 
 
 @functools.cache

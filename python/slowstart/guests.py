@@ -24,6 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from slowstart import lazy
+from slowstart.defaults import limits
+from slowstart.paths import read_user_bytes
+
+_core = lazy.module("slowstart._core")
+
+
 # `PATH.py:Class[:params]` and `PATH.wasm[:params]`.
 PYTHON_REF = re.compile(r"^(?P<path>.+?\.py):(?P<cls>[A-Za-z_]\w*)(?::(?P<params>.*))?$", re.S)
 WASM_REF = re.compile(r"^(?P<path>.+?\.wasm)(?::(?P<params>.*))?$", re.S)
@@ -151,9 +158,6 @@ def split_reference(value: str) -> tuple[str, str]:
 def _read(path: Path, field: str) -> bytes:
     """A controller's file: regular, and no larger than the core takes a module
     (`controller_file_bytes`, a Python source too)."""
-    from slowstart.defaults import limits
-    from slowstart.paths import read_user_bytes
-
     return read_user_bytes(path, "a controller", limits()["controller_file_bytes"], field)
 
 
@@ -226,11 +230,9 @@ def _check_module(name: str, module: bytes, field: str) -> None:
     """Register a WebAssembly module with the core now, so that one that does not fit the
     guest interface is refused while loading, naming the field."""
     try:
-        from slowstart import _core
+        _core.register_wasm(name, module)
     except ImportError:  # loading without the extension: the run checks it
         return
-    try:
-        _core.register_wasm(name, module)
     except ValueError as e:
         raise GuestError(f"{field}: {e}") from None
 
@@ -326,8 +328,6 @@ def register(config: dict[str, Any]) -> None:
     """Register with the core every user's controller `config` runs (once per process). A name
     this process has no payload for is loaded again from the path its spec recorded, if the
     content there still has the recorded hash."""
-    from slowstart import _core
-
     for name, spec in guest_specs(config).items():
         guest = spec["guest"]
         if _core.is_registered(name):

@@ -10,11 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from slowstart import lazy
 from slowstart.ledbat_figures import queue_delay_series
 
 if TYPE_CHECKING:
     from slowstart.api import Result
-    from slowstart.reproduce import Experiment
+    from slowstart.experiment import Experiment
+
+mpl_figure = lazy.module("matplotlib.figure")
 
 
 def rtt_rise_ms(result: Result, after_s: float = 0.0) -> float | None:
@@ -34,12 +37,10 @@ def rtt_rise_after_first_response_ms(result: Result) -> float | None:
 def l4s_figures(exp: Experiment, results: list[Result], out: Path) -> list[Path]:
     """prague-l4s.png: cwnd and the bottleneck's queueing delay against time, one line per
     controller (the first run of each; the other rows read the same runs)."""
-    from matplotlib.figure import Figure
-
     seen: dict[tuple[str, ...], tuple[str, Result]] = {}
     for v, r in zip(exp.variants, results, strict=False):
         seen.setdefault(v.overrides, (v.label.split(":")[0], r))
-    fig = Figure(figsize=(9, 6), layout="constrained")
+    fig = mpl_figure.Figure(figsize=(9, 6), layout="constrained")
     cwnd_ax, queue_ax = fig.subplots(2, 1, sharex=True)
     for label, r in seen.values():
         f = r.flows[r.flows["flow"] == 0]

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
+from slowstart import lazy
+from slowstart.experiment import missing_algorithms
 from slowstart.measures import link_rate_bps
 from slowstart.plot import plot_overlay
 
@@ -17,8 +17,16 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from slowstart.api import Result
-    from slowstart.reproduce import Experiment, Variant
+    from slowstart.experiment import Experiment, Variant
 
+mpl_figure = lazy.module("matplotlib.figure")
+np = lazy.module("numpy")
+
+
+# ledbat: the queuing delay is averaged from this time of the run on (once LEDBAT has settled),
+# and the share over this long after Reno leaves slow start.
+LEDBAT_SETTLED_S = 30.0
+LEDBAT_HOLD_S = 30.0
 SHARE_BIN_S = 1.0  # the share is drawn per second of delivery
 COLOURS = ("tab:blue", "tab:orange")
 
@@ -57,10 +65,6 @@ def ledbat_figures(exp: Experiment, results: list[Result], out: Path) -> list[Pa
     """ledbat-delay-share.png: the queuing delay of each run alone with the target and the
     judged window, the queuing delay beside Reno, and LEDBAT's share beside Reno with the
     published bound and each run's judged window; then the cwnd overlay."""
-    from matplotlib.figure import Figure
-
-    from slowstart.reproduce import LEDBAT_HOLD_S, LEDBAT_SETTLED_S, missing_algorithms
-
     ran: list[tuple[Variant, Result]] = [
         (v, r)
         for v, r in zip(
@@ -69,7 +73,7 @@ def ledbat_figures(exp: Experiment, results: list[Result], out: Path) -> list[Pa
     ]
     alone = [(v, r) for v, r in ran if v.bound == "="]
     beside = [(v, r) for v, r in ran if v.bound == "<"]
-    fig = Figure(figsize=(11, 9), layout="constrained")
+    fig = mpl_figure.Figure(figsize=(11, 9), layout="constrained")
     ax_alone, ax_beside, ax_share = fig.subplots(3, 1, sharex=True)
 
     for k, (v, r) in enumerate(alone):

@@ -15,13 +15,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-from matplotlib.figure import Figure
-
+from slowstart import lazy
 from slowstart.api import Result
+from slowstart.experiment import runnable
 
 if TYPE_CHECKING:
-    from slowstart.reproduce import Experiment
+    from slowstart.experiment import Experiment
+
+mpl_figure = lazy.module("matplotlib.figure")
+np = lazy.module("numpy")
+
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_TRACES = REPO.parent / "shared" / "traces"
@@ -108,8 +111,6 @@ def _cell(v: float | int | None, unit: str) -> str:
 def links_figures(exp: Experiment, results: list[Result], out: Path) -> list[Path]:
     """A markdown table (algorithm × link: time to full bandwidth / slow-start drops / p95
     queueing delay) and a figure of the three as heat maps."""
-    from slowstart.reproduce import runnable
-
     ran = [v.label for v in exp.variants if runnable(v) is None]
     by = dict(zip(ran, [facts(r) for r in results], strict=True))
     algos = [a for a, _ in ALGORITHMS]
@@ -141,7 +142,7 @@ def links_figures(exp: Experiment, results: list[Result], out: Path) -> list[Pat
         + "\n",
         encoding="utf-8",
     )
-    fig = Figure(figsize=(4.2 * 3, 0.9 + 0.45 * len(algos)), layout="constrained")
+    fig = mpl_figure.Figure(figsize=(4.2 * 3, 0.9 + 0.45 * len(algos)), layout="constrained")
     axes = fig.subplots(1, 3)
     for ax, (key, title, scale) in zip(
         axes,

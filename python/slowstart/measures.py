@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
+from slowstart import lazy
 from slowstart.api import Result
+
+np = lazy.module("numpy")
+
 
 Measure = Callable[[Result], float | None]
 

@@ -19,11 +19,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from slowstart import lazy
 from slowstart.api import Result, run_config
+from slowstart.experiment import Row
+from slowstart.paths import scenario_path
+from slowstart.plot import plot_overlay
 from slowstart.scenario import apply_overrides, build_config, core_algorithms, read_scenario
 
 if TYPE_CHECKING:
-    from slowstart.reproduce import Experiment, Row
+    from slowstart.experiment import Experiment, Row
+
+mpl_figure = lazy.module("matplotlib.figure")
+np = lazy.module("numpy")
+
 
 BLAST_START_S = 3.0  # scenarios/net100-blast.toml's [[cross]] start
 
@@ -49,8 +57,6 @@ def total_goodput_mbps(summary: dict[str, Any]) -> float:
 
 def _config(exp: Experiment, overrides: tuple[str, ...], flows: int | None) -> dict[str, Any]:
     """The experiment's scenario with `overrides`, keeping its first `flows` flows (all: None)."""
-    from slowstart.paths import scenario_path
-
     raw = read_scenario(scenario_path(exp.scenario))
     if flows is not None:
         raw["flow"] = raw["flow"][:flows]
@@ -63,8 +69,6 @@ def _run(exp: Experiment, overrides: tuple[str, ...], flows: int | None = None) 
 
 
 def _overlay(exp: Experiment, labels: list[str], results: list[Result], out_dir: Any) -> list[Path]:
-    from slowstart.plot import plot_overlay
-
     if out_dir is None:
         return []
     out = Path(out_dir)
@@ -91,8 +95,6 @@ def run_blast(
     out_dir: Any = None,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[Row], list[Path]]:
-    from slowstart.reproduce import Row
-
     say = progress or (lambda _: None)
     results = []
     for v in exp.variants:
@@ -116,8 +118,6 @@ def run_parallel(
     out_dir: Any = None,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[Row], list[Path]]:
-    from slowstart.reproduce import Row
-
     say = progress or (lambda _: None)
     rows, results = [], []
     for k, v in enumerate(exp.variants):
@@ -143,10 +143,7 @@ def run_parallel(
 def throughput_figure(title: str, labels: list[str], results: list[Result]) -> Any:
     """Every run's delivery rate, all its flows added, in bins of five base RTTs (Mbps): a
     window-limited stream delivers a window per RTT, in bursts that shorter bins would alias."""
-    import numpy as np
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(11, 4.5), layout="constrained")
+    fig = mpl_figure.Figure(figsize=(11, 4.5), layout="constrained")
     ax = fig.add_subplot()
     for label, r in zip(labels, results, strict=True):
         end = r.summary["sim_time_s"]

@@ -14,6 +14,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from slowstart.api import run
+from slowstart.defaults import defaults
+from slowstart.scenario import load
+from slowstart.sweeps import check_points
 from slowstart.units import ScenarioError, parse_rate, parse_size, parse_time
 
 DEFAULT_WINDOWS = (2, 3, 4, 10, 16, 20, 32, 64)
@@ -173,10 +176,6 @@ def plan(
     counts: bytes acknowledged (RFC 3465, Linux today, the default) or one segment per ACK
     (Linux 2.6.3x, `reproduce web-initcwnd`); `abc` in the answer says which was used.
     `buffer` and `cc` default to the core's (a `[path]` buffer, a flow's algorithm)."""
-    from slowstart.defaults import defaults
-    from slowstart.scenario import load
-    from slowstart.sweeps import check_points
-
     cwnds, rwnds = list(cwnds), list(rwnds)
     # A grid of runs, as a sweep is: sized before any of them.
     check_points(len(sizes) * len(cwnds) * len(rwnds), "--size x --initcwnd x --initrwnd")

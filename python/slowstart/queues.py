@@ -15,9 +15,13 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
+from slowstart import lazy
 from slowstart.defaults import defaults, limits, size_text
 from slowstart.paths import read_user_bytes
 from slowstart.units import U64_MAX, ScenarioError, parse_rate, parse_size, parse_time, show
+
+np = lazy.module("numpy")
+
 
 # name → {parameter: (kind, canonical field)}
 PARAMETERS: dict[str, dict[str, tuple[str, str]]] = {
@@ -211,8 +215,6 @@ def read_trace(name: str, field: str) -> Trace:
     (relative to the current folder), else relative to the repository root. Parsed by numpy,
     never as a Python list: a trace file within its bound costs a few times its size, not the
     tens a list of ints would (#31)."""
-    import numpy as np  # only where a trace is used: `run --json` loads no numpy otherwise
-
     path = Path(name)
     if not path.is_absolute() and not path.exists():
         path = REPO / name

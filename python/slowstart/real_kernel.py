@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from slowstart import lazy
+from slowstart.api import Result
 from slowstart.real_summary import MSS, PHASES, flows_frame, kernel_summary, queues_frame
 from slowstart.testbed import (
     LINUX_CC,
@@ -33,6 +35,9 @@ from slowstart.testbed import (
 
 if TYPE_CHECKING:
     from slowstart.api import Result
+
+pd = lazy.module("pandas")
+
 
 _AGENTS = Path(__file__).with_name("_real_agents.py")
 
@@ -153,10 +158,6 @@ def run_real(
 ) -> Result:
     """Run a canonical config's flows for real (Linux TCP through the emulated path); with
     `pcap`, the emulator writes a capture of each direction of the link there."""
-    import pandas as pd
-
-    from slowstart.api import Result
-
     check_available(config)
     check_flows(config)
     timeout_s = timeout_s or config["duration_ns"] / 1e9 + 10

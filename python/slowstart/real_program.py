@@ -40,7 +40,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from slowstart.real_summary import frame, in_schema, link_rows, queues_frame, tun_warnings
+from slowstart import lazy
+from slowstart.api import Result
+from slowstart.real_summary import frame, in_schema, link_rows, queues_frame, schema, tun_warnings
 from slowstart.testbed import (
     LINUX_CC,
     PARENT_ENV,
@@ -52,6 +54,10 @@ from slowstart.testbed import (
     testbed,
     workdir,
 )
+
+np = lazy.module("numpy")
+pd = lazy.module("pandas")
+
 
 # A server has this long to listen on its port (or die saying why): a Python HTTP server
 # starts in about 0.1 s on an idle 2-core machine; a generous margin for a busy one.
@@ -278,8 +284,6 @@ def run_programs(config: dict[str, Any], pcap: str | None = None, keep: Path | N
     """Run a canonical config's program flows through the emulated path; with `pcap`, the
     emulator's captures go there; with `keep`, each flow's logs and qlog files are copied to
     `keep/flowN/`. Returns a Result (slowstart.api) in the simulator's schema."""
-    from slowstart.api import Result
-
     check_available(config)
     check_programs(config)
     ports = flow_ports(config)
@@ -474,8 +478,6 @@ def first_packet_ns(emu_log: Path, direction: str, after_ns: int) -> tuple[int, 
     """When the first packet offered to the link's `direction` at or after `after_ns`
     (monotonic) entered it and when it was delivered, from the emulator's log; None if none
     was delivered."""
-    import pandas as pd
-
     q = pd.read_csv(emu_log)
     q = q[(q["dir"] == direction) & (q["t_ns"] >= after_ns)]
     first = q[q["event"] == "enqueue"].head(1)
@@ -490,9 +492,6 @@ def _flows_frame(runs: list[dict[str, Any]], t_base: int, emu_log: Path) -> Any:
     its connection's start: for the client, when its first packet entered the emulated link;
     for the server, when that packet came out of it (the emulator's log), the first after the
     client's start (with several flows starting together, the earliest of theirs)."""
-    import numpy as np
-    import pandas as pd
-
     frames = []
     for r in runs:
         rows = read_qlog(r["dir"] / "qlog", r["sender"])
@@ -537,8 +536,6 @@ def _flows_frame(runs: list[dict[str, Any]], t_base: int, emu_log: Path) -> Any:
 
 
 def _flow_columns() -> list[str]:
-    from slowstart.real_summary import schema
-
     return schema()["flows"]
 
 
@@ -601,8 +598,6 @@ def shell(config: dict[str, Any], argv: list[str], pcap: str | None = None) -> t
     and a Result holding the emulator's queue trace and link rows. The environment tells it
     where it is: SLOWSTART_ADDR, SLOWSTART_PEER (the receiver's address), SLOWSTART_PEER_NS
     (`ip netns exec $SLOWSTART_PEER_NS CMD` runs CMD at the far end)."""
-    from slowstart.api import Result
-
     check_available(config)
     flow_ports(config)
     command = argv or [os.environ.get("SHELL") or "/bin/sh", "-i"]

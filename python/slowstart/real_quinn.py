@@ -27,7 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from slowstart import lazy
 from slowstart.api import Result
+from slowstart.real_program import read_qlog
 from slowstart.real_summary import (
     cross_rows,
     cross_warnings,
@@ -48,6 +50,10 @@ from slowstart.testbed import (
     testbed,
     workdir,
 )
+
+np = lazy.module("numpy")
+pd = lazy.module("pandas")
+
 
 QUIC_DATAGRAM = 1472  # UDP payload: MTU 1500 minus 20 (IP) and 8 (UDP); slowstart-quinn --mtu
 # Stream data in a full 1-RTT packet: 1472 minus the short header (1 + 8-byte connection ID +
@@ -157,11 +163,6 @@ def _flows_frame(path: Path, flow_id: int, start_s: float, t0_ns: int) -> Any:
     """The client's qlog (read as ngtcp2's is, real_program.read_qlog) → the simulator's flow
     trace, window columns in stream-payload bytes; times from the handshake's end (`t0_ns`
     after the qlog's origin, the connect) at `start_s`."""
-    import numpy as np
-    import pandas as pd
-
-    from slowstart.real_program import read_qlog
-
     df = pd.DataFrame(read_qlog(path.parent, "client"))
     df["state"] = df["state"].ffill() if "state" in df else "slow_start"
     df = df[df["congestion_window"].notna()]
@@ -193,8 +194,6 @@ def run_real_quinn(
 ) -> Result:
     """Run a canonical config's bulk flows over quinn through the emulated path. With
     `calls`, each client's calls to its controller are kept (summary `calls_files`)."""
-    import pandas as pd
-
     check_available(config)
     check_flows(config)
     config = quic_like(config)

@@ -13,9 +13,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from slowstart import lazy
+from slowstart.api import core_schema
+
 if TYPE_CHECKING:  # numpy and pandas load when a run makes a frame: `slowstart list` needs neither
     import numpy as np
     import pandas as pd
+
+np = lazy.module("numpy")
+pd = lazy.module("pandas")
 
 
 MSS = 1448  # MTU 1500 minus 20 (IP), 20 (TCP) and 12 (timestamp option)
@@ -31,8 +37,6 @@ BBR_HIGH_GAIN = 256 * 2885 // 1000 + 1
 
 def schema() -> dict[str, list[str]]:
     """The core's names (slowstart.api.core_schema)."""
-    from slowstart.api import core_schema
-
     return core_schema()
 
 
@@ -50,17 +54,12 @@ def in_schema(kind: str, measured: dict[str, Any], extras: dict[str, Any]) -> di
 def frame(kind: str, columns: dict[str, Any], extras: dict[str, Any]) -> pd.DataFrame:
     """A trace table (`flows`, `queues`) with the simulator's columns in its order, then
     `extras`; every column of the core's table must be measured."""
-    import pandas as pd
-
     return pd.DataFrame({**{c: columns[c] for c in schema()[kind]}, **extras})
 
 
 def flows_frame(trace: dict[str, Any], t0: int, flow_id: int, start_s: float) -> pd.DataFrame:
     """TCP_INFO samples → the simulator's flow trace; `t0` (the flow's actual start) is put
     at the flow's scenario `start_s`."""
-    import numpy as np
-    import pandas as pd
-
     df = pd.DataFrame(trace["rows"], columns=trace["keys"])
     mss = df["snd_mss"].replace(0, MSS)
     ssthresh = df["snd_ssthresh"].astype(float)
@@ -99,8 +98,6 @@ def flows_frame(trace: dict[str, Any], t0: int, flow_id: int, start_s: float) ->
 def _bbr_modes(pacing: pd.Series, cwnd: pd.Series) -> np.ndarray:
     """BBR's mode from its gains (TCP_CC_INFO), named as the simulator's BBR phases. Before
     the first ACK the gains read 1 and 1; BBR is in STARTUP then (bbr_init)."""
-    import numpy as np
-
     modes = np.select(
         [
             pacing == BBR_HIGH_GAIN,
@@ -118,9 +115,6 @@ def _bbr_modes(pacing: pd.Series, cwnd: pd.Series) -> np.ndarray:
 def queues_frame(log: Path, t0: int) -> pd.DataFrame:
     """The emulator's queue log → the simulator's queue trace (the bottleneck's two
     directions), times from `t0`."""
-    import numpy as np
-    import pandas as pd
-
     q = pd.read_csv(log)
     q = q[q["event"] != "deliver"] if len(q) else q
     return frame(

@@ -34,6 +34,7 @@ priority: the links keep time on a busy machine, and a peer that is late is what
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -45,8 +46,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from slowstart import testbed
+from slowstart import lazy, testbed
+from slowstart.api import Result, run_config
+from slowstart.real_summary import frame, schema
+from slowstart.swarm_results import delay_target
 from slowstart.testbed import LINUX_CC, RealUnavailable
+
+lt = lazy.module("libtorrent")
+np = lazy.module("numpy")
+pd = lazy.module("pandas")
+
 
 # One libtorrent process and one emulator per peer share this machine's cores.
 MAX_PEERS = 32
@@ -73,7 +82,7 @@ class SwarmError(ValueError):
 def libtorrent_missing() -> str | None:
     """Why libtorrent cannot be imported here, or None."""
     try:
-        import libtorrent  # noqa: F401
+        lt.__version__  # noqa: B018 - the first use imports it
     except ImportError as e:
         return (
             f"libtorrent: cannot import it ({e}); the PyPI wheel is in the dev extras "
@@ -95,8 +104,6 @@ def peer_of(addr: str) -> int:
 def utp_target_s(swarm: dict[str, Any]) -> float:
     """libtorrent's `utp_target_delay`: `swarm.utp.cc`'s target (utp's default is
     libtorrent's, 100 ms)."""
-    from slowstart.swarm import delay_target
-
     return delay_target(swarm["utp"]["cc"])
 
 
@@ -145,8 +152,6 @@ def check_swarm(config: dict[str, Any]) -> None:
 
 def draws(config: dict[str, Any]) -> list[dict[str, Any]]:
     """Each peer's arrival, access delay and transport: the simulated swarm's of this seed."""
-    from slowstart.api import run_config
-
     sim = run_config(config)
     return [
         {
@@ -163,9 +168,6 @@ def draws(config: dict[str, Any]) -> list[dict[str, Any]]:
 
 def make_torrent(work: Path, swarm: dict[str, Any], seed: int) -> tuple[Path, Path]:
     """The shared file (seeded pseudo-random bytes, so every piece differs) and its v1 torrent."""
-    import libtorrent as lt
-    import numpy as np
-
     src = work / "file"
     src.mkdir()
     data = src / "data.bin"
@@ -385,8 +387,6 @@ def run_swarm(config: dict[str, Any], pcap: str | None = None, progress: Any = N
     (slowstart.api) whose summary has the simulated swarm's `peers` and `swarm` fields, and
     whose queues are each uplink's occupancy sampled every `swarm.queue_sample` from its
     emulator's log. `progress(done, total)` is called with the leechers done."""
-    from slowstart.api import Result
-
     reason = testbed.unavailable_reason() or libtorrent_missing()
     if reason:
         raise RealUnavailable(reason)
@@ -517,14 +517,10 @@ def _drain(peers: list[Peer]) -> None:
 
 
 def _no_flows() -> Any:
-    from slowstart.real_summary import frame, schema
-
     return frame("flows", {c: [] for c in schema()["flows"]}, {})
 
 
 def _same_bytes(a: Path, b: Path) -> bool:
-    import hashlib
-
     if not b.exists() or a.stat().st_size != b.stat().st_size:
         return False
     return hashlib.sha256(a.read_bytes()).digest() == hashlib.sha256(b.read_bytes()).digest()
@@ -628,17 +624,12 @@ def _summary(config: dict[str, Any], peers: list[Peer], t0: int, data: Path) -> 
 
 
 def _libtorrent_version() -> str:
-    import libtorrent as lt
-
     return str(lt.__version__)
 
 
 def occupancy(log: Path, direction: str, times_ns: Any) -> tuple[Any, Any]:
     """Queue bytes and packets of the link's `direction` just after the last event at or
     before each of `times_ns` (monotonic), from the emulator's log."""
-    import numpy as np
-    import pandas as pd
-
     q = pd.read_csv(log)
     q = q[(q["dir"] == direction)]
     t = q["t_ns"].to_numpy()
@@ -652,9 +643,6 @@ def occupancy(log: Path, direction: str, times_ns: Any) -> tuple[Any, Any]:
 def _queues(peers: list[Peer], t0: int, every_ns: int) -> Any:
     """Each uplink's occupancy every `every_ns` from time 0 to the last completion, as the
     simulated swarm samples it (link `peerN.up`)."""
-    import numpy as np
-    import pandas as pd
-
     end = max((p.done_ns for p in peers if p.done_ns is not None), default=t0)
     times = np.arange(t0, end + 1, every_ns, dtype=np.int64)
     parts = []
@@ -681,8 +669,6 @@ def _queues(peers: list[Peer], t0: int, every_ns: int) -> Any:
 
 def _requests(peers: list[Peer], t0: int) -> Any:
     """Every sample of every connection's request queue: t_s, peer, remote peer, depth."""
-    import pandas as pd
-
     rows = [
         {
             "t_s": (row["t_ns"] - t0) / 1e9,

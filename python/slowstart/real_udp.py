@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from slowstart import guests
+from slowstart import guests, lazy
 from slowstart.api import Result
 from slowstart.real_summary import (
     cross_rows,
@@ -39,6 +39,7 @@ from slowstart.real_summary import (
     queues_frame,
     tun_warnings,
 )
+from slowstart.scenario import core_algorithms
 from slowstart.testbed import (
     PORT,
     RCV_ADDR,
@@ -51,6 +52,10 @@ from slowstart.testbed import (
     workdir,
 )
 from slowstart.udp_endpoint import write_guests
+
+np = lazy.module("numpy")
+pd = lazy.module("pandas")
+
 
 UDP_MSS = 1424  # MTU 1500 minus 20 (IP), 8 (UDP) and 48 (slowstart_transport::wire header)
 UDP_HEADER_BYTES = 76
@@ -79,8 +84,6 @@ def _kind(flow: dict[str, Any]) -> str:
 
 
 def _check_flows(config: dict[str, Any]) -> None:
-    from slowstart.scenario import core_algorithms
-
     for i, flow in enumerate(config["flows"]):
         kind = _kind(flow)
         if kind not in ("bulk", "web"):
@@ -123,9 +126,6 @@ def _python_specs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def _flows_frame(path: Path, flow_id: int, start_s: float) -> Any:
     """The sender's (or server's) trace (crates/slowstart-udp) → the simulator's flow trace;
     `start_s` is its time 0 on the scenario's clock."""
-    import numpy as np
-    import pandas as pd
-
     df = pd.read_csv(path, dtype={"ssthresh": np.uint64})
     ssthresh = df["ssthresh"].astype(np.float64)
     ssthresh[df["ssthresh"] == np.uint64(UNSET)] = np.nan
@@ -150,8 +150,6 @@ def run_real_udp(
 ) -> Result:
     """Run a canonical config's bulk and web flows over the UDP stack through the emulated
     path (with `pcap`, the emulator's captures go there)."""
-    import pandas as pd
-
     check_available(config)
     _check_flows(config)
     config = udp_like(config)

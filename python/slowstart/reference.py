@@ -18,10 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from slowstart import apps
+from slowstart import apps, lazy
 from slowstart import scenario as sc
-from slowstart.defaults import defaults, size_text, spellings, time_text
+from slowstart.defaults import _core_defaults, defaults, size_text, spellings, time_text
+from slowstart.scenario import load
 from slowstart.units import ScenarioError
+
+_core = lazy.module("slowstart._core")
+
 
 # A unit: what a value of it looks like (to probe the loader with), and a huge one (to make the
 # core state its bound). None: a value that has no bound to probe (a word, a table).
@@ -66,8 +70,6 @@ def _web_defaults() -> dict[str, Any]:
 
 
 def _cross_defaults() -> dict[str, Any]:
-    from slowstart.defaults import _core_defaults
-
     core = _core_defaults()["cross"]
     out: dict[str, Any] = {}
     for key, (unit, field) in sc.CROSS_FIELDS.items():
@@ -370,8 +372,6 @@ def _probe(scenario: Callable[[Any], tuple[dict[str, Any], list[str]]], at: str,
     """What the core says the value at `at` must be: its message for a huge one, in the
     scenario (and overrides) `scenario(huge)` makes. "" for a unit with no bound or a message
     about another field, "none" when the huge value is taken."""
-    from slowstart.scenario import load
-
     huge = UNITS[unit][1]
     if huge is None:
         return ""
@@ -451,8 +451,6 @@ def swarm_transports() -> str:
 
 
 def _algorithms() -> list[dict[str, Any]]:
-    from slowstart import _core
-
     return json.loads(_core.algorithms())
 
 
@@ -503,8 +501,6 @@ QUEUE_DOCS = {
 
 def queues() -> str:
     """Every queue discipline with its parameters, defaults and bounds."""
-    from slowstart.defaults import _core_defaults
-
     core = _core_defaults()["queue"]
     kinds = ["droptail", *core]
     if set(kinds) != set(QUEUE_DOCS):
@@ -544,8 +540,6 @@ def _cell(text: str) -> str:
 
 def program_placeholders() -> str:
     """The `{name}`s a program's arguments may hold and what each is replaced by."""
-    from slowstart.defaults import _core_defaults
-
     rows = ["| placeholder | replaced by |", "| --- | --- |"]
     for name, meaning in _core_defaults()["program_placeholders"].items():
         rows.append(f"| `{{{name}}}` | {meaning} |")

@@ -24,10 +24,40 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from slowstart.units import ScenarioError
+from slowstart import lazy
+from slowstart.paths import scenario_path
+from slowstart.reproduce import (
+    EXPERIMENTS,
+    VERDICT_RULE,
+    cells,
+    headers,
+    missing_algorithms,
+    run_experiment,
+    tally,
+)
+from slowstart.scenario import load
+from slowstart.store import Store, engine_version, run_key
+from slowstart.swarm import (
+    FINDING_COLUMNS,
+    FINDING_NOTES,
+    SOURCE,
+    TITLE,
+    describe,
+    findings,
+    stored_studies,
+    write_outputs,
+)
+from slowstart.swarm import tally as swarm_tally
+from slowstart.sweeps import aggregate, default_metric
+from slowstart.units import ScenarioError, split_quantity
 
 if TYPE_CHECKING:
     from slowstart.store import Store
+
+go = lazy.module("plotly.graph_objects")
+pd = lazy.module("pandas")
+plotly_offline = lazy.module("plotly.offline")
+
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1150px;
@@ -85,19 +115,6 @@ def _table(headers: list[str], rows: list[list[tuple[str, str]]]) -> str:
 
 def reproductions(store: Store, sources: set[str]) -> list[Section]:
     """A section per reproduction whose every run is stored."""
-    from slowstart.paths import scenario_path
-    from slowstart.reproduce import (
-        EXPERIMENTS,
-        VERDICT_RULE,
-        cells,
-        headers,
-        missing_algorithms,
-        run_experiment,
-        tally,
-    )
-    from slowstart.scenario import load
-    from slowstart.store import run_key
-
     sections = []
     keys = store.keys()
     for name, exp in EXPERIMENTS.items():
@@ -146,18 +163,6 @@ def reproductions(store: Store, sources: set[str]) -> list[Section]:
 def swarm_studies(store: Store) -> list[Section]:
     """A section per swarm study in the store: its findings with their verdicts and the
     study's figures, made again from the stored runs (`slowstart.swarm.stored_studies`)."""
-    from slowstart.swarm import (
-        FINDING_COLUMNS,
-        FINDING_NOTES,
-        SOURCE,
-        TITLE,
-        describe,
-        findings,
-        stored_studies,
-        tally,
-        write_outputs,
-    )
-
     studies = stored_studies(store)
     if not studies:
         return [
@@ -183,7 +188,7 @@ def swarm_studies(store: Store) -> list[Section]:
         )
         body = (
             f'<p class="note">source: {html.escape(SOURCE)}<br>'
-            f"{html.escape('; '.join([*study.notes, describe(study)]))}; {tally(rows)}</p>"
+            f"{html.escape('; '.join([*study.notes, describe(study)]))}; {swarm_tally(rows)}</p>"
             f"{table}"
             f'<p class="note">{html.escape(FINDING_NOTES)}</p>'
             f"{figures}"
@@ -194,8 +199,6 @@ def swarm_studies(store: Store) -> list[Section]:
 
 def _order(values: list[Any]) -> list[Any]:
     """Axis values by their quantity when each is one ("10ms" before "200ms"), else as met."""
-    from slowstart.units import split_quantity
-
     try:
         keyed = [(split_quantity(v, "axis", "a quantity"), v) for v in values]
     except (ValueError, TypeError):
@@ -205,11 +208,6 @@ def _order(values: list[Any]) -> list[Any]:
 
 def sweeps(store: Store) -> tuple[list[Section], list[str]]:
     """A section per sweep in the store, and the plotly figures' HTML."""
-    import pandas as pd
-    import plotly.graph_objects as go
-
-    from slowstart.sweeps import aggregate, default_metric
-
     runs = store.con.execute("SELECT key, point FROM runs WHERE source = 'sweep'").fetchall()
     if not runs:
         return [], []
@@ -296,16 +294,11 @@ def sweeps(store: Store) -> tuple[list[Section], list[str]]:
                 "(a gap in the plot, a blank cell in the heatmap).</p>"
             )
         sections.append(Section(f"sweep of {scenario} over {', '.join(axes)}", "".join(parts)))
-    del pd
     return sections, figures
 
 
 def report(source: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
     """Write the report of a store (or of a folder holding `results.duckdb`) to `out`."""
-    import plotly.offline
-
-    from slowstart.store import Store, engine_version
-
     path = Path(source)
     if path.is_dir():
         candidates = [path / "results.duckdb", *sorted(path.glob("*.duckdb"))]
@@ -327,7 +320,7 @@ def report(source: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         "<title>slowstart report</title>"
         f"<style>{STYLE}</style>"
-        f'<script type="text/javascript">{plotly.offline.get_plotlyjs()}</script>'
+        f'<script type="text/javascript">{plotly_offline.get_plotlyjs()}</script>'
         "</head><body>"
         "<h1>slowstart report</h1>"
         f'<p class="note">{html.escape(str(path))}: {len(runs)} runs; engine '

@@ -18,21 +18,29 @@ from __future__ import annotations
 import os
 import textwrap
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from slowstart import guests
-from slowstart.api import Result
+from slowstart.api import Result, run_config
 from slowstart.app_figures import request_ramp_figures, window_grid_figures
 from slowstart.atou import run_atou
 from slowstart.dctcp_fig17 import run_fig17
+from slowstart.experiment import (
+    VERDICT_RULE,
+    Experiment,
+    Row,
+    Variant,
+    missing_algorithms,
+    runnable,
+    variant_value,
+)
 from slowstart.l4s_figures import l4s_figures, rtt_rise_after_first_response_ms, rtt_rise_ms
-from slowstart.ledbat_figures import ledbat_figures
+from slowstart.ledbat_figures import LEDBAT_HOLD_S, LEDBAT_SETTLED_S, ledbat_figures
 from slowstart.links_study import ALGORITHMS as LINK_ALGORITHMS
 from slowstart.links_study import LINKS, links_figures, missing_traces
 from slowstart.measures import (
-    Measure,
     acked_until_resume_bdp,
     cwnd_after_recovery_bdp,
     facts_table,
@@ -44,82 +52,9 @@ from slowstart.net100_cross import run_blast, run_parallel
 from slowstart.paths import scenario_path
 from slowstart.plan import first_object
 from slowstart.plot import plot_overlay, plot_verdicts
-from slowstart.store import Store
-
-Metric = str | Callable[[dict[str, Any]], float | None]
-
-
-@dataclass(frozen=True)
-class Variant:
-    label: str
-    overrides: tuple[str, ...]
-    published: float | None  # None: no published value for this row
-    metric: Metric | None = None  # default: the experiment's flow metric
-    bound: str = "="  # "=": within tolerance; "<" / ">": published is an upper / lower bound
-    unit: str | None = None  # default: the experiment's unit
-    measure: Measure | None = field(default=None, compare=False)  # overrides `metric`
-    scenario: str | None = None  # default: the experiment's
-    requires: tuple[str, ...] = ()  # algorithms that must be registered to run it
-    # Why it cannot run on this machine (files absent), or None.
-    unavailable: Callable[[], str | None] | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True)
-class Experiment:
-    name: str
-    title: str
-    source: str
-    scenario: str  # file stem in scenarios/
-    metric: str  # key of summary["flows"][flow]
-    unit: str
-    tolerance: float  # relative, e.g. 0.10 for ±10%
-    common: tuple[str, ...]
-    variants: tuple[Variant, ...]
-    flow: int = 0
-    # Figures and tables of its own: (experiment, results by variant, folder) -> paths written.
-    figures: Callable[[Experiment, list[Result], Path], list[Path]] | None = field(
-        default=None, compare=False
-    )
-    # Runs the variants itself, for experiments that are more than one run per variant (real
-    # runs beside simulated ones): (experiment, folder, progress) -> (rows, paths written).
-    runner: Callable[..., tuple[list[Row], list[Path]]] | None = field(default=None, compare=False)
-
-
-def summary_value(summary: dict[str, Any], path: str) -> Any:
-    """`flows.0.slow_start_exit_s`-style lookup; None where the path has no value."""
-    node: Any = summary
-    for part in path.split("."):
-        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        elif isinstance(node, dict) and part in node:
-            node = node[part]
-        else:
-            return None
-    return node
-
-
-def missing_algorithms(v: Variant) -> list[str]:
-    """The algorithms `v` needs that the built core does not register (yet)."""
-    if not v.requires:
-        return []
-    from slowstart.scenario import core_algorithms
-
-    known = {a["name"] for a in core_algorithms() or []}
-    return [name for name in v.requires if name not in known]
-
-
-def runnable(v: Variant) -> str | None:
-    """Why `v` cannot run here (algorithms not registered, files absent), or None."""
-    missing = missing_algorithms(v)
-    if missing:
-        return f"{', '.join(missing)} not registered yet"
-    return v.unavailable() if v.unavailable else None
-
-
-def variant_value(exp: Experiment, v: Variant, summary: dict[str, Any]) -> float | None:
-    metric = v.metric if v.metric is not None else f"flows.{exp.flow}.{exp.metric}"
-    return metric(summary) if callable(metric) else summary_value(summary, metric)
-
+from slowstart.scenario import load
+from slowstart.store import Record, Store, run_key, traces_of
+from slowstart.sweeps import open_store
 
 NO_DELACK, DELACK = "flow.0.delayed_ack=false", "flow.0.delayed_ack=true"
 HSTCP31 = ('flow.0.cc="hstcp:low_window=31"',)
@@ -133,10 +68,6 @@ LINUX24_WINDOW = "flow.0.max_window=1500seg"
 # packets when the RTT is above 100 ms and the rate above 16 Mbps (picoquic_compute_ack_gap);
 # every 10th full segment is about 1 Mbps of ACKs at 250 Mbps.
 THIN = ('path.reverse_rate="3Mbps"', "flow.0.ack_every=10")
-# ledbat: the queuing delay is averaged from this time of the run on (once LEDBAT has settled),
-# and the share over this long after Reno leaves slow start.
-LEDBAT_SETTLED_S = 30.0
-LEDBAT_HOLD_S = 30.0
 
 
 def facts_figures(exp: Experiment, results: list[Result], out: Path) -> list[Path]:
@@ -631,59 +562,6 @@ EXPERIMENTS: dict[str, Experiment] = {
 }
 
 
-# The one rule every verdict follows, printed under each table and quoted in the README.
-VERDICT_RULE = (
-    "verdict: ok when ours is within the tolerance of the published value "
-    "(|ours - published| / published <= tolerance); for a published upper bound (<), ok when "
-    "ours <= published x (1 + tolerance), for a lower bound (>), ok when ours >= published x "
-    "(1 - tolerance); off otherwise; - where nothing is published; not reached where the run "
-    "gives no value"
-)
-
-
-@dataclass
-class Row:
-    label: str
-    published: float | None
-    ours: float | None
-    tolerance: float
-    bound: str = "="
-    unit: str | None = None
-    pending: str | None = None  # why the variant was not run
-
-    @property
-    def rel_diff(self) -> float | None:
-        if self.ours is None or not self.published:
-            return None
-        return (self.ours - self.published) / self.published
-
-    @property
-    def verdict(self) -> str:
-        if self.pending is not None:
-            return f"pending: {self.pending}"
-        if self.published is None:
-            return "-" if self.ours is not None else "not reached"
-        rel = self.rel_diff
-        if rel is None:
-            return "not reached"
-        if self.bound == "<":
-            return "ok" if rel <= self.tolerance else "off"
-        if self.bound == ">":
-            return "ok" if rel >= -self.tolerance else "off"
-        return "ok" if abs(rel) <= self.tolerance else "off"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "published": self.published,
-            "bound": self.bound,
-            "ours": self.ours,
-            "rel_diff": self.rel_diff,
-            "verdict": self.verdict,
-            "pending": self.pending,
-        }
-
-
 # Studies of many runs with statistics and figures of their own, run only when named (they
 # take minutes): name -> title. `slowstart.swarm` runs `swarm`.
 STUDIES = {
@@ -702,8 +580,6 @@ def unknown_experiment(names: list[str]) -> str | None:
 def check_variants(exp: Experiment) -> None:
     """Load every variant that can run here (a ScenarioError naming the setting if one cannot
     be loaded), so that a bad `--cc` stops the command before any run, not after some."""
-    from slowstart.scenario import load
-
     for v in exp.variants:
         if exp.runner is None and runnable(v) is None:
             load(scenario_path(v.scenario or exp.scenario), set=[*exp.common, *v.overrides])
@@ -714,10 +590,6 @@ def run_variant(
 ) -> tuple[Result, bool]:
     """A variant's run, read from `store` when it holds it (unless `rerun`), else made (and
     stored, traces included); and whether it was made."""
-    from slowstart.api import run_config
-    from slowstart.scenario import load
-    from slowstart.store import Record, run_key, traces_of
-
     config = load(scenario_path(v.scenario or exp.scenario), set=[*exp.common, *v.overrides])
     key = run_key(config)
     if store is not None and not rerun:
@@ -785,8 +657,6 @@ def run_experiment(
 ) -> tuple[list[Row], list[Path]]:
     """Run every variant (telling `progress` each label); plot them into `out_dir` if given.
     With `store`, each run is stored (and a stored one read instead of run, unless `rerun`)."""
-    from slowstart.sweeps import open_store
-
     the_store, close = open_store(store)
     try:
         return _run_experiment(exp, out_dir, progress, the_store, rerun)

@@ -21,7 +21,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from slowstart import guests
+from slowstart import guests, lazy
 from slowstart.apps import ALL_KEYS as APP_KEYS
 from slowstart.apps import PROGRAM_KEYS, parse_app, parse_program
 from slowstart.defaults import canonical_word, defaults, limits
@@ -46,6 +46,9 @@ from slowstart.units import (
     resolve_buffer,
     show,
 )
+
+_core = lazy.module("slowstart._core")
+
 
 TOP_KEYS = (
     "name",
@@ -347,10 +350,9 @@ def core_algorithms() -> list[dict[str, Any]] | None:
 @functools.cache
 def _core_algorithms_json() -> str | None:
     try:
-        from slowstart import _core
+        return _core.algorithms()
     except ImportError:
         return None
-    return _core.algorithms()
 
 
 # --- reading and overriding ---------------------------------------------------------------
@@ -1071,8 +1073,6 @@ def load(
     assert not isinstance(algorithms, str)
     config = build_config(raw, algorithms)
     if algorithms is not None:
-        from slowstart import _core
-
         try:
             guests.register(config)
         except guests.GuestError as e:

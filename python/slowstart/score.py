@@ -33,13 +33,33 @@ import json
 import math
 import os
 import statistics
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from slowstart.score_metrics import METRICS, Metric
+from slowstart import lazy
+from slowstart.api import run_config
+from slowstart.measures import path_bdp_bytes
+from slowstart.paths import SUITE
+from slowstart.scenario import apply_overrides, core_algorithms, load, read_scenario, read_toml
+from slowstart.score_metrics import (
+    METRICS,
+    Metric,
+    Run,
+    flow_rows,
+    incumbent_numbers,
+    measure_all,
+    metrics_version,
+)
+from slowstart.store import canonical, engine_version
+from slowstart.sweeps import check_workers, open_store, parse_seeds, run_configs
+from slowstart.tables import table
 from slowstart.units import ScenarioError, parse_time, show
+
+np = lazy.module("numpy")
+
 
 # The newest suite format this slowstart reads.
 SUITE_VERSION = 1
@@ -109,8 +129,6 @@ def _index(value: object, where: str) -> int:
 
 
 def _seeds(value: object, where: str) -> tuple[int | None, ...]:
-    from slowstart.sweeps import parse_seeds
-
     if isinstance(value, str):
         try:
             return tuple(parse_seeds(value))
@@ -191,16 +209,12 @@ def _path(item: object, i: int, file: Path) -> PathSpec:
 
 
 def default_suite() -> Path:
-    from slowstart.paths import SUITE
-
     return SUITE
 
 
 def load_suite(file: str | os.PathLike[str] | None = None) -> Suite:
     """A suite file (default: the built-in one) checked whole: every error names the file and
     the field, and says what is accepted."""
-    from slowstart.scenario import read_toml
-
     path = Path(file) if file is not None else default_suite()
     raw = read_toml(path, "suite")
     for key in raw:
@@ -249,8 +263,6 @@ def default_controllers() -> list[str]:
     """Every registered algorithm at its defaults, then CUBIC with each other slow-start rule
     the registry accepts (the rules are shared by the loss-based algorithms; on CUBIC, Linux's
     default, each is seen beside the others)."""
-    from slowstart.scenario import core_algorithms
-
     algorithms = core_algorithms() or []
     out = [a["name"] for a in algorithms]
     cubic = next((a for a in algorithms if a["name"] == "cubic"), None)
@@ -280,15 +292,11 @@ def _toml_string(text: str) -> str:
 
 
 def _raw(path: PathSpec, seed: int | None) -> dict[str, Any]:
-    from slowstart.scenario import apply_overrides, read_scenario
-
     return apply_overrides(read_scenario(path.scenario), set=list(path.set), seed=seed)
 
 
 def cell_config(path: PathSpec, cc: str, seed: int | None) -> dict[str, Any]:
     """The canonical config of one cell: the path with `cc` on its tested flow."""
-    from slowstart.scenario import load
-
     raw = _raw(path, seed)
     flows = raw.get("flow")
     if not isinstance(flows, list) or path.flow >= len(flows):
@@ -303,8 +311,6 @@ def cell_config(path: PathSpec, cc: str, seed: int | None) -> dict[str, Any]:
 
 def alone_config(path: PathSpec, seed: int | None) -> dict[str, Any]:
     """The path without its tested flow: what the incumbent has alone."""
-    from slowstart.scenario import load
-
     raw = _raw(path, seed)
     del raw["flow"][path.flow]
     try:
@@ -315,9 +321,6 @@ def alone_config(path: PathSpec, seed: int | None) -> dict[str, Any]:
 
 def version_of(spec: dict[str, Any]) -> str:
     """The engine's version, the metrics' and what the worker measures: a cell's key."""
-    from slowstart.score_metrics import metrics_version
-    from slowstart.store import canonical, engine_version
-
     digest = hashlib.sha256(canonical(spec).encode()).hexdigest()[:12]
     return f"{engine_version()}+score.{metrics_version()}.{digest}"
 
@@ -328,11 +331,6 @@ def version_of(spec: dict[str, Any]) -> str:
 def cwnd_series(run: Any, span_s: float, points: int = FIGURE_POINTS) -> dict[str, list[float]]:
     """The tested flow's cwnd over BDP for its first `span_s` seconds, the largest sample in
     each of `points` equal bins (so no spike is lost)."""
-    import numpy as np
-
-    from slowstart.measures import path_bdp_bytes
-    from slowstart.score_metrics import flow_rows
-
     rows = flow_rows(run)
     rows = rows[rows["t"] <= span_s]
     if rows.empty:
@@ -348,11 +346,6 @@ def cwnd_series(run: Any, span_s: float, points: int = FIGURE_POINTS) -> dict[st
 
 def score_task(item: tuple[str, dict[str, Any]]) -> dict[str, Any]:
     """A worker's run of one cell (or of a path alone) and what the scorecard keeps of it."""
-    import time
-
-    from slowstart.api import run_config
-    from slowstart.score_metrics import Run, incumbent_numbers, measure_all
-
     config_json, spec = item
     start = time.perf_counter()
     result = run_config(json.loads(config_json))
@@ -401,9 +394,6 @@ def _run(
     points: list[dict[str, Any]],
     **kwargs: Any,
 ) -> tuple[list[dict[str, Any]], int]:
-    from slowstart.store import canonical
-    from slowstart.sweeps import run_configs
-
     return run_configs(
         configs,
         points=points,
@@ -427,8 +417,6 @@ def score(
 ) -> Scorecard:
     """Run every cell of `suite` for `controllers` (default: `default_controllers()`) not
     already in `store`, and gather the metrics. Every config is built (and checked) first."""
-    from slowstart.sweeps import check_workers, open_store
-
     check_workers(jobs, cluster)
     ccs = check_controllers(controllers if controllers else default_controllers())
     # Every config first: a bad controller or path stops everything before any run.
@@ -615,8 +603,6 @@ LEGEND = (
 
 def format_text(card: Scorecard) -> str:
     """Controllers as rows, one block of metric columns per path, the mean rank last."""
-    from slowstart.cli import table
-
     blocks = [f"{card.suite.name} ({card.suite.file}, suite version {card.suite.version})"]
     cols = columns(card)
     for path in card.suite.paths:

@@ -17,8 +17,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from slowstart import lazy
 from slowstart.api import Result
 from slowstart.measures import delivered_between, link_rate_bps, path_bdp_bytes
+
+np = lazy.module("numpy")
+
 
 # Share of the available rate that counts as full rate (the issue's 90%; the summary's own
 # time_to_full_bw_s uses 95%).
@@ -137,8 +141,6 @@ def end_s(run: Run) -> float:
 def held_mean(t: Any, values: Any, start_s: float, end_s: float) -> float | None:
     """The time-weighted mean of sampled `values` between two times, each sample held until
     the next (the one in force at `start_s` included); None with no sample by `end_s`."""
-    import numpy as np
-
     t, values = np.asarray(t, dtype=float), np.asarray(values, dtype=float)
     keep = t < end_s
     t, values = t[keep], values[keep]
@@ -189,8 +191,6 @@ def time_to_90_s(run: Run) -> float | None:
     """Time to full rate: the first time the flow's goodput over the last base RTT reaches 90%
     of the rate available to it (the bottleneck's, or its window cap over the base RTT),
     read from the flow's trace samples."""
-    import numpy as np
-
     rtt = run.flow_summary["base_rtt_s"]
     rows = flow_rows(run)
     if not rtt or rows.empty:

@@ -11,9 +11,9 @@ import html
 import json
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from matplotlib.figure import Figure
-
+from slowstart import lazy
 from slowstart.report import CHECK, STYLE, _png, _table
 from slowstart.score import (
     LEGEND,
@@ -27,6 +27,14 @@ from slowstart.score import (
     shown_unit,
 )
 from slowstart.score_metrics import METRICS
+from slowstart.store import engine_version
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+mpl_figure = lazy.module("matplotlib.figure")
+np = lazy.module("numpy")
+
 
 EXTRA_STYLE = """
 td.best { font-weight: 700; background: #e8f5e9; }
@@ -47,8 +55,6 @@ def rank_figure(card: Scorecard) -> Figure:
     """Rows: every ranked path x metric, a line between paths; columns: controllers by mean
     rank, best on the left; colour: the rank in its row from best (green) to worst (red), the
     rank written in."""
-    import numpy as np
-
     cols = [(p, m, c) for p, m, c in columns(card) if m.ranked]
     order = ranked_order(card)
     grid = np.full((len(cols), len(order)), np.nan)
@@ -57,7 +63,9 @@ def rank_figure(card: Scorecard) -> Figure:
         for j, cc in enumerate(order):
             rank = col[cc].rank
             grid[i, j] = 0.0 if worst == 1 else ((rank or worst) - 1) / (worst - 1)
-    fig = Figure(figsize=(max(5.0, 0.42 * len(order) + 3.2), max(3.0, 0.22 * len(cols) + 2.0)))
+    fig = mpl_figure.Figure(
+        figsize=(max(5.0, 0.42 * len(order) + 3.2), max(3.0, 0.22 * len(cols) + 2.0))
+    )
     ax = fig.subplots()
     ax.imshow(grid, cmap="RdYlGn_r", vmin=0, vmax=1, aspect="auto")
     for i, (_p, _m, col) in enumerate(cols):
@@ -83,7 +91,7 @@ def cwnd_figure(card: Scorecard, key: str) -> Figure:
     cols = min(PANELS, n)
     rows = math.ceil(n / cols)
     width, height = 2.0 * cols + 0.6, 1.45 * rows + 0.7
-    fig = Figure(figsize=(width, height))
+    fig = mpl_figure.Figure(figsize=(width, height))
     # Fixed margins (in inches) instead of tight_layout, which costs a second per figure.
     fig.subplots_adjust(
         left=0.55 / width,
@@ -119,8 +127,6 @@ def _name(key: str) -> str:
 
 def write(card: Scorecard, out_dir: str | Path) -> list[Path]:
     """Write scorecard.html, .json, .md and the figures (ranks.png, cwnd-<path>.png)."""
-    from slowstart.store import engine_version
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "scorecard.json", out / "scorecard.md"]

@@ -22,8 +22,10 @@ Only one process writes a store (the driver of a sweep); DuckDB locks the file.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import hashlib
+import io
 import json
 import os
 import stat
@@ -34,13 +36,23 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from slowstart import api, lazy
+from slowstart.api import Result, _Pending, arrow_table, frame
 from slowstart.paths import output_file
 from slowstart.units import ScenarioError
+from slowstart.version import __version__
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from slowstart.api import Result
+
+_core = lazy.module("slowstart._core")
+duckdb = lazy.module("duckdb")
+pa = lazy.module("pyarrow")
+pd = lazy.module("pandas")
+pq = lazy.module("pyarrow.parquet")
+
 
 # The layout above. A store of an older version is read (and upgraded when written); a newer
 # one is refused with a message naming both.
@@ -67,8 +79,6 @@ def default_store() -> str:
 @cache
 def engine_version() -> str:
     """The package version and the first 12 hex digits of the core extension's SHA-256."""
-    from slowstart import __version__, _core
-
     digest = hashlib.sha256(Path(_core.__file__).read_bytes()).hexdigest()[:12]
     return f"{__version__}+core.{digest}"
 
@@ -106,11 +116,6 @@ def parquet_bytes(table: Any) -> bytes:
     columns that are already dictionaries (link, phase), statistics only on `t_s` (what a
     time-range query prunes on). Twice as fast as pyarrow's defaults and 14% smaller on a
     short run's traces (docs/changelog.md)."""
-    import io
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     if not isinstance(table, pa.Table):
         table = pa.Table.from_pandas(table, preserve_index=False)
     buf = io.BytesIO()
@@ -127,8 +132,6 @@ def parquet_bytes(table: Any) -> bytes:
 def traces_of(result: Result) -> dict[str, bytes]:
     """A run's non-empty trace tables as Parquet bytes (straight from the core's columns when
     the table was not read as a DataFrame yet)."""
-    from slowstart.api import _Pending, arrow_table, frame
-
     out = {}
     for name in TRACES:
         pending = result._frames[name]
@@ -172,8 +175,6 @@ class Store:
     def __init__(
         self, path: str | os.PathLike[str], read_only: bool = False, create: bool = True
     ) -> None:
-        import duckdb
-
         self.path = output_file(path, "store")
         self.read_only = read_only
         self.trace_dir = self.path.with_name(self.path.name + ".traces")
@@ -223,8 +224,6 @@ class Store:
     @contextmanager
     def damage_named(self) -> Iterator[None]:
         """What a damaged store raises (see `_reads`), as one StoreError."""
-        import duckdb
-
         try:
             yield
         except ScenarioError:
@@ -291,7 +290,6 @@ class Store:
         """key -> {"summary", "extra"} of each of `keys` that is stored."""
         if not keys or not self._has_tables():
             return {}
-        import pandas as pd
 
         wanted = pd.DataFrame({"key": list(dict.fromkeys(keys))})
         self.con.register("wanted_keys", wanted)
@@ -311,10 +309,6 @@ class Store:
     @_reads
     def result(self, key: str) -> Result | None:
         """The stored run as a Result (traces read from their Parquet files), or None."""
-        import pandas as pd
-
-        from slowstart.api import Result
-
         row = self.con.execute(
             "SELECT config, summary, traces FROM runs WHERE key = ?", [key]
         ).fetchone()
@@ -352,8 +346,6 @@ class Store:
         this works only with that engine, and the summary must come out the same (checked).
         A store opened for writing then keeps the traces, named by the key, as any run's.
         `progress` is the run's (`run_config`); Ctrl-C stops it and keeps nothing."""
-        from slowstart.api import run_config
-
         row = self.con.execute(
             "SELECT config, summary, traces, version FROM runs WHERE key = ?", [key]
         ).fetchone()
@@ -370,7 +362,7 @@ class Store:
                 f"run {key} was stored by engine {version}, this is {engine}: its traces cannot "
                 "be made again exactly; run its sweep again with --rerun --traces"
             )
-        result = run_config(json.loads(config), progress)
+        result = api.run_config(json.loads(config), progress)
 
         def same(summary: dict[str, Any]) -> dict[str, Any]:
             return {k: v for k, v in json.loads(json.dumps(summary)).items() if k != "wall_s"}
@@ -399,8 +391,6 @@ class Store:
     def runs(self) -> pd.DataFrame:
         """One row per run: key, source, scenario, seed, version, wall_s, stored_at, and the
         point's values as columns."""
-        import pandas as pd
-
         if not self._has_tables():
             return pd.DataFrame()
         frame = self.con.execute(
@@ -415,8 +405,6 @@ class Store:
         """One row per flow (`kind="flows"`) or swarm peer (`"peers"`) of every stored run:
         source, scenario, the point's values, seed, then the flow's (peer's) summary fields,
         the run's simulated time and events, and its key."""
-        import pandas as pd
-
         if kind not in ("flows", "peers"):
             raise ScenarioError(f"results: unknown table {kind!r} (accepted: flows, peers)")
         if not self._has_tables():
@@ -448,10 +436,6 @@ class Store:
     def put(self, records: Iterable[Record], replace: bool = False) -> int:
         """Store completed runs, in one transaction; returns how many. `replace` first removes
         what the store holds under the same keys (a rerun); without it a key must be new."""
-        import datetime
-
-        import pyarrow as pa
-
         records = list(records)
         if not records:
             return 0
@@ -516,8 +500,6 @@ class Store:
 @cache
 def _schemas() -> tuple[Any, Any, Any]:
     """The Arrow schemas of runs, flows and peers."""
-    import pyarrow as pa
-
     s, f64 = pa.string(), pa.float64()
     runs = pa.schema(
         [("key", s), ("source", s), ("scenario", s), ("seed", pa.uint64()), ("version", s)]

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from slowstart.scenario import read_toml
-from slowstart.sweeps import check_points, parse_seeds
+from slowstart.sweeps import check_points, parse_seeds, points
 from slowstart.units import U64_MAX, ScenarioError, show, split_quantity
 
 KEYS = {"scenario", "scenarios", "seeds", "metrics", "set", "duration", "axes", "sample"}
@@ -57,8 +57,6 @@ class Plan:
 
     def grid(self) -> list[dict[str, Any]]:
         """Every point: the grid of the axes, each with every sampled point, seeds innermost."""
-        from slowstart.sweeps import points
-
         check_points(self.size(), "plan")
         base = points(self.axes, [None]) if self.axes else [{"seed": None}]
         out = []

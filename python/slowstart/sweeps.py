@@ -14,23 +14,31 @@ import json
 import logging
 import math
 import os
+import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import pandas as pd
-
-from slowstart import guests
+from slowstart import guests, lazy
+from slowstart.api import core_schema, run_config
 from slowstart.defaults import limits
+from slowstart.paths import scenario_path
 from slowstart.scenario import load
-from slowstart.store import Store
+from slowstart.store import Record, Store, canonical, run_key, traces_of
 from slowstart.units import U64_MAX, ScenarioError, parse_int, show
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    pass
+
+distributed = lazy.module("distributed")
+mpl_figure = lazy.module("matplotlib.figure")
+pd = lazy.module("pandas")
+
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -113,9 +121,6 @@ def run_task(task: tuple[str, bool]) -> dict[str, Any]:
     """A worker's run of one canonical config (JSON): its summary, its traces as Parquet bytes
     (when asked for), the wall seconds the run itself took and those of the whole task (the
     run and encoding its traces)."""
-    from slowstart.api import run_config
-    from slowstart.store import traces_of
-
     config_json, traces = task
     start = time.perf_counter()
     result = run_config(json.loads(config_json))
@@ -237,8 +242,6 @@ def _axes(vary: dict[str, Sequence[str]] | Iterable[str]) -> dict[str, list[str]
 def _source(scenario: Scenario) -> Scenario:
     """A scenario name ("real-20mbps") as its file in scenarios/, as the CLI takes it."""
     if isinstance(scenario, str) and not scenario.endswith(".toml"):
-        from slowstart.paths import scenario_path
-
         return scenario_path(scenario)
     return scenario
 
@@ -319,8 +322,6 @@ def run_configs(
     `versions` key each config's run instead of the engine's version alone (the scorecard
     adds what its task measures, so a stored run measured otherwise is not reused).
     """
-    from slowstart.store import Record, canonical, run_key
-
     the_store, close = open_store(store)
     try:
         texts = [canonical(c) for c in configs]
@@ -444,7 +445,6 @@ def execute(
         while (batch := next_batch()) is not None:
             finish(batch, run_batch(fn, [items[i] for i in batch]))
         return
-    from concurrent.futures import FIRST_COMPLETED, wait
 
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
     try:
@@ -469,8 +469,6 @@ def execute(
 
 def _ignore_sigint() -> None:
     """A worker leaves Ctrl-C to the driver, which stops it (`_stop`)."""
-    import signal
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
@@ -495,10 +493,9 @@ def _execute_dask(
     with dask_client(cluster) as client:
         workers = max(1, len(client.scheduler_info().get("workers", {})))
         set_workers(workers)
-        from distributed import as_completed
 
         running = {}
-        pending = as_completed()
+        pending = distributed.as_completed()
         for _ in range(2 * workers):
             if (batch := next_batch()) is None:
                 break
@@ -519,10 +516,8 @@ def dask_client(cluster: str) -> Iterator[Any]:
     (stopped at the end); `tcp://HOST:PORT` connects to a running scheduler."""
     kind, n = check_cluster(cluster)
     if kind == "local":
-        from distributed import Client, LocalCluster
-
         with (
-            LocalCluster(
+            distributed.LocalCluster(
                 n_workers=n,
                 threads_per_worker=1,
                 processes=True,
@@ -531,15 +526,13 @@ def dask_client(cluster: str) -> Iterator[Any]:
                 dashboard_address=":0",
                 silence_logs=logging.ERROR,
             ) as local,
-            Client(local) as client,
+            distributed.Client(local) as client,
         ):
             yield client
         return
     if kind in ("tcp", "tls"):
-        from distributed import Client
-
         try:
-            client = Client(cluster, timeout="10s")
+            client = distributed.Client(cluster, timeout="10s")
         except OSError as e:
             raise ScenarioError(f"--cluster {cluster}: no scheduler answered ({e})") from None
         with client:
@@ -593,8 +586,6 @@ def run_parallel(
 def check_metric(metric: str) -> None:
     """Before any run: `metric` must be a number the core reports per flow (its summary
     schema) or per run (RUN_FIELDS)."""
-    from slowstart.api import core_schema
-
     schema = core_schema()
     numbers = [k for k in schema["flow"] if k != "id" and k not in schema["text"]]
     numbers += RUN_FIELDS
@@ -644,11 +635,9 @@ def plot(table: pd.DataFrame, keys: Sequence[str], metric: str) -> Figure:
     combination of the other keys and flow: lines when the key's values are numbers, else
     markers side by side at each value. A point with no value (say a flow that never
     completes) is marked with a red x on the axis; the legend sits outside the axes."""
-    from matplotlib.figure import Figure  # only when a figure is asked for
-
     x_key = keys[0]
     others = [*keys[1:], *(["flow"] if table["flow"].nunique() > 1 else [])]
-    fig = Figure(figsize=(8, 4))
+    fig = mpl_figure.Figure(figsize=(8, 4))
     ax = fig.subplots()
     xs = list(dict.fromkeys(table[x_key]))
     series = list(table.groupby(others, sort=False)) if others else [((), table)]

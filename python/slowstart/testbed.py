@@ -47,6 +47,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from slowstart.defaults import defaults
+
 PORT = 5001
 SND_ADDR, RCV_ADDR = "10.200.0.1", "10.200.0.2"
 REPO = Path(__file__).resolve().parents[2]
@@ -287,8 +289,6 @@ def cross_directions(config: dict[str, Any]) -> list[str]:
     """Per `[[cross]]` source, the direction of the emulated link it crosses: "forward" from
     the sender's side to the receiver, "reverse" back. ValueError naming `cross.N.src` or
     `cross.N.dst` for a source that does not cross it."""
-    from slowstart.defaults import defaults
-
     ends = defaults("cross")
     directions = []
     for i, c in enumerate(config.get("cross") or []):

@@ -19,7 +19,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from slowstart import guests
+from slowstart import guests, lazy
+
+_core = lazy.module("slowstart._core")
+
 
 EXIT_BAD_INPUT = 2
 
@@ -68,7 +71,6 @@ def main(argv: list[str]) -> int:
     except guests.GuestError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    from slowstart import _core
 
     return int(_core.udp_endpoint(argv[1:]))
 
