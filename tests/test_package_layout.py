@@ -6,7 +6,12 @@ The graph is read from the source with `ast`, not by importing: an edge is a mod
 functions, as `lazy.module("slowstart.X")` (slowstart/lazy.py) names it: imported on first use,
 the edge is there all the same. Imports under `if TYPE_CHECKING:` are left out: they never run,
 and annotations may name any module. Imports inside a function or method are not allowed at all
-(heavy libraries go through `lazy.module`).
+(heavy libraries go through `lazy.module`). The subpackages are layers, each importing only from
+those below it (LAYERS).
+
+grimp (3.19) builds the same graph from the import statements, but it does not see the
+`lazy.module` edges, through which a cycle could come back unseen; reading the source is forty
+lines.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ PACKAGE = ROOT / "python" / "slowstart"
 
 
 def module_names() -> dict[str, Path]:
-    """Each module's dotted name (`slowstart.api`, `slowstart` for the package) → its file."""
+    """Each module's dotted name (`slowstart.running.api`; `slowstart` for the package) → its
+    file."""
     out = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
@@ -67,8 +73,8 @@ def imported(name: str, path: Path, node: ast.Import | ast.ImportFrom, own: set[
             source = ".".join(base)
         else:
             source = node.module or ""
-        # `from slowstart import api` names the module slowstart.api; `from slowstart.api
-        # import run` names slowstart.api.
+        # `from slowstart.running import api` names the module slowstart.running.api, and so
+        # does `from slowstart.running.api import run`.
         targets = [
             f"{source}.{a.name}" if f"{source}.{a.name}" in own else source for a in node.names
         ]
@@ -76,7 +82,7 @@ def imported(name: str, path: Path, node: ast.Import | ast.ImportFrom, own: set[
 
 
 def lazy_modules(nodes: list[ast.stmt], own: set[str]) -> set[str]:
-    """The own modules named in strings outside functions: `lazy.module("slowstart.api")`,
+    """The own modules named in strings outside functions: `lazy.module("slowstart.lazy")`,
     and the package's table of lazily loaded names (slowstart/__init__.py `_LAZY`)."""
     out = set()
     for stmt in nodes:
@@ -201,3 +207,35 @@ def test_the_checks_see_what_they_look_for(tmp_path):
         if isinstance(node, ast.Import | ast.ImportFrom):
             edges |= imported("p.a", path, node, own)
     assert edges == {"p.b", "p.c"}
+
+
+# The subpackages from the bottom up (docs/contributing.md, "Layout"): a module may
+# import from its own layer and the ones before it, never from a later one. The top-level
+# modules not named here (units, lazy, paths, tables, plot ...) are the base; the CLI is the top.
+LAYERS = (
+    "slowstart.loading",
+    "slowstart.running",
+    "slowstart.real",
+    "slowstart.reproductions",
+    "slowstart.reports",
+    "slowstart.cli",
+)
+
+
+def layer(module: str) -> int:
+    """0 for the base, then 1 + the position of the layer the module is in."""
+    for i, name in enumerate(LAYERS):
+        if module == name or module.startswith(name + "."):
+            return i + 1
+    return len(LAYERS) + 1 if module in ("slowstart.launch", "slowstart.__main__") else 0
+
+
+def test_each_layer_imports_only_from_the_layers_below_it():
+    graph = import_graph()
+    upward = [
+        f"{a} ({LAYERS[layer(a) - 1] if layer(a) else 'base'}) imports {b}"
+        for a, targets in sorted(graph.items())
+        for b in sorted(targets)
+        if a != "slowstart" and layer(b) > layer(a)  # the package re-exports every layer's names
+    ]
+    assert not upward, "imports from a later layer: " + "; ".join(upward)

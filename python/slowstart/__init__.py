@@ -13,11 +13,11 @@ from slowstart import lazy
 from slowstart.version import __version__ as __version__
 
 if TYPE_CHECKING:
-    from slowstart.api import ControllerFault, Result, run, run_config
-    from slowstart.guests import Controller
-    from slowstart.scenario import load
-    from slowstart.store import results
-    from slowstart.sweeps import sweep
+    from slowstart.loading.guests import Controller
+    from slowstart.loading.scenario import load
+    from slowstart.running.api import ControllerFault, Result, run, run_config
+    from slowstart.running.store import results
+    from slowstart.running.sweeps import sweep
     from slowstart.units import ScenarioError
 
 __all__ = [
@@ -37,15 +37,15 @@ __all__ = [
 # pandas, and the command's first moments load nothing (slowstart.launch: Ctrl-C then ends it
 # without a trace).
 _LAZY = {
-    "Controller": "slowstart.guests",
+    "Controller": "slowstart.loading.guests",
     "ScenarioError": "slowstart.units",
-    "Result": "slowstart.api",
-    "run": "slowstart.api",
-    "run_config": "slowstart.api",
-    "ControllerFault": "slowstart.api",
-    "load": "slowstart.scenario",
-    "sweep": "slowstart.sweeps",
-    "results": "slowstart.store",
+    "Result": "slowstart.running.api",
+    "run": "slowstart.running.api",
+    "run_config": "slowstart.running.api",
+    "ControllerFault": "slowstart.running.api",
+    "load": "slowstart.loading.scenario",
+    "sweep": "slowstart.running.sweeps",
+    "results": "slowstart.running.store",
 }
 _MODULES = {name: lazy.module(module) for name, module in _LAZY.items()}
 
@@ -58,7 +58,7 @@ def __getattr__(name: str) -> Any:
 
 def algorithms() -> list[dict]:
     """The core's algorithms: name, summary, source and params (name, doc, default, accepted)."""
-    found = _MODULES["load"].core_algorithms()  # slowstart.scenario's
+    found = _MODULES["load"].core_algorithms()  # slowstart.loading.scenario's
     if found is None:
         raise ImportError("the slowstart._core extension is not built (run `make setup`)")
     return found

@@ -26,32 +26,34 @@ from slowstart.tables import (
 from slowstart.units import ScenarioError, show
 from slowstart.version import __version__
 
-api = lazy.module("slowstart.api")
+# The commands' modules, each loaded when a command first uses it: `--help` and `list` load
+# almost none (tests/test_startup.py).
+api = lazy.module("slowstart.running.api")
+compare = lazy.module("slowstart.real.compare")
+compare_swarm = lazy.module("slowstart.real.compare_swarm")
+defaults = lazy.module("slowstart.loading.defaults")
+guests = lazy.module("slowstart.loading.guests")
 metadata = lazy.module("importlib.metadata")
-compare = lazy.module("slowstart.compare")
-compare_swarm = lazy.module("slowstart.compare_swarm")
-defaults = lazy.module("slowstart.defaults")
-guests = lazy.module("slowstart.guests")
 paths = lazy.module("slowstart.paths")
-plan_module = lazy.module("slowstart.plan")
+plan_module = lazy.module("slowstart.running.plan")
 progress_module = lazy.module("slowstart.progress")
-queues_module = lazy.module("slowstart.queues")
-real_kernel = lazy.module("slowstart.real_kernel")
-real_program = lazy.module("slowstart.real_program")
-real_quinn = lazy.module("slowstart.real_quinn")
-real_swarm = lazy.module("slowstart.real_swarm")
-real_udp = lazy.module("slowstart.real_udp")
-report_module = lazy.module("slowstart.report")
-reproduce = lazy.module("slowstart.reproduce")
-scenario = lazy.module("slowstart.scenario")
-score = lazy.module("slowstart.score")
-score_page = lazy.module("slowstart.score_page")
-store_module = lazy.module("slowstart.store")
-swarm_module = lazy.module("slowstart.swarm")
-swarm_results = lazy.module("slowstart.swarm_results")
-sweepplan = lazy.module("slowstart.sweepplan")
-sweeps = lazy.module("slowstart.sweeps")
-testbed = lazy.module("slowstart.testbed")
+queues_module = lazy.module("slowstart.loading.queues")
+real_kernel = lazy.module("slowstart.real.kernel")
+real_program = lazy.module("slowstart.real.program")
+real_quinn = lazy.module("slowstart.real.quinn")
+real_swarm = lazy.module("slowstart.real.swarm")
+real_udp = lazy.module("slowstart.real.udp")
+report_module = lazy.module("slowstart.reports.report")
+reproduce = lazy.module("slowstart.reproductions.reproduce")
+scenario = lazy.module("slowstart.loading.scenario")
+score = lazy.module("slowstart.reports.score")
+score_page = lazy.module("slowstart.reports.score_page")
+store_module = lazy.module("slowstart.running.store")
+swarm_study = lazy.module("slowstart.reproductions.swarm")
+swarm_results = lazy.module("slowstart.running.swarm_results")
+sweepplan = lazy.module("slowstart.running.sweepplan")
+sweeps = lazy.module("slowstart.running.sweeps")
+testbed = lazy.module("slowstart.real.testbed")
 
 
 EXIT_BAD_INPUT = 2
@@ -83,7 +85,7 @@ class Version(argparse.Action):
 
 
 class CoreDefault:
-    """An option's default, a scenario default the core owns (slowstart.defaults): read when
+    """An option's default, a scenario default the core owns (slowstart.loading.defaults): read when
     help shows it or the command uses it, so building the parser asks the core nothing."""
 
     def __init__(self, table: str, key: str) -> None:
@@ -126,7 +128,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             e.result.save(args.out)
             at = e.result.summary["sim_time_s"]
             return _error(f"{e} (what ran before {at:.6f} s is in {args.out})", EXIT_BAD_INPUT)
-    swarm = "swarm" in config  # peers and uplink queues instead of flows (slowstart.swarm)
+    swarm = (
+        "swarm" in config
+    )  # peers and uplink queues instead of flows (slowstart.reproductions.swarm)
     if args.out is not None:
         written = result.save(args.out)
         for path in written:
@@ -325,7 +329,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             reproduce.check_variants(chosen[name])
     for name in names:
         if name == "swarm":
-            ok, report[name] = swarm_module.reproduce_swarm(args)
+            ok, report[name] = swarm_study.reproduce_swarm(args)
             all_ok = all_ok and ok
             continue
         exp = chosen[name]
@@ -899,7 +903,7 @@ def cmd_real(args: argparse.Namespace) -> int:
 
 
 def _real_swarm(args: argparse.Namespace, config: dict[str, Any], pcap: str | None) -> int:
-    """`slowstart real` on a [swarm] scenario: real libtorrent peers (real_swarm.py)."""
+    """`slowstart real` on a [swarm] scenario: real libtorrent peers (real/swarm.py)."""
     if args.stack is not None:
         return _error("--stack: a swarm's peers are libtorrent's; set swarm.population", 2)
     start = time.monotonic()
