@@ -38,8 +38,8 @@ def main() -> None:
     ap.add_argument("--traces", action="store_true")
     args = ap.parse_args()
 
-    from slowstart.store import Store
-    from slowstart.sweeps import sweep
+    from slowstart.running.store import Store
+    from slowstart.running.sweeps import sweep
 
     seeds = 100
     cwnds = [str(2 + i) for i in range(max(1, args.runs // seeds))]

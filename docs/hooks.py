@@ -1,12 +1,12 @@
 """MkDocs hooks: a line `<!-- generated: NAME -->` in a page is replaced by what
-slowstart.reference writes for NAME from the core (scenario keys, algorithms, queue
+slowstart.loading.reference writes for NAME from the core (scenario keys, algorithms, queue
 disciplines), so those pages cannot drift from the code."""
 
 from __future__ import annotations
 
 import re
 
-from slowstart.reference import GENERATED
+from slowstart.loading.reference import GENERATED
 
 _MARK = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.MULTILINE)
 

@@ -77,7 +77,7 @@ def replace_tables(page: Path, printed: str) -> bool:
 
 
 def reproduce(name: str) -> None:
-    from slowstart.links_study import SHARED_TRACES
+    from slowstart.reproductions.links_study import SHARED_TRACES
 
     if name == "links" and not SHARED_TRACES.is_dir():
         # Without the recorded LTE traces its figure would lose two of its five links.
@@ -103,7 +103,7 @@ def reproduce(name: str) -> None:
 
 def main(names: list[str]) -> None:
     sys.path.insert(0, str(ROOT / "python"))
-    from slowstart.reproduce import EXPERIMENTS
+    from slowstart.reproductions.reproduce import EXPERIMENTS
 
     OUT.mkdir(parents=True, exist_ok=True)
     chosen = names or [n for n in EXPERIMENTS if n not in ON_REQUEST]

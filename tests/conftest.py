@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from slowstart import testbed
+from slowstart.real import testbed
 
 # Hypothesis draws its examples from fixed seeds in `make test` (profile "suite", the default),
 # fresh ones under `make test-explore` (the Makefile sets HYPOTHESIS_PROFILE).

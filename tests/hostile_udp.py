@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from slowstart.testbed import RunNames
+from slowstart.real.testbed import RunNames
 
 CLONE_NEWNET = 0x40000000
 ETH_P_ALL = 0x0003

@@ -55,7 +55,7 @@ def hog() -> subprocess.Popen[bytes]:
 def beside_real(log: Path) -> subprocess.Popen[bytes] | None:
     """`slowstart real` transfers one after another (this script's --beside-real), their
     output in `log`, or None where real runs cannot happen."""
-    from slowstart.testbed import unavailable_reason
+    from slowstart.real.testbed import unavailable_reason
 
     if unavailable_reason() is not None:
         return None

@@ -8,8 +8,8 @@ import pytest
 
 import slowstart
 from conftest import ALGORITHMS, ROOT, SMALL, cli
-from slowstart.reproduce import EXPERIMENTS, run_experiment
-from slowstart.scenario import apply_set, load
+from slowstart.loading.scenario import apply_set, load
+from slowstart.reproductions.reproduce import EXPERIMENTS, run_experiment
 from slowstart.units import ScenarioError
 
 BITTORRENT = str(ROOT / "scenarios" / "bittorrent-request-slowstart.toml")

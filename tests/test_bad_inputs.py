@@ -17,7 +17,7 @@ import pytest
 
 import slowstart
 from slowstart.cli import main
-from slowstart.defaults import limits
+from slowstart.loading.defaults import limits
 
 U = "18446744073709551615"  # u64::MAX
 

@@ -9,8 +9,8 @@ import pytest
 
 from conftest import cli
 from slowstart import load, run
-from slowstart.net100_cross import run_blast, run_parallel
-from slowstart.reproduce import EXPERIMENTS
+from slowstart.reproductions.net100_cross import run_blast, run_parallel
+from slowstart.reproductions.reproduce import EXPERIMENTS
 
 PATH = {"rate": "10Mbps", "rtt": "50ms", "buffer": "50pkt"}
 
@@ -97,7 +97,7 @@ def test_parallel_ordering_as_published(tmp_path):
 def test_real_runs_send_the_blast_through_the_emulated_link():
     """The emulator plays the blast itself, on the bottleneck's forward direction (the real
     runs are tests/test_real.py's)."""
-    from slowstart.testbed import bottleneck, cross_directions
+    from slowstart.real.testbed import bottleneck, cross_directions
 
     blast = load("net100-blast")
     assert bottleneck(blast)["forward"]["rate_bps"] == 622_000_000

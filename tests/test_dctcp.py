@@ -8,9 +8,9 @@ import pytest
 
 from conftest import cli
 from slowstart import load, run
-from slowstart.dctcp_fig17 import jain, measure
-from slowstart.dctcp_fig17 import run as run_fig17
-from slowstart.reproduce import EXPERIMENTS, run_experiment
+from slowstart.reproductions.dctcp_fig17 import jain, measure
+from slowstart.reproductions.dctcp_fig17 import run as run_fig17
+from slowstart.reproductions.reproduce import EXPERIMENTS, run_experiment
 
 STEP = {"kind": "red", "min_th": 20, "max_th": 20, "w_q": 1, "gentle": False, "hard_drop": False}
 

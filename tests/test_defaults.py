@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from slowstart import _core
-from slowstart.apps import KEYS as APP_KEYS
-from slowstart.defaults import canonical_word, defaults, size_text, spellings, time_text
-from slowstart.queues import KINDS as QUEUE_KINDS
-from slowstart.queues import PARAMETERS as QUEUE_PARAMETERS
-from slowstart.queues import default_parameters, parse_queue
-from slowstart.scenario import (
+from slowstart.loading.apps import KEYS as APP_KEYS
+from slowstart.loading.defaults import canonical_word, defaults, size_text, spellings, time_text
+from slowstart.loading.queues import KINDS as QUEUE_KINDS
+from slowstart.loading.queues import PARAMETERS as QUEUE_PARAMETERS
+from slowstart.loading.queues import default_parameters, parse_queue
+from slowstart.loading.scenario import (
     FLOW_KEYS,
     PATH_KEYS,
     SWARM_BITTORRENT_KEYS,

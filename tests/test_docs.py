@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, chromium, needs_browser
-from slowstart import reference
-from slowstart.scenario import load
+from slowstart.loading import reference
+from slowstart.loading.scenario import load
 
 SHOTS = ROOT / "out" / "test-docs"
 # What the site is built from: a site/ newer than all of these is the site they make.
@@ -99,7 +99,7 @@ def _text(page: Path) -> str:
 
 
 def test_the_generated_pages_hold_every_key_algorithm_and_discipline(site: Path):
-    from slowstart.defaults import _core_defaults
+    from slowstart.loading.defaults import _core_defaults
 
     keys = (site / "reference" / "scenario-keys" / "index.html").read_text("utf-8")
     for table in reference.TABLES:

@@ -10,16 +10,16 @@ import pytest
 
 from conftest import cli
 from slowstart import run
-from slowstart.measures import (
+from slowstart.loading.scenario import core_algorithms
+from slowstart.paths import scenario_path
+from slowstart.reproductions.reproduce import EXPERIMENTS, Experiment, Variant, run_experiment
+from slowstart.running.measures import (
     facts_table,
     flow_facts,
     goodput_mbps,
     queue_delay_s,
     share_after_slow_start,
 )
-from slowstart.paths import scenario_path
-from slowstart.reproduce import EXPERIMENTS, Experiment, Variant, run_experiment
-from slowstart.scenario import core_algorithms
 
 
 def registered(name: str) -> bool:
@@ -247,8 +247,8 @@ def test_atou_simulated_rows_and_the_skipped_real_part(tmp_path, monkeypatch):
     LSS adds at most max_ssthresh / 2 = 50 a round (18 rounds of 87 ms), standard slow start
     doubles (about 3.3 rounds): about 1.3 s. Without root the UDP part is a pending row that
     says why."""
-    from slowstart import testbed
-    from slowstart.atou import run_atou
+    from slowstart.real import testbed
+    from slowstart.reproductions.atou import run_atou
 
     monkeypatch.setattr(testbed, "unavailable_reason", lambda: "real runs need root (test)")
     rows, written = run_atou(EXPERIMENTS["atou"], tmp_path)
@@ -262,8 +262,8 @@ def test_atou_simulated_rows_and_the_skipped_real_part(tmp_path, monkeypatch):
 
 
 def test_the_ledbat_figure_draws_what_the_verdicts_judge(tmp_path):
-    from slowstart.ledbat_figures import queue_delay_series, share_series
-    from slowstart.reproduce import EXPERIMENTS, LEDBAT_HOLD_S, LEDBAT_SETTLED_S
+    from slowstart.reproductions.ledbat_figures import queue_delay_series, share_series
+    from slowstart.reproductions.reproduce import EXPERIMENTS, LEDBAT_HOLD_S, LEDBAT_SETTLED_S
 
     exp = EXPERIMENTS["ledbat"]
     rows, written = run_experiment(exp, tmp_path)

@@ -1,6 +1,6 @@
-"""A user's own controller (python/slowstart/guests.py): a Python class and a WebAssembly guest
-run byte-identical to the built-in they restate, wherever a built-in runs; each way a controller
-can misbehave ends the run with one line; the store keys on the controller's content."""
+"""A user's own controller (python/slowstart/loading/guests.py): a Python class and a WebAssembly
+guest run byte-identical to the built-in they restate, wherever a built-in runs; each way a
+controller can misbehave ends the run with one line; the store keys on the controller's content."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 import slowstart
 from conftest import ROOT, cli
 from slowstart import _core
-from slowstart.api import ControllerFault, run
-from slowstart.scenario import load
+from slowstart.loading.scenario import load
+from slowstart.running.api import ControllerFault, run
 
 WASM = ROOT / "target" / "wasm32-unknown-unknown" / "release"
 BUILTIN_GUEST = WASM / "builtin_guest.wasm"
@@ -276,7 +276,7 @@ def test_an_unknown_name_says_how_to_load_ones_own():
 
 
 def test_an_edited_controller_is_a_new_run_never_one_from_the_store(tmp_path):
-    from slowstart.sweeps import sweep
+    from slowstart.running.sweeps import sweep
 
     source = PYTHON_RENO.read_text()
     mine = tmp_path / "mine.py"
@@ -294,7 +294,7 @@ def test_an_edited_controller_is_a_new_run_never_one_from_the_store(tmp_path):
 
 
 def test_a_guest_in_a_swarm_and_in_a_sweep_on_a_dask_cluster(tmp_path):
-    from slowstart.sweeps import sweep
+    from slowstart.running.sweeps import sweep
 
     small = [
         "swarm.leechers=4",

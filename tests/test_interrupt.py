@@ -66,8 +66,8 @@ def test_sigint_stops_a_long_run_and_writes_what_it_has(tmp_path: Path) -> None:
 
 
 def test_progress_callback_sees_simulated_time() -> None:
-    from slowstart.api import run_config
-    from slowstart.scenario import load
+    from slowstart.loading.scenario import load
+    from slowstart.running.api import run_config
 
     seen: list[tuple[float, float]] = []
     config = load("scenarios/lfn-early-loss.toml", duration="300s")

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from slowstart import _core
-from slowstart.scenario import (
+from slowstart.loading.scenario import (
     FLOW_KEYS,
     PATH_KEYS,
     SWARM_KEYS,

@@ -3,7 +3,7 @@ import copy
 import pytest
 
 from conftest import ALGORITHMS, SMALL
-from slowstart.scenario import apply_overrides, apply_set, load, parse_set_value
+from slowstart.loading.scenario import apply_overrides, apply_set, load, parse_set_value
 from slowstart.units import ScenarioError
 
 

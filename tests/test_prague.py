@@ -8,7 +8,7 @@ import pytest
 
 from conftest import cli
 from slowstart import load, run
-from slowstart.reproduce import EXPERIMENTS, run_experiment
+from slowstart.reproductions.reproduce import EXPERIMENTS, run_experiment
 
 DUALPI2 = {
     "duration": "10s",

@@ -1,4 +1,4 @@
-"""Program pairs through the emulated path (`[flow.program]`, python/slowstart/real_program.py)
+"""Program pairs through the emulated path (`[flow.program]`, python/slowstart/real/program.py)
 and `slowstart shell`.
 
 The runs need root (namespaces, TUN) and the programs `make programs` installs (Debian's curl,
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import NETWORK, built, cli
-from slowstart.real_program import check_programs, read_qlog
-from slowstart.scenario import load
+from slowstart.loading.scenario import load
+from slowstart.real.program import check_programs, read_qlog
 from slowstart.units import ScenarioError
 from test_real import leftovers, needs_root
 

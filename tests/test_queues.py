@@ -6,7 +6,7 @@ import tracemalloc
 import pytest
 
 from conftest import ALGORITHMS, ROOT, SMALL
-from slowstart.scenario import build_config, load
+from slowstart.loading.scenario import build_config, load
 from slowstart.units import ScenarioError
 
 
@@ -305,8 +305,8 @@ def test_recorded_lte_trace_runs_in_both_directions():
 def test_links_experiment_skips_lte_rows_without_the_traces(tmp_path, monkeypatch):
     import dataclasses
 
-    from slowstart import links_study
-    from slowstart.reproduce import EXPERIMENTS, run_experiment
+    from slowstart.reproductions import links_study
+    from slowstart.reproductions.reproduce import EXPERIMENTS, run_experiment
 
     monkeypatch.setattr(links_study, "SHARED_TRACES", tmp_path / "absent")
     exp = EXPERIMENTS["links"]

@@ -1,8 +1,8 @@
 """`slowstart real --stack quinn`: the QUIC stack quinn, with slowstart's controller through
-crates/slowstart-quinn or with its own, through the emulated link (real_quinn.py).
+crates/slowstart-quinn or with its own, through the emulated link (real/quinn.py).
 
 The transfers need root, /dev/net/tun and iproute2 (network namespaces); elsewhere they are
-skipped with the reason `slowstart.testbed.unavailable_reason()` gives.
+skipped with the reason `slowstart.real.testbed.unavailable_reason()` gives.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from argparse import Namespace
 import pytest
 
 from conftest import NETWORK, ROOT, built, cli
-from slowstart import real_quinn, testbed
 from slowstart.cli import check_real_cc
+from slowstart.real import quinn as real_quinn
+from slowstart.real import testbed
 from test_real import SMALL, leftovers
 
 pytestmark = NETWORK
@@ -35,8 +36,8 @@ def test_without_cc_each_flow_keeps_the_scenarios_own():
     """`real`/`compare` without --cc run the scenario's controllers (real-satellite's
     hystart-pb), checked flow by flow against the stack."""
     from slowstart.cli import build_parser
+    from slowstart.loading.scenario import load
     from slowstart.paths import scenario_path
-    from slowstart.scenario import load
 
     args = build_parser().parse_args(["compare", "real-satellite", "--stack", "quinn-native"])
     assert args.cc is None
@@ -48,7 +49,7 @@ def test_without_cc_each_flow_keeps_the_scenarios_own():
 
 
 def test_real_runs_are_labelled_by_their_stack():
-    from slowstart.compare import stack_label
+    from slowstart.real.compare import stack_label
 
     assert stack_label("quinn", {}) == "quinn"
     assert stack_label("kernel", {}) == "Linux"
@@ -57,7 +58,7 @@ def test_real_runs_are_labelled_by_their_stack():
 
 
 def test_flows_quinn_cannot_run_are_named():
-    from slowstart.scenario import load
+    from slowstart.loading.scenario import load
 
     base = {"duration": "5s", "path": {"rate": "10Mbps", "rtt": "50ms"}}
     for flows, path, message in (
@@ -79,7 +80,7 @@ def test_flows_quinn_cannot_run_are_named():
 
 
 def test_the_simulation_sends_quinns_packets():
-    from slowstart.scenario import load
+    from slowstart.loading.scenario import load
 
     config = load(
         {"duration": "5s", "path": {"rate": "10Mbps", "rtt": "50ms"}, "flow": [{"size": "1MB"}]}
@@ -167,8 +168,8 @@ def test_ones_own_webassembly_controller_runs_in_quinn(tmp_path, quinn_built):
     guests`), registered in the client from its file, runs in quinn as the built-in does: the
     same 2 MB over the same emulated path within 2% (one run each; the controllers are the same
     code, so what differs is the real path's timing)."""
-    from slowstart.real_quinn import run_real_quinn
-    from slowstart.scenario import load
+    from slowstart.loading.scenario import load
+    from slowstart.real.quinn import run_real_quinn
 
     wasm = ROOT / "target" / "wasm32-unknown-unknown" / "release" / "builtin_guest.wasm"
     scenario = tmp_path / "small.toml"

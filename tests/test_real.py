@@ -2,7 +2,7 @@
 UDP, `--stack udp`) through the emulated link.
 
 The transfers need root, /dev/net/tun and iproute2 (network namespaces); elsewhere they are
-skipped with the reason `slowstart.testbed.unavailable_reason()` gives.
+skipped with the reason `slowstart.real.testbed.unavailable_reason()` gives.
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import NETWORK, ROOT, built, cli
-from slowstart import compare, real_kernel, real_summary, testbed
 from slowstart.cli import check_real_cc, format_compare, format_compare_both
+from slowstart.real import compare, testbed
+from slowstart.real import kernel as real_kernel
+from slowstart.real import summary as real_summary
 
 pytestmark = NETWORK
 
@@ -84,7 +86,7 @@ def test_refuses_clearly_when_unavailable(monkeypatch, capsys):
 
 
 def test_flows_it_cannot_run_are_named():
-    from slowstart.scenario import load
+    from slowstart.loading.scenario import load
 
     base = {"duration": "5s", "path": {"rate": "10Mbps", "rtt": "50ms"}}
     ok = load({**base, "flow": [{"size": "1MB"}, {"app": {"kind": "web", "response": "17kB"}}]})
@@ -140,8 +142,8 @@ def test_real_rows_use_the_simulators_names():
 
 def test_udp_stack_takes_bulk_flows_with_a_size_and_web_flows():
     import slowstart
-    from slowstart import real_udp
-    from slowstart.scenario import load
+    from slowstart.loading.scenario import load
+    from slowstart.real import udp as real_udp
 
     base = {"duration": "5s", "path": {"rate": "10Mbps", "rtt": "50ms"}}
     web = {"app": {"kind": "web", "response": "17kB"}}
@@ -225,8 +227,8 @@ def test_real_20mbps_acceptance(emu_built, cc):
     """Issue 5: scenarios/real-20mbps.toml (20 Mbps, 100 ms, 1 BDP, 10 MB), the median of 3 real
     runs within 10% of the simulated completion time; for Reno the slow-start rounds (cwnd per
     round trip until the first loss) agree."""
+    from slowstart.loading.scenario import load
     from slowstart.paths import scenario_path
-    from slowstart.scenario import load
 
     c = compare.compare(load(scenario_path("real-20mbps"), cc=cc), runs=3)
     c.pop("_results")
@@ -331,7 +333,7 @@ def test_killed_run_leaves_nothing(tmp_path, emu_built, sig):
     # Mid-transfer (200 MB take 80 s): once its sender runs. The deadlines are for a loaded
     # 2-core machine, where starting the testbed's interpreters can take seconds each.
     def sending() -> bool:
-        return any("_real_agents.py send " in x for x in processes(proc.pid))
+        return any("real/_agents.py send " in x for x in processes(proc.pid))
 
     assert until(sending, 60), "the run never started sending"
     proc.send_signal(sig)
@@ -438,9 +440,9 @@ def test_udp_stack_runs_every_algorithm_on_real_20mbps(udp_built):
     pattern by the receiver (about a minute: ledbat, the slowest, 6 s). Those that need ECN
     (dctcp), which the UDP endpoints do not carry, are refused with one line instead."""
     from slowstart import _core
+    from slowstart.loading.scenario import load
     from slowstart.paths import scenario_path
-    from slowstart.real_udp import run_real_udp
-    from slowstart.scenario import load
+    from slowstart.real.udp import run_real_udp
 
     algorithms = json.loads(_core.algorithms())
     for cc in [a["name"] for a in algorithms if a.get("needs_ecn")]:
@@ -463,9 +465,9 @@ def test_udp_stack_runs_every_algorithm_on_real_20mbps(udp_built):
 def test_udp_stack_runs_ones_own_webassembly_controller(udp_built):
     """A user's WebAssembly controller (the built-in Reno as a guest) runs in the UDP endpoints
     over real sockets, registered there from its file."""
+    from slowstart.loading.scenario import load
     from slowstart.paths import scenario_path
-    from slowstart.real_udp import run_real_udp
-    from slowstart.scenario import load
+    from slowstart.real.udp import run_real_udp
 
     wasm = ROOT / "target" / "wasm32-unknown-unknown" / "release" / "builtin_guest.wasm"
     config = load(scenario_path("real-20mbps"), cc=f"{wasm}:algorithm=reno")
@@ -480,7 +482,7 @@ def test_udp_stack_runs_ones_own_webassembly_controller(udp_built):
 @needs_root
 def test_udp_stack_runs_ones_own_python_controller_as_the_builtin(tmp_path, udp_reno):
     """Issue 23: examples/python/reno.py (the built-in Reno restated in Python) runs in the UDP
-    sender (`python -m slowstart.udp_endpoint`) over the emulated real-20mbps path, and
+    sender (`python -m slowstart.real.udp_endpoint`) over the emulated real-20mbps path, and
     `compare --stack udp` judges it as test_udp_compare_matches_the_simulation_for_reno judges
     the built-in: completion within 5% of the simulation (median of 3), the slow-start rounds
     10 to 160 segments in the sender's trace in at least 2 runs of 3. Against the built-in's 3
@@ -637,10 +639,10 @@ def test_udp_web_page_agrees_with_the_simulation(tmp_path, udp_built):
     proc = cli("real", "real-web", "--stack", "udp", "--json", *sets)
     assert proc.returncode == 0, proc.stderr
     s = json.loads(proc.stdout)
-    from slowstart.api import run_config
+    from slowstart.loading.scenario import load
     from slowstart.paths import scenario_path
-    from slowstart.real_udp import udp_like
-    from slowstart.scenario import load
+    from slowstart.real.udp import udp_like
+    from slowstart.running.api import run_config
 
     sim = run_config(udp_like(load(scenario_path("real-web"), set=sets[1::2]))).summary
     real_objects, sim_objects = s["apps"][0]["objects"], sim["apps"][0]["objects"]
@@ -746,8 +748,8 @@ def test_reproduce_atou_over_the_udp_stack(tmp_path, udp_built):
     """`reproduce atou` with one UDP run per variant: both reach the 1000-segment window and
     the real stretch is within 15% of the simulated one (measured: README, Reproductions); the
     run leaves nothing behind."""
-    from slowstart.atou import run_atou
-    from slowstart.reproduce import EXPERIMENTS
+    from slowstart.reproductions.atou import run_atou
+    from slowstart.reproductions.reproduce import EXPERIMENTS
 
     rows, _ = run_atou(EXPERIMENTS["atou"], tmp_path, runs=1)
     by = {r.label.split(" (median")[0]: r for r in rows}
@@ -860,8 +862,8 @@ def test_compare_simulates_a_web_page_as_long_as_the_real_run_lasted():
     back: the simulation goes on to the longest real run's end, the page unchanged."""
     import pandas as pd
 
+    from slowstart.loading.scenario import load
     from slowstart.paths import scenario_path
-    from slowstart.scenario import load
 
     config = compare.kernel_like(load(scenario_path("real-web"), cc="cubic"))
     alone = compare.simulate_beside(config, [])
@@ -913,7 +915,7 @@ def test_cross_sources_must_cross_the_emulated_link():
     bottleneck (router to receiver): sources into the receiver go forward, sources out of it
     reverse; one between sender and router would cross only the access link, which a real run
     does not emulate, and is refused naming its field."""
-    from slowstart.scenario import load
+    from slowstart.loading.scenario import load
 
     def config(*ends: dict[str, str]) -> dict:
         cross = [{"rate": "1Mbps", **e} for e in ends]
@@ -963,8 +965,8 @@ def test_cross_traffic_takes_its_share_of_a_real_bottleneck(udp_built, stack):
     together to 85-100% of the line (93.5% in Linux's slow runs, 98% otherwise; the
     simulations 98%)."""
     from slowstart.cli import format_real
-    from slowstart.real_udp import run_real_udp
-    from slowstart.scenario import load
+    from slowstart.loading.scenario import load
+    from slowstart.real.udp import run_real_udp
 
     config = load(CROSS, cc="reno")
     run = run_real_udp if stack == "udp" else real_kernel.run_real

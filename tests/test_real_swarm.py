@@ -1,4 +1,4 @@
-"""A real BitTorrent swarm (`slowstart real` on a [swarm] scenario, python/slowstart/real_swarm.py):
+"""A real BitTorrent swarm (`slowstart real` on a [swarm] scenario, python/slowstart/real/swarm.py):
 libtorrent peers, each behind its own emulated access link, in a star through a hub namespace.
 
 The runs need root (namespaces, TUN) and libtorrent (the PyPI wheel in the dev extras); elsewhere
@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 
 from conftest import NETWORK, cli
-from slowstart import testbed
-from slowstart.real_swarm import SwarmError, check_swarm, libtorrent_missing
-from slowstart.scenario import load
+from slowstart.loading.scenario import load
+from slowstart.real import testbed
+from slowstart.real.swarm import SwarmError, check_swarm, libtorrent_missing
 from test_real import REASON, processes
 
 NO_LIBTORRENT = libtorrent_missing()
@@ -109,7 +109,7 @@ def test_a_real_swarm_refuses_what_it_cannot_run(tmp_path):
 
 def test_without_libtorrent_a_real_swarm_says_so(tmp_path, monkeypatch):
     """Before anything starts: one line naming libtorrent and how to install it."""
-    from slowstart import real_swarm
+    from slowstart.real import swarm as real_swarm
 
     monkeypatch.setattr(testbed, "unavailable_reason", lambda: None)
     monkeypatch.setattr(real_swarm, "libtorrent_missing", lambda: "libtorrent: cannot import it")

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, chromium, cli, needs_browser
-from slowstart.reproduce import EXPERIMENTS, headers, run_experiment
-from slowstart.swarm import findings, run_study
-from slowstart.sweeps import sweep
+from slowstart.reproductions.reproduce import EXPERIMENTS, headers, run_experiment
+from slowstart.reproductions.swarm import findings, run_study
+from slowstart.running.sweeps import sweep
 
 SMALL = {
     "name": "small",
@@ -57,7 +57,7 @@ def test_the_page_holds_everything_and_links_nothing(page: Path):
 
 
 def test_the_swarm_study_shows_its_findings_verdicts_and_figures(page: Path):
-    from slowstart.swarm import FINDING_COLUMNS, TITLE
+    from slowstart.reproductions.swarm import FINDING_COLUMNS, TITLE
 
     text = page.read_text()
     section = text[text.index(f"<h2>swarm: {html.escape(TITLE)}</h2>") :]

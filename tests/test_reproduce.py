@@ -4,8 +4,9 @@ import re
 import pytest
 
 from conftest import cli
+from slowstart.loading.scenario import load
 from slowstart.paths import scenario_path
-from slowstart.reproduce import (
+from slowstart.reproductions.reproduce import (
     EXPERIMENTS,
     Experiment,
     Row,
@@ -14,7 +15,6 @@ from slowstart.reproduce import (
     run_experiment,
     runnable,
 )
-from slowstart.scenario import load
 
 
 @pytest.mark.parametrize("name", list(EXPERIMENTS))
@@ -105,7 +105,7 @@ def test_floyd_reproduces_within_tolerance(tmp_path):
 
 def test_the_reproductions_page_states_the_verdict_rule_the_cli_applies():
     from conftest import ROOT
-    from slowstart.reproduce import VERDICT_RULE
+    from slowstart.reproductions.reproduce import VERDICT_RULE
 
     page = " ".join(
         line.removeprefix("> ").strip()
@@ -127,7 +127,7 @@ def _page_table(name: str) -> list[str]:
     """The lines of the verdict table on docs/reproductions/NAME.md (the header
     `markdown_table` writes, then its rows)."""
     from conftest import ROOT
-    from slowstart.reproduce import headers
+    from slowstart.reproductions.reproduce import headers
 
     lines = (ROOT / "docs" / "reproductions" / f"{name}.md").read_text().splitlines()
     header = "| " + " | ".join(headers(EXPERIMENTS[name])) + " |"
@@ -153,7 +153,7 @@ def _page_row(exp: Experiment, cells: list[str]) -> Row | None:
     """The Row a page's line stands for: the published value, bound and unit from the
     experiment's own data (found by label), ours as the page prints it; None for a row its
     runner makes (a ratio of two variants), which only a fresh run checks."""
-    from slowstart.atou import STRETCH
+    from slowstart.reproductions.atou import STRETCH
 
     label, _published, ours, _diff, verdict = cells
     by_label = {v.label: v for v in exp.variants}
@@ -180,7 +180,7 @@ def test_every_reproduction_has_a_page_in_the_nav():
 
 
 def test_the_pages_verdict_tables_follow_the_rule_and_the_published_values():
-    from slowstart.reproduce import cells
+    from slowstart.reproductions.reproduce import cells
 
     for name, rows in _page_verdict_tables().items():
         exp = EXPERIMENTS[name]
@@ -227,7 +227,7 @@ def test_the_pages_tables_are_what_reproduce_prints_now(tmp_path):
 
 
 def test_a_markdown_table_row_per_row_with_the_cells_the_cli_prints():
-    from slowstart.reproduce import markdown_table
+    from slowstart.reproductions.reproduce import markdown_table
 
     rows = [
         Row("initcwnd 10", 9.0, 4.2, 0.5),
@@ -244,7 +244,7 @@ def test_a_markdown_table_row_per_row_with_the_cells_the_cli_prints():
 
 
 def test_reproduce_markdown_prints_a_pages_table(tmp_path):
-    from slowstart.reproduce import headers
+    from slowstart.reproductions.reproduce import headers
 
     proc = _markdown(tmp_path, "web-initcwnd")
     assert proc.returncode == 0, proc.stderr

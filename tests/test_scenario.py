@@ -3,7 +3,7 @@ import copy
 import pytest
 
 from conftest import ALGORITHMS, ROOT, SMALL
-from slowstart.scenario import build_config, check_cc, load, parse_cc, read_scenario
+from slowstart.loading.scenario import build_config, check_cc, load, parse_cc, read_scenario
 from slowstart.units import ScenarioError
 
 

@@ -15,15 +15,21 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT, chromium, cli, foreground, needs_browser
-from slowstart.api import Result, run
-from slowstart.score import (
+from slowstart.reports.score import (
     column,
     default_controllers,
     load_suite,
     score,
     select,
 )
-from slowstart.score_metrics import METRICS, Run, harm_delay, harm_throughput, incumbent_numbers
+from slowstart.reports.score_metrics import (
+    METRICS,
+    Run,
+    harm_delay,
+    harm_throughput,
+    incumbent_numbers,
+)
+from slowstart.running.api import Result, run
 
 # A 12 Mbps, 100 ms path: 100 packets of 1500 bytes in flight fill it (BDP 150 000 bytes); its
 # 10-BDP buffer first overflows in slow start's eighth round, after what these tests read.

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import slowstart
-from slowstart.measures import acked_until_resume_bdp, cwnd_after_recovery_bdp
+from slowstart.running.measures import acked_until_resume_bdp, cwnd_after_recovery_bdp
 
 SLOWSTART = [sys.executable, "-m", "slowstart.cli"]
 
@@ -106,7 +106,7 @@ def test_careful_resume_from_the_state_a_first_connection_saved():
     """RFC 9959 §4.1: the first connection saves the most it got acknowledged in one RTT and
     its minimum RTT; on this path that is the BDP (12 842 segments) and 600 ms, and the
     second connection resumes from it as from the state the scenario gives."""
-    from slowstart.measures import observed_saved_state
+    from slowstart.running.measures import observed_saved_state
 
     first = slowstart.run("careful-resume", cc="hystart-pb")
     cwnd, rtt_ms = observed_saved_state(first)

@@ -16,9 +16,9 @@ import pytest
 
 import slowstart
 from conftest import ROOT, cli
-from slowstart.scenario import load
-from slowstart.store import SCHEMA_VERSION, Store, StoreError, run_key
-from slowstart.sweeps import sweep
+from slowstart.loading.scenario import load
+from slowstart.running.store import SCHEMA_VERSION, Store, StoreError, run_key
+from slowstart.running.sweeps import sweep
 
 # A few ms of wall time per run.
 SMALL = {
@@ -146,7 +146,7 @@ def test_a_sweep_killed_with_sigkill_and_restarted_runs_only_what_is_missing(tmp
 
 
 def test_reproductions_store_their_runs_and_read_them_back(tmp_path):
-    from slowstart.reproduce import EXPERIMENTS, run_experiment, run_variant
+    from slowstart.reproductions.reproduce import EXPERIMENTS, run_experiment, run_variant
 
     store = tmp_path / "r.duckdb"
     exp = EXPERIMENTS["web-initcwnd"]
@@ -181,7 +181,7 @@ def test_traces_of_a_run_stored_without_them_are_made_again_exactly(tmp_path, mo
     def no_run(_config):
         raise AssertionError("ran again")
 
-    monkeypatch.setattr("slowstart.api.run_config", no_run)
+    monkeypatch.setattr("slowstart.running.api.run_config", no_run)
     with Store(store, read_only=True) as s:
         pd.testing.assert_frame_equal(s.traces(key).flows, direct.flows)
 

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import ROOT, cli
 from slowstart.cli import main
-from slowstart.scenario import ScenarioError, load
+from slowstart.loading.scenario import ScenarioError, load
 
 SWARM_ADSL = str(ROOT / "scenarios" / "swarm-adsl.toml")
 
@@ -207,7 +207,7 @@ def peer(i, transport="tcp", arrival=0.0, completion=None, rank=None, seed=False
 
 
 def test_kept_downloads_and_the_measurement_window():
-    from slowstart.swarm import kept, peers_frame, window_start
+    from slowstart.running.swarm_results import kept, peers_frame, window_start
 
     # Ranks by completion: peer 3 first (done 5), then 1 (6), 4 (9), 2 (12), 5 (20).
     summary = {
@@ -231,7 +231,14 @@ def test_kept_downloads_and_the_measurement_window():
 def test_queue_histogram_ccdf_mean_and_share():
     import pandas as pd
 
-    from slowstart.swarm import add_counts, ccdf, counts, mean_of, share_above, uplink_samples
+    from slowstart.running.swarm_results import (
+        add_counts,
+        ccdf,
+        counts,
+        mean_of,
+        share_above,
+        uplink_samples,
+    )
 
     queues = pd.DataFrame(
         {
@@ -256,7 +263,7 @@ def test_queue_histogram_ccdf_mean_and_share():
 
 
 def test_ecdf_quartiles_and_mann_whitney():
-    from slowstart.swarm import ecdf, gap, mann_whitney_less, quartiles
+    from slowstart.running.swarm_results import ecdf, gap, mann_whitney_less, quartiles
 
     x, y = ecdf([3.0, 1.0, 2.0])
     assert x.tolist() == [1.0, 2.0, 3.0] and y.tolist() == pytest.approx([1 / 3, 2 / 3, 1])
@@ -272,7 +279,7 @@ def _study(times: dict[tuple[str, str], list[tuple[str, float]]], discard: int =
     """A Study whose runs (one seed) complete `times` in order; queue histograms empty."""
     import numpy as np
 
-    from slowstart.swarm import Setting, Study, SwarmRun
+    from slowstart.reproductions.swarm import Setting, Study, SwarmRun
 
     runs = []
     for (population, seeding), items in times.items():
@@ -286,7 +293,7 @@ def _study(times: dict[tuple[str, str], list[tuple[str, float]]], discard: int =
 
 
 def test_findings_verdicts_follow_the_stated_tolerances():
-    from slowstart.swarm import findings
+    from slowstart.reproductions.swarm import findings
 
     fast = [("tcp", 999.0)] + [("tcp", 30.0)] * 3  # the first completion is discarded
     mixed_rs = [("tcp", 999.0)] + [("utp", 100.0), ("tcp", 200.0)] * 20
@@ -326,7 +333,7 @@ SMALL = [
 
 
 def small_run(*more: str, seed: int = 3):
-    from slowstart.api import run
+    from slowstart.running.api import run
 
     return run(SWARM_ADSL, set=[*SMALL, *more], seed=seed)
 
@@ -344,7 +351,7 @@ def test_same_seed_same_swarm_and_another_seed_differs():
 
 @pytest.mark.parametrize("seeding", ["never-leave", "random-stay"])
 def test_peer_table(seeding):
-    from slowstart.swarm import peers_frame
+    from slowstart.running.swarm_results import peers_frame
 
     r = small_run(f"swarm.seeding={seeding}", "swarm.population=utp")
     s, peers = r.summary, peers_frame(r.summary)
@@ -421,8 +428,8 @@ def test_reproduce_swarm_small_and_listed(tmp_path):
 
 
 def test_a_store_gives_back_each_study_as_it_was_run(tmp_path):
-    from slowstart.store import Store
-    from slowstart.swarm import findings, run_study, stored_studies
+    from slowstart.reproductions.swarm import findings, run_study, stored_studies
+    from slowstart.running.store import Store
 
     store = tmp_path / "results.duckdb"
     small = ["swarm.file=2MB"]

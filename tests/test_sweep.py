@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from conftest import cli
-from slowstart.api import run
-from slowstart.scenario import ScenarioError
-from slowstart.sweeps import parse_seeds, parse_vary, points, sweep
+from slowstart.loading.scenario import ScenarioError
+from slowstart.running.api import run
+from slowstart.running.sweeps import parse_seeds, parse_vary, points, sweep
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

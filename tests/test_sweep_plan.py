@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from conftest import cli
-from slowstart.scenario import ScenarioError
-from slowstart.sweepplan import load_plan, range_values, sample_box
-from slowstart.sweeps import sweep
+from slowstart.loading.scenario import ScenarioError
+from slowstart.running.sweepplan import load_plan, range_values, sample_box
+from slowstart.running.sweeps import sweep
 
 SMALL = {
     "name": "small",

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from slowstart import lazy
+from slowstart.version import __version__ as __version__
+
 if TYPE_CHECKING:
-    from slowstart.api import ControllerFault, Result, run, run_config
-    from slowstart.guests import Controller
-    from slowstart.scenario import load
-    from slowstart.store import results
-    from slowstart.sweeps import sweep
+    from slowstart.loading.guests import Controller
+    from slowstart.loading.scenario import load
+    from slowstart.running.api import ControllerFault, Result, run, run_config
+    from slowstart.running.store import results
+    from slowstart.running.sweeps import sweep
     from slowstart.units import ScenarioError
 
 __all__ = [
@@ -29,31 +32,33 @@ __all__ = [
     "run_config",
     "sweep",
 ]
-__version__ = "0.1.0"
 
-# Imported on first use, so the CLI's error paths and `list` need not load pandas, and the
-# command's first moments load nothing (slowstart.launch: Ctrl-C then ends it without a trace).
-_LAZY = {"Controller": "slowstart.guests", "ScenarioError": "slowstart.units"}
-_LAZY |= {"Result": "slowstart.api", "run": "slowstart.api", "run_config": "slowstart.api"}
-_LAZY["ControllerFault"] = "slowstart.api"
-_LAZY["load"] = "slowstart.scenario"
-_LAZY["sweep"] = "slowstart.sweeps"
-_LAZY["results"] = "slowstart.store"
+# Imported on first use (slowstart.lazy), so the CLI's error paths and `list` need not load
+# pandas, and the command's first moments load nothing (slowstart.launch: Ctrl-C then ends it
+# without a trace).
+_LAZY = {
+    "Controller": "slowstart.loading.guests",
+    "ScenarioError": "slowstart.units",
+    "Result": "slowstart.running.api",
+    "run": "slowstart.running.api",
+    "run_config": "slowstart.running.api",
+    "ControllerFault": "slowstart.running.api",
+    "load": "slowstart.loading.scenario",
+    "sweep": "slowstart.running.sweeps",
+    "results": "slowstart.running.store",
+}
+_MODULES = {name: lazy.module(module) for name, module in _LAZY.items()}
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        return getattr(_MODULES[name], name)
     raise AttributeError(f"module 'slowstart' has no attribute {name!r}")
 
 
 def algorithms() -> list[dict]:
     """The core's algorithms: name, summary, source and params (name, doc, default, accepted)."""
-    from slowstart.scenario import core_algorithms
-
-    found = core_algorithms()
+    found = _MODULES["load"].core_algorithms()  # slowstart.loading.scenario's
     if found is None:
         raise ImportError("the slowstart._core extension is not built (run `make setup`)")
     return found

@@ -9,11 +9,52 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from slowstart import lazy
+from slowstart.tables import (
+    fmt_bytes,
+    fmt_rate,
+    fmt_s,
+    format_cross,
+    format_summary,
+    table,
+)
 from slowstart.units import ScenarioError, show
+from slowstart.version import __version__
+
+# The commands' modules, each loaded when a command first uses it: `--help` and `list` load
+# almost none (tests/test_startup.py).
+api = lazy.module("slowstart.running.api")
+compare = lazy.module("slowstart.real.compare")
+compare_swarm = lazy.module("slowstart.real.compare_swarm")
+defaults = lazy.module("slowstart.loading.defaults")
+guests = lazy.module("slowstart.loading.guests")
+metadata = lazy.module("importlib.metadata")
+paths = lazy.module("slowstart.paths")
+plan_module = lazy.module("slowstart.running.plan")
+progress_module = lazy.module("slowstart.progress")
+queues_module = lazy.module("slowstart.loading.queues")
+real_kernel = lazy.module("slowstart.real.kernel")
+real_program = lazy.module("slowstart.real.program")
+real_quinn = lazy.module("slowstart.real.quinn")
+real_swarm = lazy.module("slowstart.real.swarm")
+real_udp = lazy.module("slowstart.real.udp")
+report_module = lazy.module("slowstart.reports.report")
+reproduce = lazy.module("slowstart.reproductions.reproduce")
+scenario = lazy.module("slowstart.loading.scenario")
+score = lazy.module("slowstart.reports.score")
+score_page = lazy.module("slowstart.reports.score_page")
+store_module = lazy.module("slowstart.running.store")
+swarm_study = lazy.module("slowstart.reproductions.swarm")
+swarm_results = lazy.module("slowstart.running.swarm_results")
+sweepplan = lazy.module("slowstart.running.sweepplan")
+sweeps = lazy.module("slowstart.running.sweeps")
+testbed = lazy.module("slowstart.real.testbed")
+
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
@@ -35,209 +76,61 @@ class Version(argparse.Action):
         super().__init__(option_strings, dest=argparse.SUPPRESS, nargs=0, help=help)
 
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> NoReturn:
-        from importlib.metadata import PackageNotFoundError, version
-
         try:
-            number = version("slowstart")
-        except PackageNotFoundError:  # a source tree that was never installed
-            from slowstart import __version__ as number
+            number = metadata.version("slowstart")
+        except metadata.PackageNotFoundError:  # a source tree that was never installed
+            number = __version__
         print(f"{parser.prog} {number}")
         parser.exit()
 
 
 class CoreDefault:
-    """An option's default, a scenario default the core owns (slowstart.defaults): read when
+    """An option's default, a scenario default the core owns (slowstart.loading.defaults): read when
     help shows it or the command uses it, so building the parser asks the core nothing."""
 
     def __init__(self, table: str, key: str) -> None:
         self.table, self.key = table, key
 
     def __str__(self) -> str:
-        from slowstart.defaults import defaults
-
-        value = defaults(self.table)[self.key]
+        value = defaults.defaults(self.table)[self.key]
         if self.key != "cc":
             return str(value)
         params = ",".join(f"{k}={v}" for k, v in value.items() if k != "name")
         return value["name"] + (f":{params}" if params else "")
 
 
-# --- human-readable numbers ---------------------------------------------------------------
-
-
-def fmt_bytes(n: float | None) -> str:
-    if n is None:
-        return "-"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(n) >= scale:
-            return f"{n / scale:.2f} {unit}"
-    return f"{n:.0f} B"
-
-
-def fmt_rate(bps: float | None) -> str:
-    if bps is None:
-        return "-"
-    for unit, scale in (("Gbps", 1e9), ("Mbps", 1e6), ("kbps", 1e3)):
-        if abs(bps) >= scale:
-            return f"{bps / scale:.2f} {unit}"
-    return f"{bps:.0f} bps"
-
-
-def fmt_s(s: float | None) -> str:
-    return "-" if s is None else f"{s:.3f}"
-
-
-def table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
-    for r in rows:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-    return "\n".join(lines)
-
-
-def summary_tables(s: dict[str, Any]) -> list[tuple[list[str], list[list[str]]]]:
-    """A run's flows and link directions as (headers, rows) of text cells: what `run` prints
-    and what a Result shows in a notebook."""
-    flow_rows = [
-        [
-            str(f["id"]),
-            f["cc"],
-            fmt_bytes(f["bytes_delivered"]),
-            fmt_s(f["completion_s"]),
-            fmt_rate(f["goodput_bps"]),
-            fmt_s(f["slow_start_exit_s"]),
-            fmt_s(f["time_to_full_bw_s"]),
-            fmt_s(f["time_to_window_cap_s"]),
-            str(f["retransmits"]),
-            str(f["loss_events"]),
-            str(f["rto_count"]),
-            fmt_bytes(f["max_cwnd_bytes"]),
-        ]
-        for f in s["flows"]
-    ]
-    flow_headers = [
-        "flow",
-        "cc",
-        "delivered",
-        "completion_s",
-        "goodput",
-        "ss_exit_s",
-        "full_bw_s",
-        "window_cap_s",
-        "retx",
-        "losses",
-        "rtos",
-        "max_cwnd",
-    ]
-    link_rows = [
-        [
-            link["name"],
-            str(link["drops"]),
-            fmt_bytes(link["max_queue_bytes"]),
-            f"{link['mean_queue_delay_s'] * 1e3:.3f}",
-        ]
-        for link in s["links"]
-    ]
-    link_headers = ["link", "drops", "max_queue", "mean_queue_delay_ms"]
-    return [(flow_headers, flow_rows), (link_headers, link_rows)]
-
-
-def summary_head(s: dict[str, Any]) -> str:
-    """The run's one line: scenario, seed, simulated time, events, wall time."""
-    return (
-        f"{s['scenario']}: seed {s['seed']}, {s['sim_time_s']:.3f} s simulated, "
-        f"{s['events']:,} events, {s.get('wall_s', 0):.2f} s wall"
-    )
-
-
-def format_summary(s: dict[str, Any]) -> str:
-    parts = [
-        summary_head(s),
-        *(table(headers, rows) for headers, rows in summary_tables(s)),
-        format_cross(s.get("cross") or []),
-        format_apps(s.get("apps") or []),
-    ]
-    return "\n\n".join(p for p in parts if p)
-
-
-def format_cross(cross: list[dict[str, Any]]) -> str:
-    """One row per cross-traffic source: packets sent, delivered and dropped."""
-    if not cross:
-        return ""
-    rows = [
-        [str(c["id"]), c["kind"], f"{c['src']}->{c['dst']}", fmt_rate(c["rate_bps"])]
-        + [str(c["packets_sent"]), str(c["packets_delivered"]), str(c["packets_dropped"])]
-        + [fmt_rate(c["delivered_bps"])]
-        for c in cross
-    ]
-    headers = ["cross", "kind", "path", "rate", "sent", "delivered", "dropped", "delivered_rate"]
-    return table(headers, rows)
-
-
-def format_apps(apps: list[dict[str, Any]]) -> str:
-    """Web objects (ttfb, first-to-last byte, total, stalls) and BitTorrent request queues."""
-    parts = []
-    objects = [
-        [str(a["flow"]), str(k), fmt_bytes(o["bytes"]), fmt_s(o["ttfb_s"])]
-        + [fmt_s(o["first_to_last_s"]), fmt_s(o["total_s"]), str(o["stalls"])]
-        for a in apps
-        if a["kind"] == "web"
-        for k, o in enumerate(a["objects"])
-    ]
-    if objects:
-        if len(objects) > 20:
-            objects = [*objects[:10], ["..."] * 7, *objects[-10:]]
-        headers = ["flow", "object", "bytes", "ttfb_s", "first_to_last_s", "total_s", "stalls"]
-        parts.append(table(headers, objects))
-    queues = [
-        [str(a["flow"]), str(a["blocks_received"]), str(a["outstanding_max"])]
-        + [str(a["target_queue_max"]), str(a["target_queue_final"])]
-        + [fmt_rate(a["download_rate_final_bps"]), fmt_s(a["app_slow_start_exit_s"])]
-        for a in apps
-        if a["kind"] == "bittorrent"
-    ]
-    if queues:
-        headers = ["flow", "blocks", "outstanding_max", "target_max", "target_final"]
-        headers += ["download_rate", "app_ss_exit_s"]
-        parts.append(table(headers, queues))
-    return "\n\n".join(parts)
-
-
 # --- commands -----------------------------------------------------------------------------
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from slowstart.paths import scenario_path
-    from slowstart.scenario import load
-
     for option in ("out", "qlog", "pcap"):
         _folder_option(args, option)
 
-    config = load(
-        scenario_path(args.file),
+    config = scenario.load(
+        paths.scenario_path(args.file),
         cc=args.cc,
         set=args.set or [],
         seed=args.seed,
         duration=args.duration,
     )
-    from slowstart.api import ControllerFault, Interrupted, export_dir, run_config
-    from slowstart.progress import bar
 
-    qlog = None if args.qlog is None else export_dir(args.qlog, "--qlog")
-    pcap = None if args.pcap is None else export_dir(args.pcap, "--pcap")
+    qlog = None if args.qlog is None else api.export_dir(args.qlog, "--qlog")
+    pcap = None if args.pcap is None else api.export_dir(args.pcap, "--pcap")
     interrupted = None
-    with bar("simulating", quiet=args.quiet) as progress:
+    with progress_module.bar("simulating", quiet=args.quiet) as progress:
         try:
-            result = run_config(config, progress, qlog=qlog, pcap=pcap)
-        except Interrupted as e:
+            result = api.run_config(config, progress, qlog=qlog, pcap=pcap)
+        except api.Interrupted as e:
             result, interrupted = e.result, e
-        except ControllerFault as e:
+        except api.ControllerFault as e:
             if not args.out:
                 raise
             e.result.save(args.out)
             at = e.result.summary["sim_time_s"]
             return _error(f"{e} (what ran before {at:.6f} s is in {args.out})", EXIT_BAD_INPUT)
-    swarm = "swarm" in config  # peers and uplink queues instead of flows (slowstart.swarm)
+    swarm = (
+        "swarm" in config
+    )  # peers and uplink queues instead of flows (slowstart.reproductions.swarm)
     if args.out is not None:
         written = result.save(args.out)
         for path in written:
@@ -245,9 +138,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.summary))
     elif swarm:
-        from slowstart.swarm import format_swarm
-
-        print(format_swarm(result.summary, result.queues))
+        print(swarm_results.format_swarm(result.summary, result.queues))
     else:
         print(format_summary(result.summary))
     if interrupted is not None:
@@ -256,48 +147,33 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from slowstart.paths import scenario_path
-    from slowstart.progress import bar
-    from slowstart.scenario import read_toml
-    from slowstart.store import default_store
-    from slowstart.sweepplan import is_plan, load_plan
-    from slowstart.sweeps import (
-        aggregate,
-        check_metric,
-        default_metric,
-        parse_seeds,
-        parse_vary,
-        plot,
-        sweep,
-    )
-
     _folder_option(args, "out")
     _file_option(args, "store")
     grid, vary, metrics = None, None, [] if args.metric is None else [args.metric]
     sets, duration, seeds = list(args.set or []), args.duration, None
-    if len(args.files) == 1 and is_plan(args.files[0]):
-        plan = load_plan(args.files[0])
+    if len(args.files) == 1 and sweepplan.is_plan(args.files[0]):
+        plan = sweepplan.load_plan(args.files[0])
         if args.vary:
             raise UsageError(f"--vary: {args.files[0]} is a plan; its [axes] say what varies")
         if args.seeds is not None:
             raise UsageError(f"--seeds: {args.files[0]} is a plan; its seeds = ... say which")
-        files = [scenario_path(f) for f in plan.scenarios]
+        files = [paths.scenario_path(f) for f in plan.scenarios]
         grid, sets = plan.grid(), [*plan.set, *sets]
         duration = duration or plan.duration
         metrics = metrics or plan.metrics
     else:
         if not args.vary:
             for f in args.files:  # one that cannot be read says so first
-                read_toml(scenario_path(f), "scenario")
+                scenario.read_toml(paths.scenario_path(f), "scenario")
             raise UsageError("--vary: give at least one KEY=V1,V2,... (or a sweep plan .toml)")
-        vary = parse_vary(args.vary)
-        seeds = None if args.seeds is None else parse_seeds(args.seeds)
-        files = [scenario_path(f) for f in args.files]
+        vary = sweeps.parse_vary(args.vary)
+        seeds = None if args.seeds is None else sweeps.parse_seeds(args.seeds)
+        files = [paths.scenario_path(f) for f in args.files]
     for m in metrics:
-        check_metric(m)
-    store = args.store or default_store()
-    with bar("sweep", unit="runs", quiet=args.quiet) as update:
-        rows = sweep(
+        sweeps.check_metric(m)
+    store = args.store or store_module.default_store()
+    with progress_module.bar("sweep", unit="runs", quiet=args.quiet) as update:
+        rows = sweeps.sweep(
             files if len(files) > 1 else files[0],
             vary,
             seeds=seeds,
@@ -318,9 +194,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     keys = list(rows.columns[: rows.columns.get_loc("seed")])  # the grid's keys come first
     why = ""
     if not metrics:
-        metric, why = default_metric(rows)
+        metric, why = sweeps.default_metric(rows)
         metrics = [metric]
-    tables = [(m, aggregate(rows, keys, m)) for m in metrics]
+    tables = [(m, sweeps.aggregate(rows, keys, m)) for m in metrics]
     if args.out is not None:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -328,7 +204,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(f"wrote {out / 'sweep.parquet'}", file=sys.stderr)
         for m, agg in tables:
             name = "sweep.png" if len(tables) == 1 else f"sweep-{m}.png"
-            plot(agg, keys, m).savefig(out / name, dpi=120)
+            sweeps.plot(agg, keys, m).savefig(out / name, dpi=120)
             print(f"wrote {out / name}", file=sys.stderr)
     if args.json:
         print(rows.to_json(orient="records"))
@@ -377,23 +253,17 @@ def _first_line(text: object) -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from slowstart import guests
-    from slowstart.paths import scenario_dirs, scenario_files
-    from slowstart.queues import KINDS as QUEUE_KINDS
-    from slowstart.queues import default_parameters
-    from slowstart.scenario import core_algorithms, read_toml
-
-    dirs = scenario_dirs()
-    files = scenario_files()
+    dirs = paths.scenario_dirs()
+    files = paths.scenario_files()
     print(f"scenarios ({dirs[0] if dirs else 'no scenarios/ folder found'}):")
     width = max((len(p.stem) for p in files), default=0)
     for p in files:
         try:
-            description = _first_line(read_toml(p, "scenario").get("description", ""))
+            description = _first_line(scenario.read_toml(p, "scenario").get("description", ""))
         except (OSError, ValueError) as e:
             description = f"(unreadable: {_first_line(e)})"
         print(f"  {p.stem:<{width}}  {description}".rstrip())
-    algorithms = core_algorithms()
+    algorithms = scenario.core_algorithms()
     if algorithms is None:
         raise RuntimeError("the slowstart._core extension is not built (run `make setup`)")
     print("algorithms:")
@@ -403,24 +273,13 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"  {a['name']:<{name_w}}  {a['source']:<{src_w}}  {a['summary']}")
     print(f"  and {guests.HELP} (see examples/python and examples/wasm-controller)")
     print('queue disciplines (queue = "KIND", or {kind = "KIND", ...} to change a default):')
-    kind_w = max(map(len, QUEUE_KINDS))
-    for kind in QUEUE_KINDS:
-        print(f"  {kind:<{kind_w}}  {default_parameters(kind) or 'no parameters'}")
+    kind_w = max(map(len, queues_module.KINDS))
+    for kind in queues_module.KINDS:
+        print(f"  {kind:<{kind_w}}  {queues_module.default_parameters(kind) or 'no parameters'}")
     return 0
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from slowstart.reproduce import (
-        EXPERIMENTS,
-        STUDIES,
-        check_variants,
-        format_table,
-        markdown_table,
-        run_experiment,
-        unknown_experiment,
-        with_controllers,
-    )
-
     if args.list and (args.names or args.json or args.markdown):
         raise UsageError(
             "--list: lists every experiment, as text; not with names, --json or --markdown"
@@ -428,24 +287,26 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.json and args.markdown:
         raise UsageError("--json: not with --markdown (each prints the results its own way)")
     if args.list:
-        titles = {**{name: exp.title for name, exp in EXPERIMENTS.items()}, **STUDIES}
+        titles = {
+            **{name: exp.title for name, exp in reproduce.EXPERIMENTS.items()},
+            **reproduce.STUDIES,
+        }
         width = max(map(len, titles))
         for name, title in titles.items():
             print(f"{name:<{width}}  {title}")
         return 0
     _folder_option(args, "out")
     _file_option(args, "store")
-    names = args.names or list(EXPERIMENTS)
-    problem = unknown_experiment(names)
+    names = args.names or list(reproduce.EXPERIMENTS)
+    problem = reproduce.unknown_experiment(names)
     if problem:
         raise UsageError(problem)
     if "swarm" not in names:
         for option in ("seeds", "jobs", "leechers", "buffers", "set"):
             if getattr(args, option) is not None:
                 raise UsageError(f"--{option}: only for the swarm study (reproduce swarm)")
-    from slowstart.store import default_store
 
-    args.store = args.store or default_store()
+    args.store = args.store or store_module.default_store()
     report: dict[str, Any] = {}
     all_ok = True
     ccs = list(args.cc or [])
@@ -458,25 +319,22 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             )
         if name == "swarm":
             continue
-        if ccs and EXPERIMENTS[name].runner is not None:
+        if ccs and reproduce.EXPERIMENTS[name].runner is not None:
             raise UsageError(
                 f"reproduce {name}: --cc does not apply (it runs real stacks beside the "
                 "simulation with the algorithms they have)"
             )
-        chosen[name] = with_controllers(EXPERIMENTS[name], ccs)
+        chosen[name] = reproduce.with_controllers(reproduce.EXPERIMENTS[name], ccs)
         if ccs:
-            check_variants(chosen[name])
+            reproduce.check_variants(chosen[name])
     for name in names:
         if name == "swarm":
-            from slowstart.swarm import reproduce_swarm
-
-            ok, report[name] = reproduce_swarm(args)
+            ok, report[name] = swarm_study.reproduce_swarm(args)
             all_ok = all_ok and ok
             continue
         exp = chosen[name]
-        from slowstart.progress import bar
 
-        with bar(name, unit="variants", quiet=args.quiet) as update:
+        with progress_module.bar(name, unit="variants", quiet=args.quiet) as update:
             done = [0]
 
             def tell(label: str, name: str = name, exp: Any = exp, done: list = done) -> None:
@@ -484,7 +342,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 update(done[0], len(exp.variants))
                 done[0] += 1
 
-            rows, written = run_experiment(exp, args.out, tell, store=args.store, rerun=args.rerun)
+            rows, written = reproduce.run_experiment(
+                exp, args.out, tell, store=args.store, rerun=args.rerun
+            )
         all_ok = all_ok and all(
             r.verdict == "ok" or r.published is None or r.pending is not None for r in rows
         )
@@ -497,9 +357,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             "plots": [str(p) for p in written],
         }
         if args.markdown:
-            print(f"### {name}\n\n{markdown_table(exp, rows)}\n")
+            print(f"### {name}\n\n{reproduce.markdown_table(exp, rows)}\n")
         elif not args.json:
-            print(format_table(exp, rows))
+            print(reproduce.format_table(exp, rows))
             for p in written:
                 print(f"  {'figure' if p.suffix == '.png' else 'wrote'}: {p}")
     if args.json and not args.markdown:
@@ -508,46 +368,38 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from slowstart.plan import (
-        DEFAULT_WINDOWS,
-        format_plan,
-        parse_sizes,
-        parse_windows,
-        plan,
-    )
-
-    windows = ",".join(map(str, DEFAULT_WINDOWS))
-    result = plan(
+    windows = ",".join(map(str, plan_module.DEFAULT_WINDOWS))
+    result = plan_module.plan(
         args.rtt,
         args.rate,
-        parse_sizes(args.size),
-        cwnds=parse_windows(windows if args.initcwnd is None else args.initcwnd, "--initcwnd"),
-        rwnds=parse_windows(windows if args.initrwnd is None else args.initrwnd, "--initrwnd"),
+        plan_module.parse_sizes(args.size),
+        cwnds=plan_module.parse_windows(
+            windows if args.initcwnd is None else args.initcwnd, "--initcwnd"
+        ),
+        rwnds=plan_module.parse_windows(
+            windows if args.initrwnd is None else args.initrwnd, "--initrwnd"
+        ),
         buffer=str(args.buffer),
         cc=str(args.cc),
         overrides=args.set or [],
         abc=None if args.abc is None else args.abc == "on",
     )
-    print(json.dumps(result) if args.json else format_plan(result))
+    print(json.dumps(result) if args.json else plan_module.format_plan(result))
     return 0
 
 
 def _folder_option(args: argparse.Namespace, option: str) -> None:
     """Before any work: a folder option, if given, names a folder or a path where one can be
     made (slowstart.paths.output_folder)."""
-    from slowstart.paths import output_folder
-
     if getattr(args, option) is not None:
-        output_folder(getattr(args, option), f"--{option}")
+        paths.output_folder(getattr(args, option), f"--{option}")
 
 
 def _file_option(args: argparse.Namespace, option: str) -> None:
     """Before any work: a file option, if given, names a file that can be written
     (slowstart.paths.output_file)."""
-    from slowstart.paths import output_file
-
     if getattr(args, option) is not None:
-        output_file(getattr(args, option), f"--{option}")
+        paths.output_file(getattr(args, option), f"--{option}")
 
 
 def add_store_arguments(p: argparse.ArgumentParser, traces: bool = True) -> None:
@@ -585,8 +437,6 @@ def add_many_runs_arguments(p: argparse.ArgumentParser, traces: bool = True) -> 
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    from slowstart.store import Store
-
     if args.out is not None and args.traces is None:
         raise UsageError("--out: only with --traces KEY (the run whose files it writes)")
     if args.traces is not None and not args.traces.strip():
@@ -597,17 +447,18 @@ def cmd_results(args: argparse.Namespace) -> int:
     if args.json and (args.csv or args.parquet):
         raise UsageError("--json: prints the table; not with --csv or --parquet, which write it")
     if args.traces is not None:
-        from slowstart.progress import bar
-
         if args.out is None:
             raise ScenarioError("--traces: needs --out DIR, the folder to write the run's files")
         # Written to: the traces are kept.
-        with Store(args.store, create=False) as store, bar("simulating again") as progress:
+        with (
+            store_module.Store(args.store, create=False) as store,
+            progress_module.bar("simulating again") as progress,
+        ):
             result = store.traces(store.find(args.traces), progress)
         for path in result.save(args.out):
             print(f"wrote {path}", file=sys.stderr)
         return 0
-    with Store(args.store, read_only=True) as store:
+    with store_module.Store(args.store, read_only=True) as store:
         frame = store.table(args.table)
         runs = store.runs()
     for path, write in (
@@ -636,16 +487,12 @@ def cmd_results(args: argparse.Namespace) -> int:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from slowstart.progress import bar
-    from slowstart.score import as_json, format_text, load_suite, score, select
-    from slowstart.store import default_store
-
     _folder_option(args, "out")
     _file_option(args, "store")
-    suite = select(load_suite(args.suite), args.path or [])
-    store = args.store or default_store()
-    with bar("score", unit="runs", quiet=args.quiet) as update:
-        card = score(
+    suite = score.select(score.load_suite(args.suite), args.path or [])
+    store = args.store or store_module.default_store()
+    with progress_module.bar("score", unit="runs", quiet=args.quiet) as update:
+        card = score.score(
             suite,
             args.cc or None,
             store=store,
@@ -656,19 +503,15 @@ def cmd_score(args: argparse.Namespace) -> int:
         )
     print(f"score: {card.runs} runs made, {card.stored} read from {store}", file=sys.stderr)
     if args.out is not None:
-        from slowstart.score_page import write
-
-        for path in write(card, args.out):
+        for path in score_page.write(card, args.out):
             print(f"wrote {path}", file=sys.stderr)
-    print(json.dumps(as_json(card)) if args.json else format_text(card))
+    print(json.dumps(score.as_json(card)) if args.json else score.format_text(card))
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from slowstart.report import report
-
     _file_option(args, "out")
-    path = report(args.source, args.out)
+    path = report_module.report(args.source, args.out)
     print(f"wrote {path}")
     return 0
 
@@ -872,8 +715,6 @@ def build_parser() -> Parser:
 
 def format_compare_both(c: dict[str, Any]) -> str:
     """One table: per metric, the simulation beside Linux and beside the UDP stack."""
-    from slowstart.compare import plain
-
     k, u = c["kernel"], c["udp"]
 
     def d(v: Any) -> str:
@@ -883,10 +724,10 @@ def format_compare_both(c: dict[str, Any]) -> str:
     for key in dict.fromkeys([*k["diff"], *u["diff"]]):
         rows.append(
             [key]
-            + [plain(key, k["metrics"]["sim"].get(key))]
-            + [plain(key, k["metrics"]["real_median"].get(key)), d(k["diff"].get(key))]
-            + [plain(key, u["metrics"]["sim"].get(key))]
-            + [plain(key, u["metrics"]["real_median"].get(key)), d(u["diff"].get(key))]
+            + [compare.plain(key, k["metrics"]["sim"].get(key))]
+            + [compare.plain(key, k["metrics"]["real_median"].get(key)), d(k["diff"].get(key))]
+            + [compare.plain(key, u["metrics"]["sim"].get(key))]
+            + [compare.plain(key, u["metrics"]["real_median"].get(key)), d(u["diff"].get(key))]
         )
     headers = ["metric", "sim (MSS 1448)", f"Linux ({len(k['real'])})", "diff"]
     headers += ["sim (MSS 1424)", f"UDP ({len(u['real'])})", "diff"]
@@ -903,8 +744,6 @@ def format_compare_both(c: dict[str, Any]) -> str:
 
 
 def format_compare(c: dict[str, Any]) -> str:
-    from slowstart.compare import plain
-
     m = c["metrics"]
     rows = []
     for k in c["diff"]:
@@ -912,9 +751,9 @@ def format_compare(c: dict[str, Any]) -> str:
         rows.append(
             [
                 k,
-                plain(k, sim_v),
-                plain(k, med),
-                f"{plain(k, rng[0])}..{plain(k, rng[1])}" if rng else "-",
+                compare.plain(k, sim_v),
+                compare.plain(k, med),
+                f"{compare.plain(k, rng[0])}..{compare.plain(k, rng[1])}" if rng else "-",
                 "-" if d is None else f"{d:+.1%}",
             ]
         )
@@ -990,20 +829,17 @@ def format_real(s: dict[str, Any]) -> str:
 
 
 def _load_real(args: argparse.Namespace) -> dict[str, Any]:
-    from slowstart.paths import scenario_path
-    from slowstart.scenario import load
 
     # Without --cc each flow runs its own cc, a swarm its transports' (swarm.tcp.cc, ...).
-    return load(scenario_path(args.file), cc=args.cc, set=args.set or [], seed=args.seed)
+    return scenario.load(
+        paths.scenario_path(args.file), cc=args.cc, set=args.set or [], seed=args.seed
+    )
 
 
 def check_real_cc(args: argparse.Namespace, config: dict[str, Any] | None = None) -> str | None:
     """The kernel stack runs Linux's algorithms only, quinn-native quinn's own; the UDP and
     quinn stacks any of the library's (quinn refuses the one-way-delay ones itself). Checks
     `--cc`, or without it each flow's own cc in `config`."""
-    from slowstart.real_kernel import LINUX_CC
-    from slowstart.real_quinn import QUINN_CC
-
     if args.cc is not None:
         named = [("--cc", args.cc)]
     elif "swarm" in (config or {}):  # its transports' ccs: real_swarm.check_swarm
@@ -1011,22 +847,22 @@ def check_real_cc(args: argparse.Namespace, config: dict[str, Any] | None = None
     else:
         named = [(f"flow.{i}.cc", f["cc"]["name"]) for i, f in enumerate((config or {})["flows"])]
     for at, cc in named:
-        if args.stack == "quinn-native" and cc.split(":")[0] not in QUINN_CC:
+        if args.stack == "quinn-native" and cc.split(":")[0] not in real_quinn.QUINN_CC:
             return (
-                f"{at}: quinn's own controllers are {', '.join(QUINN_CC)}, got {cc!r} "
+                f"{at}: quinn's own controllers are {', '.join(real_quinn.QUINN_CC)}, got {cc!r} "
                 "(--stack quinn runs every slowstart algorithm but ledbat and utp)"
             )
-        if (args.stack or "kernel") in ("kernel", "both") and cc.split(":")[0] not in LINUX_CC:
+        if (args.stack or "kernel") in ("kernel", "both") and cc.split(":")[
+            0
+        ] not in testbed.LINUX_CC:
             return (
-                f"{at}: the kernel stack runs {', '.join(LINUX_CC)}, got {cc!r} "
+                f"{at}: the kernel stack runs {', '.join(testbed.LINUX_CC)}, got {cc!r} "
                 "(--stack udp runs every algorithm)"
             )
     return None
 
 
 def cmd_real(args: argparse.Namespace) -> int:
-    from slowstart import testbed
-
     for option in ("out", "pcap"):
         _folder_option(args, option)
     reason = testbed.unavailable_reason()
@@ -1036,13 +872,11 @@ def cmd_real(args: argparse.Namespace) -> int:
     bad = check_real_cc(args, config)
     if bad:
         return _error(bad, 2)
-    from slowstart.api import export_dir
-    from slowstart.real_program import has_programs
 
-    pcap = None if args.pcap is None else export_dir(args.pcap, "--pcap")
+    pcap = None if args.pcap is None else api.export_dir(args.pcap, "--pcap")
     if "swarm" in config:
         return _real_swarm(args, config, pcap)
-    programs = has_programs(config)
+    programs = real_program.has_programs(config)
     if programs and args.stack is not None:
         return _error(
             "--stack: this scenario's flows are carried by their [flow.program] pairs, "
@@ -1051,22 +885,14 @@ def cmd_real(args: argparse.Namespace) -> int:
         )
     try:
         if programs:
-            from slowstart.real_program import run_programs
-
-            out = None if args.out is None else Path(export_dir(args.out, "--out"))
-            result = run_programs(config, pcap=pcap, keep=out)
+            out = None if args.out is None else Path(api.export_dir(args.out, "--out"))
+            result = real_program.run_programs(config, pcap=pcap, keep=out)
         elif args.stack == "udp":
-            from slowstart.real_udp import run_real_udp
-
-            result = run_real_udp(config, pcap=pcap)
+            result = real_udp.run_real_udp(config, pcap=pcap)
         elif args.stack in ("quinn", "quinn-native"):
-            from slowstart.real_quinn import run_real_quinn
-
-            result = run_real_quinn(config, stack=args.stack, pcap=pcap)
+            result = real_quinn.run_real_quinn(config, stack=args.stack, pcap=pcap)
         else:
-            from slowstart.real_kernel import run_real
-
-            result = run_real(config, pcap=pcap)
+            result = real_kernel.run_real(config, pcap=pcap)
     except testbed.RealUnavailable as e:
         return _error(e, 2)
     if args.out is not None:
@@ -1077,33 +903,28 @@ def cmd_real(args: argparse.Namespace) -> int:
 
 
 def _real_swarm(args: argparse.Namespace, config: dict[str, Any], pcap: str | None) -> int:
-    """`slowstart real` on a [swarm] scenario: real libtorrent peers (real_swarm.py)."""
-    import time
-
-    from slowstart import progress
-    from slowstart.real_swarm import run_swarm
-    from slowstart.swarm import format_swarm
-    from slowstart.testbed import RealUnavailable
-
+    """`slowstart real` on a [swarm] scenario: real libtorrent peers (real/swarm.py)."""
     if args.stack is not None:
         return _error("--stack: a swarm's peers are libtorrent's; set swarm.population", 2)
     start = time.monotonic()
     try:
-        with progress.bar("real swarm", unit="leechers done") as update:
-            result = run_swarm(config, pcap=pcap, progress=update)
-    except RealUnavailable as e:
+        with progress_module.bar("real swarm", unit="leechers done") as update:
+            result = real_swarm.run_swarm(config, pcap=pcap, progress=update)
+    except testbed.RealUnavailable as e:
         return _error(e, 2)
     result.summary["wall_s"] = time.monotonic() - start
     if args.out is not None:
         for path in result.save(args.out):
             print(f"wrote {path}", file=sys.stderr)
-    print(json.dumps(result.summary) if args.json else format_swarm(result.summary, result.queues))
+    print(
+        json.dumps(result.summary)
+        if args.json
+        else swarm_results.format_swarm(result.summary, result.queues)
+    )
     return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from slowstart import testbed
-
     _folder_option(args, "out")
     reason = testbed.unavailable_reason()
     if reason:
@@ -1119,10 +940,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.populations is not None:
         return _error("--populations: only for a [swarm] scenario", 2)
     args.runs = args.runs or COMPARE_RUNS
-    from slowstart.real_program import has_programs
 
     stack = args.stack or "kernel"
-    if has_programs(config):
+    if real_program.has_programs(config):
         if args.stack is not None:
             return _error(
                 "--stack: this scenario's flows are carried by their [flow.program] pairs, "
@@ -1132,20 +952,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
         stack = "program"
     if stack == "both":
         return _compare_both(args, config)
-    from slowstart.compare import compare, overlay_plot, stack_label
 
     try:
-        c = compare(config, runs=args.runs, stack=stack)
+        c = compare.compare(config, runs=args.runs, stack=stack)
     except testbed.RealUnavailable as e:
         return _error(e, 2)
     sim, reals = c.pop("_results")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    fig = overlay_plot(
+    fig = compare.overlay_plot(
         sim,
         reals,
         title=f"{config.get('name')}: {config['flows'][0]['cc']['name']}",
-        who=stack_label(stack, config),
+        who=compare.stack_label(stack, config),
     )
     fig.savefig(out / "compare.png", dpi=120)
     (out / "compare.json").write_text(json.dumps(c, indent=2) + "\n", encoding="utf-8")
@@ -1164,40 +983,33 @@ COMPARE_RUNS = 3
 def _compare_swarm(args: argparse.Namespace, config: dict[str, Any]) -> int:
     """`compare` on a [swarm] scenario: real libtorrent swarms beside the simulated one, per
     population (compare_swarm.py)."""
-    from slowstart import progress
-    from slowstart.compare_swarm import MIN_RUNS, compare_swarm, format_compare_swarm, save
-    from slowstart.real_swarm import check_swarm
-    from slowstart.swarm import packet_ms
-    from slowstart.testbed import RealUnavailable
-
     if args.stack is not None:
         return _error("--stack: a swarm's peers are libtorrent's; use --populations", 2)
     populations = tuple(
         canonical_population(p) for p in (args.populations or "utp,tcp").split(",") if p
     )
-    check_swarm(config)
-    runs = args.runs or MIN_RUNS
+    real_swarm.check_swarm(config)
+    runs = args.runs or compare_swarm.MIN_RUNS
     try:
-        with progress.bar("real swarms", unit="runs") as update:
-            c = compare_swarm(config, runs=runs, populations=populations, progress=update)
-    except RealUnavailable as e:
+        with progress_module.bar("real swarms", unit="runs") as update:
+            c = compare_swarm.compare_swarm(
+                config, runs=runs, populations=populations, progress=update
+            )
+    except testbed.RealUnavailable as e:
         return _error(e, 2)
-    save(c, Path(args.out), packet_ms(config["swarm"]))
+    compare_swarm.save(c, Path(args.out), swarm_results.packet_ms(config["swarm"]))
     if args.json:
         print(json.dumps({k: v for k, v in c.items() if not k.startswith("_")}))
     else:
-        print(format_compare_swarm(c))
+        print(compare_swarm.format_compare_swarm(c))
     return 0
 
 
 def canonical_population(word: str) -> str:
     """A population as `swarm.population` spells it ("utp", "tcp", "50-50"), in the core's
     word; ValueError naming --populations otherwise."""
-    from slowstart.defaults import canonical_word
-    from slowstart.swarm import POPULATIONS
-
-    value = canonical_word("population", word.strip())
-    if value not in POPULATIONS:
+    value = defaults.canonical_word("population", word.strip())
+    if value not in swarm_results.POPULATIONS:
         raise ValueError(
             f'--populations: expected utp, tcp or 50-50 (comma-separated), got "{word}"'
         )
@@ -1206,20 +1018,17 @@ def canonical_population(word: str) -> str:
 
 def _compare_both(args: argparse.Namespace, config: dict[str, Any]) -> int:
     """`compare --stack both`: compare-kernel.png, compare-udp.png, compare.json, one table."""
-    from slowstart.compare import compare_both, overlay_plot, stack_label
-    from slowstart.testbed import RealUnavailable
-
     try:
-        c = compare_both(config, runs=args.runs)
-    except RealUnavailable as e:
+        c = compare.compare_both(config, runs=args.runs)
+    except testbed.RealUnavailable as e:
         return _error(e, 2)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     title = f"{config.get('name')}: {config['flows'][0]['cc']['name']}"
     for stack in ("kernel", "udp"):
-        who = stack_label(stack, config)
+        who = compare.stack_label(stack, config)
         sim, reals = c[stack].pop("_results")
-        fig = overlay_plot(sim, reals, title=f"{title}, {who}", who=who)
+        fig = compare.overlay_plot(sim, reals, title=f"{title}, {who}", who=who)
         fig.savefig(out / f"compare-{stack}.png", dpi=120)
         print(f"wrote {out / f'compare-{stack}.png'}", file=sys.stderr)
     (out / "compare.json").write_text(json.dumps(c, indent=2) + "\n", encoding="utf-8")
@@ -1242,23 +1051,17 @@ def _compare_both(args: argparse.Namespace, config: dict[str, Any]) -> int:
 
 
 def cmd_shell(args: argparse.Namespace) -> int:
-    from slowstart import testbed
-
     reason = testbed.unavailable_reason()
     if reason:
         return _error(reason, 2)
-    from slowstart.api import export_dir
-    from slowstart.paths import scenario_path
-    from slowstart.real_program import shell
-    from slowstart.scenario import load
 
-    config = load(scenario_path(args.file), set=args.set or [], seed=args.seed)
+    config = scenario.load(paths.scenario_path(args.file), set=args.set or [], seed=args.seed)
     command = list(args.command)
     if command[:1] == ["--"]:
         command = command[1:]
-    pcap = None if args.pcap is None else export_dir(args.pcap, "--pcap")
+    pcap = None if args.pcap is None else api.export_dir(args.pcap, "--pcap")
     try:
-        status, result = shell(config, command, pcap=pcap)
+        status, result = real_program.shell(config, command, pcap=pcap)
     except testbed.RealUnavailable as e:
         return _error(e, 2)
     if args.out:
@@ -1279,8 +1082,6 @@ def cmd_shell(args: argparse.Namespace) -> int:
 
 def add_real_parsers(sub: Any) -> None:
     """`slowstart real` and `slowstart compare` (root only), added to the CLI's subparsers."""
-    from slowstart.real_kernel import LINUX_CC
-
     for name, helptext, handler in (
         (
             "real",
@@ -1294,7 +1095,8 @@ def add_real_parsers(sub: Any) -> None:
         p.add_argument("file", help="scenario .toml (or the name of one in scenarios/)")
         p.add_argument(
             "--cc",
-            help=f"congestion control of every flow: {', '.join(LINUX_CC)} on the kernel stack "
+            help="congestion control of every flow: "
+            f"{', '.join(testbed.LINUX_CC)} on the kernel stack "
             "(bbr1 simulates Linux's bbr, bbr the IETF draft), any algorithm on the UDP and "
             "quinn stacks (default: each flow's own cc in the scenario; a swarm's are "
             "swarm.tcp.cc and swarm.utp.cc)",

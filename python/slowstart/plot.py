@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-from matplotlib.figure import Figure
+from slowstart import lazy
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+mpl_figure = lazy.module("matplotlib.figure")
+mpl_lines = lazy.module("matplotlib.lines")
+np = lazy.module("numpy")
+pd = lazy.module("pandas")
+
 
 PHASE_COLOURS = {
     "slow_start": "#4c9be8",
@@ -55,7 +62,7 @@ def _shade_phases(ax, t: np.ndarray, phase: pd.Categorical, seen: set[str]) -> N
 def plot_cwnd(flows: pd.DataFrame, title: str | None = None) -> Figure:
     """cwnd and bytes in flight (MB) against time, one panel per flow, phases shaded."""
     ids = sorted(flows["flow"].unique()) or [0]
-    fig = Figure(figsize=(9, 2.2 + 2.0 * len(ids)), layout="constrained")
+    fig = mpl_figure.Figure(figsize=(9, 2.2 + 2.0 * len(ids)), layout="constrained")
     axes = fig.subplots(len(ids), 1, sharex=True, squeeze=False)[:, 0]
     seen: set[str] = set()
     for ax, fid in zip(axes, ids, strict=True):
@@ -111,9 +118,7 @@ def plot_overlay(
     legend then explains. `spans` shade intervals, (start s, end s, label), behind the curves
     (cross traffic's sending). Past eight curves, dashes tell them apart; the legend sits
     outside the axes, so it covers no data."""
-    from matplotlib.lines import Line2D
-
-    fig = Figure(figsize=(11, 4.5), layout="constrained")
+    fig = mpl_figure.Figure(figsize=(11, 4.5), layout="constrained")
     ax = fig.subplots()
     marked = False
     for start, end, label in spans:
@@ -131,7 +136,7 @@ def plot_overlay(
     ax.margins(x=0)
     handles, labels = ax.get_legend_handles_labels()
     if marked:
-        handles.append(Line2D([], [], color="grey", ls="--", lw=0.8))
+        handles.append(mpl_lines.Line2D([], [], color="grey", ls="--", lw=0.8))
         labels.append("published value (thin dashed, the curve's colour)")
     fig.legend(handles, labels, loc="outside right upper", fontsize=8)
     ax.set_title(title, fontsize=10)
@@ -148,7 +153,7 @@ def plot_verdicts(
     rows = [r for r in rows if r[1] is not None and r[2]]
     if not rows:
         return None
-    fig = Figure(figsize=(11, 0.9 + 0.42 * len(rows)), layout="constrained")
+    fig = mpl_figure.Figure(figsize=(11, 0.9 + 0.42 * len(rows)), layout="constrained")
     ax = fig.subplots()
     for y, (_label, ours, published, bound, tol, unit) in enumerate(rows):
         lo, hi = (
@@ -189,7 +194,7 @@ def plot_request_ramp(
     """The libtorrent seed's figures, one panel per run (label, flows, apps, slow-start exit):
     cwnd and bytes in flight (kB) and, on the right axis, outstanding requests."""
     runs = list(runs)
-    fig = Figure(figsize=(9, 0.8 + 2.8 * len(runs)), layout="constrained")
+    fig = mpl_figure.Figure(figsize=(9, 0.8 + 2.8 * len(runs)), layout="constrained")
     axes = fig.subplots(len(runs), 1, sharex=True, squeeze=False)[:, 0]
     for ax, (label, flows, apps, exit_s) in zip(axes, runs, strict=True):
         f = flows[flows["flow"] == flow]
@@ -245,7 +250,9 @@ def plot_heatmap(
     col_name: str = "initrwnd",
 ) -> Figure:
     """A grid of `values` (rows × cols) coloured, each cell annotated with `labels`."""
-    fig = Figure(figsize=(1.2 + 1.1 * len(cols), 1.2 + 0.8 * len(rows)), layout="constrained")
+    fig = mpl_figure.Figure(
+        figsize=(1.2 + 1.1 * len(cols), 1.2 + 0.8 * len(rows)), layout="constrained"
+    )
     ax = fig.subplots()
     image = ax.imshow(values, cmap="viridis_r", aspect="auto", origin="lower")
     ax.set_xticks(range(len(cols)), [str(c) for c in cols])

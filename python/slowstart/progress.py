@@ -9,6 +9,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from slowstart import lazy
+
+rich_console = lazy.module("rich.console")
+rich_progress = lazy.module("rich.progress")
+
+
 # A bar appears only once the work has taken this long (seconds of wall time).
 SHOW_AFTER_S = 1.0
 
@@ -27,8 +33,6 @@ def bar(
     if not wanted(quiet):
         yield lambda done, total: None
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     start = time.monotonic()
     state: dict[str, Any] = {}
@@ -37,13 +41,13 @@ def bar(
         if "progress" not in state:
             if time.monotonic() - start < SHOW_AFTER_S:
                 return
-            progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                TextColumn(f"{{task.completed:.0f}}/{{task.total:.0f}} {unit}"),
-                TimeElapsedColumn(),
+            progress = rich_progress.Progress(
+                rich_progress.TextColumn("{task.description}"),
+                rich_progress.BarColumn(),
+                rich_progress.TextColumn(f"{{task.completed:.0f}}/{{task.total:.0f}} {unit}"),
+                rich_progress.TimeElapsedColumn(),
                 transient=True,
-                console=Console(stderr=True),  # stdout may be --json, piped
+                console=rich_console.Console(stderr=True),  # stdout may be --json, piped
             )
             progress.start()
             state["progress"] = progress

@@ -82,7 +82,7 @@ struct PyGuest {
 /// The events whose method `object` leaves as `slowstart.Controller` defines it (a no-op), as
 /// [`Event::bit`]s: not calling them saves a Python call per packet sent.
 fn inherited_no_ops(py: Python<'_>, object: &Bound<'_, PyAny>) -> PyResult<u8> {
-    let base = py.import("slowstart.guests")?.getattr("Controller")?;
+    let base = py.import("slowstart")?.getattr("Controller")?;
     let sent = slowstart_cc::SentEvent::default();
     let mut skipped = 0;
     for event in [

@@ -1,0 +1,156 @@
+"""The core's defaults, as a scenario file would write them.
+
+crates/slowstart-config/src/config.rs owns every default (`defaults_json`, read once per process
+through `_core.defaults()`); this turns its canonical values back into scenario values, so the
+loader parses a left-out key exactly as if the user had written its default: `*_ns` times as
+"40ms", `*_bytes` sizes as bytes ("inf" for none), rates as bare bits per second, queue limits
+as "200pkt" or bytes, an algorithm as {name = ..., param = ...}. Which keys a table takes, and
+in which order messages list them, stays with the loader (scenario.py, apps.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from slowstart import lazy
+from slowstart.units import SIZE_UNITS
+
+_core = lazy.module("slowstart._core")
+
+
+# Times are written in the largest of these that divides them (120 s stays "120s").
+_TIME_UNITS = (("s", 10**9), ("ms", 10**6), ("us", 10**3))
+
+
+def time_text(ns: int) -> str:
+    """Nanoseconds as a scenario time: 40_000_000 → "40ms"."""
+    for unit, scale in _TIME_UNITS:
+        if ns % scale == 0:
+            return f"{ns // scale}{unit}"
+    return f"{ns}ns"
+
+
+# Sizes are written in the largest scenario unit that divides them (1514 stays bytes).
+_SIZE_UNITS = sorted(((u, n) for u, n in SIZE_UNITS.items() if n > 1), key=lambda u: -u[1])
+
+
+def size_text(n: int) -> str | int:
+    """Bytes as a scenario size: 33_554_432 → "32MiB", 1514 → 1514."""
+    for unit, scale in _SIZE_UNITS:
+        if n and n % scale == 0:
+            return f"{n // scale}{unit}"
+    return n
+
+
+def _queue_text(limit: dict[str, int]) -> str | int:
+    """{"packets": 200} → "200pkt"; {"bytes": N} → N."""
+    return f"{limit['packets']}pkt" if "packets" in limit else limit["bytes"]
+
+
+# Keys a scenario spells as the canonical config does, unit suffix and all.
+_SAME = ("header_bytes",)
+
+
+def as_written(canonical: dict[str, Any]) -> dict[str, Any]:
+    """A canonical table's defaults under the scenario's keys and in its units."""
+    out: dict[str, Any] = {}
+    for key, value in canonical.items():
+        if key in _SAME:
+            out[key] = value
+        elif key.endswith("_ns"):
+            out[key[: -len("_ns")]] = time_text(value)
+        elif key.endswith("_bytes"):
+            out[key[: -len("_bytes")]] = "inf" if value is None else value
+        elif key == "cc":
+            out[key] = {"name": value["name"], **value["params"]}
+        else:
+            out[key] = value
+    return out
+
+
+@functools.cache
+def _core_defaults() -> dict[str, Any]:
+    try:
+        text = _core.defaults()
+    except ImportError:
+        raise RuntimeError(
+            "the slowstart._core extension is not built (run `make setup`)"
+        ) from None
+    return json.loads(text)
+
+
+@functools.cache
+def _tables() -> dict[str, dict[str, Any]]:
+    core = _core_defaults()
+    path, swarm = core["path"], core["swarm"]
+    access = swarm["access"]
+    rest = {k: v for k, v in swarm.items() if k not in ("access", "bittorrent", "tcp", "utp")}
+    written = as_written(rest)
+    stop = written.pop("stop_after_completions")
+    return {
+        "flow": as_written(core["flow"]),
+        "web": as_written(core["web"]),
+        "bittorrent": as_written(core["bittorrent"]),
+        "trace": as_written(core["trace"]),
+        "path": {
+            "buffer": f"{path['buffer_bdp']}bdp",
+            "loss": path["loss"],
+            "access_rate": path["access_rate_bps"],
+            "jitter": time_text(path["jitter_ns"]),
+        },
+        "path_access_queue": {"bytes": path["access_buffer_bytes"]},
+        "cross": {"src": core["cross"]["src"], "dst": core["cross"]["dst"]},
+        "program": as_written(core["program"]),
+        "swarm": {
+            **written,
+            "stop_after": "none" if stop is None else stop,
+            "up": access["up_bps"],
+            "down": access["down_bps"],
+            "buffer": _queue_text(access["up_queue"]),
+            "down_buffer": _queue_text(access["down_queue"]),
+            "delay": [time_text(access["delay_min_ns"]), time_text(access["delay_max_ns"])],
+        },
+        "swarm.bittorrent": as_written(swarm["bittorrent"]),
+        "swarm.tcp": as_written(swarm["tcp"]),
+        "swarm.utp": as_written(swarm["utp"]),
+        **{f"queue.{kind}": as_written(params) for kind, params in core["queue"].items()},
+    }
+
+
+def canonical_word(choice: str, value: object) -> object:
+    """The canonical value a choice's word stands for (`population` "50-50" is "mixed"), as
+    the core lists them; any other value is left for the core to refuse, naming what it
+    accepts."""
+    words = _core_defaults()["words"][choice]
+    return words.get(value, value) if isinstance(value, str) else value
+
+
+def spellings() -> dict[str, str]:
+    """Canonical values a scenario spells otherwise ("mixed" is "50-50", "never_leave"
+    "never-leave"): the first of the core's words for each, where it differs."""
+    out: dict[str, str] = {}
+    for words in _core_defaults()["words"].values():
+        for word, value in words.items():
+            if word != value:
+                out.setdefault(value, word)
+    return out
+
+
+def defaults(table: str) -> dict[str, Any]:
+    """The defaults of `table` ("flow", "web", "bittorrent", "trace", "path", "swarm",
+    "swarm.bittorrent", "swarm.tcp", "swarm.utp"; "queue.codel", "queue.fq_codel", "queue.pie",
+    "queue.red": a queue discipline's parameters; "cross": a source's `src` and `dst`;
+    "path_access_queue": the canonical queue of the `[path]` access link; "program": a
+    `[flow.program]`'s but its commands), a fresh copy."""
+    return json.loads(json.dumps(_tables()[table]))
+
+
+def limits() -> dict[str, int]:
+    """Bounds the loader applies before the core sees a config (config.rs `defaults_json`):
+    `trace_ms` (a trace's largest time), `scenario_file_bytes`, `trace_file_bytes` and
+    `controller_file_bytes` (the largest files read; the last is the core's largest
+    WebAssembly module, slowstart-wasm `MODULE_LIMIT`), `sweep_points` (the most runs in one
+    sweep)."""
+    return dict(_core_defaults()["limits"])

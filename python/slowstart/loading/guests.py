@@ -1,0 +1,360 @@
+"""Your own congestion controller: a Python class to sketch an idea, a WebAssembly module to run
+it fast. Either runs wherever a built-in runs (run, sweep, reproduce, swarms, score, real UDP).
+
+A scenario names one as a `cc` value: `path/to/my_start.py:MyStart`, `path/to/my_start.wasm`,
+each optionally followed by `:key=value,...` (its own parameters, as for the built-ins); from
+Python, the class itself also works (`slowstart.run("satellite", cc=MyStart)`, or
+`cc={"name": MyStart, "gain": 2}`). Loading turns the reference into a canonical spec whose
+name carries the content's hash (`my_start.py:MyStart@1a2b3c4d5e6f`), so an edited controller
+is a new configuration, never one served from the results store, and keeps the content itself
+in this process (`PAYLOADS`), from where the core's registry is filled before a run; workers of
+a sweep get the payloads with their tasks (`payloads_for`, `install`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import inspect
+import marshal
+import os
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from slowstart import lazy
+from slowstart.loading.defaults import limits
+from slowstart.paths import read_user_bytes
+
+_core = lazy.module("slowstart._core")
+# What a cc value may name besides a built-in, for error messages.
+HELP = "your own controller: PATH.py:CLASS or PATH.wasm, each optionally followed by :key=value,..."
+
+HASH_CHARS = 12
+
+
+class Controller:
+    """Base class of a congestion controller written in Python.
+
+    The engine builds one instance per connection with the keywords of the core's
+    `CommonParams` (`mss`, `initcwnd`, `abc`, `seed`, `paced`) and the spec's own parameters
+    (`my_start.py:MyStart:gain=2` passes `gain=2`), and calls the methods of the core's
+    `CongestionController` with the same event fields: times in integer nanoseconds, sizes in
+    bytes. After every event it reads `cwnd()`, `ssthresh()`, `pacing_rate()`,
+    `send_quantum()` and `phase()`; a cwnd below one MSS or above 2**50 bytes, a pacing rate
+    of 0, a phase the core does not know or an exception stops the run with one line naming
+    the controller, the method and the simulated time.
+
+    Event fields: `on_packet_sent(ev)`: now, bytes, bytes_in_flight, total_sent,
+    retransmission. `on_ack(ev)`: now, bytes_acked, mss, rtt (None without a sample), srtt,
+    min_rtt, one_way_delay (None unless timestamps carry it), rate (None, or a delivery-rate
+    sample: delivery_rate in bytes/s, delivered, interval, prior_delivered, is_app_limited,
+    rtt), delivered, prior_in_flight, bytes_in_flight, cwnd_limited, sent_before_cwnd_block,
+    in_recovery. `on_congestion_event(ev)`: now, ecn, bytes_lost, bytes_in_flight, mss.
+    """
+
+    def __init__(
+        self,
+        *,
+        mss: int,
+        initcwnd: int = 10,
+        abc: bool = True,
+        seed: int = 0,
+        paced: bool = False,
+    ) -> None:
+        self.mss = mss
+        self.initcwnd = initcwnd
+        self.abc = abc
+        self.seed = seed
+        self.paced = paced
+
+    def on_packet_sent(self, ev: Any) -> None:
+        """A data packet left the sender."""
+
+    def on_ack(self, ev: Any) -> None:
+        """An ACK delivered `ev.bytes_acked` new bytes."""
+        raise NotImplementedError(f"{type(self).__name__} must define on_ack")
+
+    def on_rtt_sample(self, now: int, rtt: int) -> None:
+        """An RTT measured outside data ACKs (the handshake's)."""
+
+    def on_congestion_event(self, ev: Any) -> None:
+        """A loss or ECN mark starts a recovery episode (once per episode)."""
+        raise NotImplementedError(f"{type(self).__name__} must define on_congestion_event")
+
+    def on_recovery_exit(self, now: int) -> None:
+        """The recovery episode ended."""
+
+    def on_rto(self, now: int, bytes_in_flight: int) -> None:
+        """A retransmission timeout fired."""
+        raise NotImplementedError(f"{type(self).__name__} must define on_rto")
+
+    def cwnd(self) -> int:
+        """Congestion window in bytes, at least one MSS."""
+        raise NotImplementedError(f"{type(self).__name__} must define cwnd")
+
+    def ssthresh(self) -> int | None:
+        """Slow-start threshold in bytes, None while unset."""
+        return None
+
+    def pacing_rate(self) -> int | None:
+        """Pacing rate in bytes per second, None to send as the window allows."""
+        return None
+
+    def send_quantum(self) -> int | None:
+        """Largest burst the pacer may release at once, in bytes; None for the default."""
+        return None
+
+    def phase(self) -> str:
+        """One of the core's phase names: slow_start, limited_slow_start,
+        conservative_slow_start, congestion_avoidance, recovery, rto_recovery, startup, drain,
+        probe_bw, probe_rtt."""
+        return "slow_start"
+
+
+class GuestError(ValueError):
+    """A controller reference that cannot be loaded; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Payload:
+    """What a worker needs to register a controller: its kind and content (WebAssembly bytes,
+    Python source with the class name, or the class itself when it came as an object)."""
+
+    kind: str  # "wasm" | "python"
+    content: bytes | str | type
+    cls: str = ""
+
+
+# Every controller this process has loaded or was sent, by canonical name.
+PAYLOADS: dict[str, Payload] = {}
+
+
+def _reference(value: str) -> dict[str, Any] | None:
+    """`PATH.py:Class[:params]` or `PATH.wasm[:params]` by the core's grammar
+    (`_core.guest_reference`); None for anything else."""
+
+    try:
+        return _core.guest_reference(value)
+    except UnicodeEncodeError:  # a lone surrogate (from argv) names no file the core reads
+        return None
+
+
+def is_reference(name: object) -> bool:
+    """Whether a cc value names a user's controller rather than a built-in."""
+    if isinstance(name, type):
+        return True
+    return isinstance(name, str) and _reference(name) is not None
+
+
+def split_reference(value: str) -> tuple[str, str]:
+    """`"x.py:Cls:gain=2"` → (`"x.py:Cls"`, `"gain=2"`); `"x.wasm"` → (`"x.wasm"`, `""`)."""
+    ref = _reference(value)
+    assert ref is not None, value
+    name = f"{ref['path']}:{ref['class']}" if ref["kind"] == "python" else ref["path"]
+    return name, ref["params"] or ""
+
+
+def _read(path: Path, field: str) -> bytes:
+    """A controller's file: regular, and no larger than the core takes a module
+    (`controller_file_bytes`, a Python source too)."""
+    return read_user_bytes(path, "a controller", limits()["controller_file_bytes"], field)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _class_digest(cls: type) -> str:
+    """The class's source when Python has it, else its methods' code; with the values its
+    methods close over and its other attributes, so two classes made by the same code with
+    different values are two controllers."""
+    parts = [f"{cls.__module__}.{cls.__qualname__}".encode()]
+    with contextlib.suppress(OSError, TypeError):
+        parts.append(inspect.getsource(cls).encode())
+    for klass in cls.__mro__:
+        if klass is Controller or klass is object:
+            continue
+        for key, value in sorted(vars(klass).items()):
+            if isinstance(value, types.FunctionType):
+                cells = [repr(c.cell_contents) for c in value.__closure__ or ()]
+                parts += [key.encode(), marshal.dumps(value.__code__), repr(cells).encode()]
+                parts.append(repr(value.__defaults__).encode())
+            elif not key.startswith("__"):
+                parts.append(f"{key}={value!r}".encode())
+    return _digest(b"\0".join(parts))
+
+
+def resolve(ref: str | type, field: str) -> dict[str, Any]:
+    """A reference (`x.py:Cls`, `x.wasm`, or a class) → {"name", "guest"} of its canonical
+    spec, its payload kept in PAYLOADS. GuestError naming `field` if it cannot be read."""
+    if isinstance(ref, type):
+        if not issubclass(ref, Controller):
+            raise GuestError(
+                f"{field}: {ref.__qualname__} is not a subclass of slowstart.Controller"
+            )
+        digest = _class_digest(ref)
+        label = f"{ref.__module__}.{ref.__qualname__}"
+        name = f"{label}@{digest[:HASH_CHARS]}"
+        PAYLOADS[name] = Payload("python", ref, ref.__qualname__)
+        return {"name": name, "guest": {"kind": "python", "path": "", "sha256": digest}}
+    m = _reference(ref)
+    if m is not None and m["kind"] == "python":
+        path = Path(m["path"]).expanduser()
+        source = _read(path, field)
+        digest = _digest(source)
+        try:
+            text = source.decode("utf-8")
+        except UnicodeDecodeError:
+            raise GuestError(f"{field}: {str(path)!r} is not UTF-8 Python source") from None
+        name = f"{path.name}:{m['class']}@{digest[:HASH_CHARS]}"
+        payload = Payload("python", text, m["class"])
+        _python_class(name, payload, str(path.resolve()), field)  # fail now, not in a worker
+        PAYLOADS[name] = payload
+        guest = {"kind": "python", "path": str(path.resolve()), "sha256": digest}
+        return {"name": name, "guest": guest}
+    if m is not None:
+        path = Path(m["path"]).expanduser()
+        module = _read(path, field)
+        digest = _digest(module)
+        name = f"{path.name}@{digest[:HASH_CHARS]}"
+        _check_module(name, module, f"{field}: {path.name}")
+        PAYLOADS[name] = Payload("wasm", module)
+        guest = {"kind": "wasm", "path": str(path.resolve()), "sha256": digest}
+        return {"name": name, "guest": guest}
+    raise GuestError(f"{field}: expected {HELP}, got {ref!r}")
+
+
+def _check_module(name: str, module: bytes, field: str) -> None:
+    """Register a WebAssembly module with the core now, so that one that does not fit the
+    guest interface is refused while loading, naming the field."""
+    try:
+        _core.register_wasm(name, module)
+    except ImportError:  # loading without the extension: the run checks it
+        return
+    except ValueError as e:
+        raise GuestError(f"{field}: {e}") from None
+
+
+# Classes made from Python sources, by canonical name (one module per source).
+_CLASSES: dict[str, type] = {}
+
+
+def _python_class(name: str, payload: Payload, filename: str, field: str) -> type:
+    if isinstance(payload.content, type):
+        return payload.content
+    if name in _CLASSES:
+        return _CLASSES[name]
+    module = types.ModuleType(f"slowstart_guest_{name.rsplit('@', 1)[-1]}")
+    module.__file__ = filename
+    try:
+        code = compile(str(payload.content), filename, "exec")
+        exec(code, module.__dict__)  # noqa: S102 - running the user's own controller is the point
+    except Exception as e:  # noqa: BLE001 - any error in the user's file is reported as one line
+        raise GuestError(f"{field}: {os.path.basename(filename)}: {_one_line(e)}") from None
+    cls = module.__dict__.get(payload.cls)
+    if not isinstance(cls, type):
+        found = sorted(
+            k
+            for k, v in module.__dict__.items()
+            if isinstance(v, type) and issubclass(v, Controller) and v is not Controller
+        )
+        raise GuestError(
+            f"{field}: {os.path.basename(filename)} defines no class {payload.cls!r} "
+            f"(its controllers: {', '.join(found) or 'none'})"
+        )
+    if not issubclass(cls, Controller):
+        raise GuestError(
+            f"{field}: {payload.cls} in {os.path.basename(filename)} is not a subclass of "
+            "slowstart.Controller"
+        )
+    _CLASSES[name] = cls
+    return cls
+
+
+def _one_line(e: BaseException) -> str:
+    where = ""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if isinstance(e, SyntaxError):
+        return f"SyntaxError: {e.msg} (line {e.lineno})"
+    if tb is not None:
+        where = f" (line {tb.tb_lineno})"
+    return f"{type(e).__name__}: {e}{where}".replace("\n", " ")
+
+
+def guest_specs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The specs of the users' controllers a config runs (its flows' and its swarm's), by
+    canonical name."""
+    specs = [f.get("cc") for f in config.get("flows", [])]
+    swarm = config.get("swarm")
+    if isinstance(swarm, dict):
+        specs += [swarm.get(k, {}).get("cc") for k in ("tcp", "utp")]
+    return {s["name"]: s for s in specs if isinstance(s, dict) and "guest" in s}
+
+
+def guest_names(config: dict[str, Any]) -> list[str]:
+    """The canonical names of the users' controllers a config runs."""
+    return sorted(guest_specs(config))
+
+
+def payloads_for(configs: list[dict[str, Any]]) -> dict[str, Payload]:
+    """The payloads a worker needs for `configs` (sent with its tasks)."""
+    names = {n for c in configs for n in guest_names(c)}
+    return {n: PAYLOADS[n] for n in sorted(names) if n in PAYLOADS}
+
+
+def install(payloads: dict[str, Payload]) -> None:
+    """Keep payloads sent to this worker."""
+    PAYLOADS.update(payloads)
+
+
+@dataclass(frozen=True)
+class Carrying:
+    """A worker's task `fn` that brings the users' controllers its configs run: pickled with
+    each batch (to a process pool or a Dask cluster), it installs them before running."""
+
+    fn: Any
+    payloads: dict[str, Payload]
+
+    def __call__(self, item: Any) -> Any:
+        install(self.payloads)
+        return self.fn(item)
+
+
+def register(config: dict[str, Any]) -> None:
+    """Register with the core every user's controller `config` runs (once per process). A name
+    this process has no payload for is loaded again from the path its spec recorded, if the
+    content there still has the recorded hash."""
+    for name, spec in guest_specs(config).items():
+        guest = spec["guest"]
+        if _core.is_registered(name):
+            continue
+        payload = PAYLOADS.get(name) or _reload(name, guest)
+        if payload.kind == "wasm":
+            assert isinstance(payload.content, bytes)
+            try:
+                _core.register_wasm(name, payload.content)
+            except ValueError as e:
+                raise GuestError(f"cc {name}: {e}") from None
+        else:
+            cls = _python_class(name, payload, guest.get("path") or name, f"cc {name}")
+            _core.register_python(name, cls)
+
+
+def _reload(name: str, guest: dict[str, Any]) -> Payload:
+    path = Path(guest.get("path") or "")
+    field = f"cc {name}"
+    if not guest.get("path"):
+        raise GuestError(f"{field}: a class given as an object, not sent to this process")
+    data = _read(path, field)
+    if _digest(data) != guest.get("sha256"):
+        raise GuestError(f"{field}: {str(path)!r} has changed since the run was configured")
+    if guest.get("kind") == "wasm":
+        payload = Payload("wasm", data)
+    else:
+        payload = Payload("python", data.decode("utf-8"), name.split(":")[-1].split("@")[0])
+    PAYLOADS[name] = payload
+    return payload

@@ -1,0 +1,1070 @@
+"""Scenario loading: a TOML file (or dict) plus overrides → the canonical config for the core.
+
+The canonical config mirrors the serde structs in crates/slowstart-config/src/config.rs: integer
+ns, bytes and bits per second. That file owns every default (read here through
+slowstart.loading.defaults) and every bound (`load` has the core check the result); this module owns
+the scenario's words: units, the `[path]` shorthand, overrides. Every error is a ScenarioError
+whose message starts with the dotted field (`flow.0.mss`, `path.rate`) and says what is
+accepted.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import math
+import os
+import re
+import tomllib
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from slowstart import lazy
+from slowstart.loading import guests
+from slowstart.loading.apps import ALL_KEYS as APP_KEYS
+from slowstart.loading.apps import PROGRAM_KEYS, parse_app, parse_program
+from slowstart.loading.defaults import canonical_word, defaults, limits
+from slowstart.loading.queues import (
+    Trace,
+    parse_gilbert_elliott,
+    parse_queue,
+    parse_rate_or_trace,
+)
+from slowstart.paths import read_user_text, scenario_path
+from slowstart.units import (
+    ScenarioError,
+    parse_bool,
+    parse_buffer,
+    parse_int,
+    parse_loss,
+    parse_rate,
+    parse_size,
+    parse_size_or_inf,
+    parse_time,
+    parse_window,
+    resolve_buffer,
+    show,
+)
+
+_core = lazy.module("slowstart._core")
+
+
+TOP_KEYS = (
+    "name",
+    "description",
+    "duration",
+    "seed",
+    "path",
+    "nodes",
+    "link",
+    "flow",
+    "cross",
+    "trace",
+    "swarm",
+)
+PATH_KEYS = (
+    "rate",
+    "rtt",
+    "buffer",
+    "loss",
+    "access_rate",
+    "reverse_rate",
+    "reverse_buffer",
+    "jitter",
+    "drop",
+    "queue",
+    "reverse_queue",
+    "ecn",
+)
+LINK_KEYS = (
+    "name",
+    "a",
+    "b",
+    "rate",
+    "delay",
+    "buffer",
+    "loss",
+    "reverse_rate",
+    "reverse_delay",
+    "reverse_buffer",
+    "jitter",
+    "drop",
+    "queue",
+    "reverse_queue",
+    "ecn",
+)
+DROP_KEYS = ("flow", "seq")
+# `[[cross]]`: TOML key → (unit, canonical field). Defaults, bounds and the words `kind` and
+# `distribution` accept live in crates/slowstart-config/src/config.rs (CrossConfig).
+CROSS_FIELDS: dict[str, tuple[str, str]] = {
+    "kind": ("word", "kind"),
+    "src": ("word", "src"),
+    "dst": ("word", "dst"),
+    "rate": ("rate", "rate_bps"),
+    "packet_size": ("size", "packet_bytes"),
+    "start": ("time", "start_ns"),
+    "stop": ("time", "stop_ns"),
+    "on": ("time", "on_ns"),
+    "off": ("time", "off_ns"),
+    "distribution": ("word", "distribution"),
+}
+TRACE_KEYS = ("flow_interval", "queue_interval", "max_rows")
+# The keys each table takes, in the order messages list them; their defaults are the core's
+# (crates/slowstart-config/src/config.rs, through slowstart.loading.defaults).
+FLOW_KEYS = (
+    "cc",
+    "size",
+    "start",
+    "mss",
+    "header_bytes",
+    "initcwnd",
+    "initrwnd",
+    "max_rwnd",
+    "max_window",
+    "handshake",
+    "delayed_ack",
+    "delack_timeout",
+    "ack_every",
+    "quickack",
+    "abc",
+    "min_rto",
+    "max_rto",
+    "pacing",
+    "pacer",
+    "recovery",
+    "loss_detection",
+    "ecn",
+    "ecn_feedback",
+    "receiver_ecn",
+    "cwnd_limited",
+    "src",
+    "dst",
+    "app",
+    "program",
+)
+PATH_NODES = ["sender", "router", "receiver"]
+
+# The BitTorrent swarm of Testa and Rossi, "The impact of uTP on BitTorrent completion time"
+# (ns-2: Eger et al.'s BitTorrent module, Rossi et al.'s LEDBAT module); the README says what
+# each default rests on.
+SWARM_KEYS = (
+    "seeds",
+    "leechers",
+    "arrival_mean",
+    "file",
+    "piece",
+    "block",
+    "population",
+    "connection_transport",
+    "seeding",
+    "stay_factor",
+    "stop_after",
+    "queue_sample",
+    "up",
+    "down",
+    "buffer",
+    "down_buffer",
+    "delay",
+    "bittorrent",
+    "tcp",
+    "utp",
+)
+SWARM_BITTORRENT_KEYS = (
+    "tracker_peers",
+    "min_peers",
+    "max_initiate",
+    "max_connections",
+    "reannounce",
+    "unchoke_slots",
+    "rechoke",
+    "rate_window",
+    "optimistic",
+    "new_peer_weight",
+    "pipeline",
+    "request_queue_time",
+    "end_game",
+    "anti_snubbing",
+    "snub",
+    "super_seeding",
+)
+SWARM_TABLES = ("bittorrent", "tcp", "utp")
+# A swarm transport takes a [[flow]] table's keys but for what the swarm decides itself.
+SWARM_FLOW_KEYS = tuple(
+    k for k in FLOW_KEYS if k not in ("src", "dst", "size", "start", "app", "program")
+)
+# Where the swarm builds its own topology and connections, these must not be given.
+NOT_WITH_SWARM = ("path", "nodes", "link", "flow", "cross")
+
+
+def _at(field: str, key: str | int) -> str:
+    return f"{field}.{key}" if field else str(key)
+
+
+def check_table(value: object, field: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ScenarioError(f"{field or 'scenario'}: expected a table, got {show(value)}")
+    for key in value:
+        if key not in keys:
+            raise ScenarioError(f"{_at(field, key)}: unknown key (accepted: {', '.join(keys)})")
+    return value
+
+
+def require(table: dict[str, Any], field: str, key: str, what: str) -> Any:
+    if key not in table:
+        raise ScenarioError(f"{_at(field, key)}: missing (expected {what})")
+    return table[key]
+
+
+def parse_str(value: object, field: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ScenarioError(f"{field}: expected a non-empty string, got {show(value)}")
+    return value
+
+
+# --- congestion control specs -------------------------------------------------------------
+
+
+def _check_params(field: str, params: dict[str, Any]) -> None:
+    """A table's parameter values the core can read: finite numbers (JSON has no NaN or
+    infinity; a string's are checked by the core's grammar)."""
+    for key, value in params.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ScenarioError(f"{field}: parameter {key} must be a finite number, got {value}")
+
+
+def _guest_spec(ref: str | type, params: dict[str, Any], field: str) -> dict[str, Any]:
+    """A user's controller, loaded: its canonical name (with the content's hash) and source."""
+    try:
+        spec = guests.resolve(ref, field)
+    except guests.GuestError as e:
+        raise ScenarioError(str(e)) from None
+    return {"name": spec["name"], "params": params, "guest": spec["guest"]}
+
+
+def parse_cc(value: object, field: str) -> dict[str, Any]:
+    """`"name:key=value,..."` (the core's grammar, `_core.parse_cc`) or `{name = ..., key =
+    value}` → {"name": ..., "params": {...}}; a user's controller (`x.py:Class`, `x.wasm`, or
+    a Controller subclass) also gets "guest", where it came from (loading/guests.py)."""
+    if isinstance(value, type):
+        return _guest_spec(value, {}, field)
+    if isinstance(value, str):
+        try:
+            spec = _core.parse_cc(value, field)
+        except UnicodeEncodeError:  # a lone surrogate (from argv) is no text the core reads
+            raise ScenarioError(f"{field}: expected {_core.CC_HELP}, got {show(value)}") from None
+        except ValueError as e:
+            raise ScenarioError(str(e)) from None
+        if spec["guest"] is not None:
+            return _guest_spec(spec["name"], spec["params"], field)
+        return {"name": spec["name"], "params": spec["params"]}
+    if not isinstance(value, dict):
+        raise ScenarioError(f"{field}: expected {_core.CC_HELP}, got {show(value)}")
+    if "name" not in value:
+        raise ScenarioError(f"{field}.name: missing (expected {_core.CC_HELP})")
+    name = value["name"]
+    params = {k: v for k, v in value.items() if k != "name"}
+    for key, v in params.items():
+        if not isinstance(v, bool | int | float | str):
+            raise ScenarioError(
+                f"{field}.{key}: expected a number, true/false or a word, got {show(v)}"
+            )
+    if guests.is_reference(name):
+        _check_params(field, params)
+        return _guest_spec(name.strip() if isinstance(name, str) else name, params, field)
+    if not isinstance(name, str) or not name.strip():
+        raise ScenarioError(f"{field}: expected {_core.CC_HELP}, got {show(value)}")
+    _check_params(field, params)
+    return {"name": name.strip(), "params": params}
+
+
+def check_cc(spec: dict[str, Any], field: str, algorithms: list[dict[str, Any]]) -> None:
+    """Name and parameter names against the core's registry (values are checked there); a
+    user's controller checks its own when it is built."""
+    if "guest" in spec:
+        return
+    by_name = {a["name"]: a for a in algorithms}
+    algo = by_name.get(spec["name"])
+    if algo is None:
+        raise ScenarioError(
+            f"{field}: unknown algorithm {show(spec['name'])} "
+            f"(accepted: {', '.join(by_name)}; or {guests.HELP})"
+        )
+    accepted = [p["name"] for p in algo["params"]]
+    for key in spec["params"]:
+        if key not in accepted:
+            raise ScenarioError(
+                f"{field}: {algo['name']} has no parameter {show(key)} "
+                f"(accepted: {', '.join(accepted) or 'none'})"
+            )
+
+
+def core_algorithms() -> list[dict[str, Any]] | None:
+    """The core's algorithm registry, or None when the extension is not built. A fresh copy
+    each call, parsed from the registry's JSON read once per process (a sweep loads thousands
+    of configs)."""
+    text = _core_algorithms_json()
+    return None if text is None else json.loads(text)
+
+
+@functools.cache
+def _core_algorithms_json() -> str | None:
+    try:
+        return _core.algorithms()
+    except ImportError:
+        return None
+
+
+# --- reading and overriding ---------------------------------------------------------------
+
+
+def read_scenario(source: str | os.PathLike[str] | dict[str, Any]) -> dict[str, Any]:
+    """The raw scenario: a TOML file (named after its stem unless it says) or a copy of a dict."""
+    if isinstance(source, dict):
+        return copy.deepcopy(source)
+    if not isinstance(source, str | os.PathLike):
+        raise ScenarioError(
+            f"scenario: expected a .toml path, a scenario name or a dict, got {show(source)}"
+        )
+    path = scenario_path(os.fspath(source))  # "satellite" finds scenarios/satellite.toml
+    raw = read_toml(path, "scenario")
+    raw.setdefault("name", path.stem)
+    return raw
+
+
+def read_toml(path: Path, what: str) -> dict[str, Any]:
+    """A TOML file's table (a scenario, a suite): a regular file within the core's bound on
+    scenario files, read once; one ScenarioError naming the file when it cannot be read."""
+    text = read_user_text(path, f"a .toml {what}", limits()["scenario_file_bytes"])
+    return loads_toml(text, str(path))
+
+
+def loads_toml(text: str, where: str) -> dict[str, Any]:
+    """TOML text's table; one ScenarioError naming `where` if it is not TOML, or is nested
+    deeper than Python's parser recurses (`x = [[[...]]]`)."""
+    try:
+        return tomllib.loads(text, parse_float=toml_float)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"{where}: invalid TOML: {e}") from None
+    except RecursionError:
+        raise ScenarioError(f"{where}: invalid TOML: nested too deeply") from None
+
+
+def toml_float(text: str) -> float | str:
+    """A TOML float; one too large for a float (`1e400`) stays its text, for the unit parsers
+    to refuse as too large, rather than becoming `inf` (which a size reads as unbounded)."""
+    x = float(text)
+    return text if math.isinf(x) and "inf" not in text else x
+
+
+def parse_set_value(text: str) -> Any:
+    """A TOML value (`8960`, `"1Gbps"`, `false`, `[...]`, `{...}`); anything else is a string."""
+    try:
+        return tomllib.loads(f"v = {text}", parse_float=toml_float)["v"]
+    except tomllib.TOMLDecodeError:
+        return text.strip()
+
+
+class _Cc:
+    """A `cc` value in the override schema: `KEY.cc.PARAM=VALUE` edits the algorithm's
+    parameters, starting from the default of `table` (the core's) where it names none."""
+
+    def __init__(self, table: str) -> None:
+        self.table = table
+
+    @property
+    def default(self) -> Any:
+        return defaults(self.table)["cc"]
+
+
+_CC = _Cc("flow")
+_DROPS = [dict.fromkeys(DROP_KEYS)]
+_SCHEMA: dict[str, Any] = {
+    "name": None,
+    "description": None,
+    "duration": None,
+    "seed": None,
+    "nodes": None,
+    "path": {**dict.fromkeys(PATH_KEYS), "drop": _DROPS},
+    "link": [{**dict.fromkeys(LINK_KEYS), "drop": _DROPS}],
+    "flow": [
+        {
+            **dict.fromkeys(FLOW_KEYS),
+            "cc": _CC,
+            "app": dict.fromkeys(APP_KEYS),
+            "program": dict.fromkeys(PROGRAM_KEYS),
+        }
+    ],
+    "cross": [dict.fromkeys(CROSS_FIELDS)],
+    "trace": dict.fromkeys(TRACE_KEYS),
+    "swarm": {
+        **dict.fromkeys(SWARM_KEYS),
+        "bittorrent": dict.fromkeys(SWARM_BITTORRENT_KEYS),
+        **{
+            kind: {**dict.fromkeys(SWARM_FLOW_KEYS), "cc": _Cc(f"swarm.{kind}")}
+            for kind in ("tcp", "utp")
+        },
+    },
+}
+_CREATABLE = ("trace", "app", "program", *SWARM_TABLES)
+
+
+def _set_in(node: Any, parts: list[str], value: Any, schema: Any, done: str, item: str) -> None:
+    head, rest = parts[0], parts[1:]
+    here = _at(done, head)
+    if isinstance(schema, list):
+        if not isinstance(node, list):
+            raise ScenarioError(f"--set {item}: {done} is not a list in this scenario")
+        if head == "*":
+            indices = list(range(len(node)))
+        elif head.isdigit() and int(head) < len(node):
+            indices = [int(head)]
+        else:
+            named = [i for i, x in enumerate(node) if isinstance(x, dict) and x.get("name") == head]
+            if not named:
+                raise ScenarioError(
+                    f"--set {item}: no {here} (the scenario has {len(node)} {done} entries, "
+                    f"indexed from 0)"
+                )
+            indices = named
+        for i in indices:
+            if rest:
+                _set_in(node[i], rest, value, schema[0], _at(done, i), item)
+            else:
+                node[i] = copy.deepcopy(value)
+        return
+    if not isinstance(node, dict):
+        raise ScenarioError(f"--set {item}: {done} is not a table in this scenario")
+    if head not in schema:
+        raise ScenarioError(
+            f"--set {item}: unknown key {show(head)} in {done or 'the scenario'} "
+            f"(accepted: {', '.join(schema)})"
+        )
+    child = schema[head]
+    if not rest:
+        node[head] = copy.deepcopy(value)
+        return
+    if isinstance(child, _Cc):
+        spec = parse_cc(node.get(head, child.default), here)
+        if len(rest) != 1:
+            raise ScenarioError(f"--set {item}: expected {here}.PARAM=VALUE")
+        node[head] = {"name": spec["name"], **spec["params"], rest[0]: copy.deepcopy(value)}
+        return
+    if child is None:
+        raise ScenarioError(f"--set {item}: {here} is a value, not a table")
+    if head not in node:
+        if head not in _CREATABLE:
+            raise ScenarioError(f"--set {item}: the scenario has no {here}")
+        node[head] = {} if isinstance(child, dict) else []
+    _set_in(node[head], rest, value, child, here, item)
+
+
+def apply_set(raw: dict[str, Any], item: str) -> None:
+    """One `KEY=VALUE` override, KEY a dotted path such as `flow.0.mss` or `path.rate`."""
+    key, eq, text = item.partition("=")
+    key = key.strip()
+    if not eq or not key:
+        raise ScenarioError(f"--set {item}: expected KEY=VALUE such as flow.0.mss=8960")
+    parts = key.split(".")
+    if any(not p for p in parts):
+        raise ScenarioError(f"--set {item}: empty part in the key {show(key)}")
+    try:
+        value = parse_set_value(text)
+    except RecursionError:
+        raise ScenarioError(f"--set {key}: the value is nested too deeply") from None
+    if parts[0] == "app":
+        # `app.N.KEY` addresses flow N's application, and messages name it so (`app.0.foo`).
+        if len(parts) < 2:
+            raise ScenarioError(f"--set {item}: expected app.N.KEY=VALUE, N a flow index")
+        flows = raw.get("flow")
+        count = len(flows) if isinstance(flows, list) else 0
+        if not parts[1].isdigit() or int(parts[1]) >= count:
+            raise ScenarioError(
+                f"--set {item}: no app.{parts[1]} (N in app.N is a flow's index from 0; "
+                f"[[flow]] tables in the scenario: {count})"
+            )
+        index = int(parts[1])
+        flow = flows[index]
+        if isinstance(flow, dict) and parts[2:]:
+            app = flow.setdefault("app", {})
+            if isinstance(app, str):
+                flow["app"] = {"kind": app}
+            schema = _SCHEMA["flow"][0]["app"]
+            _set_in(flow["app"], parts[2:], value, schema, f"app.{index}", item)
+            return
+        parts = ["flow", str(index), "app", *parts[2:]]
+    _set_in(raw, parts, value, _SCHEMA, "", item)
+
+
+def apply_overrides(
+    raw: dict[str, Any],
+    *,
+    cc: str | dict[str, Any] | None = None,
+    set: list[str] | tuple[str, ...] | str = (),  # noqa: A002 - the documented keyword
+    seed: int | None = None,
+    duration: str | int | float | None = None,
+) -> dict[str, Any]:
+    """Apply `cc` (every flow), then each `set` item, then `seed` and `duration`. In place."""
+    if cc is not None and "swarm" in raw:
+        raise ScenarioError(
+            "--cc: a swarm has no [[flow]] tables; set swarm.tcp.cc or swarm.utp.cc instead"
+        )
+    if cc is not None:
+        flows = raw.get("flow")
+        if isinstance(flows, list):
+            for flow in flows:
+                if isinstance(flow, dict):
+                    flow["cc"] = copy.deepcopy(cc)
+    items = [set] if isinstance(set, str) else set
+    if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
+        raise ScenarioError(
+            f'set: expected a list of "key=value" strings such as ["flow.0.initcwnd=20"], '
+            f"got {show(set)}"
+        )
+    for item in items:
+        apply_set(raw, item)
+    if seed is not None:
+        raw["seed"] = seed
+    if duration is not None:
+        raw["duration"] = duration
+    return raw
+
+
+# --- building the canonical config --------------------------------------------------------
+
+
+def _direction(
+    rate_bps: int,
+    delay_ns: int,
+    queue: dict[str, int],
+    loss: float = 0.0,
+    jitter_ns: int = 0,
+    drops: list[dict[str, int]] | None = None,
+    discipline: dict[str, Any] | None = None,
+    ecn: bool = False,
+    gilbert_elliott: dict[str, float] | None = None,
+    trace: Trace | None = None,
+) -> dict[str, Any]:
+    d = {
+        "rate_bps": rate_bps,
+        "delay_ns": delay_ns,
+        "queue": queue,
+        "loss": loss,
+        "jitter_ns": jitter_ns,
+        "drops": drops or [],
+    }
+    if gilbert_elliott is not None:
+        d["gilbert_elliott"] = gilbert_elliott
+    if trace is not None:
+        d["rate_trace_ms"] = trace.times
+    # Written only when used, so drop-tail scenarios keep their canonical form.
+    if discipline is not None:
+        d["discipline"] = discipline
+    if ecn:
+        d["ecn"] = True
+    return d
+
+
+def _loss(value: object, field: str) -> dict[str, Any]:
+    """`loss = 0.01` (independent) or `loss = {p = ..., r = ...}` (Gilbert-Elliott)."""
+    if isinstance(value, dict):
+        return {"gilbert_elliott": parse_gilbert_elliott(value, field)}
+    return {"loss": parse_loss(value, field)}
+
+
+def _queues(
+    table: dict[str, Any], at: str
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, bool]:
+    """(forward discipline, reverse discipline, ecn) of a `[path]` or `[[link]]` table; the
+    reverse direction runs the forward's discipline unless `reverse_queue` says otherwise."""
+    forward = parse_queue(table.get("queue", "droptail"), f"{at}.queue")
+    reverse = (
+        parse_queue(table["reverse_queue"], f"{at}.reverse_queue")
+        if "reverse_queue" in table
+        else forward
+    )
+    ecn = parse_bool(table.get("ecn", False), f"{at}.ecn")
+    return forward, reverse, ecn
+
+
+def _drops(value: object, field: str) -> list[dict[str, int]]:
+    """Scheduled drops; which flows and segments exist is the core's to check."""
+    if not isinstance(value, list):
+        raise ScenarioError(f"{field}: expected a list of {{flow = N, seq = N}}, got {show(value)}")
+    drops = []
+    for j, item in enumerate(value):
+        at = _at(field, j)
+        check_table(item, at, DROP_KEYS)
+        flow = parse_int(require(item, at, "flow", "a flow index"), f"{at}.flow")
+        seq = require(item, at, "seq", "a data segment number")
+        drops.append({"flow": flow, "seq": parse_int(seq, f"{at}.seq", "a positive integer")})
+    return drops
+
+
+def _buffer(value: object, field: str, rate_bps: int, bdp: Fraction | None) -> dict[str, int]:
+    return resolve_buffer(parse_buffer(value, field), field, value, rate_bps, bdp)
+
+
+def expand_path(path: object) -> tuple[list[str], list[dict[str, Any]]]:
+    """`[path]` → sender —access— router —bottleneck— receiver."""
+    p = {**defaults("path"), **check_table(path, "path", PATH_KEYS)}
+    rate, trace = parse_rate_or_trace(
+        require(p, "path", "rate", 'a rate such as "250Mbps"'), "path.rate"
+    )
+    rtt = parse_time(require(p, "path", "rtt", 'a time such as "80ms"'), "path.rtt")
+    if rtt == 0:  # the core sees only the two one-way delays, and 0 is a valid delay
+        raise ScenarioError("path.rtt: must be positive, got 0")
+    bdp = Fraction(rate * rtt, 8 * 10**9)
+    reverse_field = "path.reverse_rate" if "reverse_rate" in p else "path.rate"
+    reverse_rate, reverse_trace = parse_rate_or_trace(
+        p.get("reverse_rate", p["rate"]), reverse_field
+    )
+    forward_queue = _buffer(p["buffer"], "path.buffer", rate, bdp)
+    reverse_field = "path.reverse_buffer" if "reverse_buffer" in p else "path.buffer"
+    reverse_queue = _buffer(p.get("reverse_buffer", p["buffer"]), reverse_field, reverse_rate, bdp)
+    access_rate = parse_rate(p["access_rate"], "path.access_rate")
+    access_queue = defaults("path_access_queue")
+    discipline, reverse_discipline, ecn = _queues(p, "path")
+    forward = _direction(
+        rate,
+        rtt // 2,
+        forward_queue,
+        **_loss(p["loss"], "path.loss"),
+        jitter_ns=parse_time(p["jitter"], "path.jitter"),
+        drops=_drops(p.get("drop", []), "path.drop"),
+        discipline=discipline,
+        ecn=ecn,
+        trace=trace,
+    )
+    links = [
+        {
+            "name": "access",
+            "a": "sender",
+            "b": "router",
+            "forward": _direction(access_rate, 0, access_queue),
+            "reverse": _direction(access_rate, 0, dict(access_queue)),
+        },
+        {
+            "name": "bottleneck",
+            "a": "router",
+            "b": "receiver",
+            "forward": forward,
+            "reverse": _direction(
+                reverse_rate,
+                rtt - rtt // 2,
+                reverse_queue,
+                discipline=reverse_discipline,
+                ecn=ecn,
+                trace=reverse_trace,
+            ),
+        },
+    ]
+    return list(PATH_NODES), links
+
+
+def _nodes(value: object) -> list[str]:
+    if not isinstance(value, list) or not value:
+        raise ScenarioError(
+            f'nodes: expected a list of node names such as ["a", "b"], got {show(value)}'
+        )
+    nodes: dict[str, None] = {}  # ordered, and a set: a long list is checked in linear time
+    for i, name in enumerate(value):
+        name = parse_str(name, f"nodes.{i}")
+        if name in nodes:
+            raise ScenarioError(f"nodes.{i}: {show(name)} is listed twice")
+        nodes[name] = None
+    if len(nodes) < 2:
+        raise ScenarioError("nodes: at least two nodes are needed")
+    return list(nodes)
+
+
+def _node_list(nodes: list[str]) -> str:
+    """Node names for a message: the first few of many."""
+    more = len(nodes) - 8
+    return ", ".join(nodes[:8]) + (f", and {more} more" if more > 0 else "")
+
+
+def _node_ref(value: object, field: str, nodes: list[str], known: set[str]) -> str:
+    if not isinstance(value, str) or value not in known:
+        raise ScenarioError(f"{field}: unknown node {show(value)} (nodes: {_node_list(nodes)})")
+    return value
+
+
+def expand_links(raw: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The general form: `nodes = [...]` and `[[link]]` tables."""
+    nodes = _nodes(require(raw, "", "nodes", "a list of node names"))
+    items = require(raw, "", "link", "[[link]] tables")
+    if not isinstance(items, list) or not items:
+        raise ScenarioError(f"link: expected one or more [[link]] tables, got {show(items)}")
+    links = []
+    known, names = set(nodes), set()
+    for i, item in enumerate(items):
+        at = f"link.{i}"
+        check_table(item, at, LINK_KEYS)
+        a = _node_ref(require(item, at, "a", "a node name"), f"{at}.a", nodes, known)
+        b = _node_ref(require(item, at, "b", "a node name"), f"{at}.b", nodes, known)
+        if a == b:
+            raise ScenarioError(f"{at}.b: a link needs two different nodes, got {show(b)} twice")
+        name = parse_str(item.get("name", f"{a}-{b}"), f"{at}.name")
+        if name in names:
+            raise ScenarioError(f"{at}.name: {show(name)} is used by another link")
+        names.add(name)
+        rate, trace = parse_rate_or_trace(
+            require(item, at, "rate", 'a rate such as "1Gbps"'), f"{at}.rate"
+        )
+        delay = parse_time(
+            require(item, at, "delay", 'a one-way delay such as "10ms"'), f"{at}.delay"
+        )
+        buffer = require(item, at, "buffer", 'a buffer such as "200pkt", "1MB" or "50ms"')
+        reverse_rate, reverse_trace = parse_rate_or_trace(
+            item.get("reverse_rate", item["rate"]), f"{at}.reverse_rate"
+        )
+        reverse_delay = parse_time(item.get("reverse_delay", item["delay"]), f"{at}.reverse_delay")
+        reverse_field = f"{at}.reverse_buffer" if "reverse_buffer" in item else f"{at}.buffer"
+        discipline, reverse_discipline, ecn = _queues(item, at)
+        links.append(
+            {
+                "name": name,
+                "a": a,
+                "b": b,
+                "forward": _direction(
+                    rate,
+                    delay,
+                    _buffer(buffer, f"{at}.buffer", rate, None),
+                    **_loss(item.get("loss", 0), f"{at}.loss"),
+                    jitter_ns=parse_time(item.get("jitter", 0), f"{at}.jitter"),
+                    drops=_drops(item.get("drop", []), f"{at}.drop"),
+                    discipline=discipline,
+                    ecn=ecn,
+                    trace=trace,
+                ),
+                "reverse": _direction(
+                    reverse_rate,
+                    reverse_delay,
+                    _buffer(item.get("reverse_buffer", buffer), reverse_field, reverse_rate, None),
+                    discipline=reverse_discipline,
+                    ecn=ecn,
+                    trace=reverse_trace,
+                ),
+            }
+        )
+    return nodes, links
+
+
+def build_flow(
+    item: object,
+    i: int,
+    nodes: list[str],
+    known: set[str],
+    default_ends: tuple[str, str] | None,
+    algorithms: list[dict[str, Any]] | None,
+) -> dict[str, Any]:
+    """Flow `i`; `known` is the set of `nodes`."""
+    at = f"flow.{i}"
+    f = {**defaults("flow"), "src": None, "dst": None, **check_table(item, at, FLOW_KEYS)}
+    ends = []
+    for end, default in zip(("src", "dst"), default_ends or (None, None), strict=True):
+        value = f[end] if f[end] is not None else default
+        if value is None:
+            raise ScenarioError(
+                f"{at}.{end}: missing (with nodes and [[link]], every flow names its {end}; "
+                f"nodes: {_node_list(nodes)})"
+            )
+        ends.append(_node_ref(value, f"{at}.{end}", nodes, known))
+    return {
+        "src": ends[0],
+        "dst": ends[1],
+        "size_bytes": parse_size_or_inf(f["size"], f"{at}.size"),
+        "start_ns": parse_time(f["start"], f"{at}.start"),
+        **transport(f, at, algorithms),
+        "app": parse_app(f["app"], i),
+        **({} if f["program"] is None else {"program": parse_program(f["program"], i)}),
+    }
+
+
+def transport(
+    f: dict[str, Any], at: str, algorithms: list[dict[str, Any]] | None
+) -> dict[str, Any]:
+    """A flow's transport settings (all of FlowConfig but its ends, size, start and app);
+    `f` holds every key of SWARM_FLOW_KEYS, errors are named `at.KEY`. Ranges and choices
+    (`recovery`, `loss_detection`, `cwnd_limited`, `pacer`) are the core's to check."""
+    cc = parse_cc(f["cc"], f"{at}.cc")
+    if algorithms is not None:
+        check_cc(cc, f"{at}.cc", algorithms)
+    positive = "a positive integer"
+    mss = parse_int(f["mss"], f"{at}.mss", positive)
+    windows = {key: parse_window(f[key], f"{at}.{key}", mss) for key in ("max_rwnd", "max_window")}
+    t = {
+        "cc": cc,
+        "mss": mss,
+        "header_bytes": parse_int(f["header_bytes"], f"{at}.header_bytes"),
+        "initcwnd": parse_int(f["initcwnd"], f"{at}.initcwnd", positive),
+        "initrwnd": parse_int(f["initrwnd"], f"{at}.initrwnd", positive),
+        "max_rwnd_bytes": windows["max_rwnd"],
+        "max_window_bytes": windows["max_window"],
+        "handshake": parse_bool(f["handshake"], f"{at}.handshake"),
+        "delayed_ack": parse_bool(f["delayed_ack"], f"{at}.delayed_ack"),
+        "delack_timeout_ns": parse_time(f["delack_timeout"], f"{at}.delack_timeout"),
+        "ack_every": parse_int(f["ack_every"], f"{at}.ack_every", positive),
+        "quickack": parse_bool(f["quickack"], f"{at}.quickack"),
+        "abc": parse_bool(f["abc"], f"{at}.abc"),
+        "min_rto_ns": parse_time(f["min_rto"], f"{at}.min_rto"),
+        "max_rto_ns": parse_time(f["max_rto"], f"{at}.max_rto"),
+        "pacing": parse_bool(f["pacing"], f"{at}.pacing"),
+        "recovery": canonical_word("recovery", f["recovery"]),
+        "loss_detection": canonical_word("loss_detection", f["loss_detection"]),
+    }
+    # Written only when on, so scenarios without ECN keep their canonical form.
+    if parse_bool(f["ecn"], f"{at}.ecn"):
+        t["ecn"] = True
+    # Written only when not the core's default, as config.rs serializes it; a word the core
+    # does not list is left for it to refuse, naming every word it accepts.
+    cwnd_limited = canonical_word("cwnd_limited", f["cwnd_limited"])
+    if cwnd_limited != defaults("flow")["cwnd_limited"]:
+        t["cwnd_limited"] = cwnd_limited
+    pacer = canonical_word("pacer", f["pacer"])
+    if pacer != defaults("flow")["pacer"]:
+        t["pacer"] = pacer
+    feedback = canonical_word("ecn_feedback", f["ecn_feedback"])
+    if feedback != defaults("flow")["ecn_feedback"]:
+        t["ecn_feedback"] = feedback
+    receiver_ecn = canonical_word("receiver_ecn", f["receiver_ecn"])
+    if receiver_ecn != defaults("flow")["receiver_ecn"]:
+        t["receiver_ecn"] = receiver_ecn
+    return t
+
+
+def build_cross(item: object, i: int) -> dict[str, Any]:
+    """A `[[cross]]` table → the canonical CrossConfig: units resolved, nothing else decided
+    here (what is left out takes config.rs's default; the core checks the values)."""
+    at = f"cross.{i}"
+    table = check_table(item, at, tuple(CROSS_FIELDS))
+    parse = {"rate": parse_rate, "size": parse_size, "time": parse_time, "word": parse_str}
+    return {
+        field: parse[unit](table[key], f"{at}.{key}")
+        for key, (unit, field) in CROSS_FIELDS.items()
+        if key in table
+    }
+
+
+# --- the [swarm] table --------------------------------------------------------------------
+
+
+def _delay_range(value: object, field: str) -> tuple[int, int]:
+    """`["1ms", "25ms"]` (uniform between) or one time (every link the same)."""
+    if not isinstance(value, list):
+        one = parse_time(value, field)
+        return one, one
+    if len(value) != 2:
+        raise ScenarioError(
+            f'{field}: expected a time or a [min, max] pair such as ["1ms", "25ms"], '
+            f"got {len(value)} values"
+        )
+    low, high = (parse_time(v, f"{field}.{k}") for k, v in enumerate(value))
+    return low, high
+
+
+def _stop_after(value: object, field: str) -> int | None:
+    if isinstance(value, str) and value.strip() == "none":
+        return None
+    what = 'a number of completions (a positive integer) or "none"'
+    return parse_int(value, field, what)
+
+
+def _stay_factor(value: object, field: str) -> float:
+    """A number (JSON has no NaN or infinity); its range is the core's."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ScenarioError(f"{field}: expected a number >= 0, got {show(value)}")
+    return float(value)
+
+
+def _swarm_transport(
+    kind: str, value: object, algorithms: list[dict[str, Any]] | None
+) -> dict[str, Any]:
+    at = f"swarm.{kind}"
+    f = {**defaults(at), **check_table(value, at, SWARM_FLOW_KEYS)}
+    return {
+        "src": "uploader",
+        "dst": "downloader",
+        "size_bytes": None,
+        "start_ns": 0,
+        **transport(f, at, algorithms),
+        "app": {"kind": "bulk"},
+    }
+
+
+def _swarm_bittorrent(value: object) -> dict[str, Any]:
+    at = "swarm.bittorrent"
+    given = defaults(at)
+    b = {**given, **check_table(value, at, SWARM_BITTORRENT_KEYS)}
+    out: dict[str, Any] = {}
+    for key in SWARM_BITTORRENT_KEYS:
+        default = given[key]
+        field = f"{at}.{key}"
+        if isinstance(default, bool):
+            out[key] = parse_bool(b[key], field)
+        elif isinstance(default, int):
+            out[key] = parse_int(b[key], field)
+        else:
+            out[f"{key}_ns"] = parse_time(b[key], field)
+    return out
+
+
+def build_swarm(value: object, algorithms: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """`[swarm]` → the canonical SwarmConfig (crates/slowstart-config/src/config.rs)."""
+    w = {**defaults("swarm"), "bittorrent": {}, "tcp": {}, "utp": {}}
+    w.update(check_table(value, "swarm", SWARM_KEYS))
+    up = parse_rate(w["up"], "swarm.up")
+    down = parse_rate(w["down"], "swarm.down")
+    delay_min, delay_max = _delay_range(w["delay"], "swarm.delay")
+    return {
+        "seeds": parse_int(w["seeds"], "swarm.seeds"),
+        "leechers": parse_int(w["leechers"], "swarm.leechers"),
+        "arrival_mean_ns": parse_time(w["arrival_mean"], "swarm.arrival_mean"),
+        "file_bytes": parse_size(w["file"], "swarm.file"),
+        "piece_bytes": parse_size(w["piece"], "swarm.piece"),
+        "block_bytes": parse_size(w["block"], "swarm.block"),
+        "population": canonical_word("population", w["population"]),
+        "connection_transport": canonical_word("connection_transport", w["connection_transport"]),
+        "seeding": canonical_word("seeding", w["seeding"]),
+        "stay_factor": _stay_factor(w["stay_factor"], "swarm.stay_factor"),
+        "stop_after_completions": _stop_after(w["stop_after"], "swarm.stop_after"),
+        "queue_sample_ns": parse_time(w["queue_sample"], "swarm.queue_sample"),
+        "access": {
+            "up_bps": up,
+            "down_bps": down,
+            "up_queue": _buffer(w["buffer"], "swarm.buffer", up, None),
+            "down_queue": _buffer(w["down_buffer"], "swarm.down_buffer", down, None),
+            "delay_min_ns": delay_min,
+            "delay_max_ns": delay_max,
+        },
+        "bittorrent": _swarm_bittorrent(w["bittorrent"]),
+        "tcp": _swarm_transport("tcp", w["tcp"], algorithms),
+        "utp": _swarm_transport("utp", w["utp"], algorithms),
+    }
+
+
+def build_trace(value: object) -> dict[str, int]:
+    t = {**defaults("trace"), **check_table(value, "trace", TRACE_KEYS)}
+    return {
+        "flow_interval_ns": parse_time(t["flow_interval"], "trace.flow_interval"),
+        "queue_interval_ns": parse_time(t["queue_interval"], "trace.queue_interval"),
+        "max_rows": parse_int(t["max_rows"], "trace.max_rows"),
+    }
+
+
+def build_config(
+    raw: dict[str, Any], algorithms: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Validate a raw scenario and resolve it to the canonical config."""
+    check_table(raw, "", TOP_KEYS)
+    name = parse_str(raw.get("name", "scenario"), "name")
+    if "description" in raw and not isinstance(raw["description"], str):
+        raise ScenarioError(f"description: expected a string, got {show(raw['description'])}")
+    duration = parse_time(require(raw, "", "duration", 'a time such as "60s"'), "duration")
+    seed = parse_int(raw.get("seed", 0), "seed")
+    if "swarm" in raw:
+        for key in NOT_WITH_SWARM:
+            if key in raw:
+                raise ScenarioError(
+                    f"{key}: a scenario with [swarm] builds its own peers, links and "
+                    f"connections; remove {key}"
+                )
+        return {
+            "name": name,
+            "seed": seed,
+            "duration_ns": duration,
+            "nodes": [],
+            "links": [],
+            "flows": [],
+            "trace": build_trace(raw.get("trace", {})),
+            "swarm": build_swarm(raw["swarm"], algorithms),
+        }
+    flows = raw.get("flow")
+    if not isinstance(flows, list) or not flows:
+        raise ScenarioError("flow: at least one [[flow]] table is needed")
+    if "path" in raw:
+        if "nodes" in raw or "link" in raw:
+            raise ScenarioError("path: give either [path] or nodes and [[link]], not both")
+        nodes, links = expand_path(raw["path"])
+        default_ends: tuple[str, str] | None = ("sender", "receiver")
+    elif "nodes" in raw or "link" in raw:
+        nodes, links = expand_links(raw)
+        default_ends = None
+    else:
+        raise ScenarioError(
+            "path: missing (give a [path] table, or nodes = [...] with [[link]] tables)"
+        )
+    known = set(nodes)
+    config = {
+        "name": name,
+        "seed": seed,
+        "duration_ns": duration,
+        "nodes": nodes,
+        "links": links,
+        "flows": [
+            build_flow(f, i, nodes, known, default_ends, algorithms) for i, f in enumerate(flows)
+        ],
+        "trace": build_trace(raw.get("trace", {})),
+    }
+    # Written only when given, so scenarios without cross traffic keep their canonical form.
+    if "cross" in raw:
+        cross = raw["cross"]
+        if not isinstance(cross, list):
+            raise ScenarioError(f"cross: expected [[cross]] tables, got {show(cross)}")
+        config["cross"] = [build_cross(c, i) for i, c in enumerate(cross)]
+    return config
+
+
+def load(
+    source: str | os.PathLike[str] | dict[str, Any],
+    *,
+    cc: str | dict[str, Any] | None = None,
+    set: list[str] | tuple[str, ...] | str = (),  # noqa: A002 - the documented keyword
+    seed: int | None = None,
+    duration: str | int | float | None = None,
+    algorithms: list[dict[str, Any]] | None | str = "core",
+) -> dict[str, Any]:
+    """A scenario file or dict with overrides → the canonical config (not yet run), checked
+    by the core's own rules (crates/slowstart-config/src/config.rs `validate`) when it is built."""
+    raw = apply_overrides(read_scenario(source), cc=cc, set=set, seed=seed, duration=duration)
+    if algorithms == "core":
+        algorithms = core_algorithms()
+    assert not isinstance(algorithms, str)
+    config = build_config(raw, algorithms)
+    if algorithms is not None:
+        try:
+            guests.register(config)
+        except guests.GuestError as e:
+            raise ScenarioError(str(e)) from None
+        try:
+            _core.validate(json.dumps(config))
+        except ValueError as e:
+            raise ScenarioError(scenario_field(str(e), "path" in raw)) from None
+    return config
+
+
+_LINK_FIELD = re.compile(r"links\.(\d+)\.(forward|reverse)\.([a-z_]+)(.*)", re.DOTALL)
+# A reverse direction's keys as a [path] or [[link]] table writes them.
+_REVERSE = {"rate": "reverse_rate", "buffer": "reverse_buffer", "queue": "reverse_queue"}
+
+
+def scenario_field(message: str, path: bool) -> str:
+    """The core's message with a link field named as the scenario wrote it: the core says
+    `links.1.forward.buffer`, a `[path]` scenario `path.buffer`, the general form
+    `link.1.buffer` (`links.N.reverse.rate` is `reverse_rate`, and so on)."""
+    m = _LINK_FIELD.match(message)
+    if m is None:
+        return message
+    index, direction, key, rest = int(m.group(1)), m.group(2), m.group(3), m.group(4)
+    key = "queue" if key == "discipline" else key  # a parse error stops at the table
+    if path and key == "delay":
+        key = "rtt"
+    elif direction == "reverse":
+        key = _REVERSE.get(key, f"reverse_{key}")
+    if not path:
+        return f"link.{index}.{key}{rest}"
+    if index == 0:  # the access link: only its rate is the scenario's
+        return f"path.access_{key}{rest}" if key == "rate" else f"path.{key}{rest}"
+    return f"path.{key}{rest}"

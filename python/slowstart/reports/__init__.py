@@ -1,0 +1,2 @@
+"""Reports of many stored runs: `slowstart report`'s HTML page and the scorecard
+(`slowstart score`). The last layer below the CLI."""
