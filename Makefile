@@ -17,8 +17,8 @@ RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name 
 
 setup: $(STAMP)
 
-# The WebAssembly guests the tests and benchmarks run (examples/: the built-ins as a guest, a
-# faulty one, the template), built with the rustup target, which is added where missing.
+# The WebAssembly guests the tests and benchmarks run (examples/: the built-ins as a guest,
+# Reno alone as one, a faulty one, the template), built with the rustup target, which is added where missing.
 WASM_TARGET := wasm32-unknown-unknown
 GUEST_STAMP := target/$(WASM_TARGET)/release/.guests-stamp
 GUEST_SOURCES := Cargo.lock $(shell find crates/slowstart-cc crates/slowstart-guest examples \
@@ -31,7 +31,7 @@ $(GUEST_STAMP): $(GUEST_SOURCES)
 	@rustup target list --installed 2>/dev/null | grep -qx $(WASM_TARGET) \
 		|| rustup target add $(WASM_TARGET)
 	cargo build --quiet --release --target $(WASM_TARGET) \
-		-p builtin-guest -p faulty-guest -p wasm-controller
+		-p builtin-guest -p reno-guest -p faulty-guest -p wasm-controller
 	@mv $@.started $@
 
 $(VENV)/bin/maturin:

@@ -3,12 +3,13 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use slowstart_guest::abi::EventKind;
 use wasmi::{
     Config, Engine, ExternType, Linker, Memory, StoreLimits, StoreLimitsBuilder, TypedFunc, ValType,
 };
 
-use crate::{Backend, Call, Export, Stop, Type, EVENTS_EXPORT, FUEL_PER_CALL, MEMORY_LIMIT};
+use crate::{
+    Backend, Call, Export, Exports, NewArgs, Stop, Target, Type, FUEL_PER_CALL, MEMORY_LIMIT,
+};
 
 type Store = wasmi::Store<StoreLimits>;
 
@@ -80,55 +81,40 @@ impl Backend for Module {
         let memory = instance
             .get_memory(&store, "memory")
             .ok_or("missing export 'memory'")?;
-        let func = |name: &str| {
-            instance
-                .get_typed_func::<(), i32>(&store, name)
-                .map_err(|e| format!("{name}: {e}"))
-        };
-        let version = func("slowstart_abi_version")?;
-        let io = func("slowstart_io")?;
-        // The optional exports (crate::check saw their types): absent or typed.
-        let optional = |name: &str| func(name).ok();
-        let wanted = optional(EVENTS_EXPORT);
-        let events = EventKind::ALL.map(|k| optional(k.export()));
         let new = instance
             .get_typed_func(&store, "slowstart_new")
             .map_err(|e| format!("slowstart_new: {e}"))?;
+        let exports = Exports::lookup(new, |name| {
+            instance
+                .get_typed_func::<(), i32>(&store, name)
+                .map_err(|e| format!("{name}: {e}"))
+        })?;
         Ok(Sandbox {
             store,
             memory,
-            version,
-            io,
-            new,
-            wanted,
-            events,
+            exports,
         })
     }
 }
 
-/// An instance, its memory and its exports, looked up once.
+/// An instance, its memory and its exports.
 pub struct Sandbox {
     store: Store,
     memory: Memory,
-    version: TypedFunc<(), i32>,
-    io: TypedFunc<(), i32>,
-    new: TypedFunc<(i64, i64, i32, i64, i32), i32>,
-    /// `slowstart_events`, where exported.
-    wanted: Option<TypedFunc<(), i32>>,
-    /// One per [`EventKind`], where exported.
-    events: [Option<TypedFunc<(), i32>>; 6],
+    exports: Exports<TypedFunc<(), i32>, TypedFunc<NewArgs, i32>>,
 }
 
 impl crate::Sandbox for Sandbox {
-    fn memory(&mut self) -> &mut [u8] {
-        self.memory.data_mut(&mut self.store)
+    const FIXED_MEMORY: bool = false;
+    type Func = TypedFunc<(), i32>;
+    type New = TypedFunc<NewArgs, i32>;
+
+    fn exports(&self) -> &Exports<Self::Func, Self::New> {
+        &self.exports
     }
 
-    fn exported(&self) -> i32 {
-        EventKind::ALL
-            .iter()
-            .filter(|k| self.events[**k as usize].is_some())
-            .fold(0, |bits, k| bits | k.bit())
+    fn memory(&mut self) -> &mut [u8] {
+        self.memory.data_mut(&mut self.store)
     }
 
     fn call(&mut self, call: Call) -> Result<i32, Stop> {
@@ -136,27 +122,10 @@ impl crate::Sandbox for Sandbox {
             .set_fuel(FUEL_PER_CALL)
             .map_err(|e| Stop::Trap(e.to_string()))?;
         let store = &mut self.store;
-        match call {
-            Call::Version => self.version.call(store, ()),
-            Call::Io => self.io.call(store, ()),
-            Call::New(c) => self.new.call(
-                store,
-                (
-                    c.mss as i64,
-                    c.initcwnd as i64,
-                    c.abc as i32,
-                    c.seed as i64,
-                    c.paced as i32,
-                ),
-            ),
-            Call::Events => match &self.wanted {
-                Some(f) => f.call(store, ()),
-                None => return Ok(self.exported()),
-            },
-            Call::Event(kind) => match &self.events[kind as usize] {
-                Some(f) => f.call(store, ()),
-                None => return Err(Stop::Trap("not exported".into())),
-            },
+        match self.exports.target(call)? {
+            Target::Func(f) => f.call(store, ()),
+            Target::New(f, args) => f.call(store, args),
+            Target::Answer(a) => return Ok(a),
         }
         .map_err(|e| match e.as_trap_code() {
             Some(wasmi::TrapCode::OutOfFuel) => Stop::OutOfFuel,

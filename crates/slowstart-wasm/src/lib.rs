@@ -4,17 +4,22 @@
 //! imports, the exports and their types, the version) and registers it under a name with
 //! [`slowstart_cc::external`], after which the name builds controllers like a built-in's. Each
 //! controller is one instance of the module, sandboxed: it has no imports (no file, network or
-//! clock), its memory is capped at [`MEMORY_LIMIT`] and each call at [`FUEL_PER_CALL`]
-//! instructions, so a guest that loops or grows without bound faults instead of hanging.
+//! clock), its memory is capped at [`MEMORY_LIMIT`] and each call has a budget (wasmi:
+//! [`FUEL_PER_CALL`] instructions; wasmtime: [`TIME_PER_CALL`]), so a guest that loops or grows
+//! without bound faults instead of hanging.
 //!
 //! Two [`Runtime`]s run a module: wasmi, an interpreter, always built; and wasmtime, which
 //! compiles it to native code with Cranelift, built with the cargo feature `jit`
 //! (docs/performance.md, "Your own controller", says which is used where and why). Both are
-//! deterministic (fuel counts instructions, NaNs are canonical): the same module, scenario and
-//! seed give the same bytes, whichever runs them.
+//! deterministic (NaNs are canonical): the same module, scenario and seed give the same bytes,
+//! whichever runs them. Only where a runaway call is stopped differs: wasmi counts fuel, the
+//! same on every machine; wasmtime checks a clock's epoch at function entries and loop heads,
+//! far cheaper than its fuel, after a time that no well-behaved call comes near.
 
 use std::collections::BTreeMap;
+use std::ptr::NonNull;
 use std::sync::Arc;
+use std::time::Duration;
 
 use slowstart_cc::external::{self, Event, Guest, GuestFactory, Outputs};
 use slowstart_cc::params::ParamValue;
@@ -28,9 +33,17 @@ mod jit;
 /// The largest linear memory a guest instance may have (a controller needs kilobytes).
 pub const MEMORY_LIMIT: usize = 16 << 20;
 
-/// The instructions one call may execute before it is stopped as a runaway (an ACK takes
-/// hundreds for the built-ins compiled as guests).
+/// The instructions one call may execute under wasmi before it is stopped as a runaway (an ACK
+/// takes hundreds for the built-ins compiled as guests).
 pub const FUEL_PER_CALL: u64 = 10_000_000;
+
+/// The time one call may run under wasmtime before it is stopped as a runaway, in whole epoch
+/// ticks of [`EPOCH_TICK`] (an ACK takes about a microsecond for the built-ins as guests).
+pub const TIME_PER_CALL: Duration = Duration::from_secs(1);
+
+/// The period of the clock whose epochs bound a call under wasmtime: a runaway call stops
+/// between [`TIME_PER_CALL`] less one tick and [`TIME_PER_CALL`] after it began.
+pub const EPOCH_TICK: Duration = Duration::from_millis(100);
 
 /// Largest module accepted, in bytes.
 pub const MODULE_LIMIT: usize = 16 << 20;
@@ -111,7 +124,11 @@ enum Export {
 
 /// What a call into the guest ended with, other than returning.
 enum Stop {
+    /// Past [`FUEL_PER_CALL`] (wasmi).
     OutOfFuel,
+    /// Past [`TIME_PER_CALL`] (wasmtime).
+    #[cfg(feature = "jit")]
+    OutOfTime,
     Trap(String),
 }
 
@@ -137,6 +154,76 @@ impl Call {
     }
 }
 
+/// The arguments of `slowstart_new`, in the interface's order and types.
+type NewArgs = (i64, i64, i32, i64, i32);
+
+/// An instance's exports, looked up once: `F` is the runtime's handle on a `() -> i32` function,
+/// `N` on `slowstart_new`.
+struct Exports<F, N> {
+    version: F,
+    io: F,
+    new: N,
+    /// `slowstart_events`, where exported.
+    wanted: Option<F>,
+    /// One per [`EventKind`], where exported.
+    events: [Option<F>; 6],
+}
+
+/// What a [`Call`] runs.
+enum Target<'a, F, N> {
+    Func(&'a F),
+    New(&'a N, NewArgs),
+    /// Answered by the host: `slowstart_events` where the module does not export it.
+    Answer(i32),
+}
+
+impl<F, N> Exports<F, N> {
+    /// Look the exports up with `func` (only called on a module whose exports [`check`]
+    /// accepted: an optional one is absent or typed).
+    fn lookup(new: N, mut func: impl FnMut(&str) -> Result<F, String>) -> Result<Self, String> {
+        Ok(Exports {
+            version: func("slowstart_abi_version")?,
+            io: func("slowstart_io")?,
+            new,
+            wanted: func(EVENTS_EXPORT).ok(),
+            events: EventKind::ALL.map(|k| func(k.export()).ok()),
+        })
+    }
+
+    /// The events whose exports the module has, as [`EventKind::bit`]s.
+    fn exported(&self) -> i32 {
+        EventKind::ALL
+            .iter()
+            .filter(|k| self.events[**k as usize].is_some())
+            .fold(0, |bits, k| bits | k.bit())
+    }
+
+    fn target(&self, call: Call) -> Result<Target<'_, F, N>, Stop> {
+        Ok(match call {
+            Call::Version => Target::Func(&self.version),
+            Call::Io => Target::Func(&self.io),
+            Call::New(c) => Target::New(
+                &self.new,
+                (
+                    c.mss as i64,
+                    c.initcwnd as i64,
+                    c.abc as i32,
+                    c.seed as i64,
+                    c.paced as i32,
+                ),
+            ),
+            Call::Events => match &self.wanted {
+                Some(f) => Target::Func(f),
+                None => Target::Answer(self.exported()),
+            },
+            Call::Event(kind) => match &self.events[kind as usize] {
+                Some(f) => Target::Func(f),
+                None => return Err(Stop::Trap("not exported".into())),
+            },
+        })
+    }
+}
+
 /// A runtime's compiled module.
 trait Backend: Sized + Send + Sync + 'static {
     type Sandbox: Sandbox + 'static;
@@ -152,12 +239,15 @@ trait Backend: Sized + Send + Sync + 'static {
 
 /// One instance of a module (`Send`: quinn moves its controllers between threads).
 trait Sandbox: Send {
+    /// Whether the memory's bytes never move or shrink while the instance lives, so that a
+    /// pointer into them stays valid.
+    const FIXED_MEMORY: bool;
+    type Func;
+    type New;
+    fn exports(&self) -> &Exports<Self::Func, Self::New>;
     /// The instance's linear memory.
     fn memory(&mut self) -> &mut [u8];
-    /// The events whose exports the module has, as [`EventKind::bit`]s.
-    fn exported(&self) -> i32;
-    /// Call an export with a fresh budget of [`FUEL_PER_CALL`]; [`Call::Events`] answers
-    /// [`Sandbox::exported`] where the module does not export it.
+    /// Call an export (its [`Exports::target`]) with a fresh budget.
     fn call(&mut self, call: Call) -> Result<i32, Stop>;
 }
 
@@ -243,6 +333,11 @@ fn stopped(call: Call, stop: Stop) -> String {
         Stop::OutOfFuel => format!(
             "{export} ran past its budget of {FUEL_PER_CALL} instructions (an endless loop?)"
         ),
+        #[cfg(feature = "jit")]
+        Stop::OutOfTime => format!(
+            "{export} ran past its budget of {} s (an endless loop?)",
+            TIME_PER_CALL.as_secs_f64()
+        ),
         Stop::Trap(e) => format!("{export} trapped: {e}"),
     }
 }
@@ -324,9 +419,17 @@ fn boxed<S: Sandbox + 'static>(
 struct WasmGuest<S> {
     sandbox: S,
     io: usize,
-    words: [u64; EVENT_WORDS],
+    /// The block, where [`Sandbox::FIXED_MEMORY`]: found once rather than at every call.
+    fixed: Option<FixedBlock>,
     skipped: u8,
 }
+
+/// The exchange block in a memory that never moves or shrinks, [`abi::IO_BYTES`] from here.
+struct FixedBlock(NonNull<u8>);
+
+// SAFETY: it points into the memory of the instance beside it in its `WasmGuest`, which moves
+// between threads with it and is only reached through that `WasmGuest`.
+unsafe impl Send for FixedBlock {}
 
 impl<S: Sandbox> WasmGuest<S> {
     fn build<B: Backend<Sandbox = S>>(
@@ -339,11 +442,14 @@ impl<S: Sandbox> WasmGuest<S> {
         let mut guest = WasmGuest {
             sandbox,
             io,
-            words: [0; EVENT_WORDS],
+            fixed: None,
             skipped: 0,
         };
         // The block lies in memory, which never shrinks: checked once here, not per call.
-        guest.block()?;
+        let block = NonNull::from(guest.block()?).cast();
+        if S::FIXED_MEMORY {
+            guest.fixed = Some(FixedBlock(block));
+        }
         let text = Params(params.clone()).encode();
         if text.len() > abi::TEXT_BYTES {
             return Err(format!(
@@ -377,7 +483,7 @@ impl<S: Sandbox> WasmGuest<S> {
                 EventKind::ALL.len() - 1
             ));
         }
-        let exported = self.sandbox.exported();
+        let exported = self.sandbox.exports().exported();
         if let Some(kind) = EventKind::ALL
             .iter()
             .find(|k| wanted & k.bit() != 0 && exported & k.bit() == 0)
@@ -392,6 +498,14 @@ impl<S: Sandbox> WasmGuest<S> {
 
     /// The exchange block in the instance's memory.
     fn block(&mut self) -> Result<&mut [u8], String> {
+        if let Some(FixedBlock(at)) = self.fixed {
+            // SAFETY: the block was found in the instance's memory when `at` was taken, and
+            // the memory's bytes neither move nor shrink (`Sandbox::FIXED_MEMORY`) while the
+            // sandbox, owned by `self`, lives; the guest only runs inside `Sandbox::call`, which
+            // needs `&mut self.sandbox`, so nothing else reaches the bytes while the slice
+            // borrows `self`.
+            return Ok(unsafe { std::slice::from_raw_parts_mut(at.as_ptr(), abi::IO_BYTES) });
+        }
         let io = self.io;
         self.sandbox
             .memory()
@@ -426,7 +540,7 @@ impl<S: Sandbox> Guest for WasmGuest<S> {
     }
 
     fn call(&mut self, event: Event<'_>) -> Result<Outputs, String> {
-        let w = &mut self.words;
+        let w = &mut [0; EVENT_WORDS];
         let (kind, used) = match event {
             Event::Sent(e) => (EventKind::Sent, abi::encode_sent(e, w)),
             Event::Ack(e) => (EventKind::Ack, abi::encode_ack(e, w)),
@@ -438,13 +552,12 @@ impl<S: Sandbox> Guest for WasmGuest<S> {
                 bytes_in_flight,
             } => (EventKind::Rto, abi::encode_pair(now, bytes_in_flight, w)),
         };
-        // Only the words the event uses (the block was checked to lie in memory at build).
-        let at = self.io + abi::EVENT_OFFSET;
-        let memory = self.sandbox.memory();
-        if let Some(block) = memory.get_mut(at..at + 8 * used) {
-            for (chunk, x) in block.chunks_exact_mut(8).zip(&self.words[..used]) {
-                chunk.copy_from_slice(&x.to_le_bytes());
-            }
+        // Only the words the event uses.
+        let words = &w[..used];
+        let block = self.block().map_err(|e| format!("{} {e}", kind.export()))?;
+        let event = &mut block[abi::EVENT_OFFSET..abi::EVENT_OFFSET + 8 * used];
+        for (chunk, x) in event.chunks_exact_mut(8).zip(words) {
+            chunk.copy_from_slice(&x.to_le_bytes());
         }
         let call = Call::Event(kind);
         let status = self.sandbox.call(call).map_err(|e| stopped(call, e))?;

@@ -1,5 +1,5 @@
 //! A controller that behaves like Reno until its `after`-th ACK, then does what `fault` says:
-//! `trap` (a panic, an `unreachable` trap), `loop` (never returns: the fuel budget stops it),
+//! `trap` (a panic, an `unreachable` trap), `loop` (never returns: the call's budget stops it),
 //! `zero_window` or `huge_window` (a window outside the core's bounds), `grow` (allocates until
 //! the memory limit stops it); `at_start` refuses to be built. The fault tests of the guest
 //! interface run it (crates/slowstart-wasm, tests/test_guests.py).
@@ -58,8 +58,7 @@ impl CongestionController for Faulty {
                     x = x.wrapping_add(2);
                 }
             }
-            // Reserved, not written: the memory limit stops it, not the fuel (wasmtime counts
-            // the bytes that filling them writes).
+            // Reserved, not written: the memory limit stops it, not the call's budget.
             "grow" => loop {
                 self.hoard.push(Vec::with_capacity(1 << 20));
             },
