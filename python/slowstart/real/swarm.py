@@ -72,7 +72,12 @@ SAMPLE_NS = 100_000_000
 STOP_GRACE_S = 5.0
 # After the last leecher is done: how long the blocks still in flight have to arrive (a 16 KiB
 # block over the slowest 4 Mbps uplink with a full 100-packet queue takes under 0.4 s).
-DRAIN_S = 5.0
+DRAIN_S = 8.0
+# libtorrent adds its connections' bytes to a torrent's totals at its once-a-second tick
+# (torrent::second_tick, `m_stat += p->statistics()`), so equal totals mean nothing is in
+# flight only once they have held still past a tick: bytes sent and not yet counted at either
+# end are counted at one end first (seen: 2304 bytes).
+SETTLED_S = 1.5
 _PEER = Path(__file__).with_name("_swarm_peer.py")
 
 
@@ -508,11 +513,15 @@ def _payload(peers: list[Peer]) -> tuple[int, int]:
 def _drain(peers: list[Peer]) -> None:
     """Until every block a peer counted as uploaded has been counted as downloaded (libtorrent
     counts a block sent once the socket took it, and the connections between seeds stay open,
-    _swarm_peer.py), or DRAIN_S; the summary warns if they still differ."""
+    _swarm_peer.py) and the totals have held still for SETTLED_S, or DRAIN_S; the summary
+    warns if they still differ."""
     end = time.monotonic() + DRAIN_S
+    held, since = None, time.monotonic()
     while time.monotonic() < end:
-        up, down = _payload(peers)
-        if up == down:
+        totals = _payload(peers)
+        if totals != held:
+            held, since = totals, time.monotonic()
+        elif totals[0] == totals[1] and time.monotonic() - since >= SETTLED_S:
             return
         time.sleep(SAMPLE_NS / 1e9)
 
