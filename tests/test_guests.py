@@ -256,6 +256,23 @@ def test_the_command_line_says_one_line_and_keeps_what_ran(tmp_path):
     assert 0 < summary["sim_time_s"] < 1
 
 
+def test_a_guest_that_faults_in_a_sweeps_worker_process_is_one_line(tmp_path):
+    """The fault is raised in a worker of the sweep's process pool and pickled back to the
+    driver (with what was simulated before it): one line naming the controller, exit 2, as in
+    the driver's own process, not a broken pool."""
+    cc = f"flow.0.cc={FAULTY_GUEST}:fault=trap,after=3"
+    store = str(tmp_path / "results.duckdb")
+    for jobs in ("1", "2"):
+        proc = cli(
+            "sweep", "web-initcwnd", "--set", cc, "--vary", "flow.0.initcwnd=4,10",
+            "--jobs", jobs, "--store", store, "--quiet",
+        )  # fmt: skip
+        assert proc.returncode == 2, (jobs, proc.stderr)
+        assert proc.stderr.count("\n") == 1, (jobs, proc.stderr)
+        assert proc.stderr.startswith("error: cc faulty_guest.wasm@"), (jobs, proc.stderr)
+        assert "trapped" in proc.stderr, (jobs, proc.stderr)
+
+
 @pytest.mark.parametrize(
     ("make", "said"),
     [

@@ -268,6 +268,11 @@ class ControllerFault(ValueError):
         super().__init__(result.summary["fault"])
         self.result = result
 
+    def __reduce__(self) -> tuple[type, tuple[Result]]:
+        # Raised in a sweep's worker process, it is pickled back to the driver: by default
+        # with its message alone, which __init__ cannot take, and the pool would break.
+        return (type(self), (self.result,))
+
 
 def export_dir(path: str | os.PathLike[str], option: str) -> str:
     """Create folder `path` for an export and check it takes files; ValueError naming `option`
