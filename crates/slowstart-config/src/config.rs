@@ -660,7 +660,7 @@ impl<'de> Deserialize<'de> for ProgramEnd {
     }
 }
 
-/// What a program's `{name}` stands for at run time (python/slowstart/real_program.py fills
+/// What a program's `{name}` stands for at run time (python/slowstart/real/program.py fills
 /// them in). A `{word}` not listed is refused, as a likely misspelling.
 pub const PROGRAM_PLACEHOLDERS: &[(&str, &str)] = &[
     ("addr", "this end's address"),
@@ -1060,7 +1060,7 @@ pub struct BittorrentConfig {
 }
 
 impl BittorrentConfig {
-    /// libtorrent 2.0's settings (the real swarm's, python/slowstart/real_swarm.py):
+    /// libtorrent 2.0's settings (the real swarm's, python/slowstart/real/swarm.py):
     /// `max_out_request_queue` 500 and slow start left at 5000 bytes (peer_connection.cpp,
     /// `second_tick`); the rest as the defaults.
     pub fn libtorrent_2() -> Self {

@@ -84,7 +84,7 @@ pub struct EmuConfig {
 }
 
 /// A `[[cross]]` source and the direction of the emulated link its `src` → `dst` crosses
-/// (python/slowstart/testbed.py decides it).
+/// (python/slowstart/real/testbed.py decides it).
 #[derive(Clone, Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CrossSpec {

@@ -365,7 +365,7 @@ pub fn register(name: &str, bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// A module's SHA-256 in hex, as the loader names it (`python/slowstart/guests.py`).
+/// A module's SHA-256 in hex, as the loader names it (`python/slowstart/loading/guests.py`).
 pub fn sha256_hex(module: &[u8]) -> String {
     use sha2::Digest;
     sha2::Sha256::digest(module)
