@@ -820,18 +820,10 @@ def transport(
         t["ecn"] = True
     # Written only when not the core's default, as config.rs serializes it; a word the core
     # does not list is left for it to refuse, naming every word it accepts.
-    cwnd_limited = canonical_word("cwnd_limited", f["cwnd_limited"])
-    if cwnd_limited != defaults("flow")["cwnd_limited"]:
-        t["cwnd_limited"] = cwnd_limited
-    pacer = canonical_word("pacer", f["pacer"])
-    if pacer != defaults("flow")["pacer"]:
-        t["pacer"] = pacer
-    feedback = canonical_word("ecn_feedback", f["ecn_feedback"])
-    if feedback != defaults("flow")["ecn_feedback"]:
-        t["ecn_feedback"] = feedback
-    receiver_ecn = canonical_word("receiver_ecn", f["receiver_ecn"])
-    if receiver_ecn != defaults("flow")["receiver_ecn"]:
-        t["receiver_ecn"] = receiver_ecn
+    for key in ("cwnd_limited", "pacer", "ecn_feedback", "receiver_ecn"):
+        word = canonical_word(key, f[key])
+        if word != defaults("flow")[key]:
+            t[key] = word
     return t
 
 

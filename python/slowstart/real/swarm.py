@@ -599,7 +599,7 @@ def _summary(config: dict[str, Any], peers: list[Peer], t0: int, data: Path) -> 
             row = dict(p.stats.get(direction, {}))
             links.append({**row, "name": name})
     drops = sum(x.get("drops", 0) for x in links)
-    up, down = (sum(r[k] for r in rows) for k in ("bytes_up", "bytes_down"))
+    up, down = _payload(peers)
     if up != down:
         warnings.append(
             f"payload: the peers uploaded {up} bytes and downloaded {down} ({DRAIN_S:g} s "
