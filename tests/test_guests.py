@@ -15,7 +15,7 @@ import pytest
 import slowstart
 from conftest import ROOT, cli
 from slowstart import _core
-from slowstart.loading.scenario import load
+from slowstart.loading.scenario import load, parse_cc
 from slowstart.running.api import ControllerFault, run
 
 WASM = ROOT / "target" / "wasm32-unknown-unknown" / "release"
@@ -370,6 +370,14 @@ def test_the_python_and_the_webassembly_template_are_one_controller():
     (s1, f1), (s2, f2) = _comparable(a), _comparable(b)
     assert s1 == s2 and f1["flows"].equals(f2["flows"])
     assert s1["flows"][0]["retransmits"] == 0, "the delay signal ends slow start before a loss"
+
+
+def test_a_cc_tables_name_keeps_a_controllers_parameters():
+    ref = f"{ROOT}/examples/python/delay_start.py:DelayStart"
+    text = parse_cc(f"{ref}:rise=0.25", "cc")
+    assert parse_cc({"name": f"{ref}:rise=0.25"}, "cc") == text
+    assert parse_cc({"name": ref, "rise": 0.25}, "cc") == text
+    assert text["params"] == {"rise": 0.25}
 
 
 # Issue #25's order for a start-up the interface can express: Hybla written as a Python

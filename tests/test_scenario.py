@@ -45,6 +45,8 @@ DELETE = object()
         ),
         ({"name": "lss", "max_ssthresh": 100}, {"name": "lss", "params": {"max_ssthresh": 100}}),
         ({"name": "aimd", "b": 0.3}, {"name": "aimd", "params": {"b": 0.3}}),
+        # A table's name is read by the string's grammar: its parameters are kept.
+        ({"name": "aimd:a=15", "b": 0.3}, {"name": "aimd", "params": {"a": 15, "b": 0.3}}),
     ],
 )
 def test_cc_specs(value, spec):
@@ -58,7 +60,17 @@ def test_cc_param_types_are_kept():
 
 @pytest.mark.parametrize(
     "value",
-    ["", ":a=1", "lss:max_ssthresh", "lss:=3", 5, {"max_ssthresh": 1}, {"name": "x", "y": [1]}],
+    [
+        "",
+        ":a=1",
+        "lss:max_ssthresh",
+        "lss:=3",
+        5,
+        {"max_ssthresh": 1},
+        {"name": "x", "y": [1]},
+        {"name": "lss:max_ssthresh="},
+        {"name": "aimd:b=0.3", "b": 0.5},
+    ],
 )
 def test_bad_cc_specs(value):
     with pytest.raises(ScenarioError, match=r"^flow\.0\.cc"):

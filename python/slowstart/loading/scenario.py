@@ -270,13 +270,17 @@ def parse_cc(value: object, field: str) -> dict[str, Any]:
             raise ScenarioError(
                 f"{field}.{key}: expected a number, true/false or a word, got {show(v)}"
             )
-    if guests.is_reference(name):
-        _check_params(field, params)
-        return _guest_spec(name.strip() if isinstance(name, str) else name, params, field)
+    _check_params(field, params)
+    if isinstance(name, type):
+        return _guest_spec(name, params, field)
     if not isinstance(name, str) or not name.strip():
         raise ScenarioError(f"{field}: expected {_core.CC_HELP}, got {show(value)}")
-    _check_params(field, params)
-    return {"name": name.strip(), "params": params}
+    # The name is read by the same grammar as a string, so `{name = "x.py:C:g=2"}` keeps g=2.
+    spec = parse_cc(name, f"{field}.name")
+    twice = sorted(params.keys() & spec["params"].keys())
+    if twice:
+        raise ScenarioError(f"{field}.{twice[0]}: given both in name and as a key; give it once")
+    return {**spec, "params": {**spec["params"], **params}}
 
 
 def check_cc(spec: dict[str, Any], field: str, algorithms: list[dict[str, Any]]) -> None:
