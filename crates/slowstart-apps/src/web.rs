@@ -365,7 +365,7 @@ impl WebApp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use slowstart_cc::{CommonParams, Controller};
+    use slowstart_cc::Controller;
     use slowstart_config::testing::flow;
 
     fn cfg(keep_alive: bool) -> WebConfig {
@@ -379,13 +379,7 @@ mod tests {
 
     fn sender() -> Sender {
         let f = flow("reno", None);
-        let common = CommonParams {
-            mss: f.mss,
-            initcwnd: f.initcwnd,
-            abc: f.abc,
-            seed: 1,
-            paced: false,
-        };
+        let common = f.common_params(1);
         Sender::new(0, &f.transport(), Controller::new(&f.cc, &common).unwrap())
     }
 
