@@ -171,20 +171,25 @@ RECEIVER = (
     "    while chunk := conn.recv(1 << 16):\n"
     "        out.write(chunk)\n"
 )
+# It writes the algorithm Linux gave its socket (TCP_CONGESTION), which it does not set.
 SENDER = (
     "import socket, sys\n"
     "with socket.create_connection((sys.argv[1], int(sys.argv[2]))) as conn:\n"
+    "    cc = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)\n"
+    "    open(sys.argv[4], 'wb').write(cc.rstrip(b'\\0'))\n"
     "    conn.sendall(open(sys.argv[3], 'rb').read())\n"
 )
 
 
 @needs_root
-def test_an_upload_runs_the_client_in_the_senders_namespace(tmp_path, emu_built):
+@pytest.mark.parametrize("cc", ["reno", "cubic"])
+def test_an_upload_runs_the_client_in_the_senders_namespace(tmp_path, emu_built, cc):
     """`sends = "client"`: the client's data crosses the bottleneck's forward direction, the
-    server's ACKs the reverse one."""
+    server's ACKs the reverse one. A program's TCP runs the flow's algorithm: a namespace
+    inherits bbr here, and its sysctl refuses cubic (the routes carry it)."""
     program = {
         "server": [sys.executable, "-c", RECEIVER, "{addr}", "{port}", "{out}/got"],
-        "client": [sys.executable, "-c", SENDER, "{peer}", "{port}", "{file}"],
+        "client": [sys.executable, "-c", SENDER, "{peer}", "{port}", "{file}", "{out}/cc"],
         "sends": "client",
         # sendall returns with the last bytes still on the path: the receiver's exit ends it.
         "ends": "both",
@@ -192,17 +197,18 @@ def test_an_upload_runs_the_client_in_the_senders_namespace(tmp_path, emu_built)
     path = tmp_path / "upload.toml"
     path.write_text(
         PATH.format(duration="20s")
-        + '[[flow]]\ncc = "reno"\nsize = "1MB"\n[flow.program]\n'
+        + f'[[flow]]\ncc = "{cc}"\nsize = "1MB"\n[flow.program]\n'
         + "".join(f"{k} = {json.dumps(v)}\n" for k, v in program.items())
     )
     out = tmp_path / "out"
-    ran = cli("real", str(path), "--cc", "reno", "--json", "--out", str(out))
+    ran = cli("real", str(path), "--json", "--out", str(out))
     assert ran.returncode == 0, ran.stderr
     f = json.loads(ran.stdout)["flows"][0]
     assert f["sender"] == "client"
     assert (out / "flow0" / "server" / "got").stat().st_size == 1_000_000
     assert f["forward_payload_bytes"] >= 1_000_000
     assert f["reverse_payload_bytes"] == 0  # ACKs only
+    assert (out / "flow0" / "client" / "cc").read_text() == cc
     assert leftovers(ran.pid) == []
 
 

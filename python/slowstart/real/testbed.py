@@ -18,7 +18,8 @@ flow's active end starts at its `start` on a common clock, START_LEAD_NS after t
 listen. Kernel settings per namespace: MTU 1500, `tcp_no_metrics_save=1`, IPv6 off, routes with
 flow 0's `initcwnd` on the sender and `initrwnd` on the receiver, `tcp_congestion_control`
 flow 0's Linux algorithm (`LINUX_CC`; cubic for the library's others), as a new namespace
-would otherwise inherit the root namespace's (bbr on this machine). Each TUN device's
+would otherwise inherit the root namespace's (bbr on this machine); the sysctl may be refused
+(`route_cc`), so one algorithm for every flow goes on the routes too. Each TUN device's
 tx_dropped (packets lost before the emulator saw them) is read before it goes and reported; it
 must stay 0.
 
@@ -388,13 +389,20 @@ class Session:
         if not emulator_ready(self.emu):
             raise RealRunError("slowstart-emu did not start")
         initcwnd, initrwnd = self.flows[0]["initcwnd"], self.flows[0]["initrwnd"]
+        cc = LINUX_CC.get(self.flows[0]["cc"]["name"], "cubic")
+        # One algorithm for every flow goes on the routes too, where a program's TCP (curl,
+        # iperf3) takes it: the sysctl alone may be refused (route_cc). Flows of several
+        # algorithms each set their own on the socket (TCP_CONGESTION), which a route would
+        # override.
+        same = {LINUX_CC.get(f["cc"]["name"], "cubic") for f in self.flows} == {cc}
+        on_route = route_cc(cc) if same else []
         for ns, tun, me, peer, route in (
             (self.ns_snd, self.tun_snd, SND_ADDR, RCV_ADDR, ["initcwnd", str(initcwnd)]),
             (self.ns_rcv, self.tun_rcv, RCV_ADDR, SND_ADDR, ["initrwnd", str(initrwnd)]),
         ):
             _ip("netns", "add", ns)
             _ip("link", "set", tun, "netns", ns)
-            sysctls = endpoint_sysctls(tun, LINUX_CC.get(self.flows[0]["cc"]["name"], "cubic"))
+            sysctls = endpoint_sysctls(tun, cc)
             if self.flows[0].get("ecn", False):
                 # Both ends ask for ECN (RFC 3168 §6.1.1): web clients open the connections.
                 sysctls["net.ipv4.tcp_ecn"] = "1"
@@ -402,7 +410,7 @@ class Session:
             _ip("-n", ns, "link", "set", "lo", "up")
             _ip("-n", ns, "link", "set", tun, "mtu", "1500", "txqueuelen", "10000", "up")
             _ip("-n", ns, "addr", "add", me, "peer", peer, "dev", tun)
-            _ip("-n", ns, "route", "replace", peer, "dev", tun, *route)
+            _ip("-n", ns, "route", "replace", peer, "dev", tun, *route, *on_route)
 
     def time_zero(self) -> int:
         """The run's time 0 (CLOCK_MONOTONIC ns), START_LEAD_NS from now: the flows start
