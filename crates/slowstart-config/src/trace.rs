@@ -166,6 +166,16 @@ impl Sampler {
         }
     }
 
+    /// Every event of series `0..series`, without a row limit: a real endpoint's trace, which
+    /// its run bounds.
+    pub fn unbounded(series: usize) -> Self {
+        Sampler {
+            interval_ns: 0,
+            max_rows: usize::MAX,
+            next_due: vec![0; series],
+        }
+    }
+
     /// Whether series `i` is due at `now` (`force` samples regardless, e.g. on a phase change).
     pub fn due(&mut self, i: usize, now: u64, force: bool) -> bool {
         if now < self.next_due[i] && !force {

@@ -44,6 +44,8 @@ pub mod observe;
 #[cfg(test)]
 mod observe_tests;
 pub mod packet;
+#[doc(hidden)]
+pub mod pipe;
 pub mod ranges;
 pub mod receiver;
 pub mod request;

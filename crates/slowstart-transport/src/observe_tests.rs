@@ -2,13 +2,13 @@
 //! and before the event that showed it, and the losses before both: a Reno transfer over a
 //! pipe with a fixed one-way delay, one segment dropped, worked out by hand.
 
-use slowstart_cc::{CcSpec, CommonParams, Controller, Phase};
+use slowstart_cc::Phase;
 
 use crate::observe::{Observer, SenderEvent};
 use crate::packet::{Kind, Packet};
-use crate::sender::{Loss, LossTrigger, Sender, State};
+use crate::sender::{Loss, LossTrigger, Sender};
 use crate::testing::{settings, MS};
-use crate::{Connection, Io, LossDetection};
+use crate::LossDetection;
 
 const MSS: u64 = 1460;
 const ONE_WAY: u64 = 10 * MS;
@@ -44,79 +44,14 @@ impl Observer for Log {
     }
 }
 
-/// Transfer `size` bytes with Reno (initcwnd 10) over the pipe, dropping the data packets
-/// numbered in `drop` (0: the first data packet sent, retransmissions counted), and report
-/// every sender event as a driver does.
 fn transfer(size: u64, drop: &[u64], detection: LossDetection, obs: &mut impl Observer) {
-    let common = CommonParams {
-        mss: MSS,
-        initcwnd: 10,
-        abc: true,
-        seed: 1,
-        paced: false,
-    };
-    let cc = Controller::new(&CcSpec::named("reno"), &common).expect("a built-in");
     let s = crate::Settings {
         loss_detection: detection,
         ..settings()
     };
-    let mut conn = Connection::new(0, &s, &s, cc, Some(size));
+    let mut conn = crate::pipe::connection("reno", 10, &s, size);
     conn.src.sender.log_losses(true);
-    conn.src.sender.write(size);
-    conn.src.sender.close();
-    let mut io = Io::default();
-    // (arrival, order sent, packet)
-    let mut pipe: Vec<(u64, u64, Packet)> = Vec::new();
-    let (mut sent, mut data_sent) = (0u64, 0u64);
-    let mut take = |now: u64, io: &mut Io, pipe: &mut Vec<(u64, u64, Packet)>, obs: &mut _| {
-        io.wakeups.clear();
-        for p in io.packets.drain(..) {
-            if p.to_receiver() {
-                Observer::on_packet_sent(obs, now, &p);
-            }
-            sent += 1;
-            if p.kind == Kind::Data {
-                data_sent += 1;
-                if drop.contains(&(data_sent - 1)) {
-                    continue;
-                }
-            }
-            pipe.push((now + ONE_WAY, sent, p));
-        }
-    };
-    let mut now = 0;
-    conn.src.sender.start(now, false, &mut io);
-    conn.src.notify(now, SenderEvent::Start, obs);
-    take(now, &mut io, &mut pipe, obs);
-    while conn.src.sender.state() != State::Done {
-        let arrival = (0..pipe.len()).min_by_key(|&i| (pipe[i].0, pipe[i].1));
-        let timer = conn.poll_timeout();
-        match (arrival, timer) {
-            (Some(i), t) if t.is_none_or(|t| pipe[i].0 <= t) => {
-                let (at, _, p) = pipe.swap_remove(i);
-                now = at;
-                if !p.to_receiver() {
-                    obs.on_packet_received(now, &p);
-                }
-                if let crate::Received::Ack(outcome) = conn.handle_packet(now, &p, &mut io) {
-                    conn.src.notify(now, SenderEvent::Ack(outcome), obs);
-                }
-            }
-            (_, Some(t)) => {
-                now = t;
-                let mut rto = false;
-                conn.handle_timeouts(now, &mut io, |f| {
-                    rto |= f.kind == crate::TimerKind::Retransmission
-                });
-                if rto {
-                    conn.src.notify(now, SenderEvent::Rto, obs);
-                }
-            }
-            _ => panic!("stalled at {now}"),
-        }
-        take(now, &mut io, &mut pipe, obs);
-        assert!(now < 60_000 * MS, "not done in a minute");
-    }
+    crate::pipe::transfer(&mut conn, 0, ONE_WAY, drop, obs);
 }
 
 fn phase_changes(log: &Log) -> Vec<(u64, Phase, Phase)> {
