@@ -102,6 +102,11 @@ impl FlowRecorder {
         self.prior_delivered + sender.delivered()
     }
 
+    /// Bytes the connections before the current one delivered.
+    pub fn delivered_before(&self) -> u64 {
+        self.prior_delivered
+    }
+
     /// The observer to hand [`slowstart_transport::SenderEnd::notify`]: it records into this
     /// flow's metrics and, when `sampler` finds series `flow` due (or the phase changed), a row
     /// into `trace`.
