@@ -235,11 +235,6 @@ macro_rules! trace_table {
                 $( self.$field.push(row.$field); )+
             }
 
-            /// Every row, without a bound (a real endpoint's trace, which its run bounds).
-            pub fn push_unbounded(&mut self, row: $row) {
-                $( self.$field.push(row.$field); )+
-            }
-
             pub fn len(&self) -> usize {
                 self.t_ns.len()
             }
@@ -317,9 +312,10 @@ mod tests {
 
     #[test]
     fn csv_under_the_tables_names() {
-        let mut trace = FlowTrace::default();
+        let (mut trace, mut every) = (FlowTrace::default(), Sampler::unbounded(3));
         for (t, phase) in [(0, 0), (5, 3), (9, 200)] {
-            trace.push_unbounded(FlowRow {
+            assert!(every.due(2, t, false));
+            let row = FlowRow {
                 t_ns: t,
                 flow: 2,
                 cwnd_bytes: 14_480,
@@ -328,7 +324,8 @@ mod tests {
                 srtt_ns: 100_000_000,
                 delivered_bytes: t,
                 phase,
-            });
+            };
+            trace.push(row, &mut every);
         }
         let mut out = Vec::new();
         let phases: &[&str] = &["slow_start", "a", "b", "recovery"];
