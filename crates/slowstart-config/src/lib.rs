@@ -36,8 +36,10 @@
 //! # Dependencies
 //! Below: `slowstart_cc` (controller names and their parameters, checked here) and
 //! `slowstart_transport` (its [`Settings`](slowstart_transport::Settings), which a flow's
-//! config produces, and the [`Observer`](slowstart_transport::Observer) the recorder is). Above: `slowstart_link`, `slowstart_apps`, `slowstart_sim`,
-//! `slowstart_udp`, `slowstart_emu` and the binding. Nothing here runs anything.
+//! config produces, and the [`Observer`](slowstart_transport::Observer) the recorder is).
+//! Above: `slowstart_link`, `slowstart_apps`, `slowstart_sim`, `slowstart_udp`,
+//! `slowstart_emu`, `slowstart_quinn` and the binding. Nothing here runs anything: the
+//! recorder is told.
 //!
 //! Start reading at [`SimConfig`] and [`FlowConfig`] (config.rs), then [`FlowConfig::transport`]
 //! and [`FlowConfig::common_params`], what a run builds a connection from.
