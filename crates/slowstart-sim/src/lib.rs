@@ -6,12 +6,13 @@
 //! - `slowstart_transport`: the TCP-like connection (sans-IO) that drives a controller.
 //! - `slowstart_config`: the canonical config every run starts from, with every default and
 //!   bound of a scenario (the Python front end only resolves a TOML file's units into it),
-//!   seeds, and the trace column table.
+//!   seeds, the trace column table and each flow's recorder (its trace rows and summary
+//!   metrics, the transport's observer).
 //! - `slowstart_link`: link directions with their queue disciplines and loss, capacity traces,
 //!   topology and static routes, cross traffic.
 //! - `slowstart_apps`: bulk, web and BitTorrent applications on the transport.
-//! - here: [`engine`] (the event queue), [`sim`] (the run loop over flows and links, and the
-//!   metrics), [`swarm`] (a BitTorrent swarm of peers behind access links, with connections
+//! - here: [`engine`] (the event queue), [`sim`] (the run loop over flows and links, telling
+//!   each flow's recorder and qlog file what its sender did), [`swarm`] (a BitTorrent swarm of peers behind access links, with connections
 //!   that open and close) and [`export`] (captures and qlog files written as a run goes).
 //!
 //! Time is integer nanoseconds, sizes integer bytes; the same config and seed give
