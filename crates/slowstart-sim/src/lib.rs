@@ -10,9 +10,11 @@
 //! - `slowstart_link`: link directions with their queue disciplines and loss, capacity traces,
 //!   topology and static routes, cross traffic.
 //! - `slowstart_apps`: bulk, web and BitTorrent applications on the transport.
-//! - here: [`engine`] (the event queue), [`sim`] (the run loop over flows and links, and the
-//!   metrics), [`swarm`] (a BitTorrent swarm of peers behind access links, with connections
-//!   that open and close) and [`export`] (captures and qlog files written as a run goes).
+//! - here: [`engine`] (the one event loop, its clock and its queues), the two applications it
+//!   runs, [`sim`] (flows over a topology of links, with their applications, cross traffic,
+//!   metrics and traces) and [`swarm`] (a BitTorrent swarm of peers behind access links, with
+//!   connections that open and close), and [`export`] (captures and qlog files written as a
+//!   run goes).
 //!
 //! Time is integer nanoseconds, sizes integer bytes; the same config and seed give
 //! byte-identical output. The UDP stack (`slowstart_udp`) and the link emulator
@@ -20,9 +22,10 @@
 //! and link crates against the wall clock and never this event loop. Above it sits the binding
 //! (`slowstart_py`).
 //!
-//! Start reading at [`run`], then [`sim::Simulation::run`] (the loop: pop an event, hand it to
-//! a link, a flow's connection or an application, flush what they asked for). [`fuzzing`]
-//! fuzzes this loop with arbitrary configs (`fuzz/`).
+//! Start reading at [`run`], then [`engine::advance_with`] (the loop: pop an event, take a
+//! link's head packet or fire a connection's timer, hand the rest to the application, flush
+//! what the endpoints asked for), then [`sim::Simulation`], the application every run but a
+//! swarm is. [`fuzzing`] fuzzes this loop with arbitrary configs (`fuzz/`).
 
 #[cfg(test)]
 mod app_tests;
