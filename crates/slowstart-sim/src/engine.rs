@@ -10,7 +10,8 @@
 //! kinds of [`Event`] itself and calls the application back for what only it knows:
 //! - a link direction's head ([`Event::ChannelHead`]): the engine takes the packet off the
 //!   channel and schedules the next head; the application routes the packet
-//!   ([`Application::on_channel_head`]);
+//!   ([`Application::on_channel_head`]) and offers it to its next channel through the engine
+//!   ([`Engine::offer`]), which schedules the head of a channel that was idle;
 //! - a transport timer ([`Event::Timer`]): the engine hands it to the connection's
 //!   [`Connection::handle_timeout`], the one place that decides which timer fires, and tells
 //!   the application what fired ([`Application::on_timer_fired`]); an application's own timer
@@ -41,7 +42,7 @@
 //! adjacent keys per level over half the levels of a binary heap (issue #14; LaMarca and
 //! Ladner, "The influence of caches on the performance of heaps", 1996).
 
-use slowstart_link::channel::Channel;
+use slowstart_link::channel::{Channel, Offer};
 use slowstart_transport::packet::Packet;
 use slowstart_transport::{Connection, Fired, Io, TimerKind};
 
@@ -98,6 +99,28 @@ impl<Q: Default> Engine<Q> {
             guests,
             interrupted: false,
             fault: None,
+        }
+    }
+}
+
+impl<Q> Engine<Q> {
+    /// Offer `packet` to channel `c` now; if it queued on an idle channel, schedule the
+    /// channel's head (the channel's next head after that is scheduled by the loop, when it
+    /// takes this one). False if the channel dropped it.
+    #[inline(always)]
+    pub fn offer<X>(&mut self, c: u32, channel: &mut Channel, packet: Packet, mss: u64) -> bool
+    where
+        Q: Queue<Event<X>>,
+    {
+        match channel.offer(self.now, packet, mss) {
+            Offer::Queued { was_idle } => {
+                if was_idle {
+                    let t = channel.head_time().expect("just queued");
+                    self.queue.push_link(t, Event::ChannelHead(c));
+                }
+                true
+            }
+            _ => false,
         }
     }
 }

@@ -20,7 +20,7 @@ use slowstart_apps::{App, AppSummary, Ctx};
 use slowstart_config::trace::{AppTrace, FlowRow, FlowTrace, QueueRow, QueueTrace, Sampler};
 use slowstart_config::SimConfig;
 use slowstart_config::{stall_threshold, substream_seed};
-use slowstart_link::channel::{Channel, Offer};
+use slowstart_link::channel::Channel;
 use slowstart_link::cross::{CrossSource, CrossSummary};
 pub use slowstart_link::summary::LinkSummary;
 use slowstart_link::topology::Topology;
@@ -482,16 +482,10 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
             x.on_link(c, now, &packet);
         }
         let channel = &mut self.topo.channels[c as usize];
-        let offer = channel.offer(now, packet, mss);
+        let queued = self.engine.offer(c, channel, packet, mss);
         let aqm_dropped = !channel.dropped.is_empty();
-        match offer {
-            Offer::Queued { was_idle } => {
-                if was_idle {
-                    let t = channel.head_time().expect("just queued");
-                    self.engine.queue.push_link(t, Event::ChannelHead(c));
-                }
-            }
-            _ => self.count_drop(&packet),
+        if !queued {
+            self.count_drop(&packet);
         }
         if aqm_dropped {
             self.aqm_drops(c);

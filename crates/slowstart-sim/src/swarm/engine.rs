@@ -53,7 +53,7 @@ use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler
 use slowstart_config::{
     BittorrentConfig, ConnectionTransport, FlowConfig, Population, Seeding, SimConfig, SwarmConfig,
 };
-use slowstart_link::channel::{Channel, Offer};
+use slowstart_link::channel::Channel;
 use slowstart_link::summary::LinkSummary;
 
 // BEP 3 message sizes, length prefix included: the one copy is the peer-wire application's.
@@ -1105,24 +1105,13 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
     }
 
     fn offer(&mut self, c: u32, packet: Packet) {
-        let now = self.engine.now;
         let channel = &mut self.channels[c as usize];
-        match channel.offer(now, packet, self.cfg.tcp.mss) {
-            Offer::Queued { was_idle } => {
-                if was_idle {
-                    let t = channel.head_time().expect("just queued");
-                    self.engine.queue.push_link(t, Event::ChannelHead(c));
-                }
-            }
-            _ => {
-                if packet.kind == Kind::Data {
-                    let t = self.half_transport(packet.flow);
-                    self.totals[t as usize].drops += 1;
-                    let h = packet.flow;
-                    if let Some(halves) = self.halves[(h / 2) as usize].as_mut() {
-                        halves[(h % 2) as usize].dropped_data_bytes += packet.len as u64;
-                    }
-                }
+        if !self.engine.offer(c, channel, packet, self.cfg.tcp.mss) && packet.kind == Kind::Data {
+            let t = self.half_transport(packet.flow);
+            self.totals[t as usize].drops += 1;
+            let h = packet.flow;
+            if let Some(halves) = self.halves[(h / 2) as usize].as_mut() {
+                halves[(h % 2) as usize].dropped_data_bytes += packet.len as u64;
             }
         }
     }
