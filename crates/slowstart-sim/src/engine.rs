@@ -46,7 +46,7 @@ use slowstart_link::channel::{Channel, Offer};
 use slowstart_transport::packet::Packet;
 use slowstart_transport::{Connection, Fired, Io, TimerKind};
 
-use crate::Progress;
+use crate::{Progress, PROGRESS_EVERY};
 
 /// What happens when an event fires; `X` is the application's own events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -159,7 +159,7 @@ pub trait Application {
 /// stops early (and `interrupted` is set) when `progress` returns false or a user's controller
 /// faults.
 pub fn advance_with<A: Application>(app: &mut A, progress: Progress) -> u64 {
-    crate::guest_fault(app.engine().guests); // a fault of an earlier run on this thread
+    guest_fault(app.engine().guests); // a fault of an earlier run on this thread
     app.start();
     let duration_ns = app.engine().duration_ns;
     let mut end = duration_ns;
@@ -191,7 +191,7 @@ pub fn advance_with<A: Application>(app: &mut A, progress: Progress) -> u64 {
         }
         flush(app);
         let engine = app.engine();
-        if let Some(fault) = crate::guest_fault(engine.guests) {
+        if let Some(fault) = guest_fault(engine.guests) {
             engine.fault = Some(fault);
             engine.interrupted = true;
             end = t;
@@ -202,13 +202,29 @@ pub fn advance_with<A: Application>(app: &mut A, progress: Progress) -> u64 {
             break;
         }
         let engine = app.engine();
-        if crate::told_to_stop(engine.events, t, duration_ns, progress) {
+        if told_to_stop(engine.events, t, duration_ns, progress) {
             engine.interrupted = true;
             end = t;
             break;
         }
     }
     end
+}
+
+/// Whether a run stops at `now`: every [`PROGRESS_EVERY`] events `progress` is asked.
+fn told_to_stop(events: u64, now: u64, duration: u64, progress: Progress) -> bool {
+    events & (PROGRESS_EVERY - 1) == 0 && !progress(now, duration)
+}
+
+/// The fault of a user's controller on this thread, taken (`slowstart_cc::external`); only
+/// looked for where the run has one (`guests`), since a built-in never faults.
+#[inline]
+fn guest_fault(guests: bool) -> Option<String> {
+    if guests && slowstart_cc::external::faulted() {
+        slowstart_cc::external::take_fault()
+    } else {
+        None
+    }
 }
 
 /// Arm the timers the endpoints asked for and send their packets.

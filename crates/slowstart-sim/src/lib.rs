@@ -55,22 +55,6 @@ pub type Progress<'a> = &'a mut dyn FnMut(u64, u64) -> bool;
 /// Events between two calls of a [`Progress`] (a power of two: the check is one mask).
 pub const PROGRESS_EVERY: u64 = 1 << 16;
 
-/// Whether a run stops at `now`: every [`PROGRESS_EVERY`] events `progress` is asked.
-pub(crate) fn told_to_stop(events: u64, now: u64, duration: u64, progress: Progress) -> bool {
-    events & (PROGRESS_EVERY - 1) == 0 && !progress(now, duration)
-}
-
-/// The fault of a user's controller on this thread, taken (`slowstart_cc::external`); only
-/// looked for where the run has one (`guests`), since a built-in never faults.
-#[inline]
-pub(crate) fn guest_fault(guests: bool) -> Option<String> {
-    if guests && slowstart_cc::external::faulted() {
-        slowstart_cc::external::take_fault()
-    } else {
-        None
-    }
-}
-
 /// Validate and run a config.
 pub fn run(config: &SimConfig) -> Result<RunOutput, SimError> {
     run_with(config, &mut |_, _| true)
