@@ -28,12 +28,18 @@
 //! # The trace columns
 //! [`trace`]: the sampled tables (flows, queues, applications), each column declared once with
 //! its numpy dtype, and the sampler that decimates a long run into a fixed memory bound.
+//! [`recorder`]: the one recorder of a flow ([`FlowRecorder`]), the transport's observer that
+//! every driver holds beside its connection, turning what the connection did into the flow
+//! trace's rows and the summary's metrics (max cwnd, slow-start exit, time to full bandwidth
+//! and to the window cap).
 //!
 //! # Dependencies
 //! Below: `slowstart_cc` (controller names and their parameters, checked here) and
 //! `slowstart_transport` (its [`Settings`](slowstart_transport::Settings), which a flow's
-//! config produces). Above: `slowstart_link`, `slowstart_apps`, `slowstart_sim`,
-//! `slowstart_udp`, `slowstart_emu` and the binding. Nothing here runs anything.
+//! config produces, and the [`Observer`](slowstart_transport::Observer) the recorder is).
+//! Above: `slowstart_link`, `slowstart_apps`, `slowstart_sim`, `slowstart_udp`,
+//! `slowstart_emu`, `slowstart_quinn` and the binding. Nothing here runs anything: the
+//! recorder is told.
 //!
 //! Start reading at [`SimConfig`] and [`FlowConfig`] (config.rs), then [`FlowConfig::transport`]
 //! and [`FlowConfig::common_params`], what a run builds a connection from.
@@ -41,6 +47,7 @@
 pub mod cc_text;
 mod config;
 mod derived;
+pub mod recorder;
 #[doc(hidden)]
 pub mod testing;
 pub mod trace;
@@ -48,6 +55,7 @@ pub mod trace;
 pub use cc_text::{parse_cc, CcText, GuestRef, Word, CC_HELP};
 pub use config::*;
 pub use derived::{stall_threshold, substream_seed};
+pub use recorder::{FlowMetrics, FlowRecorder};
 
 /// An error in a scenario or config, naming the field and what is accepted.
 #[derive(Clone, Debug, PartialEq, Eq)]

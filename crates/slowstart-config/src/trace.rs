@@ -166,6 +166,16 @@ impl Sampler {
         }
     }
 
+    /// Every event of series `0..series`, without a row limit: a real endpoint's trace, which
+    /// its run bounds.
+    pub fn unbounded(series: usize) -> Self {
+        Sampler {
+            interval_ns: 0,
+            max_rows: usize::MAX,
+            next_due: vec![0; series],
+        }
+    }
+
     /// Whether series `i` is due at `now` (`force` samples regardless, e.g. on a phase change).
     pub fn due(&mut self, i: usize, now: u64, force: bool) -> bool {
         if now < self.next_due[i] && !force {
@@ -222,11 +232,6 @@ macro_rules! trace_table {
                     $( retain_rows(&mut self.$field, &keep); )+
                     sampler.widen(span);
                 }
-                $( self.$field.push(row.$field); )+
-            }
-
-            /// Every row, without a bound (a real endpoint's trace, which its run bounds).
-            pub fn push_unbounded(&mut self, row: $row) {
                 $( self.$field.push(row.$field); )+
             }
 
@@ -307,9 +312,10 @@ mod tests {
 
     #[test]
     fn csv_under_the_tables_names() {
-        let mut trace = FlowTrace::default();
+        let (mut trace, mut every) = (FlowTrace::default(), Sampler::unbounded(3));
         for (t, phase) in [(0, 0), (5, 3), (9, 200)] {
-            trace.push_unbounded(FlowRow {
+            assert!(every.due(2, t, false));
+            let row = FlowRow {
                 t_ns: t,
                 flow: 2,
                 cwnd_bytes: 14_480,
@@ -318,7 +324,8 @@ mod tests {
                 srtt_ns: 100_000_000,
                 delivered_bytes: t,
                 phase,
-            });
+            };
+            trace.push(row, &mut every);
         }
         let mut out = Vec::new();
         let phases: &[&str] = &["slow_start", "a", "b", "recovery"];

@@ -32,7 +32,8 @@ use std::time::{Duration, Instant};
 use quinn::congestion::{BbrConfig, Controller, ControllerFactory, CubicConfig, NewRenoConfig};
 use quinn::{ClientConfig, Endpoint, EndpointConfig, ServerConfig, TransportConfig, VarInt};
 use slowstart_cc::Phase;
-use slowstart_config::trace::{write_csv, FlowTrace};
+use slowstart_config::trace::{write_csv, FlowTrace, Sampler};
+use slowstart_config::FlowRecorder;
 use slowstart_quinn::record::{Call, Recorder};
 use slowstart_quinn::trace::{Sink, TraceRow};
 use slowstart_quinn::SlowstartFactory;
@@ -317,7 +318,8 @@ async fn client(a: &Args) -> Result<String, String> {
     // The close frame is sent; its draining period (3 PTO) need not be waited out in full.
     let _ = tokio::time::timeout(Duration::from_secs(1), endpoint.wait_idle()).await;
     let rows = trace.take();
-    write_trace(a, &rows)?;
+    let (table, recorder) = record(&rows);
+    write_trace(a, &rows, &table)?;
     if let (Some(path), Some(calls)) = (&a.calls, &calls) {
         let text: String = calls.take().iter().map(|c| c.line() + "\n").collect();
         std::fs::write(path, text).map_err(|e| format!("{path}: {e}"))?;
@@ -333,7 +335,7 @@ async fn client(a: &Args) -> Result<String, String> {
         "udp_tx_datagrams": stats.udp_tx.datagrams,
         "udp_tx_bytes": stats.udp_tx.bytes,
         "handshake_rtt_ns": stats.path.rtt.as_nanos() as u64,
-        "max_cwnd_bytes": rows.iter().map(|r| r.cwnd).max().unwrap_or(0),
+        "max_cwnd_bytes": recorder.metrics().max_cwnd_bytes,
     })
     .to_string())
 }
@@ -359,7 +361,18 @@ fn quinn_own(name: &str, a: &Args) -> Arc<dyn ControllerFactory + Send + Sync> {
     }
 }
 
-fn write_trace(a: &Args, rows: &[TraceRow]) -> Result<(), String> {
+/// The controller's rows as the simulator's flow trace (one flow: 0, every row), through the
+/// recorder every driver measures a flow with.
+fn record(rows: &[TraceRow]) -> (FlowTrace, FlowRecorder) {
+    let mut recorder = FlowRecorder::new(0, 0);
+    let (mut table, mut sampler) = (FlowTrace::default(), Sampler::unbounded(1));
+    for r in rows {
+        recorder.record_row(r.flow_row(0), &mut table, &mut sampler);
+    }
+    (table, recorder)
+}
+
+fn write_trace(a: &Args, rows: &[TraceRow], table: &FlowTrace) -> Result<(), String> {
     if let Some(path) = &a.qlog {
         let mut text = slowstart_quinn::trace::qlog_header();
         for (i, r) in rows.iter().enumerate() {
@@ -370,14 +383,10 @@ fn write_trace(a: &Args, rows: &[TraceRow]) -> Result<(), String> {
     let Some(path) = &a.trace else {
         return Ok(());
     };
-    // Under the simulator's flow trace columns, as slowstart-udp writes its own (one flow: 0).
-    let mut trace = FlowTrace::default();
-    for r in rows {
-        trace.push_unbounded(r.flow_row(0));
-    }
+    // Under the simulator's flow trace columns, as slowstart-udp writes its own.
     let mut text = Vec::new();
     let phase = |_: &str, code: usize| Phase::ALL.get(code).map(|p| p.name());
-    write_csv(&mut text, &trace.columns(), phase).expect("a Vec takes every write");
+    write_csv(&mut text, &table.columns(), phase).expect("a Vec takes every write");
     std::fs::write(path, text).map_err(|e| format!("{path}: {e}"))
 }
 

@@ -6,15 +6,16 @@
 //! - `slowstart_transport`: the TCP-like connection (sans-IO) that drives a controller.
 //! - `slowstart_config`: the canonical config every run starts from, with every default and
 //!   bound of a scenario (the Python front end only resolves a TOML file's units into it),
-//!   seeds, and the trace column table.
+//!   seeds, the trace column table and each flow's recorder (its trace rows and summary
+//!   metrics, the transport's observer).
 //! - `slowstart_link`: link directions with their queue disciplines and loss, capacity traces,
 //!   topology and static routes, cross traffic.
 //! - `slowstart_apps`: bulk, web and BitTorrent applications on the transport.
 //! - here: [`engine`] (the one event loop, its clock and its queues), the two applications it
 //!   runs, [`sim`] (flows over a topology of links, with their applications, cross traffic,
-//!   metrics and traces) and [`swarm`] (a BitTorrent swarm of peers behind access links, with
-//!   connections that open and close), and [`export`] (captures and qlog files written as a
-//!   run goes).
+//!   metrics and traces: it tells each flow's recorder and qlog file what its sender did) and
+//!   [`swarm`] (a BitTorrent swarm of peers behind access links, with connections that open
+//!   and close), and [`export`] (captures and qlog files written as a run goes).
 //!
 //! Time is integer nanoseconds, sizes integer bytes; the same config and seed give
 //! byte-identical output. The UDP stack (`slowstart_udp`) and the link emulator

@@ -3,13 +3,13 @@
 //! [`Application`]: it starts the flows, routes each packet a link delivers or an endpoint
 //! sends, and reacts to what a connection's packet or timer changed.
 
-use std::collections::VecDeque;
-
 use serde::Serialize;
-use slowstart_cc::{CcSpec, CommonParams, Controller, Phase};
+use slowstart_cc::{CcSpec, CommonParams, Controller};
 use slowstart_transport::packet::{Kind, Packet};
-use slowstart_transport::sender::{SenderStats, State};
-use slowstart_transport::{Connection, Fired, Received, Settings, TimerKind};
+use slowstart_transport::sender::State;
+use slowstart_transport::{
+    Connection, Fired, Observer, Received, SenderEvent, Settings, TimerKind,
+};
 
 use crate::engine::{Application, Engine, Event, EventQueue, Queue};
 use crate::export::qlog::Qlogs;
@@ -17,26 +17,21 @@ use crate::export::{tcp::TcpView, Captures, ExportDirs};
 use crate::swarm::{PeerSummary, SwarmSummary};
 use crate::SimError;
 use slowstart_apps::{App, AppSummary, Ctx};
-use slowstart_config::trace::{AppTrace, FlowRow, FlowTrace, QueueRow, QueueTrace, Sampler};
+use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
 use slowstart_config::SimConfig;
-use slowstart_config::{stall_threshold, substream_seed};
+use slowstart_config::{stall_threshold, substream_seed, FlowRecorder};
 use slowstart_link::channel::Channel;
 use slowstart_link::cross::{CrossSource, CrossSummary};
 pub use slowstart_link::summary::LinkSummary;
 use slowstart_link::topology::Topology;
 
-/// Per-flow measurements taken while the run goes on.
+/// A flow's data packets the links dropped (the sender's own measurements are its
+/// [`FlowRecorder`]'s).
 #[derive(Clone, Debug, Default)]
-struct FlowMetrics {
-    slow_start_exit_ns: Option<u64>,
-    full_bw_ns: Option<u64>,
-    window_cap_ns: Option<u64>,
-    max_cwnd: u64,
+struct FlowDrops {
     drops: u64,
     drop_bytes: u64,
     slow_start_drops: u64,
-    /// (time, delivered) samples spanning at least one base RTT, for `time_to_full_bw_s`.
-    delivered_window: VecDeque<(u64, u64)>,
 }
 
 #[derive(Clone, Copy)]
@@ -54,11 +49,8 @@ struct Flow {
     stall_threshold: u64,
     /// The current connection; packets of earlier ones are dropped on arrival.
     conn: u8,
-    /// Counts of the connections before the current one.
-    prior_stats: SenderStats,
+    /// Bytes the earlier connections' receivers took in order.
     prior_delivered: u64,
-    /// Bytes the earlier connections' senders saw acknowledged.
-    prior_acked: u64,
     /// Duplicate ACKs the earlier connections' receivers sent.
     prior_dup_acks: u64,
     start_ns: u64,
@@ -72,14 +64,11 @@ struct Flow {
     done: bool,
     /// When an application flow finished.
     app_done_ns: Option<u64>,
-    /// Effective window cap: min(send buffer, receive window ceiling), if any.
-    window_cap: Option<u64>,
     base_rtt_ns: u64,
     bottleneck_bps: u64,
-    /// 95% of min(bottleneck rate, window cap / base RTT), bits per second.
-    full_bw_target_bps: u64,
-    last_phase: Phase,
-    metrics: FlowMetrics,
+    /// What the sender did: its trace rows, summary metrics and counts over every connection.
+    recorder: FlowRecorder,
+    drops: FlowDrops,
 }
 
 /// The outcome of a run: the summary and the sampled series.
@@ -273,24 +262,17 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
                 (a, b) => a.or(b),
             }
             .map(|cap| cap / f.mss * f.mss);
-            let mut target = bottleneck_bps as u128;
-            if let (Some(cap), true) = (window_cap, base_rtt_ns > 0) {
-                target = target.min(cap as u128 * 8 * 1_000_000_000 / base_rtt_ns as u128);
-            }
             let settings = f.transport();
             let mut ends = Connection::new(i as u32, &settings, &settings, cc, f.size_bytes);
             let stall_threshold =
                 stall_threshold(bottleneck_bps, base_rtt_ns, f.mss, f.header_bytes);
             ends.src.sender.set_stall_threshold(stall_threshold);
-            let last_phase = ends.src.sender.phase();
             flows.push(Flow {
                 spec: f.cc.clone(),
                 common,
                 stall_threshold,
                 conn: 0,
-                prior_stats: SenderStats::default(),
                 prior_delivered: 0,
-                prior_acked: 0,
                 prior_dup_acks: 0,
                 start_ns: f.start_ns,
                 handshake: f.handshake,
@@ -300,12 +282,14 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
                 settings,
                 done: false,
                 app_done_ns: None,
-                window_cap,
                 base_rtt_ns,
                 bottleneck_bps,
-                full_bw_target_bps: (target * 95 / 100) as u64,
-                last_phase,
-                metrics: FlowMetrics::default(),
+                recorder: FlowRecorder::new(i as u32, 0).with_path(
+                    bottleneck_bps,
+                    base_rtt_ns,
+                    window_cap,
+                ),
+                drops: FlowDrops::default(),
             });
         }
         let n_flows = flows.len();
@@ -406,7 +390,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
         (
             flow.ends.src.sender.stats().data_bytes_sent,
             flow.ends.dst.receiver.data_bytes_received(),
-            flow.metrics.drop_bytes,
+            flow.drops.drop_bytes,
             held,
         )
     }
@@ -509,10 +493,10 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
             let Some(flow) = self.flows.get_mut(packet.flow as usize) else {
                 return self.cross_dropped(packet);
             };
-            flow.metrics.drops += 1;
-            flow.metrics.drop_bytes += packet.len as u64;
+            flow.drops.drops += 1;
+            flow.drops.drop_bytes += packet.len as u64;
             if flow.ends.src.sender.phase().is_initial_slow_start() {
-                flow.metrics.slow_start_drops += 1;
+                flow.drops.slow_start_drops += 1;
             }
         }
     }
@@ -551,22 +535,25 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
         let flow = &mut self.flows[f];
         let cc = Controller::rebuild(&flow.spec, &flow.common);
         let old = &flow.ends;
-        flow.prior_stats.add(old.src.sender.stats());
+        let qlog = self.qlogs.as_deref_mut().map(|x| x.flow(f));
+        let mut obs = (
+            flow.recorder
+                .observer(&mut self.flow_trace, &mut self.flow_sampler),
+            qlog,
+        );
+        obs.on_replaced(now, &old.src.sender);
         flow.prior_delivered += old.dst.receiver.rcv_nxt();
-        flow.prior_acked += old.src.sender.delivered();
         flow.prior_dup_acks += old.dst.receiver.dup_acks();
         flow.conn = flow.conn.wrapping_add(1);
         let s = &flow.settings;
         let mut ends = Connection::new(f as u32, s, s, cc, flow.size_bytes);
         ends.src.sender.set_stall_threshold(flow.stall_threshold);
-        if let Some(x) = self.qlogs.as_deref_mut() {
+        if self.qlogs.is_some() {
             ends.src.sender.log_losses(true);
-            x.on_reconnect(f);
         }
         ends.dst.requests.continue_counts(&flow.ends.dst.requests);
         flow.ends = ends;
         let sender = &mut flow.ends.src.sender;
-        flow.last_phase = sender.phase();
         sender.start(now, flow.handshake, &mut self.engine.io);
         if sender.state() == State::Established {
             self.with_app(f, |app, ctx| app.on_established(ctx));
@@ -576,7 +563,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
                 .sender
                 .try_send(now, &mut self.engine.io);
         }
-        self.after_sender_event(f);
+        self.after_sender_event(f, SenderEvent::Start);
     }
 
     fn flow_start(&mut self, f: usize) {
@@ -596,7 +583,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
                 .sender
                 .try_send(now, &mut self.engine.io);
         }
-        self.after_sender_event(f);
+        self.after_sender_event(f, SenderEvent::Start);
         self.after_app_event(f);
     }
 
@@ -613,7 +600,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
             x.on_delivered(&packet);
         }
         if let (Some(x), Kind::Ack | Kind::SynAck) = (self.qlogs.as_deref_mut(), packet.kind) {
-            x.on_received(f, now, &packet);
+            x.flow(f).on_packet_received(now, &packet);
         }
         match flow.ends.handle_packet(now, &packet, &mut self.engine.io) {
             Received::Nothing | Received::Unexpected => {}
@@ -634,15 +621,11 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
                         .sender
                         .try_send(now, &mut self.engine.io);
                 }
-                self.after_sender_event(f);
+                self.after_sender_event(f, SenderEvent::SynAck);
                 self.after_app_event(f);
             }
             Received::Ack(outcome) => {
-                if outcome.delivered > 0 {
-                    let delivered = flow.prior_acked + flow.ends.src.sender.delivered();
-                    self.track_full_bw(f, delivered);
-                }
-                self.after_sender_event(f);
+                self.after_sender_event(f, SenderEvent::Ack(outcome));
                 self.check_done(f);
             }
             Received::Request { advanced, upto } => {
@@ -655,7 +638,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
                     .answer_requests(now, &mut self.engine.io, |sender, io| {
                         sender.try_send(now, io);
                     });
-                self.after_sender_event(f);
+                self.after_sender_event(f, SenderEvent::Requests);
                 self.after_app_event(f);
             }
         }
@@ -712,7 +695,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
     fn send_packet(&mut self, mut p: Packet) {
         p.conn = self.flows[p.flow as usize].conn;
         if let Some(x) = self.qlogs.as_deref_mut() {
-            x.on_sent(p.flow as usize, self.engine.now, &p);
+            x.flow(p.flow as usize).on_packet_sent(self.engine.now, &p);
         }
         let route = self.routes[p.flow as usize];
         let (from, to) = if p.to_receiver() {
@@ -723,64 +706,16 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
         self.forward(from, to, p);
     }
 
-    /// Delivery rate over the last base RTT against the flow's target (`time_to_full_bw_s`).
-    fn track_full_bw(&mut self, f: usize, delivered: u64) {
-        let now = self.engine.now;
+    /// Tell flow `f`'s observers (its recorder, its qlog file if any) what its sender did.
+    fn after_sender_event(&mut self, f: usize, event: SenderEvent) {
         let flow = &mut self.flows[f];
-        if flow.metrics.full_bw_ns.is_some() || flow.base_rtt_ns == 0 {
-            return;
-        }
-        let window = &mut flow.metrics.delivered_window;
-        window.push_back((now, delivered));
-        let horizon = now.saturating_sub(flow.base_rtt_ns);
-        while window.len() > 1 && window[1].0 <= horizon {
-            window.pop_front();
-        }
-        let (t0, d0) = window[0];
-        if now - t0 >= flow.base_rtt_ns {
-            // bits * 1e9 / (now - t0) >= target, multiplied out: no 128-bit division on every
-            // ACK.
-            let bits_x_1e9 = (delivered - d0) as u128 * 8 * 1_000_000_000;
-            if bits_x_1e9 >= flow.full_bw_target_bps as u128 * (now - t0) as u128 {
-                flow.metrics.full_bw_ns = Some(now);
-                flow.metrics.delivered_window = VecDeque::new();
-            }
-        }
-    }
-
-    fn after_sender_event(&mut self, f: usize) {
-        let now = self.engine.now;
-        let flow = &mut self.flows[f];
-        let s = &flow.ends.src.sender;
-        let cwnd = s.cwnd();
-        let phase = s.phase();
-        let m = &mut flow.metrics;
-        m.max_cwnd = m.max_cwnd.max(cwnd);
-        if m.slow_start_exit_ns.is_none() && !phase.is_initial_slow_start() {
-            m.slow_start_exit_ns = Some(now);
-        }
-        if m.window_cap_ns.is_none() && flow.window_cap.is_some_and(|cap| cwnd >= cap) {
-            m.window_cap_ns = Some(now);
-        }
-        let phase_changed = phase != flow.last_phase;
-        flow.last_phase = phase;
-        if let Some(x) = self.qlogs.as_deref_mut() {
-            x.after_sender_event(f, now, &mut flow.ends.src.sender);
-        }
-        let s = &flow.ends.src.sender;
-        if self.flow_sampler.due(f, now, phase_changed) {
-            let row = FlowRow {
-                t_ns: now,
-                flow: f as u32,
-                cwnd_bytes: cwnd,
-                ssthresh_bytes: s.ssthresh(),
-                inflight_bytes: s.pipe(),
-                srtt_ns: s.rtt().srtt(),
-                delivered_bytes: flow.prior_acked + s.delivered(),
-                phase: phase as u8,
-            };
-            self.flow_trace.push(row, &mut self.flow_sampler);
-        }
+        let qlog = self.qlogs.as_deref_mut().map(|x| x.flow(f));
+        let recorder = flow
+            .recorder
+            .observer(&mut self.flow_trace, &mut self.flow_sampler);
+        flow.ends
+            .src
+            .notify(self.engine.now, event, &mut (recorder, qlog));
     }
 
     pub fn finish(mut self, end_ns: u64) -> RunOutput {
@@ -798,12 +733,12 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
             .map(|(i, f)| {
                 let since_start = |t: Option<u64>| t.map(|t| seconds(t.saturating_sub(f.start_ns)));
                 let (sender, receiver) = (&f.ends.src.sender, &f.ends.dst.receiver);
+                let m = f.recorder.metrics();
                 let delivered = f.prior_delivered + receiver.rcv_nxt();
                 let completed_ns = receiver.completed_ns().or(f.app_done_ns);
                 let active_end = completed_ns.unwrap_or(end_ns);
                 let active = active_end.saturating_sub(f.start_ns);
-                let mut st = f.prior_stats.clone();
-                st.add(sender.stats());
+                let st = f.recorder.stats(sender);
                 FlowSummary {
                     id: i as u32,
                     cc: cc_label(&f.spec),
@@ -815,20 +750,20 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
                     } else {
                         0.0
                     },
-                    slow_start_exit_s: since_start(f.metrics.slow_start_exit_ns),
-                    time_to_full_bw_s: since_start(f.metrics.full_bw_ns),
-                    time_to_window_cap_s: since_start(f.metrics.window_cap_ns),
+                    slow_start_exit_s: since_start(m.slow_start_exit_ns),
+                    time_to_full_bw_s: since_start(m.full_bw_ns),
+                    time_to_window_cap_s: since_start(m.window_cap_ns),
                     retransmits: st.retransmits,
                     dup_acks: f.prior_dup_acks + receiver.dup_acks(),
                     loss_events: st.loss_events,
                     rto_count: st.rto_count,
                     lost_retransmissions: st.lost_retransmissions,
                     loss_probes: st.loss_probes,
-                    max_cwnd_bytes: f.metrics.max_cwnd,
+                    max_cwnd_bytes: m.max_cwnd_bytes,
                     data_packets_sent: st.data_packets_sent,
                     data_bytes_sent: st.data_bytes_sent,
-                    drops: f.metrics.drops,
-                    slow_start_drops: f.metrics.slow_start_drops,
+                    drops: f.drops.drops,
+                    slow_start_drops: f.drops.slow_start_drops,
                     base_rtt_s: seconds(f.base_rtt_ns),
                     bottleneck_bps: f.bottleneck_bps,
                     stalls: st.stalls,
@@ -919,7 +854,7 @@ impl<Q: Queue<Event<FlowStart>>> Application for Simulation<Q> {
     #[inline(always)]
     fn on_timer_fired(&mut self, f: u32, fired: Fired) {
         if fired.kind == TimerKind::Retransmission {
-            self.after_sender_event(f as usize);
+            self.after_sender_event(f as usize, SenderEvent::Rto);
         }
     }
 

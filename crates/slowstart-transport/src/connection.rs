@@ -14,7 +14,10 @@
 //!   ([`Received`]);
 //! - `handle_timeout`: a wake-up it was asked for ([`Io::wakeups`]) came due;
 //! - `handle_timeouts`: fire every timer due by now, for a loop that sleeps until
-//! - `poll_timeout`: the earliest deadline.
+//! - `poll_timeout`: the earliest deadline;
+//!
+//! and after each sender event it hands over (a start, a SYN-ACK, an ACK, answered requests, a
+//! retransmission timeout) tells its observer with [`SenderEnd::notify`] ([`crate::observe`]).
 //!
 //! The five timers live in the parts that arm them (the sender's retransmission, loss probe and
 //! pacing timers, the receiver's delayed ACK, the request stream's retransmission timer); which
@@ -22,8 +25,9 @@
 //! event heap learns of a timer from the wake-up pushed when it is armed earlier than its
 //! pending one ([`Timer`]); a loop over sockets reads the same deadlines with `poll_timeout`.
 
-use slowstart_cc::Controller;
+use slowstart_cc::{Controller, Phase};
 
+use crate::observe::{Observer, SenderEvent};
 use crate::packet::{Kind, Packet};
 use crate::receiver::Receiver;
 use crate::request::{RequestReceiver, RequestSender};
@@ -64,6 +68,8 @@ pub struct SenderEnd {
     pub sender: Sender,
     /// The application's requests from the other end.
     pub request_rx: RequestReceiver,
+    /// The controller's phase at the last [`SenderEnd::notify`] (at the start, its first).
+    observed_phase: Phase,
 }
 
 /// The data receiver's end (`dst`).
@@ -147,11 +153,29 @@ impl SenderEnd {
     /// Flow `flow`'s sending end: data under `data` settings run by `cc`, requests under
     /// `control`'s.
     pub fn new(flow: u32, data: &Settings, control: &Settings, cc: Controller) -> Self {
+        let sender = Sender::new(flow, data, cc);
         SenderEnd {
             flow,
-            sender: Sender::new(flow, data, cc),
+            observed_phase: sender.phase(),
+            sender,
             request_rx: RequestReceiver::new(flow, control),
         }
+    }
+
+    /// Tell `obs` what the sender did at `now`, right after the driver handed it `event`: the
+    /// segments it found lost since the last report (while it logs them), a change of its
+    /// controller's phase since the last report (once), then the event ([`crate::observe`]).
+    #[inline]
+    pub fn notify<O: Observer>(&mut self, now: u64, event: SenderEvent, obs: &mut O) {
+        for loss in self.sender.take_losses() {
+            obs.on_packet_lost(now, &loss);
+        }
+        let phase = self.sender.phase();
+        if phase != self.observed_phase {
+            obs.on_phase_change(now, self.observed_phase, phase);
+            self.observed_phase = phase;
+        }
+        obs.on_sender_event(now, event, &self.sender);
     }
 
     /// A packet for the sending end arrived (a SYN-ACK, an ACK or a request).

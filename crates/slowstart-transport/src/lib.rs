@@ -16,6 +16,11 @@
 //! - [`connection`]: a flow's two ends (sender and receiver, each with its side of the request
 //!   stream) behind `handle_packet`, `handle_timeout(s)` and `poll_timeout`: what every driver
 //!   calls, and the one place that decides which timer fires;
+//! - [`observe`]: the [`Observer`] a driver holds beside its connection, told of each sender
+//!   event with its time ([`SenderEnd::notify`]: losses, a phase change once, the event), and
+//!   of packets sent and received: what traces, summaries and qlog files are made from, the
+//!   same way in every driver (the recorder of traces and summary metrics is
+//!   `slowstart_config::recorder`, beside the trace columns);
 //! - [`packet`]: the one packet record, with its SACK blocks;
 //! - [`ranges`]: a set of disjoint byte or segment ranges (SACK scoreboard, reassembly);
 //! - [`timer`]: a deadline that can move often without a new wake-up each time;
@@ -36,7 +41,12 @@ pub mod connection;
 mod connection_tests;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod observe;
+#[cfg(test)]
+mod observe_tests;
 pub mod packet;
+#[doc(hidden)]
+pub mod pipe;
 pub mod ranges;
 pub mod receiver;
 pub mod request;
@@ -47,6 +57,7 @@ pub mod timer;
 pub mod wire;
 
 pub use connection::{Connection, Fired, Received, ReceiverEnd, SenderEnd};
+pub use observe::{Observer, SenderEvent};
 pub use packet::{Kind, Packet};
 pub use settings::{LossDetection, Recovery, Settings};
 pub use timer::{Timer, TimerKind};

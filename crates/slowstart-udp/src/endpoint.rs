@@ -9,12 +9,12 @@ use std::os::fd::AsRawFd;
 
 use serde::Serialize;
 use slowstart_cc::{external, Controller};
-use slowstart_config::trace::{FlowRow, FlowTrace};
-use slowstart_config::{AppConfig, FlowConfig};
+use slowstart_config::trace::{FlowTrace, Sampler};
+use slowstart_config::{AppConfig, FlowConfig, FlowRecorder};
 use slowstart_transport::packet::{Kind, Packet};
-use slowstart_transport::sender::{Sender, State};
+use slowstart_transport::sender::State;
 use slowstart_transport::wire::{self, MAX_DATAGRAM};
-use slowstart_transport::{Io, Received, ReceiverEnd, SenderEnd, Settings, TimerKind};
+use slowstart_transport::{Io, Received, ReceiverEnd, SenderEnd, SenderEvent, Settings, TimerKind};
 
 use crate::clock::{now_ns, wait_readable};
 use crate::pattern;
@@ -95,17 +95,35 @@ impl Dropped {
     }
 }
 
-/// The sender's state at `t_ns` (since it started), a row of the simulator's flow trace.
-pub(crate) fn trace_row(s: &Sender, flow: u32, t_ns: u64) -> FlowRow {
-    FlowRow {
-        t_ns,
-        flow,
-        cwnd_bytes: s.cwnd(),
-        ssthresh_bytes: s.ssthresh(),
-        inflight_bytes: s.pipe(),
-        srtt_ns: s.rtt().srtt(),
-        delivered_bytes: s.delivered(),
-        phase: s.phase() as u8,
+/// What a sending end's recorder writes into: the report's trace, every event's row (times
+/// from the recorder's origin).
+pub(crate) struct Tracing {
+    pub recorder: FlowRecorder,
+    pub sampler: Sampler,
+}
+
+impl Tracing {
+    /// Flow `flow`'s, its rows' times counted from `origin_ns`.
+    pub fn new(flow: u32, origin_ns: u64) -> Self {
+        Tracing {
+            recorder: FlowRecorder::new(flow, origin_ns),
+            sampler: Sampler::unbounded(flow as usize + 1),
+        }
+    }
+
+    /// Tell the recorder what `end`'s sender did at `now`, as the simulator does.
+    pub fn notify(
+        &mut self,
+        end: &mut SenderEnd,
+        now: u64,
+        event: SenderEvent,
+        trace: &mut FlowTrace,
+    ) {
+        end.notify(
+            now,
+            event,
+            &mut self.recorder.observer(trace, &mut self.sampler),
+        );
     }
 }
 
@@ -134,7 +152,8 @@ pub struct SenderReport {
     /// A web server's: connections opened (one per object without keep-alive).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub connections: Option<u64>,
-    /// Its state at every ACK, under the simulator's flow trace columns.
+    /// Its state after every event the simulator samples at (start, SYN-ACK, ACK, answered
+    /// requests, retransmission timeout), under the simulator's flow trace columns.
     #[serde(skip)]
     pub trace: FlowTrace,
 }
@@ -304,13 +323,33 @@ fn require_bulk(cfg: &FlowConfig) -> Result<(), String> {
 }
 
 /// Fire the sending end's timers that are due at `now`; each paced departure's lateness (ns)
-/// goes into `late`.
-pub(crate) fn fire_due_timers(end: &mut SenderEnd, now: u64, io: &mut Io, late: &mut Vec<u64>) {
-    end.handle_timeouts(now, io, |fired| {
-        if fired.kind == TimerKind::Pacing {
-            late.push(now - fired.deadline);
-        }
+/// goes into `late`. A retransmission timeout among them is reported to `tracing`.
+pub(crate) fn fire_due_timers(
+    end: &mut SenderEnd,
+    now: u64,
+    io: &mut Io,
+    late: &mut Vec<u64>,
+    tracing: &mut Tracing,
+    trace: &mut FlowTrace,
+) {
+    let mut rto = false;
+    end.handle_timeouts(now, io, |fired| match fired.kind {
+        TimerKind::Pacing => late.push(now - fired.deadline),
+        TimerKind::Retransmission => rto = true,
+        _ => {}
     });
+    if rto {
+        tracing.notify(end, now, SenderEvent::Rto, trace);
+    }
+}
+
+/// The sender's event in what `handle_packet` returned, if it was one.
+pub(crate) fn sender_event(received: Received) -> Option<SenderEvent> {
+    match received {
+        Received::SynAck { .. } => Some(SenderEvent::SynAck),
+        Received::Ack(outcome) => Some(SenderEvent::Ack(outcome)),
+        _ => None,
+    }
 }
 
 /// Send flow `flow` (its bulk application: `size_bytes`, or unbounded until the duration) to
@@ -348,10 +387,8 @@ pub fn run_sender(
     external::set_clock_origin(start);
     external::take_fault(); // an earlier run's on this thread is not this one's
     s.start(start, cfg.handshake, &mut io);
-    report.trace.push_unbounded(trace_row(s, flow, 0));
-    if !s.phase().is_initial_slow_start() {
-        report.slow_start_exit_s = Some(0.0); // a controller without slow start (ledbat)
-    }
+    let mut tracing = Tracing::new(flow, start);
+    tracing.notify(&mut end, start, SenderEvent::Start, &mut report.trace);
     send_all(sock, peer, 0, &mut io, &mut out, &mut payload)?;
     let mut last_progress = (start, 0u64);
     let seconds = |t: u64| (t - start) as f64 / 1e9;
@@ -380,10 +417,8 @@ pub fn run_sender(
                         d.bad_ack += 1
                     }
                     Kind::SynAck | Kind::Ack => {
-                        if let Received::Ack(_) = end.handle_packet(now, &p, &mut io) {
-                            report
-                                .trace
-                                .push_unbounded(trace_row(&end.sender, flow, now - start));
+                        if let Some(e) = sender_event(end.handle_packet(now, &p, &mut io)) {
+                            tracing.notify(&mut end, now, e, &mut report.trace);
                         }
                     }
                     _ => d.unexpected += 1,
@@ -392,19 +427,19 @@ pub fn run_sender(
             }
         }
         let now = now_ns();
-        fire_due_timers(&mut end, now, &mut io, &mut late);
+        let trace = &mut report.trace;
+        fire_due_timers(&mut end, now, &mut io, &mut late, &mut tracing, trace);
         send_all(sock, peer, 0, &mut io, &mut out, &mut payload)?;
         let s = &end.sender;
-        report.max_cwnd_bytes = report.max_cwnd_bytes.max(s.cwnd());
-        if report.slow_start_exit_s.is_none() && !s.phase().is_initial_slow_start() {
-            report.slow_start_exit_s = Some(seconds(now));
-        }
         if s.acked_bytes() > last_progress.1 {
             last_progress = (now, s.acked_bytes());
         }
     }
     let s = &end.sender;
-    let st = s.stats();
+    let m = tracing.recorder.metrics();
+    report.max_cwnd_bytes = m.max_cwnd_bytes;
+    report.slow_start_exit_s = m.slow_start_exit_ns.map(seconds);
+    let st = tracing.recorder.stats(s);
     report.bytes_acked = s.acked_bytes();
     report.retransmits = st.retransmits;
     report.loss_events = st.loss_events;

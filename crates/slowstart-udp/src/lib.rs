@@ -19,7 +19,9 @@
 //! Start reading at [`endpoint`] ([`run_sender`] and [`run_receiver`]: the loop that waits for a
 //! datagram or the connection's `poll_timeout`), then [`web`]. [`cli`] is the binary's
 //! arguments and report; the sender's `--trace` is the engine's flow trace
-//! (`slowstart_config::trace::FlowTrace`), written under its column names.
+//! (`slowstart_config::trace::FlowTrace`), written under its column names, and it and the
+//! report's window metrics are made by the engine's recorder
+//! (`slowstart_config::FlowRecorder`), told of the same sender events.
 
 pub mod cli;
 pub mod clock;

@@ -23,14 +23,14 @@ use slowstart_apps::web::{ClientEnd, Delivered, WebClient, WebServer, WebSummary
 use slowstart_cc::{external, Controller};
 use slowstart_config::{AppConfig, FlowConfig, WebConfig};
 use slowstart_transport::packet::{Kind, Packet};
-use slowstart_transport::sender::{SenderStats, State};
+use slowstart_transport::sender::SenderStats;
 use slowstart_transport::wire::MAX_DATAGRAM;
-use slowstart_transport::{Io, Received, ReceiverEnd, SenderEnd, Settings};
+use slowstart_transport::{Io, Observer, Received, ReceiverEnd, SenderEnd, SenderEvent, Settings};
 
 use crate::clock::{now_ns, wait_readable};
 use crate::endpoint::{
     ack_acceptable, checked_settings, fire_due_timers, grow_buffers, next_datagram, percentile_us,
-    send_all, stop_on_fault, trace_row, Datagram, Dropped, Limits, SenderReport,
+    send_all, sender_event, stop_on_fault, Datagram, Dropped, Limits, SenderReport, Tracing,
 };
 use crate::pattern;
 
@@ -89,7 +89,7 @@ pub fn run_server(
     Controller::new(&cfg.cc, &common).map_err(|e| format!("cc: {e}"))?;
     let mut server = WebServer::new(web);
     let mut conn: Option<Conn> = None;
-    let (mut prior, mut prior_acked, mut connections) = (SenderStats::default(), 0u64, 0u64);
+    let mut connections = 0u64;
     sock.set_nonblocking(true).map_err(|e| e.to_string())?;
     grow_buffers(sock);
     let fd = sock.as_raw_fd();
@@ -101,6 +101,7 @@ pub fn run_server(
     let start = now_ns();
     let origin = origin.unwrap_or(start).min(start);
     report.start_ns = origin;
+    let mut tracing = Tracing::new(flow, origin);
     external::set_clock_origin(origin);
     external::take_fault(); // an earlier run's on this thread is not this one's
     let mut last_progress = (start, 0u64);
@@ -112,7 +113,8 @@ pub fn run_server(
             report.completion_s = Some(seconds(now));
             break;
         }
-        let acked = prior_acked + conn.as_ref().map_or(0, |c| c.end.sender.acked_bytes());
+        let before = tracing.recorder.delivered_before();
+        let acked = before + conn.as_ref().map_or(0, |c| c.end.sender.acked_bytes());
         if limits.over(now, start, last_progress.0, || {
             format!(
                 "{} of {} objects answered, {acked} bytes acknowledged",
@@ -151,8 +153,9 @@ pub fn run_server(
                     if let Some(old) = conn.take() {
                         let old = &old.end.sender;
                         server.on_new_connection(old.stats().stalls);
-                        prior.add(old.stats());
-                        prior_acked += old.delivered();
+                        let (rec, sampler) = (&mut tracing.recorder, &mut tracing.sampler);
+                        rec.observer(&mut report.trace, sampler)
+                            .on_replaced(now, old);
                     }
                     // A user's constructor that fails now faults (Controller::rebuild).
                     let cc = Controller::rebuild(&cfg.cc, &common);
@@ -162,9 +165,7 @@ pub fn run_server(
                         sender.set_stall_threshold(t);
                     }
                     sender.start(now, cfg.handshake, &mut io);
-                    let mut row = trace_row(sender, flow, now.saturating_sub(origin));
-                    row.delivered_bytes += prior_acked;
-                    report.trace.push_unbounded(row);
+                    tracing.notify(&mut end, now, SenderEvent::Start, &mut report.trace);
                     connections += 1;
                     conn = Some(Conn { id: p.conn, end });
                 }
@@ -183,21 +184,24 @@ pub fn run_server(
                     }
                     // As the engine takes them (sim.rs `deliver`).
                     Kind::Request | Kind::SynAck | Kind::Ack => {
-                        match end.handle_packet(now, &p, &mut io) {
+                        let received = end.handle_packet(now, &p, &mut io);
+                        let event = match received {
                             Received::Request { advanced, upto } => {
                                 if advanced {
                                     server.on_requests(upto, &mut end.sender);
                                 }
                                 end.answer_requests(now, &mut io, |s, io| s.try_send(now, io));
+                                Some(SenderEvent::Requests)
                             }
                             Received::Ack(_) => {
                                 let s = &end.sender;
                                 server.on_acked(s.acked_bytes(), s.stats().stalls);
-                                let mut row = trace_row(s, flow, now.saturating_sub(origin));
-                                row.delivered_bytes += prior_acked;
-                                report.trace.push_unbounded(row);
+                                sender_event(received)
                             }
-                            _ => {}
+                            _ => sender_event(received),
+                        };
+                        if let Some(e) = event {
+                            tracing.notify(end, now, e, &mut report.trace);
                         }
                     }
                     _ => d.unexpected += 1,
@@ -209,31 +213,28 @@ pub fn run_server(
         let Some(c) = conn.as_mut() else {
             continue;
         };
-        fire_due_timers(&mut c.end, now, &mut io, &mut late);
+        let trace = &mut report.trace;
+        fire_due_timers(&mut c.end, now, &mut io, &mut late, &mut tracing, trace);
         send_all(sock, peer, c.id, &mut io, &mut out, &mut payload)?;
         let s = &c.end.sender;
-        report.max_cwnd_bytes = report.max_cwnd_bytes.max(s.cwnd());
-        if report.slow_start_exit_s.is_none()
-            && s.state() == State::Established
-            && !s.phase().is_initial_slow_start()
-        {
-            report.slow_start_exit_s = Some(seconds(now));
-        }
-        let acked = prior_acked + s.acked_bytes();
+        let acked = tracing.recorder.delivered_before() + s.acked_bytes();
         if acked > last_progress.1 {
             last_progress = (now, acked);
         }
     }
-    if let Some(c) = &conn {
-        prior.add(c.end.sender.stats());
-        prior_acked += c.end.sender.delivered();
-    }
-    report.bytes_acked = prior_acked;
-    report.retransmits = prior.retransmits;
-    report.loss_events = prior.loss_events;
-    report.rto_count = prior.rto_count;
-    report.loss_probes = prior.loss_probes;
-    report.data_packets_sent = prior.data_packets_sent;
+    // Without a connection the flow never started: nothing was counted.
+    let rec = &tracing.recorder;
+    let st = conn
+        .as_ref()
+        .map_or_else(SenderStats::default, |c| rec.stats(&c.end.sender));
+    report.bytes_acked = conn.as_ref().map_or(0, |c| rec.delivered(&c.end.sender));
+    report.max_cwnd_bytes = rec.metrics().max_cwnd_bytes;
+    report.slow_start_exit_s = rec.metrics().slow_start_exit_ns.map(seconds);
+    report.retransmits = st.retransmits;
+    report.loss_events = st.loss_events;
+    report.rto_count = st.rto_count;
+    report.loss_probes = st.loss_probes;
+    report.data_packets_sent = st.data_packets_sent;
     late.sort_unstable();
     report.pacing_samples = late.len() as u64;
     report.pacing_late_p50_us = percentile_us(&late, 0.5);

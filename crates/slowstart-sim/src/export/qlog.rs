@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use slowstart_cc::Phase;
 use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::{Loss, LossTrigger, Sender};
+use slowstart_transport::{Observer, SenderEvent};
 
 use super::{make_dir, pcap::file_stem};
 use crate::SimError;
@@ -114,13 +115,19 @@ impl Qlogs {
         })
     }
 
+    /// Flow `f`'s file, as the flow's [`Observer`].
+    #[inline]
+    pub fn flow(&mut self, f: usize) -> QlogFlow<'_> {
+        QlogFlow { qlogs: self, f }
+    }
+
     /// Flow `f` opened a new connection: its byte offsets start again at 0.
-    pub fn on_reconnect(&mut self, f: usize) {
+    fn on_reconnect(&mut self, f: usize) {
         self.flows[f].in_flight.clear();
     }
 
     /// The sender of flow `f` sent `p` at `now`.
-    pub fn on_sent(&mut self, f: usize, now: u64, p: &Packet) {
+    fn on_sent(&mut self, f: usize, now: u64, p: &Packet) {
         let log = &mut self.flows[f];
         let line = &mut self.line;
         line.clear();
@@ -157,7 +164,7 @@ impl Qlogs {
     }
 
     /// The sender of flow `f` received `p` (an ACK or SYN-ACK) at `now`.
-    pub fn on_received(&mut self, f: usize, now: u64, p: &Packet) {
+    fn on_received(&mut self, f: usize, now: u64, p: &Packet) {
         let log = &mut self.flows[f];
         let pn = log.next_received;
         log.next_received += 1;
@@ -208,13 +215,10 @@ impl Qlogs {
         self.line = line;
     }
 
-    /// After the sender of flow `f` handled an event at `now`: what it found lost, its
-    /// congestion state and its metrics, each when it changed.
-    pub fn after_sender_event(&mut self, f: usize, now: u64, s: &mut Sender) {
-        let losses: Vec<Loss> = s.take_losses().collect();
-        for loss in losses {
-            self.packet_lost(f, now, &loss);
-        }
+    /// After the sender of flow `f` handled an event at `now` (and what it found lost was
+    /// written): its congestion state and its metrics, each when it changed since this file
+    /// last said (across the flow's connections).
+    fn after_sender_event(&mut self, f: usize, now: u64, s: &Sender) {
         let phase = s.phase();
         let stats = s.stats();
         let log = &mut self.flows[f];
@@ -338,6 +342,35 @@ impl Qlogs {
                 .map_err(|e| format!("qlog: cannot write {}: {e}", log.path.display()))?;
         }
         Ok(())
+    }
+}
+
+/// One flow's qlog file, told what its sender did ([`Qlogs::flow`]).
+pub(crate) struct QlogFlow<'a> {
+    qlogs: &'a mut Qlogs,
+    f: usize,
+}
+
+impl Observer for QlogFlow<'_> {
+    fn on_sender_event(&mut self, now: u64, _: SenderEvent, sender: &Sender) {
+        self.qlogs.after_sender_event(self.f, now, sender);
+    }
+
+    fn on_packet_lost(&mut self, now: u64, loss: &Loss) {
+        self.qlogs.packet_lost(self.f, now, loss);
+    }
+
+    fn on_packet_sent(&mut self, now: u64, packet: &Packet) {
+        self.qlogs.on_sent(self.f, now, packet);
+    }
+
+    /// An ACK or SYN-ACK.
+    fn on_packet_received(&mut self, now: u64, packet: &Packet) {
+        self.qlogs.on_received(self.f, now, packet);
+    }
+
+    fn on_replaced(&mut self, _: u64, _: &Sender) {
+        self.qlogs.on_reconnect(self.f);
     }
 }
 
