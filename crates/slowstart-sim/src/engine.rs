@@ -1,11 +1,38 @@
-//! The event queue: pending (time, insertion counter, event) entries, popped in that order. The
+//! The one event loop of every simulation, and its event queues.
+//!
+//! [`advance_with`] is the loop: pop the next (time, event), stop past the duration, count it,
+//! hand it out, flush what it produced, then stop on a user's controller's fault, when the
+//! application is done, or when [`crate::Progress`] says so. [`Engine`] is what the loop
+//! owns: the clock, the event counter, the [`Queue`], and the transport's [`Io`] (packets to
+//! send, timers to arm). What a run simulates is an [`Application`] of it: the flows with
+//! their applications, cross traffic and metrics ([`crate::sim::Simulation`]), or a BitTorrent
+//! swarm of peers that connect and leave ([`crate::swarm::SwarmSim`]). The loop handles three
+//! kinds of [`Event`] itself and calls the application back for what only it knows:
+//! - a link direction's head ([`Event::ChannelHead`]): the engine takes the packet off the
+//!   channel and schedules the next head; the application routes the packet
+//!   ([`Application::on_channel_head`]) and offers it to its next channel through the engine
+//!   ([`Engine::offer`]), which schedules the head of a channel that was idle;
+//! - a transport timer ([`Event::Timer`]): the engine hands it to the connection's
+//!   [`Connection::handle_timeout`], the one place that decides which timer fires, and tells
+//!   the application what fired ([`Application::on_timer_fired`]); an application's own timer
+//!   ([`TimerKind::App`]) goes to [`Application::on_app_timer`];
+//! - the application's own events ([`Event::App`]: a flow's start, a peer's arrival or
+//!   rechoke ...), to [`Application::on_event`].
+//!
+//! After each event the engine turns the timers the endpoints asked for (`Io::wakeups`) into
+//! queue entries and hands each packet they sent to [`Application::send`], which puts it on
+//! its first link. This push of wake-ups is how a heap-driven loop meets the sans-IO
+//! [`Connection`]; a loop over sockets (the UDP stack) reads `Connection::poll_timeout`
+//! instead. The loop is generic, not `dyn`: each application and queue kind gets its own
+//! compiled copy, with the callbacks inlined.
+//!
+//! The queue: pending (time, insertion counter, event) entries, popped in that order. The
 //! counter breaks ties first-in first-out, so same-time events run in a fixed order and runs are
 //! deterministic. Links keep their own in-flight packets and put only their head here, so the
 //! queue stays small (one entry per busy link direction and per armed timer) however many
-//! packets are in flight.
-//!
-//! Flows use [`EventQueue`]; swarms use [`CalendarQueue`], whose link heads are many and spread
-//! over time (see there). Both pop in the same order.
+//! packets are in flight. Its kind is a type parameter of the application ([`Queue`]): flows
+//! use [`EventQueue`] by default, swarms [`CalendarQueue`], whose link heads are many and spread
+//! over time (see there). Both pop in the same order, so either gives the same results.
 //!
 //! In [`EventQueue`], two 4-ary min-heaps hold the entries: one for link heads, which are most
 //! events, and one for everything else (timers, arrivals), which is most entries: a thousand
@@ -15,18 +42,207 @@
 //! adjacent keys per level over half the levels of a binary heap (issue #14; LaMarca and
 //! Ladner, "The influence of caches on the performance of heaps", 1996).
 
-use slowstart_transport::TimerKind;
+use slowstart_link::channel::{Channel, Offer};
+use slowstart_transport::packet::Packet;
+use slowstart_transport::{Connection, Fired, Io, TimerKind};
 
-/// What happens when an event fires.
+use crate::{Progress, PROGRESS_EVERY};
+
+/// What happens when an event fires; `X` is the application's own events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Event {
+pub enum Event<X> {
     /// The head packet of a link direction (channel) reaches the far node.
     ChannelHead(u32),
-    /// A flow's application starts; past the flows' ids, a cross-traffic source sends its next
-    /// packet (one variant for both: a fourth would turn the loop's dispatch into a jump table).
-    FlowStart(u32),
-    /// A flow's timer may be due.
+    /// A timer of connection `id` may be due (with [`TimerKind::App`]: the application's
+    /// timer of flow `id`).
     Timer(u32, TimerKind),
+    /// The application's own event.
+    App(X),
+}
+
+/// The pending events, popped in (time, insertion) order: [`EventQueue`] or [`CalendarQueue`].
+pub trait Queue<E>: Default {
+    /// Schedule a timer or any event other than a link's head.
+    fn push(&mut self, time: u64, event: E);
+    /// Schedule a link head. The order of events does not depend on which push was used.
+    fn push_link(&mut self, time: u64, event: E);
+    fn pop(&mut self) -> Option<(u64, E)>;
+}
+
+/// What the loop owns: the clock, the event count, the queue and the endpoints' [`Io`].
+pub struct Engine<Q> {
+    /// The time of the event being handled, ns.
+    pub now: u64,
+    /// Events handled so far.
+    pub events: u64,
+    /// Events after this time are not handled, ns.
+    pub duration_ns: u64,
+    pub queue: Q,
+    /// What endpoints produced during the current event; flushed after it.
+    pub io: Io,
+    /// Some endpoint runs a user's controller: the loop checks for its faults after every event.
+    pub guests: bool,
+    /// The run was stopped before its end (Ctrl-C, or a user's controller faulted).
+    pub interrupted: bool,
+    /// What a user's controller did wrong, when that stopped the run.
+    pub fault: Option<String>,
+}
+
+impl<Q: Default> Engine<Q> {
+    pub fn new(duration_ns: u64, guests: bool) -> Self {
+        Self {
+            now: 0,
+            events: 0,
+            duration_ns,
+            queue: Q::default(),
+            io: Io::default(),
+            guests,
+            interrupted: false,
+            fault: None,
+        }
+    }
+}
+
+impl<Q> Engine<Q> {
+    /// Offer `packet` to channel `c` now; if it queued on an idle channel, schedule the
+    /// channel's head (the channel's next head after that is scheduled by the loop, when it
+    /// takes this one). False if the channel dropped it.
+    #[inline(always)]
+    pub fn offer<X>(&mut self, c: u32, channel: &mut Channel, packet: Packet, mss: u64) -> bool
+    where
+        Q: Queue<Event<X>>,
+    {
+        match channel.offer(self.now, packet, mss) {
+            Offer::Queued { was_idle } => {
+                if was_idle {
+                    let t = channel.head_time().expect("just queued");
+                    self.queue.push_link(t, Event::ChannelHead(c));
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A simulation the [`Engine`] runs: it owns the links and the connections, and the engine
+/// calls it back (see the module's doc).
+pub trait Application {
+    /// The application's own events ([`Event::App`]).
+    type Event: Copy;
+    type Queue: Queue<Event<Self::Event>>;
+    fn engine(&mut self) -> &mut Engine<Self::Queue>;
+    /// Schedule the first events.
+    fn start(&mut self);
+    fn on_event(&mut self, event: Self::Event);
+    /// Channel `c`, with the engine.
+    fn channel(&mut self, c: u32) -> (&mut Channel, &mut Engine<Self::Queue>);
+    /// Channel `c`'s head event came, and the engine took its packet (none: an AQM's
+    /// transmission end, or a packet it dropped at the head) and scheduled the next.
+    fn on_channel_head(&mut self, c: u32, packet: Option<Packet>);
+    /// The connection whose timers are `id`'s (none once it closed), with the engine.
+    fn connection(&mut self, id: u32) -> (Option<&mut Connection>, &mut Engine<Self::Queue>);
+    /// Connection `id`'s timer fired.
+    fn on_timer_fired(&mut self, id: u32, fired: Fired);
+    /// The application's timer of `id` ([`TimerKind::App`]) may be due.
+    fn on_app_timer(&mut self, id: u32);
+    /// Before the flush: write out what the event held back (the swarm's control messages).
+    #[inline(always)]
+    fn before_flush(&mut self) {}
+    /// Put a packet an endpoint sent on its first link.
+    fn send(&mut self, packet: Packet);
+    /// The run is over before its duration (every flow done, the completions reached).
+    fn finished(&self) -> bool;
+}
+
+/// Run `app` to the end (its duration, or [`Application::finished`]); returns the end time. It
+/// stops early (and `interrupted` is set) when `progress` returns false or a user's controller
+/// faults.
+pub fn advance_with<A: Application>(app: &mut A, progress: Progress) -> u64 {
+    guest_fault(app.engine().guests); // a fault of an earlier run on this thread
+    app.start();
+    let duration_ns = app.engine().duration_ns;
+    let mut end = duration_ns;
+    while let Some((t, event)) = app.engine().queue.pop() {
+        if t > duration_ns {
+            break;
+        }
+        let engine = app.engine();
+        engine.now = t;
+        engine.events += 1;
+        match event {
+            Event::ChannelHead(c) => {
+                let (channel, engine) = app.channel(c);
+                let popped = channel.pop_head(t);
+                if let Some(next) = channel.rearm() {
+                    engine.queue.push_link(next, Event::ChannelHead(c));
+                }
+                app.on_channel_head(c, popped);
+            }
+            Event::App(x) => app.on_event(x),
+            Event::Timer(id, TimerKind::App) => app.on_app_timer(id),
+            Event::Timer(id, kind) => {
+                if let (Some(conn), engine) = app.connection(id) {
+                    if let Some(fired) = conn.handle_timeout(t, kind, &mut engine.io) {
+                        app.on_timer_fired(id, fired);
+                    }
+                }
+            }
+        }
+        flush(app);
+        let engine = app.engine();
+        if let Some(fault) = guest_fault(engine.guests) {
+            engine.fault = Some(fault);
+            engine.interrupted = true;
+            end = t;
+            break;
+        }
+        if app.finished() {
+            end = t;
+            break;
+        }
+        let engine = app.engine();
+        if told_to_stop(engine.events, t, duration_ns, progress) {
+            engine.interrupted = true;
+            end = t;
+            break;
+        }
+    }
+    end
+}
+
+/// Whether a run stops at `now`: every [`PROGRESS_EVERY`] events `progress` is asked.
+fn told_to_stop(events: u64, now: u64, duration: u64, progress: Progress) -> bool {
+    events & (PROGRESS_EVERY - 1) == 0 && !progress(now, duration)
+}
+
+/// The fault of a user's controller on this thread, taken (`slowstart_cc::external`); only
+/// looked for where the run has one (`guests`), since a built-in never faults.
+#[inline]
+fn guest_fault(guests: bool) -> Option<String> {
+    if guests && slowstart_cc::external::faulted() {
+        slowstart_cc::external::take_fault()
+    } else {
+        None
+    }
+}
+
+/// Arm the timers the endpoints asked for and send their packets.
+#[inline(always)]
+fn flush<A: Application>(app: &mut A) {
+    app.before_flush();
+    let engine = app.engine();
+    for (t, id, kind) in engine.io.wakeups.drain(..) {
+        engine.queue.push(t, Event::Timer(id, kind));
+    }
+    if engine.io.packets.is_empty() {
+        return;
+    }
+    let mut packets = std::mem::take(&mut engine.io.packets);
+    for p in packets.drain(..) {
+        app.send(p);
+    }
+    app.engine().io.packets = packets;
 }
 
 const ARITY: usize = 4;
@@ -137,7 +353,7 @@ impl<E> Default for Heap<E> {
 /// the sender's fast access link, the data it releases crossing it the other way), and then it
 /// is popped without ever entering a heap. A pop still takes the least key of all pending
 /// entries, so the order is the same.
-pub struct EventQueue<E = Event> {
+pub struct EventQueue<E> {
     links: Heap<E>,
     others: Heap<E>,
     /// The last entry pushed, if not popped yet: key, event and whether it is a link head.
@@ -231,6 +447,23 @@ impl<E: Copy> EventQueue<E> {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+impl<E: Copy> Queue<E> for EventQueue<E> {
+    #[inline(always)]
+    fn push(&mut self, time: u64, event: E) {
+        EventQueue::push(self, time, event)
+    }
+
+    #[inline(always)]
+    fn push_link(&mut self, time: u64, event: E) {
+        EventQueue::push_link(self, time, event)
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<(u64, E)> {
+        EventQueue::pop(self)
     }
 }
 
@@ -419,25 +652,42 @@ impl<E: Copy> CalendarQueue<E> {
     }
 }
 
+impl<E: Copy> Queue<E> for CalendarQueue<E> {
+    #[inline(always)]
+    fn push(&mut self, time: u64, event: E) {
+        CalendarQueue::push(self, time, event)
+    }
+
+    #[inline(always)]
+    fn push_link(&mut self, time: u64, event: E) {
+        CalendarQueue::push_link(self, time, event)
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<(u64, E)> {
+        CalendarQueue::pop(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn same_time_events_pop_in_insertion_order() {
-        let mut q = EventQueue::default();
-        q.push(5, Event::FlowStart(2));
-        q.push(5, Event::FlowStart(0));
-        q.push(3, Event::FlowStart(9));
-        q.push(5, Event::FlowStart(1));
+        let mut q = EventQueue::<Event<u32>>::default();
+        q.push(5, Event::App(2));
+        q.push(5, Event::App(0));
+        q.push(3, Event::App(9));
+        q.push(5, Event::App(1));
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
             vec![
-                (3, Event::FlowStart(9)),
-                (5, Event::FlowStart(2)),
-                (5, Event::FlowStart(0)),
-                (5, Event::FlowStart(1))
+                (3, Event::App(9)),
+                (5, Event::App(2)),
+                (5, Event::App(0)),
+                (5, Event::App(1))
             ]
         );
     }
@@ -449,7 +699,7 @@ mod tests {
         fn calendar_pops_follow_time_then_insertion(
             ops in proptest::collection::vec((0u64..4, 0u64..1000, proptest::bool::ANY), 1..400),
         ) {
-            let mut q = CalendarQueue::default();
+            let mut q = CalendarQueue::<Event<u32>>::default();
             let mut reference = std::collections::BTreeSet::new();
             let mut now = 0;
             for (n, &(scale, dt, pop)) in ops.iter().enumerate() {
@@ -457,7 +707,7 @@ mod tests {
                     let got = q.pop();
                     let want = reference.pop_first().map(|(t, n): (u64, usize)| (t, n as u32));
                     proptest::prop_assert_eq!(got.map(|(t, e)| (t, match e {
-                        Event::FlowStart(n) => n,
+                        Event::App(n) => n,
                         _ => unreachable!(),
                     })), want);
                     if let Some((t, _)) = got {
@@ -467,14 +717,14 @@ mod tests {
                     // Steps of nanoseconds, of about a bucket, of about the ring, and far.
                     let step = [1u64, 1 << (CALENDAR_SHIFT - 6), 1 << (CALENDAR_SHIFT + 5), 1 << 40];
                     let t = now + dt * step[scale as usize];
-                    q.push(t, Event::FlowStart(n as u32));
+                    q.push(t, Event::App(n as u32));
                     reference.insert((t, n));
                 }
                 proptest::prop_assert_eq!(q.len(), reference.len());
             }
             while let Some((t, e)) = q.pop() {
                 let (rt, rn) = reference.pop_first().expect("as many entries");
-                proptest::prop_assert_eq!((t, e), (rt, Event::FlowStart(rn as u32)));
+                proptest::prop_assert_eq!((t, e), (rt, Event::App(rn as u32)));
             }
             proptest::prop_assert!(reference.is_empty());
         }
@@ -487,7 +737,7 @@ mod tests {
         fn pops_follow_time_then_insertion(
             ops in proptest::collection::vec((0u64..50, proptest::bool::ANY, 0u8..3), 1..400),
         ) {
-            let mut q = EventQueue::default();
+            let mut q = EventQueue::<Event<u32>>::default();
             let mut reference = std::collections::BTreeSet::new();
             let mut now = 0;
             for (n, &(dt, link, op)) in ops.iter().enumerate() {
@@ -495,7 +745,7 @@ mod tests {
                     let got = q.pop();
                     let want = reference.pop_first().map(|(t, n): (u64, usize)| (t, n as u32));
                     proptest::prop_assert_eq!(got.map(|(t, e)| (t, match e {
-                        Event::ChannelHead(n) | Event::FlowStart(n) => n,
+                        Event::ChannelHead(n) | Event::App(n) => n,
                         Event::Timer(..) => unreachable!(),
                     })), want);
                     if let Some((t, _)) = got {
@@ -507,7 +757,7 @@ mod tests {
                     if link {
                         q.push_link(t, Event::ChannelHead(n as u32));
                     } else {
-                        q.push(t, Event::FlowStart(n as u32));
+                        q.push(t, Event::App(n as u32));
                     }
                     reference.insert((t, n));
                 }

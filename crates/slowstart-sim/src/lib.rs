@@ -11,9 +11,11 @@
 //! - `slowstart_link`: link directions with their queue disciplines and loss, capacity traces,
 //!   topology and static routes, cross traffic.
 //! - `slowstart_apps`: bulk, web and BitTorrent applications on the transport.
-//! - here: [`engine`] (the event queue), [`sim`] (the run loop over flows and links, telling
-//!   each flow's recorder and qlog file what its sender did), [`swarm`] (a BitTorrent swarm of peers behind access links, with connections
-//!   that open and close) and [`export`] (captures and qlog files written as a run goes).
+//! - here: [`engine`] (the one event loop, its clock and its queues), the two applications it
+//!   runs, [`sim`] (flows over a topology of links, with their applications, cross traffic,
+//!   metrics and traces: it tells each flow's recorder and qlog file what its sender did) and
+//!   [`swarm`] (a BitTorrent swarm of peers behind access links, with connections that open
+//!   and close), and [`export`] (captures and qlog files written as a run goes).
 //!
 //! Time is integer nanoseconds, sizes integer bytes; the same config and seed give
 //! byte-identical output. The UDP stack (`slowstart_udp`) and the link emulator
@@ -21,9 +23,10 @@
 //! and link crates against the wall clock and never this event loop. Above it sits the binding
 //! (`slowstart_py`).
 //!
-//! Start reading at [`run`], then [`sim::Simulation::run`] (the loop: pop an event, hand it to
-//! a link, a flow's connection or an application, flush what they asked for). [`fuzzing`]
-//! fuzzes this loop with arbitrary configs (`fuzz/`).
+//! Start reading at [`run`], then [`engine::advance_with`] (the loop: pop an event, take a
+//! link's head packet or fire a connection's timer, hand the rest to the application, flush
+//! what the endpoints asked for), then [`sim::Simulation`], the application every run but a
+//! swarm is. [`fuzzing`] fuzzes this loop with arbitrary configs (`fuzz/`).
 
 #[cfg(test)]
 mod app_tests;
@@ -52,22 +55,6 @@ pub type Progress<'a> = &'a mut dyn FnMut(u64, u64) -> bool;
 
 /// Events between two calls of a [`Progress`] (a power of two: the check is one mask).
 pub const PROGRESS_EVERY: u64 = 1 << 16;
-
-/// Whether a run stops at `now`: every [`PROGRESS_EVERY`] events `progress` is asked.
-pub(crate) fn told_to_stop(events: u64, now: u64, duration: u64, progress: Progress) -> bool {
-    events & (PROGRESS_EVERY - 1) == 0 && !progress(now, duration)
-}
-
-/// The fault of a user's controller on this thread, taken (`slowstart_cc::external`); only
-/// looked for where the run has one (`guests`), since a built-in never faults.
-#[inline]
-pub(crate) fn guest_fault(guests: bool) -> Option<String> {
-    if guests && slowstart_cc::external::faulted() {
-        slowstart_cc::external::take_fault()
-    } else {
-        None
-    }
-}
 
 /// Validate and run a config.
 pub fn run(config: &SimConfig) -> Result<RunOutput, SimError> {

@@ -1,14 +1,17 @@
-//! The simulation: topology, flows (sender + receiver each), the event loop, metrics and traces.
+//! The flows' simulation: topology, flows (a connection and an application each), cross
+//! traffic, metrics and traces, run by the engine's loop ([`crate::engine`]) as its
+//! [`Application`]: it starts the flows, routes each packet a link delivers or an endpoint
+//! sends, and reacts to what a connection's packet or timer changed.
 
 use serde::Serialize;
 use slowstart_cc::{CcSpec, CommonParams, Controller};
 use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::State;
 use slowstart_transport::{
-    Connection, Fired, Io, Observer, Received, SenderEvent, Settings, TimerKind,
+    Connection, Fired, Observer, Received, SenderEvent, Settings, TimerKind,
 };
 
-use crate::engine::{Event, EventQueue};
+use crate::engine::{Application, Engine, Event, EventQueue, Queue};
 use crate::export::qlog::Qlogs;
 use crate::export::{tcp::TcpView, Captures, ExportDirs};
 use crate::swarm::{PeerSummary, SwarmSummary};
@@ -17,7 +20,7 @@ use slowstart_apps::{App, AppSummary, Ctx};
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
 use slowstart_config::SimConfig;
 use slowstart_config::{stall_threshold, substream_seed, FlowRecorder};
-use slowstart_link::channel::Offer;
+use slowstart_link::channel::Channel;
 use slowstart_link::cross::{CrossSource, CrossSummary};
 pub use slowstart_link::summary::LinkSummary;
 use slowstart_link::topology::Topology;
@@ -179,17 +182,25 @@ fn cc_label(spec: &CcSpec) -> String {
     format!("{}:{}", spec.name, params.join(",")).replace('"', "")
 }
 
-pub struct Simulation {
+/// The flows' own event ([`Event::App`]): the flow of this id starts its application; past the
+/// flows' ids, a cross-traffic source sends its next packet (one variant for both: a fourth kind of
+/// event would turn the loop's dispatch into a jump table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FlowStart(pub u32);
+
+/// The flows' queue unless told otherwise ([`Simulation::with_queue`]).
+pub type FlowQueue = EventQueue<Event<FlowStart>>;
+
+/// Flows over a topology, with their applications, cross traffic, metrics and traces: an
+/// [`Application`] of the [`Engine`], whose queue is `Q`.
+pub struct Simulation<Q = FlowQueue> {
     name: String,
     seed: u64,
-    duration_ns: u64,
-    /// Run to `duration_ns` even once every flow is done (SimConfig::run_to_end).
+    /// Run to the duration even once every flow is done (SimConfig::run_to_end).
     run_to_end: bool,
-    now: u64,
-    events: u64,
     /// Flows whose sender is not done; the run ends early when it reaches 0.
     unfinished_flows: usize,
-    queue: EventQueue,
+    engine: Engine<Q>,
     topo: Topology,
     flows: Vec<Flow>,
     /// Per flow, then per cross source, what forwarding a packet needs, apart from the flows'
@@ -199,17 +210,12 @@ pub struct Simulation {
     /// Cross-traffic sources; their packets carry ids after the flows' (see `cross`). They do
     /// not keep the run going: it ends when every flow is done, as without them.
     cross: Vec<CrossSource>,
-    io: Io,
     flow_trace: FlowTrace,
     flow_sampler: Sampler,
     queue_trace: QueueTrace,
     queue_sampler: Sampler,
     app_trace: AppTrace,
     app_sampler: Sampler,
-    interrupted: bool,
-    /// Some flow runs a user's controller: the loop checks for its faults after every event.
-    guests: bool,
-    fault: Option<String>,
     /// `--pcap` and `--qlog`, when asked for.
     captures: Option<Box<Captures>>,
     qlogs: Option<Box<Qlogs>>,
@@ -217,6 +223,13 @@ pub struct Simulation {
 
 impl Simulation {
     pub fn new(cfg: &SimConfig) -> Result<Self, SimError> {
+        Self::with_queue(cfg)
+    }
+}
+
+impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
+    /// [`Simulation::new`] over a queue of kind `Q`.
+    pub fn with_queue(cfg: &SimConfig) -> Result<Self, SimError> {
         cfg.validate()?;
         let topo = Topology::build(cfg)?;
         let mut flows = Vec::with_capacity(cfg.flows.len());
@@ -300,17 +313,13 @@ impl Simulation {
         Ok(Simulation {
             name: cfg.name.clone(),
             seed: cfg.seed,
-            duration_ns: cfg.duration_ns,
             run_to_end: cfg.run_to_end,
-            now: 0,
-            events: 0,
             unfinished_flows: n_flows,
-            queue: EventQueue::default(),
+            engine: Engine::new(cfg.duration_ns, cfg.flows.iter().any(|f| f.cc.is_guest())),
             topo,
             flows,
             routes,
             cross,
-            io: Io::default(),
             flow_trace: FlowTrace::default(),
             flow_sampler: Sampler::new(cfg.trace.flow_interval_ns, cfg.trace.max_rows, n_flows),
             queue_trace: QueueTrace::default(),
@@ -321,9 +330,6 @@ impl Simulation {
             ),
             app_trace: AppTrace::default(),
             app_sampler: Sampler::new(cfg.trace.flow_interval_ns, cfg.trace.max_rows, n_flows),
-            interrupted: false,
-            guests: cfg.flows.iter().any(|f| f.cc.is_guest()),
-            fault: None,
             captures: None,
             qlogs: None,
         })
@@ -368,45 +374,7 @@ impl Simulation {
     /// [`Simulation::advance`], telling `progress` how far it got now and then; it stops early
     /// (and the summary says `interrupted`) when `progress` returns false.
     pub fn advance_with(&mut self, progress: crate::Progress) -> u64 {
-        crate::guest_fault(self.guests); // a fault of an earlier run on this thread
-        for (i, f) in self.flows.iter().enumerate() {
-            self.queue.push(f.start_ns, Event::FlowStart(i as u32));
-        }
-        for s in &mut self.cross {
-            if let Some(t) = s.next_send() {
-                self.queue.push(t, Event::FlowStart(s.packet_id));
-            }
-        }
-        let mut end = self.duration_ns;
-        while let Some((t, event)) = self.queue.pop() {
-            if t > self.duration_ns {
-                break;
-            }
-            self.now = t;
-            self.events += 1;
-            match event {
-                Event::ChannelHead(c) => self.channel_head(c),
-                Event::FlowStart(f) => self.flow_start(f as usize),
-                Event::Timer(f, kind) => self.timer(f, kind),
-            }
-            self.flush_io();
-            if let Some(fault) = crate::guest_fault(self.guests) {
-                self.fault = Some(fault);
-                self.interrupted = true;
-                end = t;
-                break;
-            }
-            if self.unfinished_flows == 0 && !self.run_to_end {
-                end = t;
-                break;
-            }
-            if crate::told_to_stop(self.events, t, self.duration_ns, progress) {
-                self.interrupted = true;
-                end = t;
-                break;
-            }
-        }
-        end
+        crate::engine::advance_with(self, progress)
     }
 
     /// Payload bytes of flow `f`: (sent, received, dropped, held in links). Every byte sent is
@@ -439,10 +407,12 @@ impl Simulation {
     #[inline(never)]
     fn cross_send(&mut self, k: usize) {
         let s = &mut self.cross[k];
-        let packet = s.send(self.now);
+        let packet = s.send(self.engine.now);
         let (src, dst) = (s.src, s.dst);
         if let Some(t) = s.next_send() {
-            self.queue.push(t, Event::FlowStart(s.packet_id));
+            self.engine
+                .queue
+                .push(t, Event::App(FlowStart(s.packet_id)));
         }
         self.forward(src, dst, packet);
     }
@@ -462,12 +432,9 @@ impl Simulation {
         self.cross[k].delivered(packet);
     }
 
-    fn channel_head(&mut self, c: u32) {
-        let channel = &mut self.topo.channels[c as usize];
-        let popped = channel.pop_head(self.now);
-        if let Some(t) = channel.rearm() {
-            self.queue.push_link(t, Event::ChannelHead(c));
-        }
+    /// The engine took channel `c`'s head (`popped`): deliver it or forward it.
+    fn channel_head(&mut self, c: u32, popped: Option<Packet>) {
+        let channel = &self.topo.channels[c as usize];
         let node = channel.to_node;
         if !channel.dropped.is_empty() {
             self.aqm_drops(c);
@@ -494,21 +461,15 @@ impl Simulation {
             .next_hop(node, dest)
             .expect("routes checked at build");
         let mss = self.routes[packet.flow as usize].mss;
-        let now = self.now;
+        let now = self.engine.now;
         if let Some(x) = self.captures.as_deref_mut() {
             x.on_link(c, now, &packet);
         }
         let channel = &mut self.topo.channels[c as usize];
-        let offer = channel.offer(now, packet, mss);
+        let queued = self.engine.offer(c, channel, packet, mss);
         let aqm_dropped = !channel.dropped.is_empty();
-        match offer {
-            Offer::Queued { was_idle } => {
-                if was_idle {
-                    let t = channel.head_time().expect("just queued");
-                    self.queue.push_link(t, Event::ChannelHead(c));
-                }
-            }
-            _ => self.count_drop(&packet),
+        if !queued {
+            self.count_drop(&packet);
         }
         if aqm_dropped {
             self.aqm_drops(c);
@@ -555,12 +516,12 @@ impl Simulation {
     fn with_app(&mut self, f: usize, hook: impl FnOnce(&mut App, &mut Ctx)) -> bool {
         let flow = &mut self.flows[f];
         let mut ctx = Ctx {
-            now: self.now,
+            now: self.engine.now,
             flow: f as u32,
             sender: &mut flow.ends.src.sender,
             receiver: &mut flow.ends.dst.receiver,
             requests: &mut flow.ends.dst.requests,
-            io: &mut self.io,
+            io: &mut self.engine.io,
             reconnect: false,
         };
         hook(&mut flow.app, &mut ctx);
@@ -570,7 +531,7 @@ impl Simulation {
     /// Replace flow `f`'s connection by a new one: fresh endpoints and controller, a new
     /// handshake; packets of the old connection still in the network are dropped on arrival.
     fn reconnect(&mut self, f: usize) {
-        let now = self.now;
+        let now = self.engine.now;
         let flow = &mut self.flows[f];
         let cc = Controller::rebuild(&flow.spec, &flow.common);
         let old = &flow.ends;
@@ -593,10 +554,14 @@ impl Simulation {
         ends.dst.requests.continue_counts(&flow.ends.dst.requests);
         flow.ends = ends;
         let sender = &mut flow.ends.src.sender;
-        sender.start(now, flow.handshake, &mut self.io);
+        sender.start(now, flow.handshake, &mut self.engine.io);
         if sender.state() == State::Established {
             self.with_app(f, |app, ctx| app.on_established(ctx));
-            self.flows[f].ends.src.sender.try_send(now, &mut self.io);
+            self.flows[f]
+                .ends
+                .src
+                .sender
+                .try_send(now, &mut self.engine.io);
         }
         self.after_sender_event(f, SenderEvent::Start);
     }
@@ -605,14 +570,18 @@ impl Simulation {
         if f >= self.flows.len() {
             return self.cross_send(f - self.flows.len());
         }
-        let now = self.now;
+        let now = self.engine.now;
         self.with_app(f, |app, ctx| app.on_start(ctx));
         let flow = &mut self.flows[f];
         let sender = &mut flow.ends.src.sender;
-        sender.start(now, flow.handshake, &mut self.io);
+        sender.start(now, flow.handshake, &mut self.engine.io);
         if sender.state() == State::Established {
             self.with_app(f, |app, ctx| app.on_established(ctx));
-            self.flows[f].ends.src.sender.try_send(now, &mut self.io);
+            self.flows[f]
+                .ends
+                .src
+                .sender
+                .try_send(now, &mut self.engine.io);
         }
         self.after_sender_event(f, SenderEvent::Start);
         self.after_app_event(f);
@@ -620,7 +589,7 @@ impl Simulation {
 
     fn deliver(&mut self, packet: Packet) {
         let f = packet.flow as usize;
-        let now = self.now;
+        let now = self.engine.now;
         let Some(flow) = self.flows.get_mut(f) else {
             return self.cross_delivered(&packet);
         };
@@ -633,7 +602,7 @@ impl Simulation {
         if let (Some(x), Kind::Ack | Kind::SynAck) = (self.qlogs.as_deref_mut(), packet.kind) {
             x.flow(f).on_packet_received(now, &packet);
         }
-        match flow.ends.handle_packet(now, &packet, &mut self.io) {
+        match flow.ends.handle_packet(now, &packet, &mut self.engine.io) {
             Received::Nothing | Received::Unexpected => {}
             Received::Data { before, upto } => {
                 if flow.app.uses_requests() && upto > before {
@@ -646,7 +615,11 @@ impl Simulation {
             Received::SynAck { established } => {
                 if established {
                     self.with_app(f, |app, ctx| app.on_established(ctx));
-                    self.flows[f].ends.src.sender.try_send(now, &mut self.io);
+                    self.flows[f]
+                        .ends
+                        .src
+                        .sender
+                        .try_send(now, &mut self.engine.io);
                 }
                 self.after_sender_event(f, SenderEvent::SynAck);
                 self.after_app_event(f);
@@ -662,7 +635,7 @@ impl Simulation {
                 self.flows[f]
                     .ends
                     .src
-                    .answer_requests(now, &mut self.io, |sender, io| {
+                    .answer_requests(now, &mut self.engine.io, |sender, io| {
                         sender.try_send(now, io);
                     });
                 self.after_sender_event(f, SenderEvent::Requests);
@@ -673,7 +646,7 @@ impl Simulation {
 
     /// Record the application's series row, if due, and whether the flow finished.
     fn after_app_event(&mut self, f: usize) {
-        let now = self.now;
+        let now = self.engine.now;
         let flow = &mut self.flows[f];
         if let Some((row, forced)) = flow.app.row(now, f as u32) {
             if self.app_sampler.due(f, now, forced) {
@@ -695,61 +668,42 @@ impl Simulation {
         if finished {
             flow.done = true;
             if flow.app.finished().is_some() {
-                flow.app_done_ns = Some(self.now);
+                flow.app_done_ns = Some(self.engine.now);
             }
             self.unfinished_flows -= 1;
         }
     }
 
-    fn timer(&mut self, f: u32, kind: TimerKind) {
-        let now = self.now;
+    /// Flow `f`'s application timer may be due.
+    fn app_timer(&mut self, f: u32) {
+        let now = self.engine.now;
         let flow = &mut self.flows[f as usize];
-        if kind == TimerKind::App {
-            let Some(timer) = flow.app.timer() else {
-                return;
-            };
-            if !timer.fire(now) {
-                if let Some(t) = timer.rearm() {
-                    self.queue.push(t, Event::Timer(f, kind));
-                }
-                return;
+        let Some(timer) = flow.app.timer() else {
+            return;
+        };
+        if !timer.fire(now) {
+            if let Some(t) = timer.rearm() {
+                self.engine.queue.push(t, Event::Timer(f, TimerKind::App));
             }
-            self.with_app(f as usize, |app, ctx| app.on_timer(ctx));
-            return self.after_app_event(f as usize);
-        }
-        let fired = flow.ends.handle_timeout(now, kind, &mut self.io);
-        if let Some(Fired {
-            kind: TimerKind::Retransmission,
-            ..
-        }) = fired
-        {
-            self.after_sender_event(f as usize, SenderEvent::Rto);
-        }
-    }
-
-    /// Send what endpoints produced and arm the timers they asked for.
-    fn flush_io(&mut self) {
-        for (t, f, kind) in self.io.wakeups.drain(..) {
-            self.queue.push(t, Event::Timer(f, kind));
-        }
-        if self.io.packets.is_empty() {
             return;
         }
-        let mut packets = std::mem::take(&mut self.io.packets);
-        for mut p in packets.drain(..) {
-            p.conn = self.flows[p.flow as usize].conn;
-            if let Some(x) = self.qlogs.as_deref_mut() {
-                x.flow(p.flow as usize).on_packet_sent(self.now, &p);
-            }
-            let route = self.routes[p.flow as usize];
-            let (from, to) = if p.to_receiver() {
-                (route.src, route.dst)
-            } else {
-                (route.dst, route.src)
-            };
-            self.forward(from, to, p);
+        self.with_app(f as usize, |app, ctx| app.on_timer(ctx));
+        self.after_app_event(f as usize)
+    }
+
+    /// Put a packet an endpoint sent on its first link.
+    fn send_packet(&mut self, mut p: Packet) {
+        p.conn = self.flows[p.flow as usize].conn;
+        if let Some(x) = self.qlogs.as_deref_mut() {
+            x.flow(p.flow as usize).on_packet_sent(self.engine.now, &p);
         }
-        self.io.packets = packets;
+        let route = self.routes[p.flow as usize];
+        let (from, to) = if p.to_receiver() {
+            (route.src, route.dst)
+        } else {
+            (route.dst, route.src)
+        };
+        self.forward(from, to, p);
     }
 
     /// Tell flow `f`'s observers (its recorder, its qlog file if any) what its sender did.
@@ -759,7 +713,9 @@ impl Simulation {
         let recorder = flow
             .recorder
             .observer(&mut self.flow_trace, &mut self.flow_sampler);
-        flow.ends.src.notify(self.now, event, &mut (recorder, qlog));
+        flow.ends
+            .src
+            .notify(self.engine.now, event, &mut (recorder, qlog));
     }
 
     pub fn finish(mut self, end_ns: u64) -> RunOutput {
@@ -833,20 +789,86 @@ impl Simulation {
                 scenario: self.name,
                 seed: self.seed,
                 sim_time_s: seconds(end_ns),
-                events: self.events,
+                events: self.engine.events,
                 flows,
                 links,
                 apps,
                 cross,
                 peers: vec![],
                 swarm: None,
-                interrupted: self.interrupted,
-                fault: self.fault,
+                interrupted: self.engine.interrupted,
+                fault: self.engine.fault,
             },
             flows: self.flow_trace,
             queues: self.queue_trace,
             apps: self.app_trace,
             export_error,
         }
+    }
+}
+
+impl<Q: Queue<Event<FlowStart>>> Application for Simulation<Q> {
+    type Event = FlowStart;
+    type Queue = Q;
+
+    #[inline(always)]
+    fn engine(&mut self) -> &mut Engine<Q> {
+        &mut self.engine
+    }
+
+    fn start(&mut self) {
+        for (i, f) in self.flows.iter().enumerate() {
+            self.engine
+                .queue
+                .push(f.start_ns, Event::App(FlowStart(i as u32)));
+        }
+        for s in &mut self.cross {
+            if let Some(t) = s.next_send() {
+                self.engine
+                    .queue
+                    .push(t, Event::App(FlowStart(s.packet_id)));
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn on_event(&mut self, FlowStart(f): FlowStart) {
+        self.flow_start(f as usize);
+    }
+
+    #[inline(always)]
+    fn channel(&mut self, c: u32) -> (&mut Channel, &mut Engine<Q>) {
+        (&mut self.topo.channels[c as usize], &mut self.engine)
+    }
+
+    #[inline(always)]
+    fn on_channel_head(&mut self, c: u32, packet: Option<Packet>) {
+        self.channel_head(c, packet);
+    }
+
+    #[inline(always)]
+    fn connection(&mut self, f: u32) -> (Option<&mut Connection>, &mut Engine<Q>) {
+        (Some(&mut self.flows[f as usize].ends), &mut self.engine)
+    }
+
+    #[inline(always)]
+    fn on_timer_fired(&mut self, f: u32, fired: Fired) {
+        if fired.kind == TimerKind::Retransmission {
+            self.after_sender_event(f as usize, SenderEvent::Rto);
+        }
+    }
+
+    fn on_app_timer(&mut self, f: u32) {
+        self.app_timer(f);
+    }
+
+    #[inline(always)]
+    fn send(&mut self, packet: Packet) {
+        self.send_packet(packet);
+    }
+
+    #[inline(always)]
+    fn finished(&self) -> bool {
+        self.unfinished_flows == 0 && !self.run_to_end
     }
 }

@@ -130,6 +130,57 @@ fn same_seed_same_output() {
     assert!(a.0.contains("\"retransmits\""));
 }
 
+/// The queue kind is the engine's parameter, not the model's: flows run over the swarm's
+/// calendar queue give the same bytes as over their own heaps (both pop in time, then
+/// insertion order), here with losses, jitter and a web flow's timers.
+#[test]
+fn either_queue_gives_the_same_run() {
+    use crate::engine::{CalendarQueue, Event};
+    use crate::sim::FlowStart;
+    use slowstart_config::{AppConfig, BittorrentConfig, WebConfig};
+    let mut web = flow("cubic", None);
+    web.app = AppConfig::Web(WebConfig {
+        request_bytes: 400,
+        response_bytes: vec![40_000],
+        objects: Some(5),
+        keep_alive: false,
+    });
+    let mut bittorrent = flow("reno", None);
+    bittorrent.app = AppConfig::Bittorrent(BittorrentConfig::default());
+    let mut cfg = path(
+        20_000_000,
+        50 * MS,
+        QueueLimit::Packets(20),
+        vec![
+            flow("reno", None),
+            flow("bbr", Some(2_000_000)),
+            web,
+            bittorrent,
+        ],
+        vec![],
+    );
+    cfg.links[1].forward.loss = 0.002;
+    cfg.links[1].forward.jitter_ns = 2 * MS;
+    cfg.duration_ns = 3 * SEC;
+    let bytes = |out: crate::RunOutput| {
+        (
+            serde_json::to_string(&out.summary).unwrap(),
+            out.flows.cwnd_bytes,
+            out.queues.queue_bytes,
+        )
+    };
+    let heaps = bytes(Simulation::new(&cfg).unwrap().run());
+    let calendar = Simulation::<CalendarQueue<Event<FlowStart>>>::with_queue(&cfg)
+        .unwrap()
+        .run();
+    assert!(
+        calendar.summary.events > 10_000,
+        "{}",
+        calendar.summary.events
+    );
+    assert_eq!(heaps, bytes(calendar));
+}
+
 #[test]
 fn window_cap_and_full_bandwidth_are_reached() {
     let mut f = flow("reno", None);

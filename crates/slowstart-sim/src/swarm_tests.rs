@@ -80,6 +80,24 @@ fn same_seed_same_bytes_other_seed_other_run() {
     assert_ne!(a, c);
 }
 
+/// A swarm over the flows' heaps gives the same bytes as over its calendar queue.
+#[test]
+fn either_queue_gives_the_same_swarm() {
+    use crate::engine::{Event, EventQueue};
+    use crate::swarm::engine::SwarmEvent;
+    let cfg = small_swarm(6, 600, Population::Mixed);
+    let calendar = SwarmSim::new(&cfg).unwrap().run();
+    let heaps = SwarmSim::<EventQueue<Event<SwarmEvent>>>::with_queue(&cfg)
+        .unwrap()
+        .run();
+    assert_eq!(calendar.summary.swarm.as_ref().unwrap().completions, 6);
+    assert_eq!(
+        serde_json::to_string(&calendar.summary).unwrap(),
+        serde_json::to_string(&heaps.summary).unwrap()
+    );
+    assert_eq!(calendar.queues.queue_bytes, heaps.queues.queue_bytes);
+}
+
 #[test]
 fn data_bytes_are_conserved_per_connection() {
     let mut cfg = small_swarm(6, 800, Population::Tcp);

@@ -2,10 +2,11 @@
 //! Every entry point takes the time (`now`, integer nanoseconds) and an [`Io`]; what an endpoint
 //! wants done goes into it: packets to send and timer deadlines to be woken at. A driver holds
 //! a [`Connection`] (or one of its ends) and calls `handle_packet`, `handle_timeout` and
-//! `poll_timeout` on it: the simulator's event loop and the swarm's turn `Io::wakeups` into
-//! heap entries and hand each back with `handle_timeout`; a loop over sockets, the fuzzer and
-//! the tests ignore them and sleep until `poll_timeout`, then call `handle_timeouts`. Both read
-//! the same [`Timer`]s, and only [`connection`] fires them.
+//! `poll_timeout` on it: the simulator's one event loop (`slowstart_sim::engine`, for flows
+//! and swarms alike) turns `Io::wakeups` into queue entries and hands each back with
+//! `handle_timeout`; a loop over sockets, the fuzzer and the tests ignore them and sleep until
+//! `poll_timeout`, then call `handle_timeouts`. Both read the same [`Timer`]s, and only
+//! [`connection`] fires them.
 //!
 //! The layer between the controllers below (`slowstart_cc`, which decide cwnd and pacing) and
 //! what moves packets above: the simulator's links (`slowstart_sim`) or UDP sockets

@@ -1,4 +1,8 @@
-//! The swarm's event loop: peers arrive, announce, connect, trade blocks and leave.
+//! The swarm: peers arrive, announce, connect, trade blocks and leave. [`SwarmSim`] is an
+//! [`Application`] of the engine's loop ([`crate::engine::advance_with`]): the engine takes
+//! each access link's head packet and fires each half-connection's timers; the swarm routes
+//! packets through the core, pumps piece messages and handles its own events (arrivals,
+//! announces, rechokes, ticks, departures, queue samples).
 //!
 //! What follows the ns-2 module of Eger et al. (SiangYun/BTcode `bittorrent_app.cc`,
 //! `bittorrent_params.h`) as the utp seed ran it, and what is our choice where it is silent:
@@ -36,9 +40,9 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use slowstart_cc::Controller;
 use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::SenderStats;
-use slowstart_transport::{Connection, Fired, Io, Received, TimerKind};
+use slowstart_transport::{Connection, Fired, Received, TimerKind};
 
-use crate::engine::CalendarQueue;
+use crate::engine::{Application, CalendarQueue, Engine, Event, Queue};
 use crate::sim::{seconds, RunOutput, Summary};
 use crate::swarm::choker::{self, Candidate};
 use crate::swarm::pieces::{Bitfield, BlockState, Layout, Pieces};
@@ -49,7 +53,7 @@ use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler
 use slowstart_config::{
     BittorrentConfig, ConnectionTransport, FlowConfig, Population, Seeding, SimConfig, SwarmConfig,
 };
-use slowstart_link::channel::{Channel, Offer};
+use slowstart_link::channel::Channel;
 use slowstart_link::summary::LinkSummary;
 
 // BEP 3 message sizes, length prefix included: the one copy is the peer-wire application's.
@@ -58,12 +62,10 @@ use slowstart_apps::bittorrent::{
     REQUEST_BYTES, TICK_NS,
 };
 
+/// The swarm's own events ([`Event::App`]); a channel's head and a transport timer of
+/// half-connection `h` (`Event::Timer(h, ..)`) are the engine's.
 #[derive(Clone, Copy, Debug)]
-enum Ev {
-    /// The head packet of a channel reaches its far end.
-    Channel(u32),
-    /// A transport timer of half-connection `h`.
-    Timer(u32, TimerKind),
+pub enum SwarmEvent {
     /// The next of the scheduled leechers arrives.
     Arrival,
     Rechoke(u32),
@@ -245,14 +247,15 @@ pub enum LogEntry {
     Close { t_ns: u64, conn: u32 },
 }
 
-pub struct SwarmSim {
+/// The swarm's queue unless told otherwise ([`SwarmSim::with_queue`]).
+pub type SwarmQueue = CalendarQueue<Event<SwarmEvent>>;
+
+/// A BitTorrent swarm: an [`Application`] of the [`Engine`], whose queue is `Q`.
+pub struct SwarmSim<Q = SwarmQueue> {
     cfg: SwarmConfig,
     name: String,
     seed: u64,
-    duration_ns: u64,
-    now: u64,
-    events: u64,
-    queue: CalendarQueue<Ev>,
+    engine: Engine<Q>,
     channels: Vec<Channel>,
     peers: Vec<Peer>,
     conns: Vec<Conn>,
@@ -261,17 +264,12 @@ pub struct SwarmSim {
     /// Per connection: `halves[c][i]`, `ends[c][i]` uploads to `ends[c][1 - i]`; `None` once
     /// the connection closed.
     halves: Vec<Option<Box<[Half; 2]>>>,
-    io: Io,
     tracker: Vec<u32>,
     rng: Xoshiro256PlusPlus,
     layout: Layout,
     leechers_arrived: u64,
     completions: u64,
     stopped: bool,
-    interrupted: bool,
-    /// A peer runs a user's controller: the loop checks for its faults after every event.
-    guests: bool,
-    fault: Option<String>,
     dirty: Vec<u32>,
     totals: [TransportTotals; 2],
     stale_packets: u64,
@@ -296,6 +294,13 @@ fn exponential(rng: &mut impl Rng, mean_ns: f64) -> u64 {
 
 impl SwarmSim {
     pub fn new(config: &SimConfig) -> Result<Self, SimError> {
+        Self::with_queue(config)
+    }
+}
+
+impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
+    /// [`SwarmSim::new`] over a queue of kind `Q`.
+    pub fn with_queue(config: &SimConfig) -> Result<Self, SimError> {
         config.validate()?;
         let cfg = config
             .swarm
@@ -305,25 +310,21 @@ impl SwarmSim {
         Ok(SwarmSim {
             name: config.name.clone(),
             seed: config.seed,
-            duration_ns: config.duration_ns,
-            now: 0,
-            events: 0,
-            queue: CalendarQueue::default(),
+            engine: Engine::new(
+                config.duration_ns,
+                cfg.tcp.cc.is_guest() || cfg.utp.cc.is_guest(),
+            ),
             channels: Vec::new(),
             peers: Vec::new(),
             conns: Vec::new(),
             ends: Vec::new(),
             halves: Vec::new(),
-            io: Io::default(),
             tracker: Vec::new(),
             rng: Xoshiro256PlusPlus::seed_from_u64(substream_seed(config.seed, 10, 0)),
             layout,
             leechers_arrived: 0,
             completions: 0,
             stopped: false,
-            interrupted: false,
-            guests: cfg.tcp.cc.is_guest() || cfg.utp.cc.is_guest(),
-            fault: None,
             dirty: Vec::new(),
             totals: Default::default(),
             stale_packets: 0,
@@ -364,50 +365,7 @@ impl SwarmSim {
     /// [`SwarmSim::advance`], telling `progress` how far it got now and then; it stops early
     /// (and the summary says `interrupted`) when `progress` returns false.
     pub fn advance_with(&mut self, progress: crate::Progress) -> u64 {
-        crate::guest_fault(self.guests); // a fault of an earlier run on this thread
-        for _ in 0..self.cfg.seeds {
-            self.add_peer(true, false);
-        }
-        self.schedule_arrival();
-        self.queue.push(0, Ev::QueueSample);
-        let mut end = self.duration_ns;
-        while let Some((t, ev)) = self.queue.pop() {
-            if t > self.duration_ns {
-                break;
-            }
-            self.now = t;
-            self.events += 1;
-            match ev {
-                Ev::Channel(c) => self.channel_head(c),
-                Ev::Timer(h, kind) => self.timer(h, kind),
-                Ev::Arrival => {
-                    self.add_peer(false, false);
-                    self.schedule_arrival();
-                }
-                Ev::Rechoke(p) => self.periodic_rechoke(p),
-                Ev::RequestTick(p) => self.request_tick(p),
-                Ev::Announce(p) => self.announce(p),
-                Ev::Leave(p) => self.leave(p),
-                Ev::QueueSample => self.sample_queues(),
-            }
-            self.flush();
-            if let Some(fault) = crate::guest_fault(self.guests) {
-                self.fault = Some(fault);
-                self.interrupted = true;
-                end = t;
-                break;
-            }
-            if self.stopped {
-                end = t;
-                break;
-            }
-            if crate::told_to_stop(self.events, t, self.duration_ns, progress) {
-                self.interrupted = true;
-                end = t;
-                break;
-            }
-        }
-        end
+        crate::engine::advance_with(self, progress)
     }
 
     fn schedule_arrival(&mut self) {
@@ -416,7 +374,10 @@ impl SwarmSim {
         }
         self.leechers_arrived += 1;
         let gap = exponential(&mut self.rng, self.cfg.arrival_mean_ns as f64);
-        self.queue.push(self.now.saturating_add(gap), Ev::Arrival);
+        self.engine.queue.push(
+            self.engine.now.saturating_add(gap),
+            Event::App(SwarmEvent::Arrival),
+        );
     }
 
     fn add_peer(&mut self, seed: bool, replacement: bool) {
@@ -449,8 +410,8 @@ impl SwarmSim {
             initial_seed: seed,
             replacement,
             active: true,
-            arrival_ns: self.now,
-            done_ns: seed.then_some(self.now),
+            arrival_ns: self.engine.now,
+            done_ns: seed.then_some(self.engine.now),
             left_ns: None,
             rank: None,
             delay_ns,
@@ -468,11 +429,18 @@ impl SwarmSim {
             rng: Xoshiro256PlusPlus::seed_from_u64(substream_seed(self.seed, 11, id as u64)),
         });
         self.tracker.push(id);
-        self.queue.push(self.now, Ev::Announce(id));
-        self.queue
-            .push(self.now + self.cfg.bittorrent.rechoke_ns, Ev::Rechoke(id));
+        self.engine
+            .queue
+            .push(self.engine.now, Event::App(SwarmEvent::Announce(id)));
+        self.engine.queue.push(
+            self.engine.now + self.cfg.bittorrent.rechoke_ns,
+            Event::App(SwarmEvent::Rechoke(id)),
+        );
         if self.cfg.bittorrent.request_queue_time_ns > 0 {
-            self.queue.push(self.now + TICK_NS, Ev::RequestTick(id));
+            self.engine.queue.push(
+                self.engine.now + TICK_NS,
+                Event::App(SwarmEvent::RequestTick(id)),
+            );
         }
     }
 
@@ -501,8 +469,13 @@ impl SwarmSim {
             }
         }
         self.check_connections(p);
-        let next = self.now.saturating_add(self.cfg.bittorrent.reannounce_ns);
-        self.queue.push(next, Ev::Announce(p));
+        let next = self
+            .engine
+            .now
+            .saturating_add(self.cfg.bittorrent.reannounce_ns);
+        self.engine
+            .queue
+            .push(next, Event::App(SwarmEvent::Announce(p)));
     }
 
     fn connected(&self, p: u32, q: u32) -> bool {
@@ -566,13 +539,16 @@ impl SwarmSim {
         self.ends.push([a, b]);
         let mut halves = Box::new([self.new_half(2 * c), self.new_half(2 * c + 1)]);
         for half in halves.iter_mut() {
-            half.conn.src.sender.start(self.now, false, &mut self.io);
+            half.conn
+                .src
+                .sender
+                .start(self.engine.now, false, &mut self.engine.io);
         }
         self.conns.push(Conn {
             open: true,
             sides: [
-                Side::new(n, self.now, self.request_queue()),
-                Side::new(n, self.now, self.request_queue()),
+                Side::new(n, self.engine.now, self.request_queue()),
+                Side::new(n, self.engine.now, self.request_queue()),
             ],
         });
         self.halves.push(Some(halves));
@@ -593,7 +569,7 @@ impl SwarmSim {
         conn.open = false;
         if let Some(log) = self.log.as_mut() {
             log.push(LogEntry::Close {
-                t_ns: self.now,
+                t_ns: self.engine.now,
                 conn: c,
             });
         }
@@ -607,7 +583,7 @@ impl SwarmSim {
         for (s, &p) in peers.iter().enumerate() {
             let side = std::mem::replace(
                 &mut self.conns[c as usize].sides[s],
-                Side::new(0, self.now, None),
+                Side::new(0, self.engine.now, None),
             );
             let peer = &mut self.peers[p as usize];
             peer.conns.retain(|&x| x != c);
@@ -637,7 +613,7 @@ impl SwarmSim {
             return;
         }
         peer.active = false;
-        peer.left_ns = Some(self.now);
+        peer.left_ns = Some(self.engine.now);
         self.tracker.retain(|&x| x != p);
         for c in self.peers[p as usize].conns.clone() {
             self.close(c);
@@ -750,7 +726,7 @@ impl SwarmSim {
                 let side = &mut self.conns[c as usize].sides[s];
                 side.peer_choking = false;
                 side.unchoke_got = n;
-                side.last_block_ns = self.now;
+                side.last_block_ns = self.engine.now;
                 self.fill_requests(p, c);
             }
             Msg::Request(piece, block, n) => {
@@ -807,7 +783,7 @@ impl SwarmSim {
                 let (started, rarest) = peer.pieces.choice_floor(&side.remote);
                 if let Some((piece, block)) = peer.pieces.pick(&side.remote, &mut peer.rng) {
                     log.push(LogEntry::Request {
-                        t_ns: self.now,
+                        t_ns: self.engine.now,
                         peer: p,
                         piece,
                         have: peer.pieces.have.count(),
@@ -846,7 +822,7 @@ impl SwarmSim {
     fn on_block(&mut self, p: u32, c: u32, piece: u32, block: u32) {
         let s = self.side_of(p, c);
         let len = self.layout.block_len(piece, block);
-        let now = self.now;
+        let now = self.engine.now;
         let remote = self.ends[c as usize][1 - s];
         let conn = &mut self.conns[c as usize];
         conn.sides[s].my_requests.retain(|&r| r != (piece, block));
@@ -894,7 +870,7 @@ impl SwarmSim {
 
     fn on_complete(&mut self, p: u32) {
         self.completions += 1;
-        let now = self.now;
+        let now = self.engine.now;
         let stay_factor = self.cfg.stay_factor;
         let random_stay = self.cfg.seeding == Seeding::RandomStay;
         let peer = &mut self.peers[p as usize];
@@ -903,7 +879,9 @@ impl SwarmSim {
         if random_stay {
             let download = (now - peer.arrival_ns) as f64;
             let stay = exponential(&mut self.rng, stay_factor * download);
-            self.queue.push(now.saturating_add(stay), Ev::Leave(p));
+            self.engine
+                .queue
+                .push(now.saturating_add(stay), Event::App(SwarmEvent::Leave(p)));
         }
         if self
             .cfg
@@ -930,7 +908,7 @@ impl SwarmSim {
         }
         let bt = &self.cfg.bittorrent;
         let keep = (bt.rate_window_ns / bt.rechoke_ns.max(1)).max(1) as usize;
-        let next = self.now.saturating_add(bt.rechoke_ns);
+        let next = self.engine.now.saturating_add(bt.rechoke_ns);
         for c in self.peers[p as usize].conns.clone() {
             let s = self.side_of(p, c);
             let side = &mut self.conns[c as usize].sides[s];
@@ -941,7 +919,9 @@ impl SwarmSim {
         }
         self.peers[p as usize].rechokes += 1;
         self.rechoke(p, true);
-        self.queue.push(next, Ev::Rechoke(p));
+        self.engine
+            .queue
+            .push(next, Event::App(SwarmEvent::Rechoke(p)));
     }
 
     /// libtorrent's once-a-second tick of each of peer `p`'s connections (its session's,
@@ -964,7 +944,10 @@ impl SwarmSim {
                 peer.request_samples += 1;
             }
         }
-        self.queue.push(self.now + TICK_NS, Ev::RequestTick(p));
+        self.engine.queue.push(
+            self.engine.now + TICK_NS,
+            Event::App(SwarmEvent::RequestTick(p)),
+        );
         self.refill_all(p);
     }
 
@@ -984,7 +967,7 @@ impl SwarmSim {
     fn rechoke(&mut self, p: u32, periodic: bool) {
         let bt = &self.cfg.bittorrent;
         let seed = self.peers[p as usize].pieces.complete();
-        let now = self.now;
+        let now = self.engine.now;
         let cands: Vec<Candidate> = self.peers[p as usize]
             .conns
             .iter()
@@ -1075,7 +1058,10 @@ impl SwarmSim {
         let half = &mut halves[i];
         let side = &mut self.conns[c].sides[i];
         loop {
-            half.conn.src.sender.try_send(self.now, &mut self.io);
+            half.conn
+                .src
+                .sender
+                .try_send(self.engine.now, &mut self.engine.io);
             if half.conn.src.sender.unsent_bytes() > 0 || side.am_choking {
                 return;
             }
@@ -1090,22 +1076,6 @@ impl SwarmSim {
         }
     }
 
-    fn timer(&mut self, h: u32, kind: TimerKind) {
-        let now = self.now;
-        let c = (h / 2) as usize;
-        let Some(halves) = self.halves[c].as_mut() else {
-            return;
-        };
-        let half = &mut halves[(h % 2) as usize];
-        if let Some(Fired {
-            kind: TimerKind::Retransmission | TimerKind::Pacing,
-            ..
-        }) = half.conn.handle_timeout(now, kind, &mut self.io)
-        {
-            self.pump(h);
-        }
-    }
-
     /// Uploader and downloader of half `h`.
     fn ends(&self, h: u32) -> (u32, u32) {
         let peers = self.ends[(h / 2) as usize];
@@ -1113,15 +1083,13 @@ impl SwarmSim {
         (peers[i], peers[1 - i])
     }
 
-    fn channel_head(&mut self, c: u32) {
-        let channel = &mut self.channels[c as usize];
+    /// The engine took channel `c`'s head (`popped`): on to the far peer's downlink or to
+    /// the peer.
+    fn channel_head(&mut self, c: u32, popped: Option<Packet>) {
         // Access links are drop-tail: every event is an arrival.
-        let Some(packet) = channel.pop_head(self.now) else {
+        let Some(packet) = popped else {
             return;
         };
-        if let Some(t) = channel.rearm() {
-            self.queue.push_link(t, Ev::Channel(c));
-        }
         if c.is_multiple_of(2) {
             // Through the core to the far peer's downlink.
             let (uploader, downloader) = self.ends(packet.flow);
@@ -1137,24 +1105,13 @@ impl SwarmSim {
     }
 
     fn offer(&mut self, c: u32, packet: Packet) {
-        let now = self.now;
         let channel = &mut self.channels[c as usize];
-        match channel.offer(now, packet, self.cfg.tcp.mss) {
-            Offer::Queued { was_idle } => {
-                if was_idle {
-                    let t = channel.head_time().expect("just queued");
-                    self.queue.push_link(t, Ev::Channel(c));
-                }
-            }
-            _ => {
-                if packet.kind == Kind::Data {
-                    let t = self.half_transport(packet.flow);
-                    self.totals[t as usize].drops += 1;
-                    let h = packet.flow;
-                    if let Some(halves) = self.halves[(h / 2) as usize].as_mut() {
-                        halves[(h % 2) as usize].dropped_data_bytes += packet.len as u64;
-                    }
-                }
+        if !self.engine.offer(c, channel, packet, self.cfg.tcp.mss) && packet.kind == Kind::Data {
+            let t = self.half_transport(packet.flow);
+            self.totals[t as usize].drops += 1;
+            let h = packet.flow;
+            if let Some(halves) = self.halves[(h / 2) as usize].as_mut() {
+                halves[(h % 2) as usize].dropped_data_bytes += packet.len as u64;
             }
         }
     }
@@ -1162,14 +1119,14 @@ impl SwarmSim {
     fn deliver(&mut self, packet: Packet) {
         let h = packet.flow;
         let (c, i) = (h / 2, (h % 2) as usize);
-        let now = self.now;
+        let now = self.engine.now;
         let (uploader, downloader) = self.ends(h);
         let Some(halves) = self.halves[c as usize].as_mut() else {
             self.stale_packets += 1;
             return;
         };
         let half = &mut halves[i];
-        match half.conn.handle_packet(now, &packet, &mut self.io) {
+        match half.conn.handle_packet(now, &packet, &mut self.engine.io) {
             Received::Data { before, upto } => {
                 if upto > before {
                     let mut blocks = Vec::new();
@@ -1207,43 +1164,44 @@ impl SwarmSim {
                 let mark = halves[i].conn.src.carry_request_ack();
                 self.pump(h);
                 let half = &mut self.halves[c as usize].as_mut().expect("open")[i];
-                half.conn.src.ack_requests(now, mark, &mut self.io);
+                half.conn.src.ack_requests(now, mark, &mut self.engine.io);
             }
             // No handshake in a swarm: the transport starts established.
             Received::Nothing | Received::SynAck { .. } | Received::Unexpected => {}
         }
     }
 
-    /// Send the control bytes written during the event, then every packet and timer produced.
-    fn flush(&mut self) {
-        let now = self.now;
+    /// Send the control bytes written during the event (the engine then sends every packet
+    /// and arms every timer produced).
+    fn flush_control(&mut self) {
+        let now = self.engine.now;
         for h in std::mem::take(&mut self.dirty) {
             let Some(halves) = self.halves[(h / 2) as usize].as_mut() else {
                 continue;
             };
             let half = &mut halves[(h % 2) as usize];
             let bytes = std::mem::take(&mut half.ctrl_unflushed);
-            half.conn.dst.receiver.flush_ack(now, &mut self.io);
-            half.conn.dst.requests.write(now, bytes, &mut self.io);
+            half.conn.dst.receiver.flush_ack(now, &mut self.engine.io);
+            half.conn
+                .dst
+                .requests
+                .write(now, bytes, &mut self.engine.io);
         }
-        for (t, h, kind) in self.io.wakeups.drain(..) {
-            self.queue.push(t, Ev::Timer(h, kind));
-        }
-        let mut packets = std::mem::take(&mut self.io.packets);
-        for p in packets.drain(..) {
-            let (uploader, downloader) = self.ends(p.flow);
-            let from = if p.to_receiver() {
-                uploader
-            } else {
-                downloader
-            };
-            self.offer(up(from), p);
-        }
-        self.io.packets = packets;
+    }
+
+    /// Put a packet an endpoint sent on its peer's uplink.
+    fn send_packet(&mut self, p: Packet) {
+        let (uploader, downloader) = self.ends(p.flow);
+        let from = if p.to_receiver() {
+            uploader
+        } else {
+            downloader
+        };
+        self.offer(up(from), p);
     }
 
     fn sample_queues(&mut self) {
-        let now = self.now;
+        let now = self.engine.now;
         for (p, peer) in self.peers.iter().enumerate() {
             if !peer.active {
                 continue;
@@ -1261,7 +1219,9 @@ impl SwarmSim {
             );
         }
         let next = now.saturating_add(self.cfg.queue_sample_ns);
-        self.queue.push(next, Ev::QueueSample);
+        self.engine
+            .queue
+            .push(next, Event::App(SwarmEvent::QueueSample));
     }
 
     // ---------------------------------------------------------------- results
@@ -1334,21 +1294,98 @@ impl SwarmSim {
                 scenario: self.name,
                 seed: self.seed,
                 sim_time_s: seconds(end_ns),
-                events: self.events,
+                events: self.engine.events,
                 flows: vec![],
                 links: self.channels.iter().map(LinkSummary::of).collect(),
                 apps: vec![],
                 cross: vec![],
                 peers,
                 swarm: Some(swarm),
-                interrupted: self.interrupted,
-                fault: self.fault,
+                interrupted: self.engine.interrupted,
+                fault: self.engine.fault,
             },
             flows: FlowTrace::default(),
             queues: self.queue_trace,
             apps: AppTrace::default(),
             export_error: None,
         }
+    }
+}
+
+impl<Q: Queue<Event<SwarmEvent>>> Application for SwarmSim<Q> {
+    type Event = SwarmEvent;
+    type Queue = Q;
+
+    #[inline(always)]
+    fn engine(&mut self) -> &mut Engine<Q> {
+        &mut self.engine
+    }
+
+    fn start(&mut self) {
+        for _ in 0..self.cfg.seeds {
+            self.add_peer(true, false);
+        }
+        self.schedule_arrival();
+        self.engine
+            .queue
+            .push(0, Event::App(SwarmEvent::QueueSample));
+    }
+
+    fn on_event(&mut self, event: SwarmEvent) {
+        match event {
+            SwarmEvent::Arrival => {
+                self.add_peer(false, false);
+                self.schedule_arrival();
+            }
+            SwarmEvent::Rechoke(p) => self.periodic_rechoke(p),
+            SwarmEvent::RequestTick(p) => self.request_tick(p),
+            SwarmEvent::Announce(p) => self.announce(p),
+            SwarmEvent::Leave(p) => self.leave(p),
+            SwarmEvent::QueueSample => self.sample_queues(),
+        }
+    }
+
+    #[inline(always)]
+    fn channel(&mut self, c: u32) -> (&mut Channel, &mut Engine<Q>) {
+        (&mut self.channels[c as usize], &mut self.engine)
+    }
+
+    #[inline(always)]
+    fn on_channel_head(&mut self, c: u32, packet: Option<Packet>) {
+        self.channel_head(c, packet);
+    }
+
+    #[inline(always)]
+    fn connection(&mut self, h: u32) -> (Option<&mut Connection>, &mut Engine<Q>) {
+        let half = self.halves[(h / 2) as usize]
+            .as_mut()
+            .map(|halves| &mut halves[(h % 2) as usize].conn);
+        (half, &mut self.engine)
+    }
+
+    #[inline(always)]
+    fn on_timer_fired(&mut self, h: u32, fired: Fired) {
+        if let TimerKind::Retransmission | TimerKind::Pacing = fired.kind {
+            self.pump(h);
+        }
+    }
+
+    /// No application of a swarm's connections sets a timer of its own.
+    fn on_app_timer(&mut self, _: u32) {}
+
+    #[inline(always)]
+    fn before_flush(&mut self) {
+        self.flush_control();
+    }
+
+    #[inline(always)]
+    fn send(&mut self, packet: Packet) {
+        self.send_packet(packet);
+    }
+
+    #[inline(always)]
+    fn finished(&self) -> bool {
+        self.stopped
     }
 }
 

@@ -3,7 +3,8 @@
 //!
 //! - [`pieces`]: the file in pieces and blocks, bitfields, piece selection.
 //! - [`choker`]: who gets an upload slot.
-//! - [`engine`]: peers, connections that open and close, the event loop.
+//! - [`engine`]: peers, connections that open and close: the swarm as an application of the
+//!   one event loop ([`crate::engine`]), over a calendar queue.
 //!
 //! Every peer sits behind its own access link (an up and a down channel, drop-tail); the core
 //! between them has infinite capacity and no delay, so a packet from peer `a` to peer `b` crosses
