@@ -454,7 +454,7 @@ impl SwarmSim {
             left_ns: None,
             rank: None,
             delay_ns,
-            pieces: Pieces::new(self.layout, seed),
+            pieces: Pieces::new(self.layout, seed, self.cfg.bittorrent.piece_picker),
             conns: Vec::new(),
             known: VecDeque::new(),
             optimistic: None,
@@ -802,10 +802,13 @@ impl SwarmSim {
                 return;
             }
             let peer = &mut self.peers[p as usize];
+            let connections = peer.conns.len();
             let mut picked = None;
             if let Some(log) = self.log.as_mut() {
                 let (started, rarest) = peer.pieces.choice_floor(&side.remote);
-                if let Some((piece, block)) = peer.pieces.pick(&side.remote, &mut peer.rng) {
+                if let Some((piece, block)) =
+                    peer.pieces.pick(&side.remote, connections, &mut peer.rng)
+                {
                     log.push(LogEntry::Request {
                         t_ns: self.now,
                         peer: p,
@@ -818,7 +821,7 @@ impl SwarmSim {
                     picked = Some((piece, block));
                 }
             } else {
-                picked = peer.pieces.pick(&side.remote, &mut peer.rng);
+                picked = peer.pieces.pick(&side.remote, connections, &mut peer.rng);
             }
             if picked.is_none() && end_game && peer.pieces.all_requested() {
                 // End game: ask this peer too for a block requested elsewhere.
