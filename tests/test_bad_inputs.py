@@ -192,6 +192,7 @@ for key, v in [
     ("bittorrent.pipeline", "0"),
     ("bittorrent.super_seeding", "true"),
     ("bittorrent.unchoke_slots", "0"),
+    ("bittorrent.piece_picker", '"fastest"'),
     ("tcp.cc", '"nope"'),
     ("tcp.recovery", '"fast"'),
     ("utp.loss_detection", "3"),
