@@ -1186,7 +1186,10 @@ pub enum PiecePicker {
     /// partial ones first, until 4 are held (`initial_picker_threshold`); then rarest first, a
     /// partial piece ahead of a fresh one only when equally rare (`piece_pos::priority`), and
     /// partial pieces first, rarest first, only while more than 1.5 per connection are
-    /// partial. Seeds are not counted in a piece's availability.
+    /// partial. Seeds are not counted in a piece's availability. With `request_queue_time`
+    /// (which measures each connection's rate), a connection that brings a piece within 20 s
+    /// (`whole_pieces_threshold`) is asked for 20 s of whole pieces at once, partial pieces
+    /// only as backups (`request_a_block`, `prefer_contiguous_blocks`).
     Libtorrent,
 }
 

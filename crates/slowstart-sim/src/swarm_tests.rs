@@ -350,3 +350,45 @@ fn libtorrents_picker_spends_the_seed_on_new_pieces_where_the_modules_repeats_th
         "{lt_median} vs {module_median}"
     );
 }
+
+#[test]
+fn libtorrent_asks_a_fast_connection_for_whole_pieces() {
+    // One seed and one leecher, the seed's 1 Mbps uplink the bottleneck: 125 kB/s brings a
+    // 64 KiB piece in well under libtorrent's whole_pieces_threshold (20 s), so once the
+    // connection's rate is measured every request names a whole piece, above the queue's
+    // target (3 s of the rate: 23 blocks) if need be.
+    let run = |picker: PiecePicker| {
+        let mut cfg = small_swarm(1, 4000, Population::Tcp);
+        let w = swarm_mut(&mut cfg);
+        w.bittorrent.piece_picker = picker;
+        w.bittorrent.pipeline = 4;
+        w.bittorrent.request_queue_time_ns = 3 * SEC;
+        let (out, log) = SwarmSim::new(&cfg).unwrap().with_log().run_logged();
+        let leecher = out.summary.peers.iter().find(|p| !p.initial_seed).unwrap();
+        assert_eq!(leecher.bytes_down, 4_000_000);
+        assert_eq!(leecher.duplicate_bytes, 0);
+        let picks = log
+            .iter()
+            .filter(|e| matches!(e, LogEntry::Request { .. }))
+            .count();
+        (picks, leecher.request_queue_mean.unwrap())
+    };
+    let (pieces, blocks) = (
+        4_000_000usize.div_ceil(64 * 1024),
+        4_000_000usize.div_ceil(16 * 1024),
+    );
+    let (block_picks, block_queue) = run(PiecePicker::Module);
+    let (whole_picks, whole_queue) = run(PiecePicker::Libtorrent);
+    // The module asks block by block; libtorrent a piece at a time once the first second's
+    // rate is known, block by block before.
+    assert_eq!(block_picks, blocks);
+    assert!(
+        whole_picks < pieces + 20,
+        "{whole_picks} picks for {pieces} pieces"
+    );
+    assert!(block_queue <= 24.0, "{block_queue}");
+    assert!(
+        whole_queue > 2.0 * block_queue,
+        "{whole_queue} vs {block_queue}"
+    );
+}

@@ -41,13 +41,16 @@ use slowstart_transport::{Connection, Fired, Io, Received, TimerKind};
 use crate::engine::CalendarQueue;
 use crate::sim::{seconds, RunOutput, Summary};
 use crate::swarm::choker::{self, Candidate};
-use crate::swarm::pieces::{Bitfield, BlockState, Layout, Pieces};
+use crate::swarm::pieces::{
+    Bitfield, BlockState, Layout, Pieces, WHOLE_PIECES_MAX_BYTES, WHOLE_PIECES_THRESHOLD_S,
+};
 use crate::swarm::{PeerSummary, SwarmSummary, TransportTotals};
 use crate::SimError;
 use slowstart_config::substream_seed;
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
 use slowstart_config::{
-    BittorrentConfig, ConnectionTransport, FlowConfig, Population, Seeding, SimConfig, SwarmConfig,
+    BittorrentConfig, ConnectionTransport, FlowConfig, PiecePicker, Population, Seeding, SimConfig,
+    SwarmConfig,
 };
 use slowstart_link::channel::{Channel, Offer};
 use slowstart_link::summary::LinkSummary;
@@ -783,25 +786,74 @@ impl SwarmSim {
     }
 
     /// Keep `pipeline` requests (or libtorrent's `desired_requests`) outstanding to the other
-    /// end of `c`, if it unchoked us.
+    /// end of `c`, if it unchoked us. With libtorrent's picker and queue, a connection whose
+    /// rate brings a piece within `WHOLE_PIECES_THRESHOLD_S` is asked for whole pieces, that
+    /// many seconds of its rate at least, above the queue's target if need be
+    /// (`request_a_block`: `prefer_contiguous_blocks`).
     fn fill_requests(&mut self, p: u32, c: u32) {
         let s = self.side_of(p, c);
-        let pipeline = match &self.conns[c as usize].sides[s].requests {
+        let queue = self.conns[c as usize].sides[s].requests.as_ref();
+        let pipeline = match queue {
             Some(queue) => queue.target() as usize,
             None => self.cfg.bittorrent.pipeline as usize,
         };
+        let whole_blocks = match queue {
+            Some(queue) if self.cfg.bittorrent.piece_picker == PiecePicker::Libtorrent => {
+                let window = (queue.rate() * WHOLE_PIECES_THRESHOLD_S).min(WHOLE_PIECES_MAX_BYTES);
+                (window / self.layout.piece_bytes) as usize
+                    * self.layout.blocks_per_piece() as usize
+            }
+            _ => 0,
+        };
         let end_game = self.cfg.bittorrent.end_game;
+        // Blocks of whole pieces asked for in this call.
+        let mut whole_asked = 0;
         loop {
             let conn = &mut self.conns[c as usize];
             let side = &mut conn.sides[s];
+            let full = side.my_requests.len() >= pipeline;
             if !conn.open
                 || side.peer_choking
                 || !side.am_interested
-                || side.my_requests.len() >= pipeline
+                || (full && (whole_asked == 0 || whole_asked >= whole_blocks))
             {
                 return;
             }
             let peer = &mut self.peers[p as usize];
+            if whole_asked < whole_blocks {
+                let floor = self
+                    .log
+                    .is_some()
+                    .then(|| peer.pieces.choice_floor(&side.remote));
+                if let Some(piece) = peer.pieces.pick_whole(&side.remote, &mut peer.rng) {
+                    if let (Some(log), Some((started, rarest))) = (self.log.as_mut(), floor) {
+                        log.push(LogEntry::Request {
+                            t_ns: self.now,
+                            peer: p,
+                            piece,
+                            have: peer.pieces.have.count(),
+                            started,
+                            availability: peer.pieces.availability[piece as usize],
+                            rarest,
+                        });
+                    }
+                    let n = side.unchoke_got;
+                    let blocks = self.layout.blocks_in(piece);
+                    for block in 0..blocks {
+                        side.my_requests.push((piece, block));
+                    }
+                    for block in 0..blocks {
+                        self.send(p, c, Msg::Request(piece, block, n));
+                    }
+                    whole_asked += blocks as usize;
+                    continue;
+                }
+                // No piece is free whole: partial pieces' blocks, up to the target.
+                whole_asked = whole_blocks;
+                if full {
+                    return;
+                }
+            }
             let connections = peer.conns.len();
             let mut picked = None;
             if let Some(log) = self.log.as_mut() {

@@ -11,6 +11,11 @@ use slowstart_config::PiecePicker;
 /// libtorrent's `initial_picker_threshold` (settings_pack, 4): random pieces until this many
 /// are held.
 pub const INITIAL_PICKER_THRESHOLD: u32 = 4;
+/// libtorrent's `whole_pieces_threshold` (settings_pack, 20 s): a connection whose download
+/// rate brings a whole piece in this long is asked for whole pieces (`request_a_block`).
+pub const WHOLE_PIECES_THRESHOLD_S: u64 = 20;
+/// libtorrent's cap on the bytes a whole-piece pick covers (`request_a_block`: 8 MiB).
+pub const WHOLE_PIECES_MAX_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The file's shape: `pieces` pieces of `blocks_per_piece` blocks; the last piece and its last
 /// block may be shorter. Built by [`Layout::new`], which counts the blocks once: piece selection
@@ -265,8 +270,9 @@ impl Pieces {
     /// one better than a fresh piece's of the same availability (`piece_pos::priority`:
     /// adjustment -3 against -2), so a partial piece that is more common waits; only with more
     /// partial pieces than 1.5 per connection do partial pieces come first (`partial_ratio`),
-    /// the rarest of them, then the one closest to complete. Whole-piece picking from fast
-    /// peers (`whole_pieces_threshold`) and piece extents are not modelled.
+    /// the rarest of them, then the one closest to complete. Whole pieces from fast
+    /// connections are [`Pieces::pick_whole`]; piece extents (off by default) are not
+    /// modelled.
     fn pick_libtorrent(
         &self,
         remote: &Bitfield,
@@ -310,6 +316,42 @@ impl Pieces {
         let best = cands.iter().map(|&p| rank(p)).min().expect("not empty");
         let ties: Vec<u32> = cands.into_iter().filter(|&p| rank(p) == best).collect();
         Some(ties[rng.random_range(0..ties.len())])
+    }
+
+    /// libtorrent's whole-piece pick (`prefer_contiguous_blocks`, `add_blocks`): the piece
+    /// that [`Pieces::pick`] would rank first among those nobody was asked a block of (partial
+    /// pieces are only backups, `add_blocks_downloading`), every block of it marked requested;
+    /// `None` when there is none. Only for [`PiecePicker::Libtorrent`].
+    pub fn pick_whole(&mut self, remote: &Bitfield, rng: &mut impl Rng) -> Option<u32> {
+        debug_assert_eq!(self.picker, PiecePicker::Libtorrent);
+        let fresh: Vec<u32> = remote
+            .iter()
+            .filter(|&p| self.taken[p as usize] == 0 && self.candidate(remote, p))
+            .collect();
+        if fresh.is_empty() {
+            return None;
+        }
+        let piece = if self.have.count() < INITIAL_PICKER_THRESHOLD {
+            fresh[rng.random_range(0..fresh.len())]
+        } else {
+            let rarest = fresh
+                .iter()
+                .map(|&p| self.availability[p as usize])
+                .min()
+                .expect("not empty");
+            let ties: Vec<u32> = fresh
+                .into_iter()
+                .filter(|&p| self.availability[p as usize] == rarest)
+                .collect();
+            ties[rng.random_range(0..ties.len())]
+        };
+        for b in 0..self.layout.blocks_in(piece) {
+            let i = self.layout.block_index(piece, b);
+            debug_assert_eq!(self.blocks[i], BlockState::Needed);
+            self.blocks[i] = BlockState::Requested;
+        }
+        self.taken[piece as usize] = self.layout.blocks_in(piece);
+        Some(piece)
     }
 
     /// The ns-2 module's choice (`select_chunk`).
