@@ -16,9 +16,9 @@ present at time 0. Each leecher, at its arrival, connects (`connect_peer`) to ev
 arrived before it; there is no tracker, DHT, local discovery, UPnP, NAT-PMP or encryption. A
 peer's transport is libtorrent's `enable_outgoing_utp`/`enable_outgoing_tcp` (the one its
 connections use, as the connecting side chooses); it accepts both, so in a 50-50 swarm a
-connection's transport is its connector's. Linux TCP in every namespace is
-`net.ipv4.tcp_congestion_control` from `swarm.tcp.cc` (cubic for the library's others: a new
-namespace would inherit the root's bbr) with `swarm.tcp.initcwnd` on the routes; uTP is
+connection's transport is its connector's. Linux TCP in every namespace runs `swarm.tcp.cc`
+(cubic for the library's others), set on the routes (`congctl`, testbed.route_cc) with
+`swarm.tcp.initcwnd`: the namespace's own default would stay the root's bbr; uTP is
 libtorrent's own LEDBAT with `utp_target_delay` from `swarm.utp.cc`'s target.
 
 A real swarm runs `seeding = "never-leave"` and ends when every leecher has the file. What it
@@ -284,6 +284,7 @@ class Star:
                 str(tcp["initcwnd"]),
                 "initrwnd",
                 str(tcp["initrwnd"]),
+                *testbed.route_cc(LINUX_CC[tcp["cc"]["name"]]),
             )
             hub = ("-n", self.hub, "link", "set", p.hub_tun)
             testbed._ip(*hub, "mtu", "1500", "txqueuelen", "10000")

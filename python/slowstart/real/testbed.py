@@ -147,6 +147,17 @@ def endpoint_sysctls(tun: str, cc: str) -> dict[str, str]:
     }
 
 
+def route_cc(cc: str) -> list[str]:
+    """A route's attributes that give every TCP connection over it Linux's algorithm `cc`,
+    both the ones it opens and the ones it accepts (`ip route ... congctl`, RTAX_CC_ALGO).
+    A namespace's `net.ipv4.tcp_congestion_control` takes only an algorithm the root
+    namespace allows (`tcp_allowed_congestion_control`, "reno bbr" on this host; cubic is
+    refused with EPERM and the namespace keeps the root's bbr); a route takes any that is
+    loaded. It overrides a socket's own TCP_CONGESTION at connect, so only where every
+    connection runs one algorithm (a swarm)."""
+    return ["congctl", cc]
+
+
 def tun_tx_dropped(ns: str, dev: str) -> int | None:
     """Packets TUN device `dev` in `ns` dropped on its way to the emulator (its queue full):
     losses the emulated link never saw, so they must stay 0. None if unreadable."""
