@@ -170,3 +170,40 @@ def test_a_swarm_past_its_duration_is_one_line_and_leaves_nothing(tmp_path):
     assert "duration: the swarm was unfinished at 3 s" in ran.stderr
     assert len(ran.stderr.strip().splitlines()) == 1, ran.stderr
     assert swarm_leftovers(ran.pid) == []
+
+
+@pytest.mark.skipif(REASON is not None, reason=f"skipped: {REASON}")
+def test_a_route_gives_a_namespace_its_tcp_algorithm_where_the_sysctl_may_not():
+    """libtorrent's sockets take the namespace's algorithm: the swarm sets it on the peers'
+    routes (testbed.route_cc), since a namespace's own default takes only what the root
+    namespace allows (on this host cubic is refused and bbr stays)."""
+    import os
+    import socket
+
+    ns = f"ss-cc-probe-{os.getpid()}"
+    script = (
+        "import socket\n"
+        "s = socket.socket(); s.bind(('10.203.0.1', 0)); s.listen()\n"
+        "c = socket.create_connection(s.getsockname()); a, _ = s.accept()\n"
+        f"print(*(x.getsockopt(socket.IPPROTO_TCP, {socket.TCP_CONGESTION}, 16)"
+        ".rstrip(b'\\0').decode() for x in (c, a)))\n"
+    )
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        run = ["ip", "netns", "exec", ns]
+        testbed.sysctl(ns, testbed.endpoint_sysctls("lo", "cubic"))
+        subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
+        subprocess.run(["ip", "-n", ns, "addr", "add", "10.203.0.1/32", "dev", "lo"], check=True)
+        for cc in ("reno", "cubic"):
+            subprocess.run(
+                ["ip", "-n", ns, "route", "replace", "local", "10.203.0.1", "dev", "lo"]
+                + ["table", "local", *testbed.route_cc(cc)],
+                check=True,
+            )
+            got = subprocess.run(
+                [*run, "python3", "-c", script], check=True, capture_output=True, text=True
+            )
+            # Both the connecting and the accepting end.
+            assert got.stdout.split() == [cc, cc], got.stdout
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False)
