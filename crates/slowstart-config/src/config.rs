@@ -1178,7 +1178,7 @@ impl<'de> Deserialize<'de> for ConnectionTransport {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PiecePicker {
-    /// The ns-2 module's `select_chunk`: a piece already partly requested first, whatever its
+    /// The ns-2 module's `chunk_selection`: a piece already partly requested first, whatever its
     /// availability (the lowest-numbered); a random piece until the first completes; then
     /// rarest first.
     Module,

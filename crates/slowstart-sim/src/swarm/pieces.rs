@@ -1,5 +1,5 @@
 //! What a peer has and what it asks for next: the file in pieces and blocks, and piece
-//! selection, either the ns-2 module's (Eger et al., `bittorrent_app.cc` `select_chunk`):
+//! selection, either the ns-2 module's (Eger et al., `bittorrent_app.cc` `chunk_selection`):
 //! finish a piece already partly requested, a random piece until the first one completes, then
 //! rarest first among the neighbours' bitfields with random ties; or libtorrent 2.0's
 //! (`piece_picker.cpp`, [`PiecePicker::Libtorrent`]), where rarity comes before finishing a
@@ -354,7 +354,9 @@ impl Pieces {
         Some(piece)
     }
 
-    /// The ns-2 module's choice (`select_chunk`).
+    /// The ns-2 module's choice (`chunk_selection`). Of several partly requested pieces its
+    /// loop keeps the highest-numbered (its `requested_bytes` is declared inside the loop, so
+    /// every partial piece passes the test); this takes the lowest. Either is strict priority.
     fn pick_module(&self, remote: &Bitfield, rng: &mut impl Rng) -> Option<u32> {
         let candidate = |s: &Self, p: u32| s.candidate(remote, p);
         // 1. Finish what was started: the lowest-numbered piece partly requested.
