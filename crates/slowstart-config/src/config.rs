@@ -1186,10 +1186,8 @@ pub enum PiecePicker {
     /// partial ones first, until 4 are held (`initial_picker_threshold`); then rarest first, a
     /// partial piece ahead of a fresh one only when equally rare (`piece_pos::priority`), and
     /// partial pieces first, rarest first, only while more than 1.5 per connection are
-    /// partial. Seeds are not counted in a piece's availability. With `request_queue_time`
-    /// (which measures each connection's rate), a connection that brings a piece within 20 s
-    /// (`whole_pieces_threshold`) is asked for 20 s of whole pieces at once, partial pieces
-    /// only as backups (`request_a_block`, `prefer_contiguous_blocks`).
+    /// partial. Seeds are not counted in a piece's availability. Whole pieces from fast
+    /// connections: `whole_pieces_threshold`.
     Libtorrent,
 }
 
@@ -1339,6 +1337,12 @@ pub struct SwarmBittorrentConfig {
     pub request_queue_time_ns: u64,
     /// Which piece a leecher asks for next (`PiecePicker`).
     pub piece_picker: PiecePicker,
+    /// 0: off. Otherwise, with libtorrent's picker and request queue (which measures each
+    /// connection's rate), a connection whose rate brings a whole piece within this long is
+    /// asked for this long of its rate in whole pieces at once (at most 8 MiB), above the
+    /// queue's target if need be, pieces others began only as backups (settings_pack
+    /// `whole_pieces_threshold`, 20 s; `request_a_block`'s `prefer_contiguous_blocks`).
+    pub whole_pieces_threshold_ns: u64,
     pub end_game: bool,
     pub anti_snubbing: bool,
     /// A peer that sent no block for this long is snubbed (ANTI_SNUBBING x choking interval).
@@ -1428,6 +1432,7 @@ impl Default for SwarmBittorrentConfig {
             pipeline: 5,
             request_queue_time_ns: 0,
             piece_picker: PiecePicker::Module,
+            whole_pieces_threshold_ns: 0,
             end_game: false,
             anti_snubbing: false,
             snub_ns: 60_000_000_000,
@@ -2171,6 +2176,21 @@ impl SwarmConfig {
             0,
             MAX_DELAY_NS,
         )?;
+        range(
+            "bittorrent.whole_pieces_threshold",
+            b.whole_pieces_threshold_ns,
+            0,
+            MAX_DELAY_NS,
+        )?;
+        if b.whole_pieces_threshold_ns > 0
+            && (b.piece_picker != PiecePicker::Libtorrent || b.request_queue_time_ns == 0)
+        {
+            return Err(err(
+                "swarm.bittorrent.whole_pieces_threshold: needs piece_picker = \"libtorrent\" \
+                 and request_queue_time above 0 (which measures each connection's rate)"
+                    .into(),
+            ));
+        }
         range("bittorrent.snub", b.snub_ns, 1, MAX_DELAY_NS)?;
         // Counts of connections that max_connections caps: above it they never bind.
         for (field, v) in [

@@ -363,6 +363,9 @@ fn libtorrent_asks_a_fast_connection_for_whole_pieces() {
         w.bittorrent.piece_picker = picker;
         w.bittorrent.pipeline = 4;
         w.bittorrent.request_queue_time_ns = 3 * SEC;
+        if picker == PiecePicker::Libtorrent {
+            w.bittorrent.whole_pieces_threshold_ns = 20 * SEC;
+        }
         let (out, log) = SwarmSim::new(&cfg).unwrap().with_log().run_logged();
         let leecher = out.summary.peers.iter().find(|p| !p.initial_seed).unwrap();
         assert_eq!(leecher.bytes_down, 4_000_000);

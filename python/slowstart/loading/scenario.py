@@ -185,6 +185,7 @@ SWARM_BITTORRENT_KEYS = (
     "pipeline",
     "request_queue_time",
     "piece_picker",
+    "whole_pieces_threshold",
     "end_game",
     "anti_snubbing",
     "snub",

@@ -41,16 +41,13 @@ use slowstart_transport::{Connection, Fired, Io, Received, TimerKind};
 use crate::engine::CalendarQueue;
 use crate::sim::{seconds, RunOutput, Summary};
 use crate::swarm::choker::{self, Candidate};
-use crate::swarm::pieces::{
-    Bitfield, BlockState, Layout, Pieces, WHOLE_PIECES_MAX_BYTES, WHOLE_PIECES_THRESHOLD_S,
-};
+use crate::swarm::pieces::{Bitfield, BlockState, Layout, Pieces, WHOLE_PIECES_MAX_BYTES};
 use crate::swarm::{PeerSummary, SwarmSummary, TransportTotals};
 use crate::SimError;
 use slowstart_config::substream_seed;
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
 use slowstart_config::{
-    BittorrentConfig, ConnectionTransport, FlowConfig, PiecePicker, Population, Seeding, SimConfig,
-    SwarmConfig,
+    BittorrentConfig, ConnectionTransport, FlowConfig, Population, Seeding, SimConfig, SwarmConfig,
 };
 use slowstart_link::channel::{Channel, Offer};
 use slowstart_link::summary::LinkSummary;
@@ -786,10 +783,10 @@ impl SwarmSim {
     }
 
     /// Keep `pipeline` requests (or libtorrent's `desired_requests`) outstanding to the other
-    /// end of `c`, if it unchoked us. With libtorrent's picker and queue, a connection whose
-    /// rate brings a piece within `WHOLE_PIECES_THRESHOLD_S` is asked for whole pieces, that
-    /// many seconds of its rate at least, above the queue's target if need be
-    /// (`request_a_block`: `prefer_contiguous_blocks`).
+    /// end of `c`, if it unchoked us. With `whole_pieces_threshold`, a connection whose rate
+    /// brings a piece within it is asked for whole pieces, that long of its rate at least,
+    /// above the queue's target if need be (libtorrent `request_a_block`:
+    /// `prefer_contiguous_blocks`).
     fn fill_requests(&mut self, p: u32, c: u32) {
         let s = self.side_of(p, c);
         let queue = self.conns[c as usize].sides[s].requests.as_ref();
@@ -797,9 +794,12 @@ impl SwarmSim {
             Some(queue) => queue.target() as usize,
             None => self.cfg.bittorrent.pipeline as usize,
         };
+        let threshold_ns = self.cfg.bittorrent.whole_pieces_threshold_ns;
         let whole_blocks = match queue {
-            Some(queue) if self.cfg.bittorrent.piece_picker == PiecePicker::Libtorrent => {
-                let window = (queue.rate() * WHOLE_PIECES_THRESHOLD_S).min(WHOLE_PIECES_MAX_BYTES);
+            // Validation allows a threshold only with libtorrent's picker and queue.
+            Some(queue) if threshold_ns > 0 => {
+                let window = ((queue.rate() as u128 * threshold_ns as u128 / 1_000_000_000) as u64)
+                    .min(WHOLE_PIECES_MAX_BYTES);
                 (window / self.layout.piece_bytes) as usize
                     * self.layout.blocks_per_piece() as usize
             }

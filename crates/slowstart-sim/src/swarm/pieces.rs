@@ -11,9 +11,6 @@ use slowstart_config::PiecePicker;
 /// libtorrent's `initial_picker_threshold` (settings_pack, 4): random pieces until this many
 /// are held.
 pub const INITIAL_PICKER_THRESHOLD: u32 = 4;
-/// libtorrent's `whole_pieces_threshold` (settings_pack, 20 s): a connection whose download
-/// rate brings a whole piece in this long is asked for whole pieces (`request_a_block`).
-pub const WHOLE_PIECES_THRESHOLD_S: u64 = 20;
 /// libtorrent's cap on the bytes a whole-piece pick covers (`request_a_block`: 8 MiB).
 pub const WHOLE_PIECES_MAX_BYTES: u64 = 8 * 1024 * 1024;
 
