@@ -784,9 +784,9 @@ impl SwarmSim {
 
     /// Keep `pipeline` requests (or libtorrent's `desired_requests`) outstanding to the other
     /// end of `c`, if it unchoked us. With `whole_pieces_threshold`, a connection whose rate
-    /// brings a piece within it is asked for whole pieces, that long of its rate at least,
-    /// above the queue's target if need be (libtorrent `request_a_block`:
-    /// `prefer_contiguous_blocks`).
+    /// brings a piece within it is asked for whole pieces, up to that long of its rate in
+    /// contiguous ones at a time, until the queue's target is reached or passed (libtorrent
+    /// `request_a_block`: `prefer_contiguous_blocks`).
     fn fill_requests(&mut self, p: u32, c: u32) {
         let s = self.side_of(p, c);
         let queue = self.conns[c as usize].sides[s].requests.as_ref();
@@ -795,64 +795,61 @@ impl SwarmSim {
             None => self.cfg.bittorrent.pipeline as usize,
         };
         let threshold_ns = self.cfg.bittorrent.whole_pieces_threshold_ns;
-        let whole_blocks = match queue {
+        let whole_pieces = match queue {
             // Validation allows a threshold only with libtorrent's picker and queue.
             Some(queue) if threshold_ns > 0 => {
                 let window = ((queue.rate() as u128 * threshold_ns as u128 / 1_000_000_000) as u64)
                     .min(WHOLE_PIECES_MAX_BYTES);
-                (window / self.layout.piece_bytes) as usize
-                    * self.layout.blocks_per_piece() as usize
+                (window / self.layout.piece_bytes) as u32
             }
             _ => 0,
         };
         let end_game = self.cfg.bittorrent.end_game;
-        // Blocks of whole pieces asked for in this call.
-        let mut whole_asked = 0;
         loop {
             let conn = &mut self.conns[c as usize];
             let side = &mut conn.sides[s];
-            let full = side.my_requests.len() >= pipeline;
             if !conn.open
                 || side.peer_choking
                 || !side.am_interested
-                || (full && (whole_asked == 0 || whole_asked >= whole_blocks))
+                || side.my_requests.len() >= pipeline
             {
                 return;
             }
             let peer = &mut self.peers[p as usize];
-            if whole_asked < whole_blocks {
+            if whole_pieces > 0 {
                 let floor = self
                     .log
                     .is_some()
                     .then(|| peer.pieces.choice_floor(&side.remote));
-                if let Some(piece) = peer.pieces.pick_whole(&side.remote, &mut peer.rng) {
+                let range = peer
+                    .pieces
+                    .pick_whole(&side.remote, whole_pieces, &mut peer.rng);
+                if let Some(range) = range {
                     if let (Some(log), Some((started, rarest))) = (self.log.as_mut(), floor) {
-                        log.push(LogEntry::Request {
-                            t_ns: self.now,
-                            peer: p,
-                            piece,
-                            have: peer.pieces.have.count(),
-                            started,
-                            availability: peer.pieces.availability[piece as usize],
-                            rarest,
-                        });
+                        for piece in range.clone() {
+                            log.push(LogEntry::Request {
+                                t_ns: self.now,
+                                peer: p,
+                                piece,
+                                have: peer.pieces.have.count(),
+                                started,
+                                availability: peer.pieces.availability[piece as usize],
+                                rarest,
+                            });
+                        }
                     }
                     let n = side.unchoke_got;
-                    let blocks = self.layout.blocks_in(piece);
-                    for block in 0..blocks {
-                        side.my_requests.push((piece, block));
-                    }
-                    for block in 0..blocks {
+                    let layout = self.layout;
+                    let blocks: Vec<(u32, u32)> = range
+                        .flat_map(|piece| (0..layout.blocks_in(piece)).map(move |b| (piece, b)))
+                        .collect();
+                    side.my_requests.extend_from_slice(&blocks);
+                    for (piece, block) in blocks {
                         self.send(p, c, Msg::Request(piece, block, n));
                     }
-                    whole_asked += blocks as usize;
                     continue;
                 }
                 // No piece is free whole: partial pieces' blocks, up to the target.
-                whole_asked = whole_blocks;
-                if full {
-                    return;
-                }
             }
             let connections = peer.conns.len();
             let mut picked = None;

@@ -315,16 +315,21 @@ impl Pieces {
         Some(ties[rng.random_range(0..ties.len())])
     }
 
-    /// libtorrent's whole-piece pick (`prefer_contiguous_blocks`, `add_blocks`): the piece
-    /// that [`Pieces::pick`] would rank first among those nobody was asked a block of (partial
-    /// pieces are only backups, `add_blocks_downloading`), every block of it marked requested;
-    /// `None` when there is none. Only for [`PiecePicker::Libtorrent`].
-    pub fn pick_whole(&mut self, remote: &Bitfield, rng: &mut impl Rng) -> Option<u32> {
+    /// libtorrent's whole-piece pick (`prefer_contiguous_blocks`: `add_blocks`,
+    /// `expand_piece`): the piece that [`Pieces::pick`] would rank first among those nobody
+    /// was asked a block of (partial pieces are only backups, `add_blocks_downloading`),
+    /// widened to up to `whole` contiguous pieces that are as free and that `remote` has,
+    /// every block of them marked requested; `None` when there is none. Only for
+    /// [`PiecePicker::Libtorrent`].
+    pub fn pick_whole(
+        &mut self,
+        remote: &Bitfield,
+        whole: u32,
+        rng: &mut impl Rng,
+    ) -> Option<std::ops::Range<u32>> {
         debug_assert_eq!(self.picker, PiecePicker::Libtorrent);
-        let fresh: Vec<u32> = remote
-            .iter()
-            .filter(|&p| self.taken[p as usize] == 0 && self.candidate(remote, p))
-            .collect();
+        let free = |s: &Self, p: u32| s.taken[p as usize] == 0 && s.candidate(remote, p);
+        let fresh: Vec<u32> = remote.iter().filter(|&p| free(self, p)).collect();
         if fresh.is_empty() {
             return None;
         }
@@ -342,13 +347,28 @@ impl Pieces {
                 .collect();
             ties[rng.random_range(0..ties.len())]
         };
-        for b in 0..self.layout.blocks_in(piece) {
-            let i = self.layout.block_index(piece, b);
-            debug_assert_eq!(self.blocks[i], BlockState::Needed);
-            self.blocks[i] = BlockState::Requested;
+        // expand_piece without align_expanded_pieces: down to piece - whole + 1, then up to
+        // start + whole, while the pieces can be picked.
+        let whole = whole.max(1);
+        let lower = (piece + 1).saturating_sub(whole);
+        let mut start = piece;
+        while start > lower && free(self, start - 1) {
+            start -= 1;
         }
-        self.taken[piece as usize] = self.layout.blocks_in(piece);
-        Some(piece)
+        let upper = (start + whole).min(self.layout.pieces);
+        let mut end = piece + 1;
+        while end < upper && free(self, end) {
+            end += 1;
+        }
+        for p in start..end {
+            for b in 0..self.layout.blocks_in(p) {
+                let i = self.layout.block_index(p, b);
+                debug_assert_eq!(self.blocks[i], BlockState::Needed);
+                self.blocks[i] = BlockState::Requested;
+            }
+            self.taken[p as usize] = self.layout.blocks_in(p);
+        }
+        Some(start..end)
     }
 
     /// The ns-2 module's choice (`chunk_selection`). Of several partly requested pieces its
