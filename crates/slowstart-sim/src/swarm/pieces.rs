@@ -623,6 +623,34 @@ mod tests {
     }
 
     #[test]
+    fn a_whole_pick_widens_to_contiguous_free_pieces_the_remote_has() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(8);
+        let layout = Layout::new(10 * 64, 64, 16);
+        let mut me = Pieces::new(layout, false, PiecePicker::Libtorrent);
+        for p in [0, 8, 9, 7] {
+            for b in 0..4 {
+                me.receive(p, b);
+            }
+        }
+        let mut remote = Bitfield::empty(10);
+        for p in [1, 2, 3, 4, 6] {
+            remote.set(p);
+        }
+        // Piece 3 is the rarest; piece 1 is partly requested, so not free.
+        me.availability = vec![9, 9, 9, 1, 9, 9, 9, 9, 9, 9];
+        me.blocks[layout.block_index(1, 0)] = BlockState::Requested;
+        me.taken[1] = 1;
+        // Three pieces: down from 3 to 2 (1 is not free), up from there to 4 (2 + 3 = 5).
+        assert_eq!(me.pick_whole(&remote, 3, &mut rng), Some(2..5));
+        assert!((2..5).all(|p| (0..4).all(|b| me.block(p, b) == BlockState::Requested)));
+        // What is left whole: 6 (5 is not the remote's); then nothing.
+        assert_eq!(me.pick_whole(&remote, 3, &mut rng), Some(6..7));
+        assert_eq!(me.pick_whole(&remote, 3, &mut rng), None);
+        // The partial piece is still there for a block-by-block pick.
+        assert_eq!(me.pick(&remote, 1, &mut rng), Some((1, 1)));
+    }
+
+    #[test]
     fn released_blocks_are_asked_for_again_and_duplicates_change_nothing() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
         let mut me = Pieces::new(layout(), false, PiecePicker::Module);
