@@ -192,6 +192,8 @@ for key, v in [
     ("bittorrent.pipeline", "0"),
     ("bittorrent.super_seeding", "true"),
     ("bittorrent.unchoke_slots", "0"),
+    ("bittorrent.piece_picker", '"fastest"'),
+    ("bittorrent.whole_pieces_threshold", '"20s"'),
     ("tcp.cc", '"nope"'),
     ("tcp.recovery", '"fast"'),
     ("utp.loss_detection", "3"),

@@ -1174,6 +1174,34 @@ impl<'de> Deserialize<'de> for ConnectionTransport {
     }
 }
 
+/// How a leecher chooses the next piece to ask a neighbour for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PiecePicker {
+    /// The ns-2 module's `chunk_selection`: a piece already partly requested first, whatever its
+    /// availability (the lowest-numbered); a random piece until the first completes; then
+    /// rarest first.
+    Module,
+    /// libtorrent 2.0's `piece_picker::pick_pieces` with its default settings: random pieces,
+    /// partial ones first, until 4 are held (`initial_picker_threshold`); then rarest first, a
+    /// partial piece ahead of a fresh one only when equally rare (`piece_pos::priority`), and
+    /// partial pieces first, rarest first, only while more than 1.5 per connection are
+    /// partial. Seeds are not counted in a piece's availability. Whole pieces from fast
+    /// connections: `whole_pieces_threshold`.
+    Libtorrent,
+}
+
+impl PiecePicker {
+    pub const WORDS: &'static [(&'static str, Self)] =
+        &[("module", Self::Module), ("libtorrent", Self::Libtorrent)];
+}
+
+impl<'de> Deserialize<'de> for PiecePicker {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
+}
+
 impl Population {
     /// The words a config may write, the scenario's spelling first; serialized as the last.
     pub const WORDS: &'static [(&'static str, Self)] = &[
@@ -1226,6 +1254,7 @@ fn words_json() -> serde_json::Value {
         "population": table(Population::WORDS),
         "seeding": table(Seeding::WORDS),
         "connection_transport": table(ConnectionTransport::WORDS),
+        "piece_picker": table(PiecePicker::WORDS),
         "sends": table(ProgramEnd::WORDS),
         "ends": table(ProgramEnds::WORDS),
     })
@@ -1306,6 +1335,14 @@ pub struct SwarmBittorrentConfig {
     /// still grows, then this long of its download rate (settings_pack `request_queue_time`),
     /// from 2 to 500 requests; `pipeline` is then unused.
     pub request_queue_time_ns: u64,
+    /// Which piece a leecher asks for next (`PiecePicker`).
+    pub piece_picker: PiecePicker,
+    /// 0: off. Otherwise, with libtorrent's picker and request queue (which measures each
+    /// connection's rate), a connection whose rate brings a whole piece within this long is
+    /// asked for this long of its rate in whole pieces at once (at most 8 MiB), above the
+    /// queue's target if need be, pieces others began only as backups (settings_pack
+    /// `whole_pieces_threshold`, 20 s; `request_a_block`'s `prefer_contiguous_blocks`).
+    pub whole_pieces_threshold_ns: u64,
     pub end_game: bool,
     pub anti_snubbing: bool,
     /// A peer that sent no block for this long is snubbed (ANTI_SNUBBING x choking interval).
@@ -1394,6 +1431,8 @@ impl Default for SwarmBittorrentConfig {
             new_peer_weight: 3,
             pipeline: 5,
             request_queue_time_ns: 0,
+            piece_picker: PiecePicker::Module,
+            whole_pieces_threshold_ns: 0,
             end_game: false,
             anti_snubbing: false,
             snub_ns: 60_000_000_000,
@@ -2137,6 +2176,21 @@ impl SwarmConfig {
             0,
             MAX_DELAY_NS,
         )?;
+        range(
+            "bittorrent.whole_pieces_threshold",
+            b.whole_pieces_threshold_ns,
+            0,
+            MAX_DELAY_NS,
+        )?;
+        if b.whole_pieces_threshold_ns > 0
+            && (b.piece_picker != PiecePicker::Libtorrent || b.request_queue_time_ns == 0)
+        {
+            return Err(err(
+                "swarm.bittorrent.whole_pieces_threshold: needs piece_picker = \"libtorrent\" \
+                 and request_queue_time above 0 (which measures each connection's rate)"
+                    .into(),
+            ));
+        }
         range("bittorrent.snub", b.snub_ns, 1, MAX_DELAY_NS)?;
         // Counts of connections that max_connections caps: above it they never bind.
         for (field, v) in [

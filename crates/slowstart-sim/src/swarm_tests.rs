@@ -4,9 +4,12 @@
 use slowstart_cc::CcSpec;
 
 use crate::swarm::engine::LogEntry;
+use crate::swarm::pieces::INITIAL_PICKER_THRESHOLD;
 use crate::swarm::SwarmSim;
 use slowstart_config::testing::SEC;
-use slowstart_config::{Population, QueueLimit, Seeding, SimConfig, SwarmConfig, TraceConfig};
+use slowstart_config::{
+    PiecePicker, Population, QueueLimit, Seeding, SimConfig, SwarmConfig, TraceConfig,
+};
 
 /// `leechers` peers, a `file_kb` kB file in 64 KiB pieces; the rest as the paper's swarm.
 pub fn small_swarm(leechers: u64, file_kb: u64, population: Population) -> SimConfig {
@@ -312,4 +315,101 @@ fn a_connection_carries_its_openers_transport_both_ways_when_asked() {
     );
     assert_ne!(by_uploader, by_connector);
     assert!(by_connector.0 > 0 && by_connector.1 > 0, "{by_connector:?}");
+}
+
+#[test]
+fn libtorrents_picker_spends_the_seed_on_new_pieces_where_the_modules_repeats_them() {
+    // The paper's access links (1 Mbps up, 8 down), 1 seed and 7 leechers arriving a second
+    // apart, never leaving, a 25 MB file in 256 KiB pieces: the leechers' uplinks together are
+    // 7 times the seed's, so the swarm waits for the pieces only the seed has.
+    let run = |picker: PiecePicker| {
+        let mut cfg = small_swarm(7, 25_000, Population::Utp);
+        let w = swarm_mut(&mut cfg);
+        w.arrival_mean_ns = SEC;
+        w.piece_bytes = 256 * 1024;
+        w.bittorrent.piece_picker = picker;
+        let (out, log) = SwarmSim::new(&cfg).unwrap().with_log().run_logged();
+        let peers = &out.summary.peers;
+        assert!(peers
+            .iter()
+            .all(|p| p.initial_seed || p.completion_s.is_some()));
+        let seed_copies = peers[0].bytes_up as f64 / 25e6;
+        // Requests for a partial piece more common than the rarest the remote could begin.
+        let common_partials = log
+            .iter()
+            .filter(|e| {
+                matches!(**e, LogEntry::Request { have, started: true, availability,
+                    rarest: Some(rarest), .. } if have >= INITIAL_PICKER_THRESHOLD
+                    && availability > rarest)
+            })
+            .count();
+        let mut done: Vec<f64> = peers.iter().filter_map(|p| p.completion_s).collect();
+        done.sort_by(f64::total_cmp);
+        (seed_copies, common_partials, done[done.len() / 2])
+    };
+    let (module_copies, module_partials, module_median) = run(PiecePicker::Module);
+    let (lt_copies, lt_partials, lt_median) = run(PiecePicker::Libtorrent);
+    // The module finishes a started piece first, from whoever unchoked it, the seed
+    // included: the seed sends pieces the leechers already trade among themselves.
+    assert!(module_partials > 100, "{module_partials}");
+    // libtorrent's priority puts availability first: a more common partial piece only while
+    // more than 1.5 pieces per connection are partial (`partial_ratio`; 3 requests of seed 1).
+    assert!(
+        lt_partials * 100 < module_partials,
+        "{lt_partials} vs {module_partials}"
+    );
+    // What the seed sends is what the swarm can trade: one copy and a little more, where
+    // the module's seed sends nearly two, and every leecher waits for them (seed 1: 1.80
+    // copies and a median of 371 s against 1.22 and 253 s).
+    assert!(module_copies > 1.6, "{module_copies}");
+    assert!(lt_copies < 1.35, "{lt_copies}");
+    assert!(
+        lt_median < 0.8 * module_median,
+        "{lt_median} vs {module_median}"
+    );
+}
+
+#[test]
+fn libtorrent_asks_a_fast_connection_for_whole_pieces() {
+    // One seed and one leecher, the seed's 1 Mbps uplink the bottleneck: 125 kB/s brings a
+    // 64 KiB piece in well under libtorrent's whole_pieces_threshold (20 s), so once the
+    // connection's rate is measured every request names a whole piece, above the queue's
+    // target (3 s of the rate: 23 blocks) if need be.
+    let run = |picker: PiecePicker| {
+        let mut cfg = small_swarm(1, 4000, Population::Tcp);
+        let w = swarm_mut(&mut cfg);
+        w.bittorrent.piece_picker = picker;
+        w.bittorrent.pipeline = 4;
+        w.bittorrent.request_queue_time_ns = 3 * SEC;
+        if picker == PiecePicker::Libtorrent {
+            w.bittorrent.whole_pieces_threshold_ns = 20 * SEC;
+        }
+        let (out, log) = SwarmSim::new(&cfg).unwrap().with_log().run_logged();
+        let leecher = out.summary.peers.iter().find(|p| !p.initial_seed).unwrap();
+        assert_eq!(leecher.bytes_down, 4_000_000);
+        assert_eq!(leecher.duplicate_bytes, 0);
+        let picks = log
+            .iter()
+            .filter(|e| matches!(e, LogEntry::Request { .. }))
+            .count();
+        (picks, leecher.request_queue_mean.unwrap())
+    };
+    let (pieces, blocks) = (
+        4_000_000usize.div_ceil(64 * 1024),
+        4_000_000usize.div_ceil(16 * 1024),
+    );
+    let (block_picks, block_queue) = run(PiecePicker::Module);
+    let (whole_picks, whole_queue) = run(PiecePicker::Libtorrent);
+    // The module asks block by block; libtorrent a piece at a time once the first second's
+    // rate is known, block by block before.
+    assert_eq!(block_picks, blocks);
+    assert!(
+        whole_picks < pieces + 20,
+        "{whole_picks} picks for {pieces} pieces"
+    );
+    assert!(block_queue <= 24.0, "{block_queue}");
+    assert!(
+        whole_queue > 2.0 * block_queue,
+        "{whole_queue} vs {block_queue}"
+    );
 }

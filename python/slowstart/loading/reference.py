@@ -323,6 +323,16 @@ TABLES: tuple[Table, ...] = (
                 "0: always `pipeline` requests; else libtorrent's queue, this long of the "
                 "connection's download rate, from `pipeline` (docs/real-swarm.md)",
             ),
+            "piece_picker": (
+                "word",
+                '"module": a started piece first (the paper\'s); "libtorrent": rarest first, '
+                "a started piece first only among the equally rare (docs/real-swarm.md)",
+            ),
+            "whole_pieces_threshold": (
+                "time",
+                '0: off; else with the "libtorrent" picker, a connection that brings a piece '
+                "within this long is asked for whole pieces (libtorrent: 20s)",
+            ),
             "end_game": ("boolean", "request the last blocks from every peer"),
             "anti_snubbing": ("boolean", "choke peers that send nothing for `snub`"),
             "snub": ("time", "anti-snubbing's timeout"),

@@ -184,6 +184,8 @@ SWARM_BITTORRENT_KEYS = (
     "new_peer_weight",
     "pipeline",
     "request_queue_time",
+    "piece_picker",
+    "whole_pieces_threshold",
     "end_game",
     "anti_snubbing",
     "snub",
@@ -902,6 +904,8 @@ def _swarm_bittorrent(value: object) -> dict[str, Any]:
             out[key] = parse_bool(b[key], field)
         elif isinstance(default, int):
             out[key] = parse_int(b[key], field)
+        elif key == "piece_picker":
+            out[key] = canonical_word(key, b[key])
         else:
             out[f"{key}_ns"] = parse_time(b[key], field)
     return out

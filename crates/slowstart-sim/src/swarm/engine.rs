@@ -45,7 +45,7 @@ use slowstart_transport::{Connection, Fired, Received, TimerKind};
 use crate::engine::{Application, CalendarQueue, Engine, Event, Queue};
 use crate::sim::{seconds, RunOutput, Summary};
 use crate::swarm::choker::{self, Candidate};
-use crate::swarm::pieces::{Bitfield, BlockState, Layout, Pieces};
+use crate::swarm::pieces::{Bitfield, BlockState, Layout, Pieces, WHOLE_PIECES_MAX_BYTES};
 use crate::swarm::{PeerSummary, SwarmSummary, TransportTotals};
 use crate::SimError;
 use slowstart_config::substream_seed;
@@ -415,7 +415,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             left_ns: None,
             rank: None,
             delay_ns,
-            pieces: Pieces::new(self.layout, seed),
+            pieces: Pieces::new(self.layout, seed, self.cfg.bittorrent.piece_picker),
             conns: Vec::new(),
             known: VecDeque::new(),
             optimistic: None,
@@ -759,12 +759,26 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
     }
 
     /// Keep `pipeline` requests (or libtorrent's `desired_requests`) outstanding to the other
-    /// end of `c`, if it unchoked us.
+    /// end of `c`, if it unchoked us. With `whole_pieces_threshold`, a connection whose rate
+    /// brings a piece within it is asked for whole pieces, up to that long of its rate in
+    /// contiguous ones at a time, until the queue's target is reached or passed (libtorrent
+    /// `request_a_block`: `prefer_contiguous_blocks`).
     fn fill_requests(&mut self, p: u32, c: u32) {
         let s = self.side_of(p, c);
-        let pipeline = match &self.conns[c as usize].sides[s].requests {
+        let queue = self.conns[c as usize].sides[s].requests.as_ref();
+        let pipeline = match queue {
             Some(queue) => queue.target() as usize,
             None => self.cfg.bittorrent.pipeline as usize,
+        };
+        let threshold_ns = self.cfg.bittorrent.whole_pieces_threshold_ns;
+        let whole_pieces = match queue {
+            // Validation allows a threshold only with libtorrent's picker and queue.
+            Some(queue) if threshold_ns > 0 => {
+                let window = ((queue.rate() as u128 * threshold_ns as u128 / 1_000_000_000) as u64)
+                    .min(WHOLE_PIECES_MAX_BYTES);
+                (window / self.layout.piece_bytes) as u32
+            }
+            _ => 0,
         };
         let end_game = self.cfg.bittorrent.end_game;
         loop {
@@ -778,10 +792,48 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 return;
             }
             let peer = &mut self.peers[p as usize];
+            if whole_pieces > 0 {
+                let floor = self
+                    .log
+                    .is_some()
+                    .then(|| peer.pieces.choice_floor(&side.remote));
+                let range = peer
+                    .pieces
+                    .pick_whole(&side.remote, whole_pieces, &mut peer.rng);
+                if let Some(range) = range {
+                    if let (Some(log), Some((started, rarest))) = (self.log.as_mut(), floor) {
+                        for piece in range.clone() {
+                            log.push(LogEntry::Request {
+                                t_ns: self.now,
+                                peer: p,
+                                piece,
+                                have: peer.pieces.have.count(),
+                                started,
+                                availability: peer.pieces.availability[piece as usize],
+                                rarest,
+                            });
+                        }
+                    }
+                    let n = side.unchoke_got;
+                    let layout = self.layout;
+                    let blocks: Vec<(u32, u32)> = range
+                        .flat_map(|piece| (0..layout.blocks_in(piece)).map(move |b| (piece, b)))
+                        .collect();
+                    side.my_requests.extend_from_slice(&blocks);
+                    for (piece, block) in blocks {
+                        self.send(p, c, Msg::Request(piece, block, n));
+                    }
+                    continue;
+                }
+                // No piece is free whole: partial pieces' blocks, up to the target.
+            }
+            let connections = peer.conns.len();
             let mut picked = None;
             if let Some(log) = self.log.as_mut() {
                 let (started, rarest) = peer.pieces.choice_floor(&side.remote);
-                if let Some((piece, block)) = peer.pieces.pick(&side.remote, &mut peer.rng) {
+                if let Some((piece, block)) =
+                    peer.pieces.pick(&side.remote, connections, &mut peer.rng)
+                {
                     log.push(LogEntry::Request {
                         t_ns: self.engine.now,
                         peer: p,
@@ -794,7 +846,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                     picked = Some((piece, block));
                 }
             } else {
-                picked = peer.pieces.pick(&side.remote, &mut peer.rng);
+                picked = peer.pieces.pick(&side.remote, connections, &mut peer.rng);
             }
             if picked.is_none() && end_game && peer.pieces.all_requested() {
                 // End game: ask this peer too for a block requested elsewhere.

@@ -1,10 +1,18 @@
-//! What a peer has and what it asks for next: the file in pieces and blocks, and the piece
-//! selection of Eger et al.'s ns-2 module (`bittorrent_app.cc` `select_chunk`): finish a piece
-//! already partly requested, a random piece until the first one completes, then rarest first
-//! among the neighbours' bitfields with random ties. Sans-IO: the caller passes the remote's
-//! pieces and a random generator.
+//! What a peer has and what it asks for next: the file in pieces and blocks, and piece
+//! selection, either the ns-2 module's (Eger et al., `bittorrent_app.cc` `chunk_selection`):
+//! finish a piece already partly requested, a random piece until the first one completes, then
+//! rarest first among the neighbours' bitfields with random ties; or libtorrent 2.0's
+//! (`piece_picker.cpp`, [`PiecePicker::Libtorrent`]), where rarity comes before finishing a
+//! partial piece. Sans-IO: the caller passes the remote's pieces and a random generator.
 
 use rand::Rng;
+use slowstart_config::PiecePicker;
+
+/// libtorrent's `initial_picker_threshold` (settings_pack, 4): random pieces until this many
+/// are held.
+pub const INITIAL_PICKER_THRESHOLD: u32 = 4;
+/// libtorrent's cap on the bytes a whole-piece pick covers (`request_a_block`: 8 MiB).
+pub const WHOLE_PIECES_MAX_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The file's shape: `pieces` pieces of `blocks_per_piece` blocks; the last piece and its last
 /// block may be shorter. Built by [`Layout::new`], which counts the blocks once: piece selection
@@ -151,10 +159,11 @@ pub struct Pieces {
     got: Vec<u32>,
     /// Neighbours whose bitfield has the piece (the module's `occurrence`).
     pub availability: Vec<u32>,
+    picker: PiecePicker,
 }
 
 impl Pieces {
-    pub fn new(layout: Layout, complete: bool) -> Self {
+    pub fn new(layout: Layout, complete: bool, picker: PiecePicker) -> Self {
         let n = layout.pieces;
         let total = layout.block_index(n - 1, layout.blocks_in(n - 1));
         let state = if complete {
@@ -176,6 +185,7 @@ impl Pieces {
             got: taken.clone(),
             taken,
             availability: vec![0; n as usize],
+            picker,
         }
     }
 
@@ -230,8 +240,141 @@ impl Pieces {
     }
 
     /// The next block to request from a peer holding `remote`, marked requested; `None` when
-    /// that peer has nothing we need that is not already asked for.
-    pub fn pick(&mut self, remote: &Bitfield, rng: &mut impl Rng) -> Option<(u32, u32)> {
+    /// that peer has nothing we need that is not already asked for. `connections`: the
+    /// downloader's, which bound its partial pieces ([`PiecePicker::Libtorrent`]).
+    pub fn pick(
+        &mut self,
+        remote: &Bitfield,
+        connections: usize,
+        rng: &mut impl Rng,
+    ) -> Option<(u32, u32)> {
+        let piece = match self.picker {
+            PiecePicker::Module => self.pick_module(remote, rng)?,
+            PiecePicker::Libtorrent => self.pick_libtorrent(remote, connections, rng)?,
+        };
+        let block = (0..self.layout.blocks_in(piece))
+            .find(|&b| self.block(piece, b) == BlockState::Needed)
+            .expect("an open piece has a needed block");
+        let i = self.layout.block_index(piece, block);
+        self.blocks[i] = BlockState::Requested;
+        self.taken[piece as usize] += 1;
+        Some((piece, block))
+    }
+
+    /// libtorrent 2.0's choice (`piece_picker::pick_pieces`, `peer_connection::picker_options`,
+    /// default settings): below `initial_picker_threshold` pieces, a partial piece (lowest
+    /// index) or else a random one; above it rarest first, where a partial piece's priority is
+    /// one better than a fresh piece's of the same availability (`piece_pos::priority`:
+    /// adjustment -3 against -2), so a partial piece that is more common waits; only with more
+    /// partial pieces than 1.5 per connection do partial pieces come first (`partial_ratio`),
+    /// the rarest of them, then the one closest to complete. Whole pieces from fast
+    /// connections are [`Pieces::pick_whole`]; piece extents (off by default) are not
+    /// modelled.
+    fn pick_libtorrent(
+        &self,
+        remote: &Bitfield,
+        connections: usize,
+        rng: &mut impl Rng,
+    ) -> Option<u32> {
+        let cands: Vec<u32> = remote
+            .iter()
+            .filter(|&p| self.candidate(remote, p))
+            .collect();
+        if cands.is_empty() {
+            return None;
+        }
+        let partial = |p: u32| self.taken[p as usize] > 0;
+        if self.have.count() < INITIAL_PICKER_THRESHOLD {
+            return Some(match cands.iter().copied().find(|&p| partial(p)) {
+                Some(p) => p,
+                None => cands[rng.random_range(0..cands.len())],
+            });
+        }
+        let partials = (0..self.layout.pieces)
+            .filter(|&p| partial(p) && self.open(p) && !self.have.has(p))
+            .count();
+        if partials > connections * 3 / 2 {
+            let closest = cands
+                .iter()
+                .copied()
+                .filter(|&p| partial(p))
+                .min_by_key(|&p| {
+                    (
+                        self.availability[p as usize],
+                        std::cmp::Reverse(self.taken[p as usize]),
+                    )
+                });
+            if closest.is_some() {
+                return closest;
+            }
+        }
+        // Priority: availability first, then partial before fresh; random among equals.
+        let rank = |p: u32| (self.availability[p as usize], !partial(p));
+        let best = cands.iter().map(|&p| rank(p)).min().expect("not empty");
+        let ties: Vec<u32> = cands.into_iter().filter(|&p| rank(p) == best).collect();
+        Some(ties[rng.random_range(0..ties.len())])
+    }
+
+    /// libtorrent's whole-piece pick (`prefer_contiguous_blocks`: `add_blocks`,
+    /// `expand_piece`): the piece that [`Pieces::pick`] would rank first among those nobody
+    /// was asked a block of (partial pieces are only backups, `add_blocks_downloading`),
+    /// widened to up to `whole` contiguous pieces that are as free and that `remote` has,
+    /// every block of them marked requested; `None` when there is none. Only for
+    /// [`PiecePicker::Libtorrent`].
+    pub fn pick_whole(
+        &mut self,
+        remote: &Bitfield,
+        whole: u32,
+        rng: &mut impl Rng,
+    ) -> Option<std::ops::Range<u32>> {
+        debug_assert_eq!(self.picker, PiecePicker::Libtorrent);
+        let free = |s: &Self, p: u32| s.taken[p as usize] == 0 && s.candidate(remote, p);
+        let fresh: Vec<u32> = remote.iter().filter(|&p| free(self, p)).collect();
+        if fresh.is_empty() {
+            return None;
+        }
+        let piece = if self.have.count() < INITIAL_PICKER_THRESHOLD {
+            fresh[rng.random_range(0..fresh.len())]
+        } else {
+            let rarest = fresh
+                .iter()
+                .map(|&p| self.availability[p as usize])
+                .min()
+                .expect("not empty");
+            let ties: Vec<u32> = fresh
+                .into_iter()
+                .filter(|&p| self.availability[p as usize] == rarest)
+                .collect();
+            ties[rng.random_range(0..ties.len())]
+        };
+        // expand_piece without align_expanded_pieces: down to piece - whole + 1, then up to
+        // start + whole, while the pieces can be picked.
+        let whole = whole.max(1);
+        let lower = (piece + 1).saturating_sub(whole);
+        let mut start = piece;
+        while start > lower && free(self, start - 1) {
+            start -= 1;
+        }
+        let upper = (start + whole).min(self.layout.pieces);
+        let mut end = piece + 1;
+        while end < upper && free(self, end) {
+            end += 1;
+        }
+        for p in start..end {
+            for b in 0..self.layout.blocks_in(p) {
+                let i = self.layout.block_index(p, b);
+                debug_assert_eq!(self.blocks[i], BlockState::Needed);
+                self.blocks[i] = BlockState::Requested;
+            }
+            self.taken[p as usize] = self.layout.blocks_in(p);
+        }
+        Some(start..end)
+    }
+
+    /// The ns-2 module's choice (`chunk_selection`). Of several partly requested pieces its
+    /// loop keeps the highest-numbered (its `requested_bytes` is declared inside the loop, so
+    /// every partial piece passes the test); this takes the lowest. Either is strict priority.
+    fn pick_module(&self, remote: &Bitfield, rng: &mut impl Rng) -> Option<u32> {
         let candidate = |s: &Self, p: u32| s.candidate(remote, p);
         // 1. Finish what was started: the lowest-numbered piece partly requested.
         let started = self.started(remote);
@@ -260,13 +403,7 @@ impl Pieces {
                 }
             }
         };
-        let block = (0..self.layout.blocks_in(piece))
-            .find(|&b| self.block(piece, b) == BlockState::Needed)
-            .expect("an open piece has a needed block");
-        let i = self.layout.block_index(piece, block);
-        self.blocks[i] = BlockState::Requested;
-        self.taken[piece as usize] += 1;
-        Some((piece, block))
+        Some(piece)
     }
 
     /// A request was withdrawn (choke, closed connection): the block is needed again.
@@ -369,18 +506,18 @@ mod tests {
     #[test]
     fn a_started_piece_is_finished_before_another_is_begun() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
-        let mut me = Pieces::new(layout(), false);
+        let mut me = Pieces::new(layout(), false, PiecePicker::Module);
         let seed = Bitfield::full(4);
-        let (p, b) = me.pick(&seed, &mut rng).unwrap();
+        let (p, b) = me.pick(&seed, 1, &mut rng).unwrap();
         assert_eq!(b, 0);
         for k in 1..me.layout.blocks_in(p) {
             assert_eq!(
-                me.pick(&seed, &mut rng),
+                me.pick(&seed, 1, &mut rng),
                 Some((p, k)),
                 "same piece, next block"
             );
         }
-        let (q, _) = me.pick(&seed, &mut rng).unwrap();
+        let (q, _) = me.pick(&seed, 1, &mut rng).unwrap();
         assert_ne!(
             q, p,
             "the first piece is all requested, so a new one starts"
@@ -390,7 +527,7 @@ mod tests {
     #[test]
     fn rarest_first_after_the_first_piece() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
-        let mut me = Pieces::new(layout(), false);
+        let mut me = Pieces::new(layout(), false, PiecePicker::Module);
         // Complete piece 0 (the random first piece, whatever it was, is now done).
         for b in 0..4 {
             me.receive(0, b);
@@ -399,31 +536,140 @@ mod tests {
         me.availability = vec![5, 3, 1, 3];
         let seed = Bitfield::full(4);
         assert_eq!(
-            me.pick(&seed, &mut rng),
+            me.pick(&seed, 1, &mut rng),
             Some((2, 0)),
             "piece 2 is the rarest"
         );
         // Piece 2 is now started: it is finished first whatever the counts say.
         me.availability = vec![5, 0, 9, 0];
-        assert_eq!(me.pick(&seed, &mut rng), Some((2, 1)));
+        assert_eq!(me.pick(&seed, 1, &mut rng), Some((2, 1)));
+    }
+
+    #[test]
+    fn libtorrent_puts_rarity_before_a_partial_piece() {
+        // 8 pieces of 4 blocks; 4 held (initial_picker_threshold), so rarest first applies.
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+        let mut me = Pieces::new(Layout::new(8 * 64, 64, 16), false, PiecePicker::Libtorrent);
+        for p in 4..8 {
+            for b in 0..4 {
+                me.receive(p, b);
+            }
+        }
+        let seed = Bitfield::full(8);
+        // Piece 1 partly requested (from another neighbour, say) and held by 3 neighbours;
+        // piece 2 only by the seed.
+        me.availability = vec![3, 3, 1, 3, 9, 9, 9, 9];
+        me.blocks[me.layout.block_index(1, 0)] = BlockState::Requested;
+        me.taken[1] = 1;
+        assert_eq!(
+            me.pick(&seed, 8, &mut rng),
+            Some((2, 0)),
+            "the rarer fresh piece"
+        );
+        // The module finishes piece 1 first, whatever the counts say.
+        let mut module = me.clone();
+        module.picker = PiecePicker::Module;
+        assert_eq!(module.pick(&seed, 8, &mut rng), Some((1, 1)));
+        // Equally rare: the partial piece comes first (priority adjustment -3 against -2),
+        // here piece 2, which the first pick began.
+        me.availability = vec![3, 3, 3, 3, 9, 9, 9, 9];
+        assert_eq!(me.pick(&seed, 8, &mut rng).map(|(p, _)| p), Some(2));
+        // More partial pieces (1 and 2) than 1.5 per connection (1 here): the partial ones
+        // come first, the rarest of them, though piece 0 is rarer still.
+        me.availability = vec![1, 5, 4, 3, 9, 9, 9, 9];
+        assert_eq!(me.pick(&seed, 1, &mut rng).map(|(p, _)| p), Some(2));
+        // Two partial pieces among 8 connections are few: rarest first.
+        assert_eq!(me.pick(&seed, 8, &mut rng), Some((0, 0)));
+    }
+
+    #[test]
+    fn libtorrent_picks_at_random_partial_pieces_first_until_four_are_held() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(6);
+        let mut me = Pieces::new(Layout::new(64 * 64, 64, 16), false, PiecePicker::Libtorrent);
+        let seed = Bitfield::full(64);
+        // Availability says piece 63 is the rarest; below 4 pieces it does not count.
+        me.availability = vec![5; 64];
+        me.availability[63] = 1;
+        let (first, _) = me.pick(&seed, 1, &mut rng).unwrap();
+        // The partial piece's blocks come next, one after the other.
+        for b in 1..4 {
+            assert_eq!(me.pick(&seed, 1, &mut rng), Some((first, b)));
+        }
+        let firsts: Vec<u32> = (0..30)
+            .map(|_| {
+                let mut fresh =
+                    Pieces::new(Layout::new(64 * 64, 64, 16), false, PiecePicker::Libtorrent);
+                fresh.availability = me.availability.clone();
+                fresh.pick(&seed, 1, &mut rng).unwrap().0
+            })
+            .collect();
+        assert!(
+            firsts.iter().filter(|&&p| p == 63).count() < 5,
+            "{firsts:?}"
+        );
+        // With 4 pieces held, the rarest.
+        for p in 0..4 {
+            for b in 0..4 {
+                me.receive(p, b);
+            }
+        }
+        me.receive(first, 0);
+        for b in 0..4 {
+            me.receive(first, b);
+        }
+        let held = me.have.count();
+        assert!(held >= 4, "{held}");
+        assert_eq!(me.pick(&seed, 1, &mut rng), Some((63, 0)));
+    }
+
+    #[test]
+    fn a_whole_pick_widens_to_contiguous_free_pieces_the_remote_has() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(8);
+        let layout = Layout::new(10 * 64, 64, 16);
+        let mut me = Pieces::new(layout, false, PiecePicker::Libtorrent);
+        for p in [0, 8, 9, 7] {
+            for b in 0..4 {
+                me.receive(p, b);
+            }
+        }
+        let mut remote = Bitfield::empty(10);
+        for p in [1, 2, 3, 4, 6] {
+            remote.set(p);
+        }
+        // Piece 3 is the rarest; piece 1 is partly requested, so not free.
+        me.availability = vec![9, 9, 9, 1, 9, 9, 9, 9, 9, 9];
+        me.blocks[layout.block_index(1, 0)] = BlockState::Requested;
+        me.taken[1] = 1;
+        // Three pieces: down from 3 to 2 (1 is not free), up from there to 4 (2 + 3 = 5).
+        assert_eq!(me.pick_whole(&remote, 3, &mut rng), Some(2..5));
+        assert!((2..5).all(|p| (0..4).all(|b| me.block(p, b) == BlockState::Requested)));
+        // What is left whole: 6 (5 is not the remote's); then nothing.
+        assert_eq!(me.pick_whole(&remote, 3, &mut rng), Some(6..7));
+        assert_eq!(me.pick_whole(&remote, 3, &mut rng), None);
+        // The partial piece is still there for a block-by-block pick.
+        assert_eq!(me.pick(&remote, 1, &mut rng), Some((1, 1)));
     }
 
     #[test]
     fn released_blocks_are_asked_for_again_and_duplicates_change_nothing() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
-        let mut me = Pieces::new(layout(), false);
+        let mut me = Pieces::new(layout(), false, PiecePicker::Module);
         let mut only3 = Bitfield::empty(4);
         only3.set(3);
-        assert_eq!(me.pick(&only3, &mut rng), Some((3, 0)));
-        assert_eq!(me.pick(&only3, &mut rng), Some((3, 1)));
-        assert_eq!(me.pick(&only3, &mut rng), None, "piece 3 is all requested");
+        assert_eq!(me.pick(&only3, 1, &mut rng), Some((3, 0)));
+        assert_eq!(me.pick(&only3, 1, &mut rng), Some((3, 1)));
+        assert_eq!(
+            me.pick(&only3, 1, &mut rng),
+            None,
+            "piece 3 is all requested"
+        );
         assert!(me.requested_not_received(&only3).eq([(3, 0), (3, 1)]));
         me.release(3, 1);
-        assert_eq!(me.pick(&only3, &mut rng), Some((3, 1)));
+        assert_eq!(me.pick(&only3, 1, &mut rng), Some((3, 1)));
         assert!(!me.receive(3, 0));
         assert!(!me.receive(3, 0), "a duplicate block");
         assert!(me.receive(3, 1), "completes piece 3");
         assert!(me.have.has(3));
-        assert_eq!(me.pick(&only3, &mut rng), None);
+        assert_eq!(me.pick(&only3, 1, &mut rng), None);
     }
 }
