@@ -804,7 +804,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                     if let (Some(log), Some((started, rarest))) = (self.log.as_mut(), floor) {
                         for piece in range.clone() {
                             log.push(LogEntry::Request {
-                                t_ns: self.now,
+                                t_ns: self.engine.now,
                                 peer: p,
                                 piece,
                                 have: peer.pieces.have.count(),
