@@ -553,25 +553,22 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
         }
         ends.dst.requests.continue_counts(&flow.ends.dst.requests);
         flow.ends = ends;
-        let sender = &mut flow.ends.src.sender;
-        sender.start(now, flow.handshake, &mut self.engine.io);
-        if sender.state() == State::Established {
-            self.with_app(f, |app, ctx| app.on_established(ctx));
-            self.flows[f]
-                .ends
-                .src
-                .sender
-                .try_send(now, &mut self.engine.io);
-        }
-        self.after_sender_event(f, SenderEvent::Start);
+        self.start_sender(f);
     }
 
     fn flow_start(&mut self, f: usize) {
         if f >= self.flows.len() {
             return self.cross_send(f - self.flows.len());
         }
-        let now = self.engine.now;
         self.with_app(f, |app, ctx| app.on_start(ctx));
+        self.start_sender(f);
+        self.after_app_event(f);
+    }
+
+    /// Flow `f`'s sender opens its connection (a handshake, or established at once, when the
+    /// application hears of it and the sender sends what it may).
+    fn start_sender(&mut self, f: usize) {
+        let now = self.engine.now;
         let flow = &mut self.flows[f];
         let sender = &mut flow.ends.src.sender;
         sender.start(now, flow.handshake, &mut self.engine.io);
@@ -584,7 +581,6 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
                 .try_send(now, &mut self.engine.io);
         }
         self.after_sender_event(f, SenderEvent::Start);
-        self.after_app_event(f);
     }
 
     fn deliver(&mut self, packet: Packet) {

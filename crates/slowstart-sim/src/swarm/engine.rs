@@ -247,6 +247,27 @@ pub enum LogEntry {
     Close { t_ns: u64, conn: u32 },
 }
 
+impl LogEntry {
+    /// Peer `peer`'s request at `t_ns` for `piece`, with what its `pieces` were then.
+    fn request(
+        (t_ns, peer): (u64, u32),
+        pieces: &Pieces,
+        piece: u32,
+        started: bool,
+        rarest: Option<u32>,
+    ) -> Self {
+        LogEntry::Request {
+            t_ns,
+            peer,
+            piece,
+            have: pieces.have.count(),
+            started,
+            availability: pieces.availability[piece as usize],
+            rarest,
+        }
+    }
+}
+
 /// The swarm's queue unless told otherwise ([`SwarmSim::with_queue`]).
 pub type SwarmQueue = CalendarQueue<Event<SwarmEvent>>;
 
@@ -803,15 +824,8 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 if let Some(range) = range {
                     if let (Some(log), Some((started, rarest))) = (self.log.as_mut(), floor) {
                         for piece in range.clone() {
-                            log.push(LogEntry::Request {
-                                t_ns: self.engine.now,
-                                peer: p,
-                                piece,
-                                have: peer.pieces.have.count(),
-                                started,
-                                availability: peer.pieces.availability[piece as usize],
-                                rarest,
-                            });
+                            let at = (self.engine.now, p);
+                            log.push(LogEntry::request(at, &peer.pieces, piece, started, rarest));
                         }
                     }
                     let n = side.unchoke_got;
@@ -834,15 +848,8 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 if let Some((piece, block)) =
                     peer.pieces.pick(&side.remote, connections, &mut peer.rng)
                 {
-                    log.push(LogEntry::Request {
-                        t_ns: self.engine.now,
-                        peer: p,
-                        piece,
-                        have: peer.pieces.have.count(),
-                        started,
-                        availability: peer.pieces.availability[piece as usize],
-                        rarest,
-                    });
+                    let at = (self.engine.now, p);
+                    log.push(LogEntry::request(at, &peer.pieces, piece, started, rarest));
                     picked = Some((piece, block));
                 }
             } else {

@@ -336,16 +336,7 @@ impl Pieces {
         let piece = if self.have.count() < INITIAL_PICKER_THRESHOLD {
             fresh[rng.random_range(0..fresh.len())]
         } else {
-            let rarest = fresh
-                .iter()
-                .map(|&p| self.availability[p as usize])
-                .min()
-                .expect("not empty");
-            let ties: Vec<u32> = fresh
-                .into_iter()
-                .filter(|&p| self.availability[p as usize] == rarest)
-                .collect();
-            ties[rng.random_range(0..ties.len())]
+            self.rarest(fresh, rng)
         };
         // expand_piece without align_expanded_pieces: down to piece - whole + 1, then up to
         // start + whole, while the pieces can be picked.
@@ -371,6 +362,20 @@ impl Pieces {
         Some(start..end)
     }
 
+    /// Of `fresh` (not empty), a piece the fewest neighbours have, at random among those.
+    fn rarest(&self, fresh: Vec<u32>, rng: &mut impl Rng) -> u32 {
+        let fewest = fresh
+            .iter()
+            .map(|&p| self.availability[p as usize])
+            .min()
+            .expect("not empty");
+        let ties: Vec<u32> = fresh
+            .into_iter()
+            .filter(|&p| self.availability[p as usize] == fewest)
+            .collect();
+        ties[rng.random_range(0..ties.len())]
+    }
+
     /// The ns-2 module's choice (`chunk_selection`). Of several partly requested pieces its
     /// loop keeps the highest-numbered (its `requested_bytes` is declared inside the loop, so
     /// every partial piece passes the test); this takes the lowest. Either is strict priority.
@@ -389,17 +394,8 @@ impl Pieces {
                     // 2. Random first piece: any piece complete soonest is worth trading.
                     fresh[rng.random_range(0..fresh.len())]
                 } else {
-                    // 3. Rarest first among the neighbours, random among the rarest.
-                    let rarest = fresh
-                        .iter()
-                        .map(|&p| self.availability[p as usize])
-                        .min()
-                        .expect("not empty");
-                    let ties: Vec<u32> = fresh
-                        .into_iter()
-                        .filter(|&p| self.availability[p as usize] == rarest)
-                        .collect();
-                    ties[rng.random_range(0..ties.len())]
+                    // 3. Rarest first among the neighbours.
+                    self.rarest(fresh, rng)
                 }
             }
         };
