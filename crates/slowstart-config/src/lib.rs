@@ -47,6 +47,7 @@
 pub mod cc_text;
 mod config;
 mod derived;
+mod keys;
 pub mod recorder;
 #[doc(hidden)]
 pub mod testing;
@@ -55,6 +56,7 @@ pub mod trace;
 pub use cc_text::{parse_cc, CcText, GuestRef, Word, CC_HELP};
 pub use config::*;
 pub use derived::{stall_threshold, substream_seed};
+pub use keys::{keys_json, Key, Unit, KEYS};
 pub use recorder::{FlowMetrics, FlowRecorder};
 
 /// An error in a scenario or config, naming the field and what is accepted.
