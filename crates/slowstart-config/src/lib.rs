@@ -13,6 +13,11 @@
 //! and what is accepted ([`SimConfig::validate`], [`SimError`]). [`defaults_json`] hands all
 //! of them to Python, which copies none.
 //!
+//! # The scenario's keys
+//! [`KEYS`] (keys.rs): which TOML keys each scenario table takes, in the order messages list
+//! them, each with its [`Unit`] and the canonical field it fills; the loader reads them
+//! through [`defaults_json`] (`keys`), and a test holds every canonical field to a key.
+//!
 //! # What a run derives from it
 //! [`substream_seed`] (each component's own random stream from the scenario's seed),
 //! [`FlowConfig::common_params`] (what a flow's controller is built with) and

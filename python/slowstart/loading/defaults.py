@@ -149,6 +149,7 @@ def defaults(table: str) -> dict[str, Any]:
     return json.loads(json.dumps(_tables()[table]))
 
 
+@functools.cache
 def keys(table: str) -> tuple[str, ...]:
     """The TOML keys `table` takes, in the order messages list them: "top", "path", "link",
     "drop" (a `drop` list's tables), "cross", "trace", "flow", "swarm", "swarm.bittorrent",
@@ -163,6 +164,7 @@ def key_units(table: str) -> dict[str, tuple[str, str | None]]:
     return {k["key"]: (k["unit"], k["field"]) for k in _core_defaults()["keys"]["tables"][table]}
 
 
+@functools.cache
 def key_names(name: str) -> tuple[str, ...]:
     """A list of keys the core names: "not_with_swarm" (top-level keys a `[swarm]` scenario
     must not give), "swarm_tables" (the tables in `[swarm]`), "not_in_swarm_flow" (`[[flow]]`
