@@ -31,8 +31,9 @@ def algorithms() -> str:
 def defaults() -> str:
     """JSON object of every default of the canonical config: flow, web, bittorrent, trace,
     swarm (with its tcp and utp transports), path, queue (each discipline's parameters, by
-    kind), and words: each choice's accepted words with the canonical value of each
-    (crates/slowstart-config/src/config.rs)."""
+    kind), words: each choice's accepted words with the canonical value of each
+    (crates/slowstart-config/src/config.rs), and keys: each scenario table's TOML keys in
+    order, {key, unit, field} (crates/slowstart-config/src/keys.rs)."""
 
 def schema() -> str:
     """JSON object of the names a run reports under: `flow` and `link` (an empty summary row

@@ -1560,6 +1560,7 @@ pub fn defaults_json() -> String {
                 .collect(),
         ),
         "words": words_json(),
+        "keys": crate::keys::keys_json(),
         "limits": {
             "trace_ms": MAX_DELAY_NS / 1_000_000,
             "scenario_file_bytes": MAX_SCENARIO_FILE_BYTES,

@@ -13,6 +13,11 @@
 //! and what is accepted ([`SimConfig::validate`], [`SimError`]). [`defaults_json`] hands all
 //! of them to Python, which copies none.
 //!
+//! # The scenario's keys
+//! [`KEYS`] (keys.rs): which TOML keys each scenario table takes, in the order messages list
+//! them, each with its [`Unit`] and the canonical field it fills; the loader reads them
+//! through [`defaults_json`] (`keys`), and a test holds every canonical field to a key.
+//!
 //! # What a run derives from it
 //! [`substream_seed`] (each component's own random stream from the scenario's seed),
 //! [`FlowConfig::common_params`] (what a flow's controller is built with) and
@@ -47,6 +52,7 @@
 pub mod cc_text;
 mod config;
 mod derived;
+mod keys;
 pub mod recorder;
 #[doc(hidden)]
 pub mod testing;
@@ -55,6 +61,7 @@ pub mod trace;
 pub use cc_text::{parse_cc, CcText, GuestRef, Word, CC_HELP};
 pub use config::*;
 pub use derived::{stall_threshold, substream_seed};
+pub use keys::{keys_json, Key, Unit, KEYS};
 pub use recorder::{FlowMetrics, FlowRecorder};
 
 /// An error in a scenario or config, naming the field and what is accepted.

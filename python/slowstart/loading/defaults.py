@@ -4,8 +4,10 @@ crates/slowstart-config/src/config.rs owns every default (`defaults_json`, read 
 through `_core.defaults()`); this turns its canonical values back into scenario values, so the
 loader parses a left-out key exactly as if the user had written its default: `*_ns` times as
 "40ms", `*_bytes` sizes as bytes ("inf" for none), rates as bare bits per second, queue limits
-as "200pkt" or bytes, an algorithm as {name = ..., param = ...}. Which keys a table takes, and
-in which order messages list them, stays with the loader (scenario.py, apps.py).
+as "200pkt" or bytes, an algorithm as {name = ..., param = ...}. Which keys a scenario table
+takes, in which order messages list them and in which unit, is the core's too
+(crates/slowstart-config/src/keys.rs: `keys`, `key_units`, `key_names`); an application's
+and a program's keys stay with apps.py.
 """
 
 from __future__ import annotations
@@ -145,6 +147,29 @@ def defaults(table: str) -> dict[str, Any]:
     "path_access_queue": the canonical queue of the `[path]` access link; "program": a
     `[flow.program]`'s but its commands), a fresh copy."""
     return json.loads(json.dumps(_tables()[table]))
+
+
+@functools.cache
+def keys(table: str) -> tuple[str, ...]:
+    """The TOML keys `table` takes, in the order messages list them: "top", "path", "link",
+    "drop" (a `drop` list's tables), "cross", "trace", "flow", "swarm", "swarm.bittorrent",
+    "swarm.transport" (`swarm.tcp` and `swarm.utp`)."""
+    return tuple(k["key"] for k in _core_defaults()["keys"]["tables"][table])
+
+
+def key_units(table: str) -> dict[str, tuple[str, str | None]]:
+    """Each of `table`'s keys → (its unit kind: "time", "rate", "size", "count", "word",
+    "bool", ...; the canonical field it fills, None where it fills several or the loader
+    expands it)."""
+    return {k["key"]: (k["unit"], k["field"]) for k in _core_defaults()["keys"]["tables"][table]}
+
+
+@functools.cache
+def key_names(name: str) -> tuple[str, ...]:
+    """A list of keys the core names: "not_with_swarm" (top-level keys a `[swarm]` scenario
+    must not give), "swarm_tables" (the tables in `[swarm]`), "not_in_swarm_flow" (`[[flow]]`
+    keys a swarm transport does not take)."""
+    return tuple(_core_defaults()["keys"][name])
 
 
 def limits() -> dict[str, int]:

@@ -25,7 +25,14 @@ from slowstart import lazy
 from slowstart.loading import guests
 from slowstart.loading.apps import ALL_KEYS as APP_KEYS
 from slowstart.loading.apps import PROGRAM_KEYS, parse_app, parse_program
-from slowstart.loading.defaults import canonical_word, defaults, limits
+from slowstart.loading.defaults import (
+    canonical_word,
+    defaults,
+    key_names,
+    key_units,
+    keys,
+    limits,
+)
 from slowstart.loading.queues import (
     Trace,
     parse_gilbert_elliott,
@@ -51,153 +58,36 @@ from slowstart.units import (
 _core = lazy.module("slowstart._core")
 
 
-TOP_KEYS = (
-    "name",
-    "description",
-    "duration",
-    "seed",
-    "path",
-    "nodes",
-    "link",
-    "flow",
-    "cross",
-    "trace",
-    "swarm",
-)
-PATH_KEYS = (
-    "rate",
-    "rtt",
-    "buffer",
-    "loss",
-    "access_rate",
-    "reverse_rate",
-    "reverse_buffer",
-    "jitter",
-    "drop",
-    "queue",
-    "reverse_queue",
-    "ecn",
-)
-LINK_KEYS = (
-    "name",
-    "a",
-    "b",
-    "rate",
-    "delay",
-    "buffer",
-    "loss",
-    "reverse_rate",
-    "reverse_delay",
-    "reverse_buffer",
-    "jitter",
-    "drop",
-    "queue",
-    "reverse_queue",
-    "ecn",
-)
-DROP_KEYS = ("flow", "seq")
-# `[[cross]]`: TOML key → (unit, canonical field). Defaults, bounds and the words `kind` and
-# `distribution` accept live in crates/slowstart-config/src/config.rs (CrossConfig).
-CROSS_FIELDS: dict[str, tuple[str, str]] = {
-    "kind": ("word", "kind"),
-    "src": ("word", "src"),
-    "dst": ("word", "dst"),
-    "rate": ("rate", "rate_bps"),
-    "packet_size": ("size", "packet_bytes"),
-    "start": ("time", "start_ns"),
-    "stop": ("time", "stop_ns"),
-    "on": ("time", "on_ns"),
-    "off": ("time", "off_ns"),
-    "distribution": ("word", "distribution"),
+# Which keys each table takes, in the order messages list them, and in which unit, are the
+# core's (crates/slowstart-config/src/keys.rs, through slowstart.loading.defaults); these names
+# are read on first use, so importing the loader does not load the extension.
+_KEY_TABLES = {
+    "TOP_KEYS": "top",
+    "PATH_KEYS": "path",
+    "LINK_KEYS": "link",
+    "DROP_KEYS": "drop",
+    "TRACE_KEYS": "trace",
+    "FLOW_KEYS": "flow",
+    "SWARM_KEYS": "swarm",
+    "SWARM_BITTORRENT_KEYS": "swarm.bittorrent",
+    # A swarm transport takes a [[flow]] table's keys but for what the swarm decides itself.
+    "SWARM_FLOW_KEYS": "swarm.transport",
 }
-TRACE_KEYS = ("flow_interval", "queue_interval", "max_rows")
-# The keys each table takes, in the order messages list them; their defaults are the core's
-# (crates/slowstart-config/src/config.rs, through slowstart.loading.defaults).
-FLOW_KEYS = (
-    "cc",
-    "size",
-    "start",
-    "mss",
-    "header_bytes",
-    "initcwnd",
-    "initrwnd",
-    "max_rwnd",
-    "max_window",
-    "handshake",
-    "delayed_ack",
-    "delack_timeout",
-    "ack_every",
-    "quickack",
-    "abc",
-    "min_rto",
-    "max_rto",
-    "pacing",
-    "pacer",
-    "recovery",
-    "loss_detection",
-    "ecn",
-    "ecn_feedback",
-    "receiver_ecn",
-    "cwnd_limited",
-    "src",
-    "dst",
-    "app",
-    "program",
-)
-PATH_NODES = ["sender", "router", "receiver"]
 
-# The BitTorrent swarm of Testa and Rossi, "The impact of uTP on BitTorrent completion time"
-# (ns-2: Eger et al.'s BitTorrent module, Rossi et al.'s LEDBAT module); the README says what
-# each default rests on.
-SWARM_KEYS = (
-    "seeds",
-    "leechers",
-    "arrival_mean",
-    "file",
-    "piece",
-    "block",
-    "population",
-    "connection_transport",
-    "seeding",
-    "stay_factor",
-    "stop_after",
-    "queue_sample",
-    "up",
-    "down",
-    "buffer",
-    "down_buffer",
-    "delay",
-    "bittorrent",
-    "tcp",
-    "utp",
-)
-SWARM_BITTORRENT_KEYS = (
-    "tracker_peers",
-    "min_peers",
-    "max_initiate",
-    "max_connections",
-    "reannounce",
-    "unchoke_slots",
-    "rechoke",
-    "rate_window",
-    "optimistic",
-    "new_peer_weight",
-    "pipeline",
-    "request_queue_time",
-    "piece_picker",
-    "whole_pieces_threshold",
-    "end_game",
-    "anti_snubbing",
-    "snub",
-    "super_seeding",
-)
-SWARM_TABLES = ("bittorrent", "tcp", "utp")
-# A swarm transport takes a [[flow]] table's keys but for what the swarm decides itself.
-SWARM_FLOW_KEYS = tuple(
-    k for k in FLOW_KEYS if k not in ("src", "dst", "size", "start", "app", "program")
-)
-# Where the swarm builds its own topology and connections, these must not be given.
-NOT_WITH_SWARM = ("path", "nodes", "link", "flow", "cross")
+
+def __getattr__(name: str) -> Any:
+    """TOP_KEYS, PATH_KEYS, ... (each table's keys); CROSS_FIELDS (`[[cross]]`: key → (unit,
+    canonical field)); SWARM_TABLES; NOT_WITH_SWARM (top-level keys a swarm must not give)."""
+    if name in _KEY_TABLES:
+        return keys(_KEY_TABLES[name])
+    if name == "CROSS_FIELDS":
+        return key_units("cross")
+    if name in ("SWARM_TABLES", "NOT_WITH_SWARM"):
+        return key_names(name.lower())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+PATH_NODES = ["sender", "router", "receiver"]
 
 
 def _at(field: str, key: str | int) -> str:
@@ -384,36 +274,39 @@ class _Cc:
         return defaults(self.table)["cc"]
 
 
-_CC = _Cc("flow")
-_DROPS = [dict.fromkeys(DROP_KEYS)]
-_SCHEMA: dict[str, Any] = {
-    "name": None,
-    "description": None,
-    "duration": None,
-    "seed": None,
-    "nodes": None,
-    "path": {**dict.fromkeys(PATH_KEYS), "drop": _DROPS},
-    "link": [{**dict.fromkeys(LINK_KEYS), "drop": _DROPS}],
-    "flow": [
-        {
-            **dict.fromkeys(FLOW_KEYS),
-            "cc": _CC,
-            "app": dict.fromkeys(APP_KEYS),
-            "program": dict.fromkeys(PROGRAM_KEYS),
-        }
-    ],
-    "cross": [dict.fromkeys(CROSS_FIELDS)],
-    "trace": dict.fromkeys(TRACE_KEYS),
-    "swarm": {
-        **dict.fromkeys(SWARM_KEYS),
-        "bittorrent": dict.fromkeys(SWARM_BITTORRENT_KEYS),
-        **{
-            kind: {**dict.fromkeys(SWARM_FLOW_KEYS), "cc": _Cc(f"swarm.{kind}")}
-            for kind in ("tcp", "utp")
+@functools.cache
+def _schema() -> dict[str, Any]:
+    """The override schema: every table's keys (None a value, a dict a table, a list of one
+    dict a list of tables, _Cc an algorithm)."""
+    drops = [dict.fromkeys(keys("drop"))]
+    return {
+        **dict.fromkeys(keys("top")),
+        "path": {**dict.fromkeys(keys("path")), "drop": drops},
+        "link": [{**dict.fromkeys(keys("link")), "drop": drops}],
+        "flow": [
+            {
+                **dict.fromkeys(keys("flow")),
+                "cc": _Cc("flow"),
+                "app": dict.fromkeys(APP_KEYS),
+                "program": dict.fromkeys(PROGRAM_KEYS),
+            }
+        ],
+        "cross": [dict.fromkeys(keys("cross"))],
+        "trace": dict.fromkeys(keys("trace")),
+        "swarm": {
+            **dict.fromkeys(keys("swarm")),
+            "bittorrent": dict.fromkeys(keys("swarm.bittorrent")),
+            **{
+                kind: {**dict.fromkeys(keys("swarm.transport")), "cc": _Cc(f"swarm.{kind}")}
+                for kind in ("tcp", "utp")
+            },
         },
-    },
-}
-_CREATABLE = ("trace", "app", "program", *SWARM_TABLES)
+    }
+
+
+def _creatable() -> tuple[str, ...]:
+    """Tables `--set` may add where the scenario has none."""
+    return ("trace", "app", "program", *key_names("swarm_tables"))
 
 
 def _set_in(node: Any, parts: list[str], value: Any, schema: Any, done: str, item: str) -> None:
@@ -460,7 +353,7 @@ def _set_in(node: Any, parts: list[str], value: Any, schema: Any, done: str, ite
     if child is None:
         raise ScenarioError(f"--set {item}: {here} is a value, not a table")
     if head not in node:
-        if head not in _CREATABLE:
+        if head not in _creatable():
             raise ScenarioError(f"--set {item}: the scenario has no {here}")
         node[head] = {} if isinstance(child, dict) else []
     _set_in(node[head], rest, value, child, here, item)
@@ -496,11 +389,11 @@ def apply_set(raw: dict[str, Any], item: str) -> None:
             app = flow.setdefault("app", {})
             if isinstance(app, str):
                 flow["app"] = {"kind": app}
-            schema = _SCHEMA["flow"][0]["app"]
+            schema = _schema()["flow"][0]["app"]
             _set_in(flow["app"], parts[2:], value, schema, f"app.{index}", item)
             return
         parts = ["flow", str(index), "app", *parts[2:]]
-    _set_in(raw, parts, value, _SCHEMA, "", item)
+    _set_in(raw, parts, value, _schema(), "", item)
 
 
 def apply_overrides(
@@ -601,7 +494,7 @@ def _drops(value: object, field: str) -> list[dict[str, int]]:
     drops = []
     for j, item in enumerate(value):
         at = _at(field, j)
-        check_table(item, at, DROP_KEYS)
+        check_table(item, at, keys("drop"))
         flow = parse_int(require(item, at, "flow", "a flow index"), f"{at}.flow")
         seq = require(item, at, "seq", "a data segment number")
         drops.append({"flow": flow, "seq": parse_int(seq, f"{at}.seq", "a positive integer")})
@@ -614,7 +507,7 @@ def _buffer(value: object, field: str, rate_bps: int, bdp: Fraction | None) -> d
 
 def expand_path(path: object) -> tuple[list[str], list[dict[str, Any]]]:
     """`[path]` → sender —access— router —bottleneck— receiver."""
-    p = {**defaults("path"), **check_table(path, "path", PATH_KEYS)}
+    p = {**defaults("path"), **check_table(path, "path", keys("path"))}
     rate, trace = parse_rate_or_trace(
         require(p, "path", "rate", 'a rate such as "250Mbps"'), "path.rate"
     )
@@ -707,7 +600,7 @@ def expand_links(raw: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
     known, names = set(nodes), set()
     for i, item in enumerate(items):
         at = f"link.{i}"
-        check_table(item, at, LINK_KEYS)
+        check_table(item, at, keys("link"))
         a = _node_ref(require(item, at, "a", "a node name"), f"{at}.a", nodes, known)
         b = _node_ref(require(item, at, "b", "a node name"), f"{at}.b", nodes, known)
         if a == b:
@@ -768,7 +661,7 @@ def build_flow(
 ) -> dict[str, Any]:
     """Flow `i`; `known` is the set of `nodes`."""
     at = f"flow.{i}"
-    f = {**defaults("flow"), "src": None, "dst": None, **check_table(item, at, FLOW_KEYS)}
+    f = {**defaults("flow"), "src": None, "dst": None, **check_table(item, at, keys("flow"))}
     ends = []
     for end, default in zip(("src", "dst"), default_ends or (None, None), strict=True):
         value = f[end] if f[end] is not None else default
@@ -793,7 +686,7 @@ def transport(
     f: dict[str, Any], at: str, algorithms: list[dict[str, Any]] | None
 ) -> dict[str, Any]:
     """A flow's transport settings (all of FlowConfig but its ends, size, start and app);
-    `f` holds every key of SWARM_FLOW_KEYS, errors are named `at.KEY`. Ranges and choices
+    `f` holds every key of keys("swarm.transport"), errors are named `at.KEY`. Ranges and choices
     (`recovery`, `loss_detection`, `cwnd_limited`, `pacer`) are the core's to check."""
     cc = parse_cc(f["cc"], f"{at}.cc")
     if algorithms is not None:
@@ -833,15 +726,26 @@ def transport(
     return t
 
 
+# The parser of each unit kind a key of keys.rs may have where its table is read key by key.
+_PARSE = {
+    "rate": parse_rate,
+    "size": parse_size,
+    "time": parse_time,
+    "word": parse_str,
+    "count": parse_int,
+    "bool": parse_bool,
+}
+
+
 def build_cross(item: object, i: int) -> dict[str, Any]:
     """A `[[cross]]` table → the canonical CrossConfig: units resolved, nothing else decided
     here (what is left out takes config.rs's default; the core checks the values)."""
     at = f"cross.{i}"
-    table = check_table(item, at, tuple(CROSS_FIELDS))
-    parse = {"rate": parse_rate, "size": parse_size, "time": parse_time, "word": parse_str}
+    fields = key_units("cross")
+    table = check_table(item, at, tuple(fields))
     return {
-        field: parse[unit](table[key], f"{at}.{key}")
-        for key, (unit, field) in CROSS_FIELDS.items()
+        field: _PARSE[unit](table[key], f"{at}.{key}")
+        for key, (unit, field) in fields.items()
         if key in table
     }
 
@@ -881,7 +785,7 @@ def _swarm_transport(
     kind: str, value: object, algorithms: list[dict[str, Any]] | None
 ) -> dict[str, Any]:
     at = f"swarm.{kind}"
-    f = {**defaults(at), **check_table(value, at, SWARM_FLOW_KEYS)}
+    f = {**defaults(at), **check_table(value, at, keys("swarm.transport"))}
     return {
         "src": "uploader",
         "dst": "downloader",
@@ -894,27 +798,21 @@ def _swarm_transport(
 
 def _swarm_bittorrent(value: object) -> dict[str, Any]:
     at = "swarm.bittorrent"
-    given = defaults(at)
-    b = {**given, **check_table(value, at, SWARM_BITTORRENT_KEYS)}
+    fields = key_units(at)
+    b = {**defaults(at), **check_table(value, at, tuple(fields))}
     out: dict[str, Any] = {}
-    for key in SWARM_BITTORRENT_KEYS:
-        default = given[key]
-        field = f"{at}.{key}"
-        if isinstance(default, bool):
-            out[key] = parse_bool(b[key], field)
-        elif isinstance(default, int):
-            out[key] = parse_int(b[key], field)
-        elif key == "piece_picker":
+    for key, (unit, field) in fields.items():
+        if unit == "word":
             out[key] = canonical_word(key, b[key])
         else:
-            out[f"{key}_ns"] = parse_time(b[key], field)
+            out[field or key] = _PARSE[unit](b[key], f"{at}.{key}")
     return out
 
 
 def build_swarm(value: object, algorithms: list[dict[str, Any]] | None) -> dict[str, Any]:
     """`[swarm]` → the canonical SwarmConfig (crates/slowstart-config/src/config.rs)."""
     w = {**defaults("swarm"), "bittorrent": {}, "tcp": {}, "utp": {}}
-    w.update(check_table(value, "swarm", SWARM_KEYS))
+    w.update(check_table(value, "swarm", keys("swarm")))
     up = parse_rate(w["up"], "swarm.up")
     down = parse_rate(w["down"], "swarm.down")
     delay_min, delay_max = _delay_range(w["delay"], "swarm.delay")
@@ -946,7 +844,7 @@ def build_swarm(value: object, algorithms: list[dict[str, Any]] | None) -> dict[
 
 
 def build_trace(value: object) -> dict[str, int]:
-    t = {**defaults("trace"), **check_table(value, "trace", TRACE_KEYS)}
+    t = {**defaults("trace"), **check_table(value, "trace", keys("trace"))}
     return {
         "flow_interval_ns": parse_time(t["flow_interval"], "trace.flow_interval"),
         "queue_interval_ns": parse_time(t["queue_interval"], "trace.queue_interval"),
@@ -958,14 +856,14 @@ def build_config(
     raw: dict[str, Any], algorithms: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
     """Validate a raw scenario and resolve it to the canonical config."""
-    check_table(raw, "", TOP_KEYS)
+    check_table(raw, "", keys("top"))
     name = parse_str(raw.get("name", "scenario"), "name")
     if "description" in raw and not isinstance(raw["description"], str):
         raise ScenarioError(f"description: expected a string, got {show(raw['description'])}")
     duration = parse_time(require(raw, "", "duration", 'a time such as "60s"'), "duration")
     seed = parse_int(raw.get("seed", 0), "seed")
     if "swarm" in raw:
-        for key in NOT_WITH_SWARM:
+        for key in key_names("not_with_swarm"):
             if key in raw:
                 raise ScenarioError(
                     f"{key}: a scenario with [swarm] builds its own peers, links and "

@@ -1,0 +1,141 @@
+"""The loader takes exactly the scenario keys the core lists (crates/slowstart-config/src/keys.rs,
+through `_core.defaults()`), and each key it reads one by one reaches the canonical field the
+core names for it."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from slowstart import _core
+from slowstart.loading.defaults import canonical_word, defaults, key_units, keys
+from slowstart.loading.scenario import build_config
+from slowstart.units import ScenarioError, parse_rate, parse_size, parse_time
+
+# The choices the core lists words for (config.rs `words_json`).
+WORDS = json.loads(_core.defaults())["words"]
+
+PATH_SCENARIO: dict[str, Any] = {
+    "duration": "1s",
+    "path": {"rate": "10Mbps", "rtt": "20ms"},
+    "flow": [{}],
+    "cross": [{}],
+    "trace": {},
+}
+LINK_SCENARIO: dict[str, Any] = {
+    "duration": "1s",
+    "nodes": ["a", "b"],
+    "link": [{"a": "a", "b": "b", "rate": "10Mbps", "delay": "10ms", "buffer": "100pkt"}],
+    "flow": [{"src": "a", "dst": "b"}],
+}
+SWARM_SCENARIO: dict[str, Any] = {
+    "duration": "1s",
+    "swarm": {"bittorrent": {}, "tcp": {}, "utp": {}},
+}
+
+# (table in keys.rs, its defaults' table, the scenario, the table's place in it and in the
+# canonical config)
+TABLES = [
+    ("flow", "flow", PATH_SCENARIO, ("flow", 0), ("flows", 0)),
+    ("cross", "cross", PATH_SCENARIO, ("cross", 0), ("cross", 0)),
+    ("trace", "trace", PATH_SCENARIO, ("trace",), ("trace",)),
+    ("link", None, LINK_SCENARIO, ("link", 0), ("links", 0)),
+    ("swarm", "swarm", SWARM_SCENARIO, ("swarm",), ("swarm",)),
+    (
+        "swarm.bittorrent",
+        "swarm.bittorrent",
+        SWARM_SCENARIO,
+        ("swarm", "bittorrent"),
+        ("swarm", "bittorrent"),
+    ),
+    ("swarm.transport", "swarm.tcp", SWARM_SCENARIO, ("swarm", "tcp"), ("swarm", "tcp")),
+]
+
+# The unit kinds the test gives another value of (and "word", from WORDS), and how it reads one.
+PARSERS = {
+    "time": parse_time,
+    "rate": parse_rate,
+    "size": parse_size,
+    "count": lambda value, field: value,
+    "bool": lambda value, field: value,
+}
+
+
+def other_value(unit: str, given: Any, key: str) -> tuple[Any, Any]:
+    """A scenario value of `unit` other than `given` (None: nothing given), and its canonical
+    value."""
+    if unit == "word":
+        default = canonical_word(key, given)
+        word = next(w for w, value in WORDS[key].items() if value != default)
+        return word, WORDS[key][word]
+    if unit == "bool":
+        return (not given, not given) if given is not None else (True, True)
+    if unit == "count":
+        value = 3 if given is None else given + 1
+        return value, value
+    base = 0 if given is None else PARSERS[unit](given, "")
+    step = {"time": 1000, "rate": 1000, "size": 1}[unit]
+    value = base + step
+    return (f"{value}ns" if unit == "time" else value), value
+
+
+def place(node: Any, where: tuple[str | int, ...]) -> Any:
+    for part in where:
+        node = node[part]
+    return node
+
+
+def field_value(table: dict[str, Any], field: str) -> Any:
+    for part in field.split("."):
+        table = table[part]
+    return table
+
+
+def reachable_keys() -> list[tuple[str, str]]:
+    return [
+        (table, key)
+        for table, *_ in TABLES
+        for key, (unit, field) in key_units(table).items()
+        if (unit in PARSERS or (unit == "word" and key in WORDS)) and field is not None
+    ]
+
+
+def test_the_core_lists_keys_the_loader_reads_one_by_one():
+    # Guards the test below: it sees the flow's, the swarm's and the link's keys.
+    tables = {table for table, _ in reachable_keys()}
+    assert tables == {table for table, *_ in TABLES}
+    assert ("flow", "initcwnd") in reachable_keys()
+    assert ("swarm", "up") in reachable_keys()
+    assert ("swarm.bittorrent", "piece_picker") in reachable_keys()
+
+
+@pytest.mark.parametrize(("table", "key"), reachable_keys())
+def test_every_key_reaches_the_canonical_field_the_core_names(table: str, key: str) -> None:
+    """A value other than the default, given under the key, is what the canonical config holds
+    in the field keys.rs names: a key the core lists is never accepted and dropped."""
+    _, defaults_of, scenario, raw_at, config_at = next(t for t in TABLES if t[0] == table)
+    unit, field = key_units(table)[key]
+    raw = copy.deepcopy(scenario)
+    item = place(raw, raw_at)
+    given = item.get(key, defaults(defaults_of).get(key) if defaults_of else None)
+    value, expected = other_value(unit, given, key)
+    item[key] = value
+    config = build_config(raw, None)  # units only; the core's bounds are not the point here
+    assert field_value(place(config, config_at), field) == expected
+
+
+@pytest.mark.parametrize(("table", "where"), [("top", ()), *((t[0], t[3]) for t in TABLES)])
+def test_a_key_the_core_does_not_list_is_refused_naming_those_it_does(
+    table: str, where: tuple[str | int, ...]
+) -> None:
+    scenario = next((t[2] for t in TABLES if t[0] == table), PATH_SCENARIO)
+    raw = copy.deepcopy(scenario)
+    place(raw, where)["no_such_key"] = 1
+    field = ".".join(str(p) for p in (*where, "no_such_key"))
+    accepted = ", ".join(keys(table))
+    with pytest.raises(ScenarioError) as e:
+        build_config(raw, None)
+    assert str(e.value) == f"{field}: unknown key (accepted: {accepted})"
