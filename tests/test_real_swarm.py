@@ -9,7 +9,9 @@ logged, not by the wall clock.
 from __future__ import annotations
 
 import json
+import os
 import re
+import socket
 import subprocess
 import tempfile
 from pathlib import Path
@@ -177,9 +179,6 @@ def test_a_route_gives_a_namespace_its_tcp_algorithm_where_the_sysctl_may_not():
     """libtorrent's sockets take the namespace's algorithm: the swarm sets it on the peers'
     routes (testbed.route_cc), since a namespace's own default takes only what the root
     namespace allows (on this host cubic is refused and bbr stays)."""
-    import os
-    import socket
-
     ns = f"ss-cc-probe-{os.getpid()}"
     script = (
         "import socket\n"
