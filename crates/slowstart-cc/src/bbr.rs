@@ -37,8 +37,8 @@ mod probe_rtt;
 mod startup;
 
 use crate::mul_div;
+use crate::params::{CcError, CommonParams};
 use crate::params::{ParamInfo, Params};
-use crate::registry::{CcError, CommonParams};
 use crate::rng::SplitMix64;
 use crate::round::RoundCounter;
 use crate::windowed_filter::MaxFilter;

@@ -15,8 +15,8 @@
 //!   recovery (`bbr_undo_cwnd`), and `sk_max_pacing_rate`.
 
 use crate::mul_div;
+use crate::params::{CcError, CommonParams};
 use crate::params::{ParamInfo, Params};
-use crate::registry::{CcError, CommonParams};
 use crate::rng::SplitMix64;
 use crate::round::RoundCounter;
 use crate::windowed_filter::MaxFilter;
@@ -633,8 +633,8 @@ pub fn from_params(_params: &Params, common: &CommonParams) -> Result<Bbr1, CcEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::{CcSpec, Controller};
     use crate::test_pipe::Pipe;
+    use crate::{CcSpec, Controller};
 
     const MSS: u64 = 1000;
 

@@ -25,8 +25,8 @@
 //! jump (the RFC's examples count packet numbers).
 
 use crate::loss_based::{AvoidanceRule, LossBased};
+use crate::params::CcError;
 use crate::params::{Accepts, ParamInfo, Params};
-use crate::registry::CcError;
 use crate::SECOND;
 use crate::{mul_div, AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SentEvent};
 

@@ -9,8 +9,8 @@
 
 use crate::controller::EcnFeedback;
 use crate::loss_based::{AvoidanceRule, RenoRule};
+use crate::params::CcError;
 use crate::params::{Accepts, ParamInfo, Params};
-use crate::registry::CcError;
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent};
 

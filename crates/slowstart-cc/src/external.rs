@@ -15,7 +15,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use crate::params::ParamValue;
-use crate::registry::{CcError, CommonParams};
+use crate::params::{CcError, CommonParams};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SentEvent};
 
 /// The largest window a controller may ask for, in bytes (the fuzzed bound every built-in keeps).
@@ -332,7 +332,7 @@ pub fn phase_named(name: &str) -> Option<Phase> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::{CcSpec, Controller};
+    use crate::{CcSpec, Controller};
 
     /// A guest that doubles cwnd per ACK, and answers 0 once `zero_after` ACKs have come.
     struct Doubling {

@@ -14,8 +14,8 @@
 //! TCP_CA_Open`): after a timeout, standard slow start until the repair ends. Both models do.
 
 use crate::loss_based::{AvoidanceRule, RenoRule};
+use crate::params::CcError;
 use crate::params::{Accepts, ParamInfo, Params};
-use crate::registry::CcError;
 use crate::slow_start::SlowStartStep;
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent, Nanos, Phase};
@@ -41,7 +41,7 @@ pub const PARAMS: &[ParamInfo] = &[
         default: "false",
         accepts: Accepts::Bool,
     },
-    crate::loss_based::RATE_LIMITED_GROWTH,
+    crate::window::RATE_LIMITED_GROWTH,
 ];
 
 /// Which implementation's arithmetic.

@@ -22,7 +22,7 @@
 use std::collections::VecDeque;
 
 use crate::params::{Accepts, NumberOrWord, ParamInfo, Params, Range};
-use crate::registry::{CcError, CommonParams};
+use crate::params::{CcError, CommonParams};
 use crate::window::{AckCounting, WindowGrowth};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SECOND};
 
@@ -633,7 +633,7 @@ mod tests {
 
     #[test]
     fn registry_builds_ledbat_with_rfc_limits() {
-        use crate::registry::ParamValue::{Bool, Number, Text};
+        use crate::params::ParamValue::{Bool, Number, Text};
         let crate::Controller::Ledbat(l) =
             crate::registry::build_for_test("ledbat", MSS, &[]).unwrap()
         else {

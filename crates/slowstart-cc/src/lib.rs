@@ -17,16 +17,18 @@
 //!
 //! Layers: [`controller`] (the interface and the events), [`estimators`] (RTT and delivery-rate
 //! sampling a transport shares with every algorithm), [`window`] (slow-start and additive-increase
-//! arithmetic shared by the loss-based algorithms), components several algorithms keep for
+//! arithmetic shared by the loss-based algorithms), [`params`] (what a controller is built
+//! from: its spec, the flow's common settings, and how an algorithm declares its parameters,
+//! with defaults and accepted ranges, and reads them), components several algorithms keep for
 //! themselves ([`round`] counting, the [`windowed_filter`], the [`rng`]), one module per
-//! algorithm, [`params`] (how an algorithm declares its parameters, with defaults and accepted
-//! ranges, and reads them) and [`registry`] (the list of algorithms and construction of one
-//! from a [`registry::CcSpec`]; the `name:key=value` text of a spec is read by
+//! algorithm, and on top [`registry`] (the list of algorithms and construction of one from a
+//! [`CcSpec`]; the `name:key=value` text of a spec is read by
 //! `slowstart_config::parse_cc`). A user's own controller (a Python class, a WebAssembly guest) comes in
 //! through [`external`]: registered under a name at run time, built like any algorithm, its
 //! every answer checked.
 //!
 //! Start reading at [`controller`], then [`reno`] (the smallest algorithm) and [`registry`].
+//! No module uses one above it (tests/test_crate_modules.py holds every crate to that).
 //! The fuzz harness of every controller is `fuzzing::controllers` (`fuzz/`).
 
 pub mod aimd;
@@ -66,7 +68,8 @@ pub use controller::{
     Phase, SentEvent,
 };
 pub use estimators::{RateSample, RateSampler, RttEstimator};
-pub use registry::{Algorithm, CcError, CcSpec, CommonParams, Controller};
+pub use params::{Algorithm, CcError, CcSpec, CommonParams};
+pub use registry::Controller;
 
 /// Time in integer nanoseconds, from an origin the transport chooses.
 pub type Nanos = u64;

@@ -6,9 +6,8 @@
 use std::fmt::Debug;
 
 use crate::controller::{EcnCodepoint, EcnFeedback, NegotiatedEcn};
-use crate::params::{Accepts, ParamInfo};
 use crate::slow_start::{SlowStart, SlowStartStep};
-use crate::window::{AckCounting, WindowGrowth};
+use crate::window::{AckCounting, RateLimitedGrowth, WindowGrowth};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SentEvent};
 
 /// Congestion-avoidance increase and loss decrease of one algorithm.
@@ -96,42 +95,6 @@ pub const RENO_BETA: f64 = 0.5;
 /// RFC 8511 §3.1: beta_ecn = 0.8, the window kept on an ECN echo by ABE.
 pub const ABE_NUM: u64 = 4;
 pub const ABE_DEN: u64 = 5;
-
-/// How cwnd grows on ACKs the transport does not report cwnd-limited (`rate_limited_growth`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RateLimitedGrowth {
-    /// Not at all (Linux `tcp_is_cwnd_limited`, RFC 9002 §7.8, RFC 9438 §5.8).
-    CwndLimited,
-    /// As on any other ACK (RFC 5681 §3.1 as written).
-    Unlimited,
-    /// As on any other ACK, but cwnd at most limit(maxFS): 2 maxFS in slow start, maxFS + SMSS
-    /// in congestion avoidance, maxFS the largest FlightSize since cwnd last decreased
-    /// (draft-ietf-ccwg-ratelimited-increase-11 §3).
-    Capped,
-}
-
-/// The parameter every loss-based algorithm takes to choose its [`RateLimitedGrowth`].
-pub const RATE_LIMITED_GROWTH: ParamInfo = ParamInfo {
-    name: "rate_limited_growth",
-    doc: "growth on ACKs that are not cwnd-limited: cwnd_limited (none, as Linux), unlimited \
-          (RFC 5681 as written), capped (draft-ietf-ccwg-ratelimited-increase: at most 2 maxFS \
-          in slow start, maxFS + SMSS after)",
-    default: "cwnd_limited",
-    accepts: Accepts::Word(RateLimitedGrowth::WORDS),
-};
-
-impl RateLimitedGrowth {
-    /// Accepted words, in the order of the variants.
-    pub const WORDS: &'static [&'static str] = &["cwnd_limited", "unlimited", "capped"];
-
-    pub fn from_word(word: &str) -> Self {
-        match word {
-            "unlimited" => RateLimitedGrowth::Unlimited,
-            "capped" => RateLimitedGrowth::Capped,
-            _ => RateLimitedGrowth::CwndLimited,
-        }
-    }
-}
 
 /// A loss-based controller: slow-start rule `slow_start`, avoidance rule `A`.
 #[derive(Clone, Debug)]

@@ -1,14 +1,16 @@
-//! Algorithm parameters: how a scenario writes a value ([`ParamValue`]), how an algorithm
-//! declares one ([`ParamInfo`]: name, doc, default, accepted values) and how it reads them
-//! ([`Params`]), rejecting unknown keys and values its declaration does not accept.
+//! What a controller is built from: its spec ([`CcSpec`], a name and parameters), the flow's
+//! [`CommonParams`], and the parameters themselves: how a scenario writes a value
+//! ([`ParamValue`]), how an algorithm declares one ([`ParamInfo`]: name, doc, default, accepted
+//! values; an [`Algorithm`] lists them) and how it reads them ([`Params`]), rejecting unknown
+//! keys and values its declaration does not accept, with a [`CcError`] naming the field.
+//!
+//! Below every algorithm module; the [`crate::registry`] above them all lists and builds them.
 
 use std::cell::RefCell;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-
-use crate::registry::{Algorithm, CcError, CcSpec};
 
 /// A parameter value as written in a scenario: a number, a word or a boolean.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -305,6 +307,96 @@ enum Checked {
     Number(f64),
     Word(&'static str),
     Bool(bool),
+}
+
+/// An algorithm name with its parameters, e.g. `{name = "lss", max_ssthresh = 100}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CcSpec {
+    pub name: String,
+    #[serde(default, deserialize_with = "each_key_once")]
+    pub params: BTreeMap<String, ParamValue>,
+    /// Where a user's controller came from (the loader writes it; [`crate::external`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest: Option<GuestSource>,
+}
+
+/// A user's controller as the loader found it: `kind` is `python` or `wasm`, `path` the file
+/// (empty for a class given as an object) and `sha256` its content's hash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuestSource {
+    pub kind: String,
+    pub path: String,
+    pub sha256: String,
+}
+
+/// A map whose keys are distinct: a repeated parameter is refused, not won by its last value.
+fn each_key_once<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, ParamValue>, D::Error> {
+    struct Visitor;
+    impl<'de> serde::de::Visitor<'de> for Visitor {
+        type Value = BTreeMap<String, ParamValue>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a table of parameters, each given once")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut params = BTreeMap::new();
+            while let Some((key, value)) = map.next_entry::<String, ParamValue>()? {
+                if params.contains_key(&key) {
+                    return Err(serde::de::Error::custom(format_args!(
+                        "parameter '{key}' is given twice"
+                    )));
+                }
+                params.insert(key, value);
+            }
+            Ok(params)
+        }
+    }
+    d.deserialize_map(Visitor)
+}
+
+/// Settings every controller gets from the flow, not from its own parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CommonParams {
+    /// Sender maximum segment size, payload bytes.
+    pub mss: u64,
+    /// Initial congestion window in segments (RFC 6928 allows 10).
+    pub initcwnd: u64,
+    /// Appropriate byte counting (RFC 3465) when true, per-ACK counting when false.
+    pub abc: bool,
+    /// Seed for controllers that randomise (BBR's ProbeBW); the transport derives it from the
+    /// scenario seed, so runs stay deterministic.
+    pub seed: u64,
+    /// The transport paces its sending (Linux `sk_pacing_status != SK_PACING_NONE`): HyStart's
+    /// ACK-train threshold is then the whole min RTT (tcp_cubic.c `hystart_update`).
+    pub paced: bool,
+}
+
+/// Why a controller could not be built; the message names the field and what is accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CcError(pub String);
+
+impl fmt::Display for CcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CcError {}
+
+/// A registered algorithm: its CLI name, a one-line summary and its source.
+#[derive(Clone, Copy, Debug)]
+pub struct Algorithm {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub source: &'static str,
+    pub params: &'static [ParamInfo],
+    /// Loss-based algorithms take a slow-start rule (`slow_start = ...`, see
+    /// [`crate::slow_start::SLOW_START_PARAMS`]); this is their default rule.
+    pub slow_start: Option<&'static str>,
 }
 
 #[cfg(test)]

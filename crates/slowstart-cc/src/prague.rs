@@ -27,8 +27,8 @@
 use crate::controller::{EcnCodepoint, EcnFeedback, NegotiatedEcn};
 use crate::dctcp::MarkedBytes;
 use crate::loss_based::{AvoidanceRule, RenoRule};
+use crate::params::CcError;
 use crate::params::{Accepts, ParamInfo, Params};
-use crate::registry::CcError;
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent, Nanos};
 

@@ -27,8 +27,8 @@
 //! as "send by cwnd". Lost bytes are the drop in bytes in flight an ACK does not account for.
 
 use crate::loss_based::{AvoidanceRule, LossBased};
+use crate::params::CcError;
 use crate::params::{Accepts, ParamInfo, Params};
-use crate::registry::CcError;
 use crate::SECOND;
 use crate::{mul_div, AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SentEvent};
 
@@ -78,7 +78,7 @@ pub const PARAMS: &[ParamInfo] = &[
         default: "true",
         accepts: Accepts::Bool,
     },
-    crate::loss_based::RATE_LIMITED_GROWTH,
+    crate::window::RATE_LIMITED_GROWTH,
     // CUBIC's own, read with base = "cubic".
     crate::cubic::C,
     crate::cubic::BETA,

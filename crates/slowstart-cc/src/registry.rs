@@ -3,71 +3,20 @@
 //! `lss:max_ssthresh=100`.
 
 use std::collections::BTreeMap;
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
 
 pub use crate::params::ParamValue;
+use crate::params::{Algorithm, CcError, CcSpec, CommonParams};
 use crate::params::{ParamInfo, Params};
 
 use crate::external::GuestController;
-use crate::loss_based::{AvoidanceRule, LossBased, RateLimitedGrowth};
+use crate::loss_based::{AvoidanceRule, LossBased};
 use crate::reno::Reno;
 use crate::slow_start::SlowStart;
-use crate::window::AckCounting;
+use crate::window::RateLimitedGrowth;
 use crate::{
     AckEvent, CongestionController, CongestionEvent, EcnCodepoint, EcnFeedback, Nanos, Phase,
     SentEvent,
 };
-
-/// An algorithm name with its parameters, e.g. `{name = "lss", max_ssthresh = 100}`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CcSpec {
-    pub name: String,
-    #[serde(default, deserialize_with = "each_key_once")]
-    pub params: BTreeMap<String, ParamValue>,
-    /// Where a user's controller came from (the loader writes it; [`crate::external`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub guest: Option<GuestSource>,
-}
-
-/// A user's controller as the loader found it: `kind` is `python` or `wasm`, `path` the file
-/// (empty for a class given as an object) and `sha256` its content's hash.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GuestSource {
-    pub kind: String,
-    pub path: String,
-    pub sha256: String,
-}
-
-/// A map whose keys are distinct: a repeated parameter is refused, not won by its last value.
-fn each_key_once<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<BTreeMap<String, ParamValue>, D::Error> {
-    struct Visitor;
-    impl<'de> serde::de::Visitor<'de> for Visitor {
-        type Value = BTreeMap<String, ParamValue>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a table of parameters, each given once")
-        }
-        fn visit_map<A: serde::de::MapAccess<'de>>(
-            self,
-            mut map: A,
-        ) -> Result<Self::Value, A::Error> {
-            let mut params = BTreeMap::new();
-            while let Some((key, value)) = map.next_entry::<String, ParamValue>()? {
-                if params.contains_key(&key) {
-                    return Err(serde::de::Error::custom(format_args!(
-                        "parameter '{key}' is given twice"
-                    )));
-                }
-                params.insert(key, value);
-            }
-            Ok(params)
-        }
-    }
-    d.deserialize_map(Visitor)
-}
 
 impl CcSpec {
     /// A spec of `name` without parameters (a `cc` string is parsed by
@@ -84,57 +33,6 @@ impl CcSpec {
     pub fn is_guest(&self) -> bool {
         algorithm(&self.name).is_none()
     }
-}
-
-/// Settings every controller gets from the flow, not from its own parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CommonParams {
-    /// Sender maximum segment size, payload bytes.
-    pub mss: u64,
-    /// Initial congestion window in segments (RFC 6928 allows 10).
-    pub initcwnd: u64,
-    /// Appropriate byte counting (RFC 3465) when true, per-ACK counting when false.
-    pub abc: bool,
-    /// Seed for controllers that randomise (BBR's ProbeBW); the transport derives it from the
-    /// scenario seed, so runs stay deterministic.
-    pub seed: u64,
-    /// The transport paces its sending (Linux `sk_pacing_status != SK_PACING_NONE`): HyStart's
-    /// ACK-train threshold is then the whole min RTT (tcp_cubic.c `hystart_update`).
-    pub paced: bool,
-}
-
-impl CommonParams {
-    pub fn counting(&self) -> AckCounting {
-        if self.abc {
-            AckCounting::Bytes
-        } else {
-            AckCounting::PerAck
-        }
-    }
-}
-
-/// Why a controller could not be built; the message names the field and what is accepted.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CcError(pub String);
-
-impl fmt::Display for CcError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for CcError {}
-
-/// A registered algorithm: its CLI name, a one-line summary and its source.
-#[derive(Clone, Copy, Debug)]
-pub struct Algorithm {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub source: &'static str,
-    pub params: &'static [ParamInfo],
-    /// Loss-based algorithms take a slow-start rule (`slow_start = ...`, see
-    /// [`crate::slow_start::SLOW_START_PARAMS`]); this is their default rule.
-    pub slow_start: Option<&'static str>,
 }
 
 impl Algorithm {
@@ -185,7 +83,14 @@ pub const ALGORITHMS: &[Algorithm] = &[
         summary: "CUBIC whose slow start grows up to 4x per round while the ACK train and RTT \
                   predict room, the extra data paced",
         source: "Arghavani et al., SIGCOMM 2024; SUSSdeveloper/SUSS linux-6.8 tcp_cubic.c",
-        params: crate::slow_start::suss::PARAMS,
+        params: &[
+            crate::slow_start::suss::SUSS_MAX,
+            crate::cubic::C,
+            crate::cubic::BETA,
+            crate::cubic::FAST_CONVERGENCE,
+            crate::cubic::LINUX_INITIAL_GROWTH,
+            crate::window::RATE_LIMITED_GROWTH,
+        ],
         slow_start: None,
     },
     Algorithm {

@@ -7,13 +7,13 @@ pub mod search;
 pub mod suss;
 
 use crate::params::{Accepts, ParamInfo, Params};
-use crate::registry::{CcError, CommonParams};
+use crate::params::{CcError, CommonParams};
 use crate::window::{limited_slow_start_increase, AckCounting, WindowGrowth};
 use crate::{AckEvent, Nanos, Phase, SentEvent};
 
 /// Parameters every loss-based algorithm takes, declared once.
 pub const SLOW_START_PARAMS: &[ParamInfo] = &[
-    crate::loss_based::RATE_LIMITED_GROWTH,
+    crate::window::RATE_LIMITED_GROWTH,
     ParamInfo {
         name: "slow_start",
         doc: "slow-start rule: standard (RFC 5681), lss (RFC 3742), hystart (Linux tcp_cubic.c), \
@@ -284,7 +284,7 @@ impl SlowStart {
 mod tests {
     use super::*;
     use crate::params::ParamValue;
-    use crate::registry::{CcSpec, Controller};
+    use crate::{CcSpec, Controller};
     use crate::{CongestionController, Phase};
 
     const MSS: u64 = 1000;
@@ -366,7 +366,7 @@ mod tests {
 mod property_tests {
     use super::*;
     use crate::params::ParamValue;
-    use crate::registry::{CcSpec, Controller};
+    use crate::{CcSpec, Controller};
     use crate::{CongestionController, CongestionEvent, RateSample};
     use proptest::prelude::*;
 

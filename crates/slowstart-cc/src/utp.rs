@@ -18,7 +18,7 @@
 
 use crate::ledbat::{init_cwnd, seconds, INIT_CWND_ACCEPTS};
 use crate::params::{Accepts, ParamInfo, Params};
-use crate::registry::{CcError, CommonParams};
+use crate::params::{CcError, CommonParams};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SECOND};
 
 /// libtorrent `settings_pack::utp_target_delay` default: 100 ms.
@@ -690,7 +690,7 @@ mod tests {
 
     #[test]
     fn registry_builds_utp() {
-        use crate::registry::ParamValue::{Number, Text};
+        use crate::params::ParamValue::{Number, Text};
         let crate::Controller::Utp(u) = crate::registry::build_for_test("utp", MSS, &[]).unwrap()
         else {
             panic!("not utp");

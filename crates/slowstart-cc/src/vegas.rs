@@ -14,7 +14,7 @@
 //! [`crate::vegas_lss`]).
 
 use crate::params::{Accepts, ParamInfo, Params, Range};
-use crate::registry::{CcError, CommonParams};
+use crate::params::{CcError, CommonParams};
 use crate::round::RoundCounter;
 use crate::window::{limited_slow_start_increase, AckCounting, WindowGrowth};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase};
@@ -763,7 +763,7 @@ pub(crate) mod tests {
 
     #[test]
     fn registry_builds_vegas_and_checks_thresholds() {
-        use crate::registry::ParamValue::Number;
+        use crate::params::ParamValue::Number;
         let c = crate::registry::build_for_test("vegas", MSS, &[]).unwrap();
         assert_eq!(c.cwnd(), 10 * MSS, "flow initcwnd, as Linux");
         let crate::Controller::Vegas(v) = crate::registry::build_for_test(

@@ -10,7 +10,7 @@
 //! this with Floyd's HighSpeed AIMD, which is not modelled here.
 
 use crate::params::{Accepts, NumberOrWord, ParamInfo, Params, Range};
-use crate::registry::{CcError, CommonParams};
+use crate::params::{CcError, CommonParams};
 use crate::vegas::{thresholds, Avoidance, MaxSsthresh, SlowStartExit, Vegas, VegasConfig};
 use crate::window::AckCounting;
 
@@ -201,7 +201,7 @@ mod tests {
     }
     #[test]
     fn registry_builds_vegas_lss() {
-        use crate::registry::ParamValue::{Number, Text};
+        use crate::params::ParamValue::{Number, Text};
         let crate::Controller::VegasLss(v) =
             crate::registry::build_for_test("vegas-lss", MSS, &[]).unwrap()
         else {

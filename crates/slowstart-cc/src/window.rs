@@ -2,6 +2,7 @@
 //! increase, counted per byte (RFC 3465, as Linux does) or per ACK (RFC 5681 §3.1's per-ACK
 //! formula, as ns-2 does).
 
+use crate::params::{Accepts, CommonParams, ParamInfo};
 use crate::AckEvent;
 
 /// How an ACK is credited to window growth.
@@ -88,6 +89,53 @@ pub fn limited_slow_start_increase(cwnd: u64, max_ssthresh: u64, mss: u64) -> u6
     }
     let k = cwnd / (max_ssthresh / 2).max(1);
     mss / k.max(1)
+}
+
+/// Per-ACK or byte counting, as the flow's `abc` says.
+impl CommonParams {
+    pub fn counting(&self) -> AckCounting {
+        if self.abc {
+            AckCounting::Bytes
+        } else {
+            AckCounting::PerAck
+        }
+    }
+}
+
+/// How cwnd grows on ACKs the transport does not report cwnd-limited (`rate_limited_growth`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateLimitedGrowth {
+    /// Not at all (Linux `tcp_is_cwnd_limited`, RFC 9002 §7.8, RFC 9438 §5.8).
+    CwndLimited,
+    /// As on any other ACK (RFC 5681 §3.1 as written).
+    Unlimited,
+    /// As on any other ACK, but cwnd at most limit(maxFS): 2 maxFS in slow start, maxFS + SMSS
+    /// in congestion avoidance, maxFS the largest FlightSize since cwnd last decreased
+    /// (draft-ietf-ccwg-ratelimited-increase-11 §3).
+    Capped,
+}
+
+/// The parameter every loss-based algorithm takes to choose its [`RateLimitedGrowth`].
+pub const RATE_LIMITED_GROWTH: ParamInfo = ParamInfo {
+    name: "rate_limited_growth",
+    doc: "growth on ACKs that are not cwnd-limited: cwnd_limited (none, as Linux), unlimited \
+          (RFC 5681 as written), capped (draft-ietf-ccwg-ratelimited-increase: at most 2 maxFS \
+          in slow start, maxFS + SMSS after)",
+    default: "cwnd_limited",
+    accepts: Accepts::Word(RateLimitedGrowth::WORDS),
+};
+
+impl RateLimitedGrowth {
+    /// Accepted words, in the order of the variants.
+    pub const WORDS: &'static [&'static str] = &["cwnd_limited", "unlimited", "capped"];
+
+    pub fn from_word(word: &str) -> Self {
+        match word {
+            "unlimited" => RateLimitedGrowth::Unlimited,
+            "capped" => RateLimitedGrowth::Capped,
+            _ => RateLimitedGrowth::CwndLimited,
+        }
+    }
 }
 
 #[cfg(test)]

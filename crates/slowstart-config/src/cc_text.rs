@@ -8,7 +8,8 @@
 
 use std::fmt;
 
-use slowstart_cc::registry::{CcSpec, ParamValue};
+use slowstart_cc::registry::ParamValue;
+use slowstart_cc::CcSpec;
 
 use crate::SimError;
 

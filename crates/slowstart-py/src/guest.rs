@@ -9,8 +9,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTraceback};
 use slowstart_cc::external::{self, Event, Guest, GuestFactory, Outputs};
 use slowstart_cc::params::ParamValue;
-use slowstart_cc::registry::{CcError, CommonParams};
 use slowstart_cc::Phase;
+use slowstart_cc::{CcError, CommonParams};
 
 /// `on_packet_sent(ev)`: a data packet left the sender.
 #[pyclass(frozen, get_all, module = "slowstart._core")]

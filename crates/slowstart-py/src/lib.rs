@@ -204,10 +204,10 @@ fn defaults() -> String {
     all.to_string()
 }
 
-/// The summary's and the traces' names, as JSON (`slowstart_sim::sim::schema_json`).
+/// The summary's and the traces' names, as JSON (`slowstart_sim::summary::schema_json`).
 #[pyfunction]
 fn schema() -> String {
-    slowstart_sim::sim::schema_json()
+    slowstart_sim::summary::schema_json()
 }
 
 /// Register a WebAssembly controller module under `name` (its content hash in the name);

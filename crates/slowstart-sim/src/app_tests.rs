@@ -1,7 +1,8 @@
 //! End-to-end checks of the applications on top of the transport: web exchanges (initcwnd
 //! seed) and BitTorrent request pipelining (libtorrent seed).
 
-use crate::sim::{RunOutput, Simulation};
+use crate::sim::Simulation;
+use crate::summary::RunOutput;
 use slowstart_apps::bittorrent::{
     HANDSHAKE_BYTES, PIECE_HEADER_BYTES, REQUEST_BYTES, SEED_OPENING, TICK_NS,
 };

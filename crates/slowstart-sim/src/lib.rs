@@ -41,13 +41,15 @@ pub mod fuzzing;
 pub mod sim;
 #[cfg(test)]
 mod sim_tests;
+pub mod summary;
 pub mod swarm;
 #[cfg(test)]
 mod swarm_tests;
 
 pub use export::ExportDirs;
-pub use sim::{RunOutput, Simulation, Summary};
+pub use sim::Simulation;
 pub use slowstart_config::{SimConfig, SimError};
+pub use summary::{RunOutput, Summary};
 
 /// Told now and then (every [`PROGRESS_EVERY`] events) the simulated time and the run's
 /// duration, both in ns; returning false stops the run there, with `interrupted` in its summary.

@@ -3,7 +3,6 @@
 //! [`Application`]: it starts the flows, routes each packet a link delivers or an endpoint
 //! sends, and reacts to what a connection's packet or timer changed.
 
-use serde::Serialize;
 use slowstart_cc::{CcSpec, CommonParams, Controller};
 use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::State;
@@ -14,14 +13,14 @@ use slowstart_transport::{
 use crate::engine::{Application, Engine, Event, EventQueue, Queue};
 use crate::export::qlog::Qlogs;
 use crate::export::{tcp::TcpView, Captures, ExportDirs};
-use crate::swarm::{PeerSummary, SwarmSummary};
+use crate::summary::{seconds, FlowSummary, RunOutput, Summary};
 use crate::SimError;
-use slowstart_apps::{App, AppSummary, Ctx};
+use slowstart_apps::{App, Ctx};
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
 use slowstart_config::SimConfig;
 use slowstart_config::{stall_threshold, substream_seed, FlowRecorder};
 use slowstart_link::channel::Channel;
-use slowstart_link::cross::{CrossSource, CrossSummary};
+use slowstart_link::cross::CrossSource;
 pub use slowstart_link::summary::LinkSummary;
 use slowstart_link::topology::Topology;
 
@@ -69,105 +68,6 @@ struct Flow {
     /// What the sender did: its trace rows, summary metrics and counts over every connection.
     recorder: FlowRecorder,
     drops: FlowDrops,
-}
-
-/// The outcome of a run: the summary and the sampled series.
-pub struct RunOutput {
-    pub summary: Summary,
-    pub flows: FlowTrace,
-    pub queues: QueueTrace,
-    pub apps: AppTrace,
-    /// Writing a capture or qlog file failed (the run itself went on to its end).
-    pub export_error: Option<String>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Summary {
-    pub scenario: String,
-    pub seed: u64,
-    pub sim_time_s: f64,
-    pub events: u64,
-    pub flows: Vec<FlowSummary>,
-    pub links: Vec<LinkSummary>,
-    /// Per flow with a web or BitTorrent application.
-    pub apps: Vec<AppSummary>,
-    /// Per cross-traffic source (`[[cross]]`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub cross: Vec<CrossSummary>,
-    /// Swarm runs: one row per peer.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub peers: Vec<PeerSummary>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub swarm: Option<SwarmSummary>,
-    /// The run was stopped before its end (Ctrl-C, or a user's controller faulted); what it
-    /// holds is up to `sim_time_s`.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub interrupted: bool,
-    /// What a user's controller did wrong, when that stopped the run (`slowstart_cc::external`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fault: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct FlowSummary {
-    pub id: u32,
-    pub cc: String,
-    pub size_bytes: Option<u64>,
-    pub bytes_delivered: u64,
-    pub completion_s: Option<f64>,
-    pub goodput_bps: f64,
-    pub slow_start_exit_s: Option<f64>,
-    pub time_to_full_bw_s: Option<f64>,
-    pub time_to_window_cap_s: Option<f64>,
-    pub retransmits: u64,
-    /// Duplicate ACKs the receiver sent (see `Receiver::dup_acks`).
-    pub dup_acks: u64,
-    pub loss_events: u64,
-    pub rto_count: u64,
-    pub lost_retransmissions: u64,
-    pub loss_probes: u64,
-    pub max_cwnd_bytes: u64,
-    pub data_packets_sent: u64,
-    pub data_bytes_sent: u64,
-    pub drops: u64,
-    pub slow_start_drops: u64,
-    pub base_rtt_s: f64,
-    pub bottleneck_bps: u64,
-    /// Round trips that ended with the sender waiting on a window (see `Sender::stats`).
-    pub stalls: u64,
-    /// ECN flows: window reductions on ECN echoes (RFC 3168 §6.1.2).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ecn_reductions: Option<u64>,
-}
-
-/// The names a run reports under, as JSON, for results measured elsewhere (`slowstart real`)
-/// to be reported alike and for field names to be checked before a run (`sweep --metric`):
-/// `flow` and `link`, an empty summary row of each (every key in order, fields written only
-/// when they apply included; a string value marks a text field), and `flows` and `queues`,
-/// the trace tables' column names in order (`*_ns` columns are times in nanoseconds).
-pub fn schema_json() -> String {
-    let names = |names: &[&str]| serde_json::to_string(names).expect("names serialize");
-    // Struct fields serialize in declaration order; a `serde_json::Value` would sort them.
-    format!(
-        r#"{{"flow": {}, "link": {}, "flows": {}, "queues": {}}}"#,
-        serde_json::to_string(&FlowSummary {
-            ecn_reductions: Some(0),
-            ..FlowSummary::default()
-        })
-        .expect("a summary serializes"),
-        serde_json::to_string(&LinkSummary {
-            queue: Some(""),
-            marks: Some(0),
-            ..LinkSummary::default()
-        })
-        .expect("a summary serializes"),
-        names(FlowTrace::NAMES),
-        names(QueueTrace::NAMES),
-    )
-}
-
-pub(crate) fn seconds(ns: u64) -> f64 {
-    ns as f64 / 1e9
 }
 
 fn cc_label(spec: &CcSpec) -> String {

@@ -463,7 +463,7 @@ fn quickack_acks_the_first_segments_and_window_growth_one_by_one() {
         Simulation::new(&cfg).unwrap().run()
     };
     // Packets over the bottleneck's reverse direction: the SYN-ACK and the ACKs.
-    let acks = |out: &crate::sim::RunOutput| {
+    let acks = |out: &crate::summary::RunOutput| {
         let link = out
             .summary
             .links
@@ -479,7 +479,7 @@ fn quickack_acks_the_first_segments_and_window_growth_one_by_one() {
     assert_eq!(acks(&open), 40);
     let plain = run(false, None);
     assert_eq!(acks(&plain), 20);
-    let done = |out: &crate::sim::RunOutput| out.summary.flows[0].completion_s.unwrap();
+    let done = |out: &crate::summary::RunOutput| out.summary.flows[0].completion_s.unwrap();
     assert!(done(&open) < done(&plain), "quick ACKs grow cwnd sooner");
 }
 
@@ -856,7 +856,7 @@ fn trace_driven_link_delivers_at_the_traces_rate() {
 
 #[test]
 fn schema_names_the_summary_fields_and_trace_columns_in_order() {
-    let s: serde_json::Value = serde_json::from_str(&crate::sim::schema_json()).unwrap();
+    let s: serde_json::Value = serde_json::from_str(&crate::summary::schema_json()).unwrap();
     let flows: Vec<&str> = s["flows"]
         .as_array()
         .unwrap()
@@ -866,7 +866,7 @@ fn schema_names_the_summary_fields_and_trace_columns_in_order() {
     assert_eq!(flows[..3], ["t_ns", "flow", "cwnd_bytes"]);
     assert_eq!(s["queues"][1], "link");
     // Field order is the struct's: the text, not a re-sorted map, carries it.
-    let text = crate::sim::schema_json();
+    let text = crate::summary::schema_json();
     assert!(text.find("\"id\"").unwrap() < text.find("\"bytes_delivered\"").unwrap());
     assert!(s["flow"].get("stalls").is_some() && s["link"].get("mean_queue_delay_s").is_some());
     // Fields written only when they apply are named too.

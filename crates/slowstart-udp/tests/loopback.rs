@@ -13,7 +13,7 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use slowstart_cc::external::{self, Event, Guest, GuestFactory, Outputs};
 use slowstart_cc::params::ParamValue;
-use slowstart_cc::registry::{CcError, CommonParams};
+use slowstart_cc::{CcError, CommonParams};
 use slowstart_cc::{CcSpec, Phase};
 use slowstart_config::{AppConfig, FlowConfig, LossDetection, Recovery, WebConfig};
 use slowstart_transport::packet::Kind;

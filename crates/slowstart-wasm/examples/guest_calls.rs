@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use slowstart_cc::external;
 use slowstart_cc::params::ParamValue;
-use slowstart_cc::registry::{CcSpec, CommonParams, Controller};
 use slowstart_cc::{AckEvent, CongestionController};
+use slowstart_cc::{CcSpec, CommonParams, Controller};
 use slowstart_wasm::{Runtime, WasmFactory};
 
 fn main() {

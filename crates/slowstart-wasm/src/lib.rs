@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use slowstart_cc::external::{self, Event, Guest, GuestFactory, Outputs};
 use slowstart_cc::params::ParamValue;
-use slowstart_cc::registry::{CcError, CommonParams};
+use slowstart_cc::{CcError, CommonParams};
 use slowstart_guest::abi::{self, EventKind, Params, EVENT_WORDS};
 
 mod interp;

@@ -7,8 +7,9 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 use slowstart_cc::external::{take_fault, Event, GuestFactory};
-use slowstart_cc::registry::{CcSpec, CommonParams, Controller, ALGORITHMS};
+use slowstart_cc::registry::ALGORITHMS;
 use slowstart_cc::{AckEvent, CongestionController, CongestionEvent, RateSample, SentEvent};
+use slowstart_cc::{CcSpec, CommonParams, Controller};
 
 use super::*;
 

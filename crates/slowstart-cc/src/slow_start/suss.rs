@@ -28,20 +28,13 @@ use crate::params::{Accepts, ParamInfo};
 use crate::window::WindowGrowth;
 use crate::{mul_div, AckEvent, Nanos, Phase, SentEvent, SECOND};
 
-/// The `suss` algorithm's parameters: its own, then CUBIC's.
-pub const PARAMS: &[ParamInfo] = &[
-    ParamInfo {
-        name: "suss_max",
-        doc: "rounds in which growth may exceed 2x (tcp_cubic.c suss_max)",
-        default: "3",
-        accepts: Accepts::integer(1, 16),
-    },
-    crate::cubic::C,
-    crate::cubic::BETA,
-    crate::cubic::FAST_CONVERGENCE,
-    crate::cubic::LINUX_INITIAL_GROWTH,
-    crate::loss_based::RATE_LIMITED_GROWTH,
-];
+/// SUSS's own parameter; the `suss` algorithm also takes CUBIC's (its registry entry).
+pub const SUSS_MAX: ParamInfo = ParamInfo {
+    name: "suss_max",
+    doc: "rounds in which growth may exceed 2x (tcp_cubic.c suss_max)",
+    default: "3",
+    accepts: Accepts::integer(1, 16),
+};
 /// `suss_speedup`: round 2 quadruples only above this min RTT (10 000 us).
 const MIN_DELAY: Nanos = 10_000_000;
 
@@ -415,7 +408,7 @@ mod tests {
 #[cfg(test)]
 mod property_tests {
     use super::*;
-    use crate::registry::{CcSpec, CommonParams, Controller};
+    use crate::{CcSpec, CommonParams, Controller};
     use crate::{CongestionController, RateSample};
     use proptest::prelude::*;
 

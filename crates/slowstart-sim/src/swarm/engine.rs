@@ -43,10 +43,9 @@ use slowstart_transport::sender::SenderStats;
 use slowstart_transport::{Connection, Fired, Received, TimerKind};
 
 use crate::engine::{Application, CalendarQueue, Engine, Event, Queue};
-use crate::sim::{seconds, RunOutput, Summary};
+use crate::summary::{seconds, PeerSummary, RunOutput, Summary, SwarmSummary, TransportTotals};
 use crate::swarm::choker::{self, Candidate};
 use crate::swarm::pieces::{Bitfield, BlockState, Layout, Pieces, WHOLE_PIECES_MAX_BYTES};
-use crate::swarm::{PeerSummary, SwarmSummary, TransportTotals};
 use crate::SimError;
 use slowstart_config::substream_seed;
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};

@@ -1,0 +1,172 @@
+//! What a run reports: the summary (its flows, links, applications, cross traffic and, for a
+//! swarm, its peers), the sampled series beside it, and the names both are written under
+//! ([`schema_json`]). The flows' simulation ([`crate::sim`]) and the swarm ([`crate::swarm`])
+//! both fill it; neither imports the other.
+
+use serde::Serialize;
+
+use slowstart_apps::AppSummary;
+use slowstart_config::trace::{AppTrace, FlowTrace, QueueTrace};
+use slowstart_config::{Population, Seeding};
+use slowstart_link::cross::CrossSummary;
+use slowstart_link::summary::LinkSummary;
+
+/// The outcome of a run: the summary and the sampled series.
+pub struct RunOutput {
+    pub summary: Summary,
+    pub flows: FlowTrace,
+    pub queues: QueueTrace,
+    pub apps: AppTrace,
+    /// Writing a capture or qlog file failed (the run itself went on to its end).
+    pub export_error: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub scenario: String,
+    pub seed: u64,
+    pub sim_time_s: f64,
+    pub events: u64,
+    pub flows: Vec<FlowSummary>,
+    pub links: Vec<LinkSummary>,
+    /// Per flow with a web or BitTorrent application.
+    pub apps: Vec<AppSummary>,
+    /// Per cross-traffic source (`[[cross]]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cross: Vec<CrossSummary>,
+    /// Swarm runs: one row per peer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub peers: Vec<PeerSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swarm: Option<SwarmSummary>,
+    /// The run was stopped before its end (Ctrl-C, or a user's controller faulted); what it
+    /// holds is up to `sim_time_s`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// What a user's controller did wrong, when that stopped the run (`slowstart_cc::external`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowSummary {
+    pub id: u32,
+    pub cc: String,
+    pub size_bytes: Option<u64>,
+    pub bytes_delivered: u64,
+    pub completion_s: Option<f64>,
+    pub goodput_bps: f64,
+    pub slow_start_exit_s: Option<f64>,
+    pub time_to_full_bw_s: Option<f64>,
+    pub time_to_window_cap_s: Option<f64>,
+    pub retransmits: u64,
+    /// Duplicate ACKs the receiver sent (see `Receiver::dup_acks`).
+    pub dup_acks: u64,
+    pub loss_events: u64,
+    pub rto_count: u64,
+    pub lost_retransmissions: u64,
+    pub loss_probes: u64,
+    pub max_cwnd_bytes: u64,
+    pub data_packets_sent: u64,
+    pub data_bytes_sent: u64,
+    pub drops: u64,
+    pub slow_start_drops: u64,
+    pub base_rtt_s: f64,
+    pub bottleneck_bps: u64,
+    /// Round trips that ended with the sender waiting on a window (see `Sender::stats`).
+    pub stalls: u64,
+    /// ECN flows: window reductions on ECN echoes (RFC 3168 §6.1.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_reductions: Option<u64>,
+}
+
+/// The names a run reports under, as JSON, for results measured elsewhere (`slowstart real`)
+/// to be reported alike and for field names to be checked before a run (`sweep --metric`):
+/// `flow` and `link`, an empty summary row of each (every key in order, fields written only
+/// when they apply included; a string value marks a text field), and `flows` and `queues`,
+/// the trace tables' column names in order (`*_ns` columns are times in nanoseconds).
+pub fn schema_json() -> String {
+    let names = |names: &[&str]| serde_json::to_string(names).expect("names serialize");
+    // Struct fields serialize in declaration order; a `serde_json::Value` would sort them.
+    format!(
+        r#"{{"flow": {}, "link": {}, "flows": {}, "queues": {}}}"#,
+        serde_json::to_string(&FlowSummary {
+            ecn_reductions: Some(0),
+            ..FlowSummary::default()
+        })
+        .expect("a summary serializes"),
+        serde_json::to_string(&LinkSummary {
+            queue: Some(""),
+            marks: Some(0),
+            ..LinkSummary::default()
+        })
+        .expect("a summary serializes"),
+        names(FlowTrace::NAMES),
+        names(QueueTrace::NAMES),
+    )
+}
+
+pub(crate) fn seconds(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// One peer's results, for the summary's `peers` list.
+#[derive(Clone, Debug, Serialize)]
+pub struct PeerSummary {
+    pub id: u32,
+    pub transport: &'static str,
+    pub initial_seed: bool,
+    /// Joined to replace a peer that left (random stay).
+    pub replacement: bool,
+    pub arrival_s: f64,
+    /// When it had the whole file.
+    pub done_s: Option<f64>,
+    /// Download time: `done_s - arrival_s`.
+    pub completion_s: Option<f64>,
+    /// 1 for the first leecher to complete in the run.
+    pub completion_rank: Option<u64>,
+    pub left_s: Option<f64>,
+    /// Block payload bytes sent to and received from other peers (delivered in order).
+    pub bytes_up: u64,
+    pub bytes_down: u64,
+    /// One-way propagation delay of its access link.
+    pub access_delay_s: f64,
+    /// Connections it took part in.
+    pub connections: u64,
+    /// Block bytes that arrived a second time (of `bytes_down`): a block still in the
+    /// uploader's send buffer when it choked us, asked for again elsewhere; or end game.
+    pub duplicate_bytes: u64,
+    /// With `request_queue_time`: requests outstanding per connection that had any, averaged
+    /// over its once-a-second ticks while it downloaded (what libtorrent's
+    /// `peer_info::download_queue_length` shows a real swarm); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_queue_mean: Option<f64>,
+}
+
+/// Data-transport counters summed over every connection, per uploader transport.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TransportTotals {
+    pub data_packets_sent: u64,
+    pub retransmits: u64,
+    pub rto_count: u64,
+    /// Data packets dropped at a full queue.
+    pub drops: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SwarmSummary {
+    pub population: Population,
+    pub seeding: Seeding,
+    pub file_bytes: u64,
+    pub pieces: u32,
+    pub blocks_per_piece: u32,
+    pub peers_joined: u64,
+    pub completions: u64,
+    pub connections_opened: u64,
+    /// The run ended at `stop_after_completions`, not at its duration.
+    pub stopped_at_completions: bool,
+    /// Packets that arrived for a connection already closed.
+    pub stale_packets: u64,
+    pub tcp: TransportTotals,
+    pub utp: TransportTotals,
+}
