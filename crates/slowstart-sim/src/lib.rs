@@ -15,7 +15,8 @@
 //!   runs, [`sim`] (flows over a topology of links, with their applications, cross traffic,
 //!   metrics and traces: it tells each flow's recorder and qlog file what its sender did) and
 //!   [`swarm`] (a BitTorrent swarm of peers behind access links, with connections that open
-//!   and close), and [`export`] (captures and qlog files written as a run goes).
+//!   and close), [`summary`] (what a run reports, which both fill), and [`export`] (captures
+//!   and qlog files written as a run goes).
 //!
 //! Time is integer nanoseconds, sizes integer bytes; the same config and seed give
 //! byte-identical output. The UDP stack (`slowstart_udp`) and the link emulator
