@@ -872,4 +872,8 @@ fn schema_names_the_summary_fields_and_trace_columns_in_order() {
     // Fields written only when they apply are named too.
     assert!(s["flow"].get("ecn_reductions").is_some() && s["link"].get("marks").is_some());
     assert!(s["flow"]["cc"].is_string() && s["flow"]["goodput_bps"].is_number());
+    // A ramp-up's phases, the ones the slow-start exit ends; not recovery or avoidance.
+    let initial = s["initial_phases"].as_array().unwrap();
+    assert!(initial.contains(&"slow_start".into()) && initial.contains(&"startup".into()));
+    assert!(!initial.contains(&"recovery".into()) && !initial.contains(&"drain".into()));
 }

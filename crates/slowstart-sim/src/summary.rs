@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use slowstart_apps::AppSummary;
+use slowstart_cc::Phase;
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueTrace};
 use slowstart_config::{Population, Seeding};
 use slowstart_link::cross::CrossSummary;
@@ -84,12 +85,19 @@ pub struct FlowSummary {
 /// to be reported alike and for field names to be checked before a run (`sweep --metric`):
 /// `flow` and `link`, an empty summary row of each (every key in order, fields written only
 /// when they apply included; a string value marks a text field), and `flows` and `queues`,
-/// the trace tables' column names in order (`*_ns` columns are times in nanoseconds).
+/// the trace tables' column names in order (`*_ns` columns are times in nanoseconds), and
+/// `initial_phases`, the phases a flow's `slow_start_exit_s` ends
+/// ([`Phase::is_initial_slow_start`]).
 pub fn schema_json() -> String {
     let names = |names: &[&str]| serde_json::to_string(names).expect("names serialize");
+    let initial: Vec<&str> = Phase::ALL
+        .iter()
+        .filter(|p| p.is_initial_slow_start())
+        .map(|p| p.name())
+        .collect();
     // Struct fields serialize in declaration order; a `serde_json::Value` would sort them.
     format!(
-        r#"{{"flow": {}, "link": {}, "flows": {}, "queues": {}}}"#,
+        r#"{{"flow": {}, "link": {}, "flows": {}, "queues": {}, "initial_phases": {}}}"#,
         serde_json::to_string(&FlowSummary {
             ecn_reductions: Some(0),
             ..FlowSummary::default()
@@ -103,6 +111,7 @@ pub fn schema_json() -> String {
         .expect("a summary serializes"),
         names(FlowTrace::NAMES),
         names(QueueTrace::NAMES),
+        names(&initial),
     )
 }
 

@@ -37,6 +37,7 @@ from slowstart.real.summary import (
     in_schema,
     link_rows,
     queues_frame,
+    schema,
     tun_warnings,
 )
 from slowstart.real.testbed import (
@@ -273,12 +274,6 @@ def run_real_quinn(
     return Result(config=config, summary=summary, flows=flows, queues=queues, phase_names=phases)
 
 
-# The phases of a ramp-up (slowstart_cc Phase::is_initial_slow_start); quinn's own controllers
-# show slow_start only.
-INITIAL_PHASES = ("slow_start", "limited_slow_start", "conservative_slow_start", "startup")
-INITIAL_PHASES += ("unvalidated", "validating")
-
-
 def _summary(
     config: dict[str, Any],
     flows: Any,
@@ -296,7 +291,7 @@ def _summary(
             warnings.append(f"flow {i} started {late * 1e3:.1f} ms late")
         f = flows[flows["flow"] == i]
         start_s = flow["start_ns"] / 1e9
-        after = f[~f["phase"].astype(str).isin(INITIAL_PHASES)]
+        after = f[~f["phase"].astype(str).isin(schema()["initial_phases"])]
         ss_exit = float(after["t_s"].iloc[0]) - start_s if len(after) else None
         episodes = f["phase"].astype(str)
         rows.append(

@@ -173,7 +173,7 @@ def kernel_summary(
             delivered, last, first = rep["bytes"], rep["last_ns"], rep["first_ns"]
         completion = (last - t0) / 1e9 if last else None
         active = completion or None
-        not_ss = f[~f["phase"].isin(["slow_start", "startup"])]
+        not_ss = f[~f["phase"].isin(schema()["initial_phases"])]
         ss_exit = float(not_ss["t_s"].iloc[0]) - flow["start_ns"] / 1e9 if len(not_ss) else None
         rows.append(
             in_schema(

@@ -47,7 +47,8 @@ Table = dict[str, tuple[bytes, str, bool, str | None]]
 def core_schema() -> dict[str, list[str]]:
     """The core's names (`_core.schema()`): `flow` and `link`, the summary rows' fields; `text`,
     the flow fields that hold text; `flows` and `queues`, the trace columns as a frame shows
-    them (`*_ns` as `*_s`). Each in order."""
+    them (`*_ns` as `*_s`); `initial_phases`, the phases a flow's slow-start exit ends. Each in
+    order."""
     s = json.loads(_core.schema())
     return {
         "flow": list(s["flow"]),
@@ -55,6 +56,7 @@ def core_schema() -> dict[str, list[str]]:
         "link": list(s["link"]),
         "flows": [shown_name(c) for c in s["flows"]],
         "queues": [shown_name(c) for c in s["queues"]],
+        "initial_phases": list(s["initial_phases"]),
     }
 
 
