@@ -54,6 +54,16 @@ def test_fulltcp_sends_messages_at_their_size_and_acks_every_full_segment(tmp_pa
     assert 5 <= sent[("1", 57)] <= 10
 
 
+def test_fulltcp_acks_every_segment_even_when_both_sides_send_pieces(tmp_path: Path) -> None:
+    # Tit-for-tat on one connection: each side's window is full, so its ACKs rarely ride on its
+    # own pieces and go as pure ACKs, one per segment received.
+    sent = departures("twoway", tmp_path)
+    for me, other in (("0", "1"), ("1", "0")):
+        received = sent[(other, MSS + 40)]
+        assert received > 1000
+        assert received <= sent[(me, 40)] <= received * 1.1
+
+
 @pytest.mark.parametrize("sink, acks_per_segment", [("TCPSink", 1.0), ("TCPSink/DelAck", 0.5)])
 def test_one_way_tcp_pads_messages_to_whole_packets(
     tmp_path: Path, sink: str, acks_per_segment: float
