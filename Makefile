@@ -11,7 +11,7 @@ EXTENSION_FEATURES ?=
 STAMP := $(VENV)/.setup-stamp$(if $(EXTENSION_FEATURES),-$(EXTENSION_FEATURES))
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
 
-.PHONY: setup demo test test-stress test-explore rust-test python-test lint fmt bench browser tshark programs \
+.PHONY: setup demo test test-stress test-explore rust-test python-test lint fmt bench browser tshark programs ns2 \
 	guests docs \
 	figures clean
 
@@ -76,6 +76,13 @@ tshark:
 		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; } \
 		|| echo "tshark not installed: the capture test will skip"
 
+# Debian's ns2, for the check of what ns-2's agents send (tests/test_ns2_agents.py skips without
+# it) and the ns-2 timing in `make bench`.
+ns2:
+	@command -v ns >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ns2 \
+		>/dev/null; } || echo "ns2 not installed: the ns-2 agent tests will skip"
+
 # Debian's ngtcp2 examples (gtlsserver, gtlsclient: QUIC with qlog) and curl, the program pairs
 # the root-only tests run through the emulated path (tests/test_programs.py skips without them).
 programs:
@@ -85,7 +92,7 @@ programs:
 			curl >/dev/null; } \
 		|| echo "ngtcp2-server, ngtcp2-client or curl not installed: the program-pair tests will skip"
 
-test: setup guests browser tshark programs rust-test lint docs python-test
+test: setup guests browser tshark programs ns2 rust-test lint docs python-test
 
 # The Python suite 5 times alone, then 3 times beside a CPU-bound process on one core and a
 # `slowstart real` transfer; every failure by test name (tests/stress.py; logs in out/stress).

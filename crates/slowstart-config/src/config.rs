@@ -1154,8 +1154,10 @@ pub enum Seeding {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ConnectionTransport {
-    /// Each direction its uploader's (the ns-2 module: an uploader sends all its piece data
-    /// over its own transport, whoever opened the connection).
+    /// Each direction its uploader's, as the paper describes its runs: peers upload "according
+    /// to the protocol of their choice" (Testa and Rossi §IV). The ns-2 module itself has no
+    /// uTP: one `FullTcp/Newreno` agent per side of one two-way connection carries that side's
+    /// pieces and messages (SiangYun/BTcode `bittorrent_connection.cc`).
     Uploader,
     /// Both directions the transport of the peer that opened the connection, as a real one is
     /// one TCP connection or one uTP socket (libtorrent: the connecting side's

@@ -30,6 +30,13 @@
 //! - A peer that leaves closes its connections; the other end learns of it at once (no FIN is
 //!   modelled) and asks elsewhere for the blocks it had requested. Packets still in flight for a
 //!   closed connection are dropped on arrival (`stale_packets`).
+//! - Transports: the module has no uTP and carries both directions of a connection, pieces
+//!   and messages alike, over one `Agent/TCP/FullTcp/Newreno` per side
+//!   (`bittorrent_connection.cc`); the paper split control from data (Testa and Rossi §IV), so
+//!   each direction here has its data stream over its uploader's transport
+//!   (`connection_transport`) and the downloader's messages over TCP. Messages go at their
+//!   BEP 3 size (`BitTorrentApp::send` writes `length_`), and the downloader ACKs every
+//!   full-size segment, as FullTcp's `segsperack_` 1 does (`tests/test_ns2_agents.py`).
 //! - Super-seeding is not modelled (the module's example scripts turn it on for the first seed;
 //!   we follow the module's default, off).
 
