@@ -280,6 +280,23 @@ pub const KEYS: &[(&str, &[Key])] = &[
                 Time,
                 &["whole_pieces_threshold_ns"],
             ),
+            key("send_buffer", Word),
+            to(
+                "send_buffer_watermark",
+                Size,
+                &["send_buffer_watermark_bytes"],
+            ),
+            to(
+                "send_buffer_low_watermark",
+                Size,
+                &["send_buffer_low_watermark_bytes"],
+            ),
+            key("send_buffer_watermark_factor", Count),
+            to(
+                "send_not_sent_low_watermark",
+                Size,
+                &["send_not_sent_low_watermark_bytes"],
+            ),
             key("end_game", Bool),
             key("anti_snubbing", Bool),
             to("snub", Time, &["snub_ns"]),

@@ -3,12 +3,13 @@
 
 use slowstart_cc::CcSpec;
 
-use crate::swarm::engine::LogEntry;
+use crate::swarm::engine::{send_buffer_watermark, LogEntry};
 use crate::swarm::pieces::INITIAL_PICKER_THRESHOLD;
 use crate::swarm::SwarmSim;
 use slowstart_config::testing::SEC;
 use slowstart_config::{
-    PiecePicker, Population, QueueLimit, Seeding, SimConfig, SwarmConfig, TraceConfig,
+    PiecePicker, Population, QueueLimit, Seeding, SendBuffer, SimConfig, SwarmBittorrentConfig,
+    SwarmConfig, TraceConfig,
 };
 
 /// `leechers` peers, a `file_kb` kB file in 64 KiB pieces; the rest as the paper's swarm.
@@ -412,4 +413,52 @@ fn libtorrent_asks_a_fast_connection_for_whole_pieces() {
         whole_queue > 2.0 * block_queue,
         "{whole_queue} vs {block_queue}"
     );
+}
+
+#[test]
+fn libtorrents_send_buffer_watermark_is_half_the_last_seconds_upload_within_its_bounds() {
+    // libtorrent's defaults (settings_pack.cpp): factor 50%, at least 10 KiB, at most 500 KiB.
+    let b = SwarmBittorrentConfig::default();
+    assert_eq!(send_buffer_watermark(&b, 0), 10 * 1024);
+    // The paper's 1 Mbps uplink shared by 7 uploads: 17 857 B/s, half of it under 10 KiB,
+    // so the low watermark: less than one 16 KiB block.
+    assert_eq!(send_buffer_watermark(&b, 1_000_000 / 8 / 7), 10 * 1024);
+    // 4 Mbps over 7 (real-swarm.toml): 71 428 B/s, 35 714 bytes, two blocks and a bit.
+    assert_eq!(send_buffer_watermark(&b, 4_000_000 / 8 / 7), 35_714);
+    // 10 Mbps to one connection: 625 000 bytes, held at 500 KiB.
+    assert_eq!(send_buffer_watermark(&b, 10_000_000 / 8), 500 * 1024);
+}
+
+#[test]
+fn an_uploader_buffers_below_libtorrents_watermark() {
+    // One seed and three TCP leechers on the paper's links; stopped at several times, every
+    // upload's unsent bytes are below its limit and at most one piece message more (a block
+    // is written whole once the unsent bytes are below it).
+    let piece_message = 16 * 1024 + 13;
+    let most_unsent = |send_buffer: SendBuffer| {
+        let mut most = 0;
+        for stop_s in [3, 7, 11, 19] {
+            let mut cfg = small_swarm(3, 2000, Population::Tcp);
+            swarm_mut(&mut cfg).bittorrent.send_buffer = send_buffer;
+            swarm_mut(&mut cfg).stop_after_completions = None;
+            cfg.duration_ns = stop_s * SEC;
+            let mut sim = SwarmSim::new(&cfg).unwrap();
+            sim.advance();
+            for h in 0..sim.halves() {
+                if let Some((unsent, limit)) = sim.send_buffer(h) {
+                    assert!(
+                        unsent < limit + piece_message,
+                        "half {h}: {unsent} of {limit}"
+                    );
+                    most = most.max(unsent);
+                }
+            }
+        }
+        most
+    };
+    // The module's uploader holds one piece message at most; libtorrent's, at 1 Mbps shared,
+    // its 10 KiB watermark and the kernel's 16 KiB of unsent bytes (TCP_NOTSENT_LOWAT): up
+    // to three blocks.
+    assert!(most_unsent(SendBuffer::Transport) <= piece_message);
+    assert!(most_unsent(SendBuffer::Libtorrent) > piece_message);
 }

@@ -21,7 +21,9 @@
 //!   on its way (the module keeps the request being served, `delete_peer_from_list`).
 //! - An uploader keeps one piece message in its transport's send buffer per connection (ns-2
 //!   agents send what the application handed them, as the window allows); the next is written
-//!   once the last byte of the previous one was sent.
+//!   once the last byte of the previous one was sent. With `send_buffer = "libtorrent"` it
+//!   writes requested blocks while the bytes not yet sent are below libtorrent's watermark
+//!   ([`send_buffer_watermark`]).
 //! - Rechoke every `rechoke` from the peer's arrival (the periodic timer), and at once when an
 //!   unchoked neighbour leaves or loses interest or a choked one becomes interested while a
 //!   slot is free (BitTorrent 4's `Choker`); the optimistic unchoke moves every
@@ -51,7 +53,8 @@ use crate::SimError;
 use slowstart_config::substream_seed;
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
 use slowstart_config::{
-    BittorrentConfig, ConnectionTransport, FlowConfig, Population, Seeding, SimConfig, SwarmConfig,
+    BittorrentConfig, ConnectionTransport, FlowConfig, Population, Seeding, SendBuffer, SimConfig,
+    SwarmBittorrentConfig, SwarmConfig,
 };
 use slowstart_link::channel::Channel;
 use slowstart_link::summary::LinkSummary;
@@ -69,7 +72,8 @@ pub enum SwarmEvent {
     /// The next of the scheduled leechers arrives.
     Arrival,
     Rechoke(u32),
-    /// libtorrent's second tick of peer `p`'s connections (`request_queue_time` > 0).
+    /// libtorrent's second tick of peer `p`'s connections (`request_queue_time` > 0 or
+    /// `send_buffer = "libtorrent"`).
     RequestTick(u32),
     Announce(u32),
     Leave(u32),
@@ -134,6 +138,35 @@ struct Half {
     /// Control bytes written during this event, sent together when it ends.
     ctrl_unflushed: u64,
     dropped_data_bytes: u64,
+    /// Data bytes the transport took in the uploader's last second (libtorrent's
+    /// `m_uploaded_last_second`) and those it had taken at that tick.
+    uploaded_last_second: u64,
+    sent_at_tick: u64,
+    /// Unsent bytes the transport holds beyond the watermark: TCP's `TCP_NOTSENT_LOWAT`, none
+    /// for uTP.
+    socket_unsent_bytes: u64,
+}
+
+/// Below how many unsent bytes half `half`'s uploader writes the next requested block.
+fn unsent_limit(b: &SwarmBittorrentConfig, half: &Half) -> u64 {
+    match b.send_buffer {
+        SendBuffer::Transport => 1,
+        SendBuffer::Libtorrent => {
+            send_buffer_watermark(b, half.uploaded_last_second) + half.socket_unsent_bytes
+        }
+    }
+}
+
+/// libtorrent's send-buffer watermark (`peer_connection::fill_send_buffer`, libtorrent 2.0 and
+/// 2.1): `send_buffer_watermark_factor` percent of the payload the connection uploaded in the
+/// last second, at least `send_buffer_low_watermark`, at most `send_buffer_watermark`. It reads
+/// the next requested block from disk while its own send buffer and the reads under way hold
+/// less than this.
+pub fn send_buffer_watermark(b: &SwarmBittorrentConfig, uploaded_last_second: u64) -> u64 {
+    (uploaded_last_second.saturating_mul(b.send_buffer_watermark_factor) / 100).clamp(
+        b.send_buffer_low_watermark_bytes,
+        b.send_buffer_watermark_bytes,
+    )
 }
 
 /// One peer's state about the other end of a connection.
@@ -457,7 +490,9 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             self.engine.now + self.cfg.bittorrent.rechoke_ns,
             Event::App(SwarmEvent::Rechoke(id)),
         );
-        if self.cfg.bittorrent.request_queue_time_ns > 0 {
+        if self.cfg.bittorrent.request_queue_time_ns > 0
+            || self.cfg.bittorrent.send_buffer == SendBuffer::Libtorrent
+        {
             self.engine.queue.push(
                 self.engine.now + TICK_NS,
                 Event::App(SwarmEvent::RequestTick(id)),
@@ -543,6 +578,10 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         let cc = Controller::rebuild(&template.cc, &common);
         let data = template.transport();
         let control = self.cfg.tcp.transport();
+        let socket_unsent_bytes = match self.half_transport(h) {
+            Transport::Tcp => self.cfg.bittorrent.send_not_sent_low_watermark_bytes,
+            Transport::Utp => 0,
+        };
         Half {
             conn: Connection::new(h, &data, &control, cc, template.size_bytes),
             data_written: 0,
@@ -551,6 +590,9 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             msgs_written: VecDeque::new(),
             ctrl_unflushed: 0,
             dropped_data_bytes: 0,
+            uploaded_last_second: 0,
+            sent_at_tick: 0,
+            socket_unsent_bytes,
         }
     }
 
@@ -984,30 +1026,38 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
     }
 
     /// libtorrent's once-a-second tick of each of peer `p`'s connections (its session's,
-    /// from its start: [`RequestQueue::on_tick`]); a deeper queue is filled at once.
+    /// from its start: [`RequestQueue::on_tick`]); a deeper queue is filled at once, and with
+    /// `send_buffer = "libtorrent"` each upload's watermark follows its last second.
     fn request_tick(&mut self, p: u32) {
         if !self.peers[p as usize].active {
             return;
         }
-        let downloading = self.peers[p as usize].done_ns.is_none();
+        let queues = self.cfg.bittorrent.request_queue_time_ns > 0;
         for c in self.peers[p as usize].conns.clone() {
             let s = self.side_of(p, c);
-            let side = &mut self.conns[c as usize].sides[s];
-            let outstanding = side.my_requests.len() as u64;
-            if let Some(queue) = side.requests.as_mut() {
-                queue.on_tick(TICK_NS);
+            if self.cfg.bittorrent.send_buffer == SendBuffer::Libtorrent {
+                if let Some(halves) = self.halves[c as usize].as_mut() {
+                    let half = &mut halves[s];
+                    let sent = half.data_written - half.conn.src.sender.unsent_bytes();
+                    half.uploaded_last_second = sent - half.sent_at_tick;
+                    half.sent_at_tick = sent;
+                }
+                self.pump(2 * c + s as u32);
             }
-            if downloading && outstanding > 0 {
-                let peer = &mut self.peers[p as usize];
-                peer.requests_outstanding += outstanding;
-                peer.request_samples += 1;
+            if !queues {
+                continue;
+            }
+            if let Some(queue) = self.conns[c as usize].sides[s].requests.as_mut() {
+                queue.on_tick(TICK_NS);
             }
         }
         self.engine.queue.push(
             self.engine.now + TICK_NS,
             Event::App(SwarmEvent::RequestTick(p)),
         );
-        self.refill_all(p);
+        if queues {
+            self.refill_all(p);
+        }
     }
 
     /// A new side's request queue: libtorrent's with `request_queue_time`, else none (the
@@ -1116,12 +1166,13 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         };
         let half = &mut halves[i];
         let side = &mut self.conns[c].sides[i];
+        let limit = unsent_limit(&self.cfg.bittorrent, half);
         loop {
             half.conn
                 .src
                 .sender
                 .try_send(self.engine.now, &mut self.engine.io);
-            if half.conn.src.sender.unsent_bytes() > 0 || side.am_choking {
+            if half.conn.src.sender.unsent_bytes() >= limit || side.am_choking {
                 return;
             }
             let Some((piece, block)) = side.peer_requests.pop_front() else {
@@ -1259,11 +1310,25 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         self.offer(up(from), p);
     }
 
+    /// Each uplink's occupancy and, with libtorrent's request queue, each downloading peer's
+    /// requests outstanding per connection that has any, every `queue_sample` (as the real
+    /// swarm's peers report `download_queue_length`).
     fn sample_queues(&mut self) {
         let now = self.engine.now;
-        for (p, peer) in self.peers.iter().enumerate() {
+        for (p, peer) in self.peers.iter_mut().enumerate() {
             if !peer.active {
                 continue;
+            }
+            if peer.done_ns.is_none() {
+                for &c in &peer.conns {
+                    let side = &self.conns[c as usize].sides
+                        [usize::from(self.ends[c as usize][0] != p as u32)];
+                    let outstanding = side.my_requests.len() as u64;
+                    if side.requests.is_some() && outstanding > 0 {
+                        peer.requests_outstanding += outstanding;
+                        peer.request_samples += 1;
+                    }
+                }
             }
             let c = up(p as u32);
             let (bytes, packets) = self.channels[c as usize].occupancy(now);
@@ -1284,6 +1349,16 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
     }
 
     // ---------------------------------------------------------------- results
+
+    /// Half `h`'s bytes written and not yet sent, and below how many its uploader writes the
+    /// next requested block, while the connection is open.
+    pub fn send_buffer(&self, h: u32) -> Option<(u64, u64)> {
+        let half = &self.halves[(h / 2) as usize].as_ref()?[(h % 2) as usize];
+        Some((
+            half.conn.src.sender.unsent_bytes(),
+            unsent_limit(&self.cfg.bittorrent, half),
+        ))
+    }
 
     /// Data payload bytes of half `h`: (sent, received, dropped, held in channels), while the
     /// connection is open. Every byte sent is received, dropped or still in a channel.
