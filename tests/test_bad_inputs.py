@@ -195,6 +195,7 @@ for key, v in [
     ("bittorrent.piece_picker", '"fastest"'),
     ("bittorrent.whole_pieces_threshold", '"20s"'),
     ("bittorrent.send_buffer", '"kernel"'),
+    ("bittorrent.messages", '"inline"'),
     ("bittorrent.send_buffer_low_watermark", '"0B"'),
     ("bittorrent.send_buffer_watermark", '"1KiB"'),
     ("tcp.cc", '"nope"'),

@@ -1174,6 +1174,30 @@ impl<'de> Deserialize<'de> for ConnectionTransport {
     }
 }
 
+/// Which stream carries a peer's BitTorrent messages (all but piece messages) to the other end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Messages {
+    /// A control stream of their own each way, beside the data streams (the module's agents
+    /// as the model has run them): a request never waits behind piece data.
+    Separate,
+    /// The sender's own data stream to that end, behind the piece messages it already wrote,
+    /// as BEP 3's one connection carries both each way (libtorrent appends a request to the
+    /// send buffer that holds its outgoing blocks: `peer_connection::send_buffer`).
+    WithData,
+}
+
+impl Messages {
+    pub const WORDS: &'static [(&'static str, Self)] =
+        &[("separate", Self::Separate), ("with_data", Self::WithData)];
+}
+
+impl<'de> Deserialize<'de> for Messages {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
+}
+
 /// When an uploader hands its transport the next requested block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -1284,6 +1308,7 @@ fn words_json() -> serde_json::Value {
         "connection_transport": table(ConnectionTransport::WORDS),
         "piece_picker": table(PiecePicker::WORDS),
         "send_buffer": table(SendBuffer::WORDS),
+        "messages": table(Messages::WORDS),
         "sends": table(ProgramEnd::WORDS),
         "ends": table(ProgramEnds::WORDS),
     })
@@ -1388,6 +1413,8 @@ pub struct SwarmBittorrentConfig {
     /// 16 KiB, set as `TCP_NOTSENT_LOWAT`); uTP hands libtorrent back what it has not put in
     /// a packet, so none.
     pub send_not_sent_low_watermark_bytes: u64,
+    /// Which stream carries the messages other than piece messages (`Messages`).
+    pub messages: Messages,
     pub end_game: bool,
     pub anti_snubbing: bool,
     /// A peer that sent no block for this long is snubbed (ANTI_SNUBBING x choking interval).
@@ -1484,6 +1511,7 @@ impl Default for SwarmBittorrentConfig {
             send_buffer_low_watermark_bytes: 10 * 1024,
             send_buffer_watermark_factor: 50,
             send_not_sent_low_watermark_bytes: 16 * 1024,
+            messages: Messages::Separate,
             end_game: false,
             anti_snubbing: false,
             snub_ns: 60_000_000_000,

@@ -297,6 +297,7 @@ pub const KEYS: &[(&str, &[Key])] = &[
                 Size,
                 &["send_not_sent_low_watermark_bytes"],
             ),
+            key("messages", Word),
             key("end_game", Bool),
             key("anti_snubbing", Bool),
             to("snub", Time, &["snub_ns"]),

@@ -351,6 +351,11 @@ TABLES: tuple[Table, ...] = (
                 "integer",
                 "the watermark, percent of the payload uploaded in the last second (50)",
             ),
+            "messages": (
+                "word",
+                '"separate": a control stream each way (the model\'s); "with_data": in the '
+                "sender's data stream behind its piece data, as on a real connection",
+            ),
             "send_not_sent_low_watermark": (
                 "size",
                 "unsent bytes a TCP socket holds beyond the watermark (libtorrent: 16KiB)",

@@ -18,7 +18,9 @@
 //!   follow: requests sent before the latest unchoke are discarded, as the module's timestamp
 //!   check does; a choke discards the requests waiting at the uploader and the downloader asks
 //!   elsewhere for the blocks it had outstanding, but for those whose piece message is already
-//!   on its way (the module keeps the request being served, `delete_peer_from_list`).
+//!   on its way (the module keeps the request being served, `delete_peer_from_list`). Each
+//!   way has a control stream of its own; with `messages = "with_data"` a peer's messages go
+//!   in its data stream to that neighbour, after the piece messages it wrote before them.
 //! - An uploader keeps one piece message in its transport's send buffer per connection (ns-2
 //!   agents send what the application handed them, as the window allows); the next is written
 //!   once the last byte of the previous one was sent. With `send_buffer = "libtorrent"` it
@@ -53,8 +55,8 @@ use crate::SimError;
 use slowstart_config::substream_seed;
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
 use slowstart_config::{
-    BittorrentConfig, ConnectionTransport, FlowConfig, Population, Seeding, SendBuffer, SimConfig,
-    SwarmBittorrentConfig, SwarmConfig,
+    BittorrentConfig, ConnectionTransport, FlowConfig, Messages, Population, Seeding, SendBuffer,
+    SimConfig, SwarmBittorrentConfig, SwarmConfig,
 };
 use slowstart_link::channel::Channel;
 use slowstart_link::summary::LinkSummary;
@@ -108,6 +110,12 @@ impl Msg {
     }
 }
 
+/// What the bytes a data stream delivered completed: a piece message or another.
+enum Arrived {
+    Block(u32, u32),
+    Msg(Msg),
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transport {
     Tcp,
@@ -132,6 +140,9 @@ struct Half {
     data_written: u64,
     /// Piece messages written: (end byte in the data stream, piece, block).
     pieces_written: VecDeque<(u64, u32, u32)>,
+    /// With `messages = "with_data"`, the uploader's other messages in the data stream: (end
+    /// byte, message).
+    msgs_in_data: VecDeque<(u64, Msg)>,
     ctrl_written: u64,
     /// Control messages written: (end byte in the control stream, message).
     msgs_written: VecDeque<(u64, Msg)>,
@@ -586,6 +597,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             conn: Connection::new(h, &data, &control, cc, template.size_bytes),
             data_written: 0,
             pieces_written: VecDeque::new(),
+            msgs_in_data: VecDeque::new(),
             ctrl_written: 0,
             msgs_written: VecDeque::new(),
             ctrl_unflushed: 0,
@@ -692,10 +704,27 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         usize::from(self.ends[c as usize][0] != p)
     }
 
-    /// Peer `p` writes `msg` to the other end of `c`: on the half where that end uploads.
+    /// Peer `p` writes `msg` to the other end of `c`: on the half where that end uploads
+    /// (its control stream), or with `messages = "with_data"` in `p`'s own data stream.
     fn send(&mut self, p: u32, c: u32, msg: Msg) {
         let s = self.side_of(p, c);
         let bytes = msg.bytes(self.layout.pieces);
+        if self.cfg.bittorrent.messages == Messages::WithData {
+            let h = 2 * c + s as u32;
+            let Some(halves) = self.halves[c as usize].as_mut() else {
+                return;
+            };
+            let half = &mut halves[s];
+            half.conn.src.sender.write(bytes);
+            half.data_written += bytes;
+            half.msgs_in_data.push_back((half.data_written, msg));
+            // Sent with the event's other writes (libtorrent corks a handler's messages).
+            if half.ctrl_unflushed == 0 {
+                self.dirty.push(h);
+            }
+            half.ctrl_unflushed += bytes;
+            return;
+        }
         let h = 2 * c + (1 - s) as u32;
         let Some(halves) = self.halves[c as usize].as_mut() else {
             return;
@@ -1239,16 +1268,30 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         match half.conn.handle_packet(now, &packet, &mut self.engine.io) {
             Received::Data { before, upto } => {
                 if upto > before {
-                    let mut blocks = Vec::new();
-                    while let Some(&(end, piece, block)) = half.pieces_written.front() {
-                        if end > upto {
-                            break;
+                    // Piece messages and (`messages = "with_data"`) the others, in stream order.
+                    let mut arrived = Vec::new();
+                    loop {
+                        let piece_end = half.pieces_written.front().map(|w| w.0);
+                        let msg_end = half.msgs_in_data.front().map(|w| w.0);
+                        match (piece_end, msg_end) {
+                            (Some(p), m) if p <= upto && m.is_none_or(|m| p < m) => {
+                                let (_, piece, block) = half.pieces_written.pop_front().unwrap();
+                                arrived.push(Arrived::Block(piece, block));
+                            }
+                            (_, Some(m)) if m <= upto => {
+                                let msg = half.msgs_in_data.pop_front().unwrap().1;
+                                arrived.push(Arrived::Msg(msg));
+                            }
+                            _ => break,
                         }
-                        half.pieces_written.pop_front();
-                        blocks.push((piece, block));
                     }
-                    for (piece, block) in blocks {
-                        self.on_block(downloader, c, piece, block);
+                    for item in arrived {
+                        match item {
+                            Arrived::Block(piece, block) => {
+                                self.on_block(downloader, c, piece, block)
+                            }
+                            Arrived::Msg(msg) => self.on_message(downloader, c, msg),
+                        }
                     }
                 }
             }
@@ -1291,6 +1334,10 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             };
             let half = &mut halves[(h % 2) as usize];
             let bytes = std::mem::take(&mut half.ctrl_unflushed);
+            if self.cfg.bittorrent.messages == Messages::WithData {
+                half.conn.src.sender.try_send(now, &mut self.engine.io);
+                continue;
+            }
             half.conn.dst.receiver.flush_ack(now, &mut self.engine.io);
             half.conn
                 .dst
