@@ -1176,6 +1176,58 @@ impl<'de> Deserialize<'de> for ConnectionTransport {
     }
 }
 
+/// Which stream carries a peer's BitTorrent messages (all but piece messages) to the other end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Messages {
+    /// A control stream of their own each way, beside the data streams (the module's agents
+    /// as the model has run them): a request never waits behind piece data.
+    Separate,
+    /// The sender's own data stream to that end, behind the piece messages it already wrote,
+    /// as BEP 3's one connection carries both each way (libtorrent appends a request to the
+    /// send buffer that holds its outgoing blocks: `peer_connection::send_buffer`).
+    WithData,
+}
+
+impl Messages {
+    pub const WORDS: &'static [(&'static str, Self)] =
+        &[("separate", Self::Separate), ("with_data", Self::WithData)];
+}
+
+impl<'de> Deserialize<'de> for Messages {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
+}
+
+/// When an uploader hands its transport the next requested block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SendBuffer {
+    /// Once the transport has sent every byte of the previous piece message (ns-2 agents send
+    /// what the application handed them, as the window allows).
+    Transport,
+    /// libtorrent 2.0's `peer_connection::fill_send_buffer`: while the bytes not yet sent are
+    /// below a watermark of the connection's payload uploaded in the last second
+    /// (`send_buffer_watermark_factor`), clamped to `send_buffer_low_watermark` and
+    /// `send_buffer_watermark`; over TCP the kernel holds up to `send_not_sent_low_watermark`
+    /// unsent bytes more (`TCP_NOTSENT_LOWAT`).
+    Libtorrent,
+}
+
+impl SendBuffer {
+    pub const WORDS: &'static [(&'static str, Self)] = &[
+        ("transport", Self::Transport),
+        ("libtorrent", Self::Libtorrent),
+    ];
+}
+
+impl<'de> Deserialize<'de> for SendBuffer {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
+}
+
 /// How a leecher chooses the next piece to ask a neighbour for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -1257,6 +1309,8 @@ fn words_json() -> serde_json::Value {
         "seeding": table(Seeding::WORDS),
         "connection_transport": table(ConnectionTransport::WORDS),
         "piece_picker": table(PiecePicker::WORDS),
+        "send_buffer": table(SendBuffer::WORDS),
+        "messages": table(Messages::WORDS),
         "sends": table(ProgramEnd::WORDS),
         "ends": table(ProgramEnds::WORDS),
     })
@@ -1284,7 +1338,9 @@ pub struct SwarmConfig {
     pub stay_factor: f64,
     /// End the run at this many completions (`None`: at `duration` or when all are done).
     pub stop_after_completions: Option<u64>,
-    /// Uplink queues sampled every this often for the queue series (paper: 10 Hz).
+    /// Uplink queues sampled every this often for the queue series (paper: 10 Hz), and with
+    /// libtorrent's request queue each connection's requests outstanding (a real swarm's
+    /// peers report `download_queue_length` as often).
     pub queue_sample_ns: u64,
     pub access: AccessConfig,
     pub bittorrent: SwarmBittorrentConfig,
@@ -1345,6 +1401,22 @@ pub struct SwarmBittorrentConfig {
     /// queue's target if need be, pieces others began only as backups (settings_pack
     /// `whole_pieces_threshold`, 20 s; `request_a_block`'s `prefer_contiguous_blocks`).
     pub whole_pieces_threshold_ns: u64,
+    /// When an uploader hands its transport the next requested block (`SendBuffer`).
+    pub send_buffer: SendBuffer,
+    /// With `send_buffer = "libtorrent"`: the watermark's upper bound in bytes
+    /// (settings_pack `send_buffer_watermark`, 500 KiB).
+    pub send_buffer_watermark_bytes: u64,
+    /// Its lower bound (`send_buffer_low_watermark`, 10 KiB).
+    pub send_buffer_low_watermark_bytes: u64,
+    /// The watermark in percent of the payload uploaded in the last second
+    /// (`send_buffer_watermark_factor`, 50).
+    pub send_buffer_watermark_factor: u64,
+    /// Unsent bytes a TCP socket takes beyond the watermark (`send_not_sent_low_watermark`,
+    /// 16 KiB, set as `TCP_NOTSENT_LOWAT`); uTP hands libtorrent back what it has not put in
+    /// a packet, so none.
+    pub send_not_sent_low_watermark_bytes: u64,
+    /// Which stream carries the messages other than piece messages (`Messages`).
+    pub messages: Messages,
     pub end_game: bool,
     pub anti_snubbing: bool,
     /// A peer that sent no block for this long is snubbed (ANTI_SNUBBING x choking interval).
@@ -1435,6 +1507,13 @@ impl Default for SwarmBittorrentConfig {
             request_queue_time_ns: 0,
             piece_picker: PiecePicker::Module,
             whole_pieces_threshold_ns: 0,
+            send_buffer: SendBuffer::Transport,
+            // libtorrent 2.0's settings_pack.cpp defaults (also 2.1's).
+            send_buffer_watermark_bytes: 500 * 1024,
+            send_buffer_low_watermark_bytes: 10 * 1024,
+            send_buffer_watermark_factor: 50,
+            send_not_sent_low_watermark_bytes: 16 * 1024,
+            messages: Messages::Separate,
             end_game: false,
             anti_snubbing: false,
             snub_ns: 60_000_000_000,
@@ -1638,6 +1717,8 @@ pub const MAX_RATE_BPS: u64 = 10_000_000_000_000;
 /// Largest queue limit: 10^9 packets or 10^12 bytes.
 pub const MAX_QUEUE_PACKETS: u64 = 1_000_000_000;
 pub const MAX_QUEUE_BYTES: u64 = 1_000_000_000_000;
+/// Largest send-buffer watermark of a swarm's uploaders: 1 GiB (libtorrent's is an int).
+pub const MAX_SEND_BUFFER_BYTES: u64 = 1 << 30;
 /// Most rows a trace table keeps, and fewest (decimation keeps every other row).
 pub const MAX_TRACE_ROWS: u64 = 1_000_000_000;
 pub const MIN_TRACE_ROWS: u64 = 2;
@@ -2194,6 +2275,30 @@ impl SwarmConfig {
                     .into(),
             ));
         }
+        range(
+            "bittorrent.send_buffer_low_watermark",
+            b.send_buffer_low_watermark_bytes,
+            1,
+            MAX_SEND_BUFFER_BYTES,
+        )?;
+        range(
+            "bittorrent.send_buffer_watermark",
+            b.send_buffer_watermark_bytes,
+            b.send_buffer_low_watermark_bytes,
+            MAX_SEND_BUFFER_BYTES,
+        )?;
+        range(
+            "bittorrent.send_buffer_watermark_factor",
+            b.send_buffer_watermark_factor,
+            1,
+            10_000,
+        )?;
+        range(
+            "bittorrent.send_not_sent_low_watermark",
+            b.send_not_sent_low_watermark_bytes,
+            0,
+            MAX_SEND_BUFFER_BYTES,
+        )?;
         range("bittorrent.snub", b.snub_ns, 1, MAX_DELAY_NS)?;
         // Counts of connections that max_connections caps: above it they never bind.
         for (field, v) in [

@@ -3,12 +3,13 @@
 
 use slowstart_cc::CcSpec;
 
-use crate::swarm::engine::LogEntry;
+use crate::swarm::engine::{send_buffer_watermark, LogEntry};
 use crate::swarm::pieces::INITIAL_PICKER_THRESHOLD;
 use crate::swarm::SwarmSim;
 use slowstart_config::testing::SEC;
 use slowstart_config::{
-    PiecePicker, Population, QueueLimit, Seeding, SimConfig, SwarmConfig, TraceConfig,
+    Messages, PiecePicker, Population, QueueLimit, Seeding, SendBuffer, SimConfig,
+    SwarmBittorrentConfig, SwarmConfig, TraceConfig,
 };
 
 /// `leechers` peers, a `file_kb` kB file in 64 KiB pieces; the rest as the paper's swarm.
@@ -412,4 +413,89 @@ fn libtorrent_asks_a_fast_connection_for_whole_pieces() {
         whole_queue > 2.0 * block_queue,
         "{whole_queue} vs {block_queue}"
     );
+}
+
+#[test]
+fn libtorrents_send_buffer_watermark_is_half_the_last_seconds_upload_within_its_bounds() {
+    // libtorrent's defaults (settings_pack.cpp): factor 50%, at least 10 KiB, at most 500 KiB.
+    let b = SwarmBittorrentConfig::default();
+    assert_eq!(send_buffer_watermark(&b, 0), 10 * 1024);
+    // The paper's 1 Mbps uplink shared by 7 uploads: 17 857 B/s, half of it under 10 KiB,
+    // so the low watermark: less than one 16 KiB block.
+    assert_eq!(send_buffer_watermark(&b, 1_000_000 / 8 / 7), 10 * 1024);
+    // 4 Mbps over 7 (real-swarm.toml): 71 428 B/s, 35 714 bytes, two blocks and a bit.
+    assert_eq!(send_buffer_watermark(&b, 4_000_000 / 8 / 7), 35_714);
+    // 10 Mbps to one connection: 625 000 bytes, held at 500 KiB.
+    assert_eq!(send_buffer_watermark(&b, 10_000_000 / 8), 500 * 1024);
+}
+
+#[test]
+fn an_uploader_buffers_below_libtorrents_watermark() {
+    // One seed and three TCP leechers on the paper's links; stopped at several times, every
+    // upload's unsent bytes are below its limit and at most one piece message more (a block
+    // is written whole once the unsent bytes are below it).
+    let piece_message = 16 * 1024 + 13;
+    let most_unsent = |send_buffer: SendBuffer| {
+        let mut most = 0;
+        for stop_s in [3, 7, 11, 19] {
+            let mut cfg = small_swarm(3, 2000, Population::Tcp);
+            swarm_mut(&mut cfg).bittorrent.send_buffer = send_buffer;
+            swarm_mut(&mut cfg).stop_after_completions = None;
+            cfg.duration_ns = stop_s * SEC;
+            let mut sim = SwarmSim::new(&cfg).unwrap();
+            sim.advance();
+            for h in 0..sim.halves() {
+                if let Some((unsent, limit)) = sim.send_buffer(h) {
+                    assert!(
+                        unsent < limit + piece_message,
+                        "half {h}: {unsent} of {limit}"
+                    );
+                    most = most.max(unsent);
+                }
+            }
+        }
+        most
+    };
+    // The module's uploader holds one piece message at most; libtorrent's, at 1 Mbps shared,
+    // its 10 KiB watermark and the kernel's 16 KiB of unsent bytes (TCP_NOTSENT_LOWAT): up
+    // to three blocks.
+    assert!(most_unsent(SendBuffer::Transport) <= piece_message);
+    assert!(most_unsent(SendBuffer::Libtorrent) > piece_message);
+}
+
+#[test]
+fn messages_in_the_data_stream_wait_behind_piece_data_and_keep_every_byte() {
+    // 1 seed and 5 TCP leechers on the paper's links, trading both ways. With each peer's
+    // requests behind the piece data it already wrote to that neighbour, an uploader has fewer
+    // requests at hand and its uplink drops less; every block still arrives once and every
+    // byte written to a data stream is received, dropped or on its way (seed 1: 112 drops
+    // with a control stream of their own, 2 with the data).
+    let run = |messages: Messages| {
+        let mut cfg = small_swarm(5, 3000, Population::Tcp);
+        let w = swarm_mut(&mut cfg);
+        w.arrival_mean_ns = SEC;
+        // Without ns-2's 20-segment cap, so that the uplinks overflow.
+        w.tcp.max_window_bytes = None;
+        w.tcp.initcwnd = 10;
+        w.bittorrent.messages = messages;
+        w.bittorrent.send_buffer = SendBuffer::Libtorrent;
+        let mut sim = SwarmSim::new(&cfg).unwrap();
+        let end = sim.advance();
+        for h in 0..sim.halves() {
+            if let Some((sent, received, drop, held)) = sim.byte_ledger(h) {
+                assert_eq!(sent, received + drop + held, "half {h}");
+            }
+        }
+        let out = sim.finish(end);
+        let swarm = out.summary.swarm.unwrap();
+        assert_eq!(swarm.completions, 5);
+        for p in out.summary.peers.iter().filter(|p| !p.initial_seed) {
+            assert_eq!(p.bytes_down, 3_000_000, "peer {}", p.id);
+            assert_eq!(p.duplicate_bytes, 0);
+        }
+        swarm.tcp.drops
+    };
+    let (separate, with_data) = (run(Messages::Separate), run(Messages::WithData));
+    eprintln!("drops: separate {separate}, with_data {with_data}");
+    assert!(with_data < separate, "{with_data} vs {separate}");
 }

@@ -289,7 +289,10 @@ TABLES: tuple[Table, ...] = (
             "seeding": ("word", '"never-leave" or "random-stay" after completing'),
             "stay_factor": ("number", "random-stay: mean stay over the own download time"),
             "stop_after": ("integer", 'end at this many completions ("none": never)'),
-            "queue_sample": ("time", "how often uplink queues are sampled"),
+            "queue_sample": (
+                "time",
+                "how often uplink and request queues are sampled (a real swarm's peers too)",
+            ),
             "up": ("rate", "every access link's uplink"),
             "down": ("rate", "every access link's downlink"),
             "buffer": ("buffer", "uplink drop-tail buffer"),
@@ -332,6 +335,30 @@ TABLES: tuple[Table, ...] = (
                 "time",
                 '0: off; else with the "libtorrent" picker, a connection that brings a piece '
                 "within this long is asked for whole pieces (libtorrent: 20s)",
+            ),
+            "send_buffer": (
+                "word",
+                '"transport": the next block once the last has left the transport (the '
+                'paper\'s); "libtorrent": while the unsent bytes are below the watermark '
+                "(docs/real-swarm.md)",
+            ),
+            "send_buffer_watermark": ("size", "the watermark's upper bound (libtorrent: 500KiB)"),
+            "send_buffer_low_watermark": (
+                "size",
+                "the watermark's lower bound (libtorrent: 10KiB)",
+            ),
+            "send_buffer_watermark_factor": (
+                "integer",
+                "the watermark, percent of the payload uploaded in the last second (50)",
+            ),
+            "messages": (
+                "word",
+                '"separate": a control stream each way (the model\'s); "with_data": in the '
+                "sender's data stream behind its piece data, as on a real connection",
+            ),
+            "send_not_sent_low_watermark": (
+                "size",
+                "unsent bytes a TCP socket holds beyond the watermark (libtorrent: 16KiB)",
             ),
             "end_game": ("boolean", "request the last blocks from every peer"),
             "anti_snubbing": ("boolean", "choke peers that send nothing for `snub`"),

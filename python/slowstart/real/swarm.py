@@ -67,8 +67,9 @@ HUB_PREFIX = "10.201.0."
 # A peer has this long to listen and load its torrent (a seed hashes nothing: the torrent is
 # made from its file).
 READY_TIMEOUT_S = 30.0
-# How often each peer reports its progress and request queues.
-SAMPLE_NS = 100_000_000
+# How often the drain reads the peers' totals (each peer reports its progress and request
+# queues every `swarm.queue_sample`, as the simulator samples its queues).
+DRAIN_POLL_S = 0.1
 STOP_GRACE_S = 5.0
 # After the last leecher is done: how long the blocks still in flight have to arrive (a 16 KiB
 # block over the slowest 4 Mbps uplink with a full 100-packet queue takes under 0.4 s).
@@ -410,7 +411,7 @@ def run_swarm(config: dict[str, Any], pcap: str | None = None, progress: Any = N
         try:
             star.open(pcap)
             t0 = _start(star, peers, data, torrent, w)
-            _wait(peers, t0, duration_ns, progress)
+            _wait(peers, t0, duration_ns, w["queue_sample_ns"] / 1e9, progress)
         finally:
             star.close()
             testbed._ACTIVE.remove(star)
@@ -441,7 +442,7 @@ def _start(star: Star, peers: list[Peer], data: Path, torrent: Path, w: dict[str
             **_transports(w["population"], p.draw["transport"]),
             "utp_target_delay_ms": target_ms,
             "connect": [[q.addr, PORT] for q in order[:k]],
-            "sample_ns": SAMPLE_NS,
+            "sample_ns": w["queue_sample_ns"],
         }
         (p.folder / "peer.json").write_text(json.dumps(cfg), encoding="utf-8")
         with open(p.stderr, "w") as err:
@@ -477,9 +478,9 @@ def _start(star: Star, peers: list[Peer], data: Path, torrent: Path, w: dict[str
     return t0
 
 
-def _wait(peers: list[Peer], t0: int, duration_ns: int, progress: Any) -> None:
-    """Until every leecher has the file; SwarmError for a peer that exits, or a swarm still
-    unfinished at the duration."""
+def _wait(peers: list[Peer], t0: int, duration_ns: int, sample_s: float, progress: Any) -> None:
+    """Until every leecher has the file (then `_drain`); SwarmError for a peer that exits, or
+    a swarm still unfinished at the duration."""
     leechers = [p for p in peers if not p.draw["seed"]]
     while True:
         for p in peers:
@@ -493,7 +494,7 @@ def _wait(peers: list[Peer], t0: int, duration_ns: int, progress: Any) -> None:
         if progress is not None:
             progress(done, len(leechers))
         if done == len(leechers):
-            _drain(peers)
+            _drain(peers, sample_s)
             return
         if time.monotonic_ns() >= t0 + duration_ns:
             left = [str(p.id) for p in leechers if p.done_ns is None]
@@ -511,20 +512,21 @@ def _payload(peers: list[Peer]) -> tuple[int, int]:
     return sum(r["payload_up"] for r in last), sum(r["payload_down"] for r in last)
 
 
-def _drain(peers: list[Peer]) -> None:
+def _drain(peers: list[Peer], sample_s: float) -> None:
     """Until every block a peer counted as uploaded has been counted as downloaded (libtorrent
     counts a block sent once the socket took it, and the connections between seeds stay open,
-    _swarm_peer.py) and the totals have held still for SETTLED_S, or DRAIN_S; the summary
-    warns if they still differ."""
+    _swarm_peer.py) and the totals have held still for SETTLED_S (and two of the peers'
+    samples, `sample_s` apart), or DRAIN_S; the summary warns if they still differ."""
     end = time.monotonic() + DRAIN_S
+    settled_s = max(SETTLED_S, 2 * sample_s)
     held, since = None, time.monotonic()
     while time.monotonic() < end:
         totals = _payload(peers)
         if totals != held:
             held, since = totals, time.monotonic()
-        elif totals[0] == totals[1] and time.monotonic() - since >= SETTLED_S:
+        elif totals[0] == totals[1] and time.monotonic() - since >= settled_s:
             return
-        time.sleep(SAMPLE_NS / 1e9)
+        time.sleep(DRAIN_POLL_S)
 
 
 def _no_flows() -> Any:

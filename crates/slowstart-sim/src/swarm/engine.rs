@@ -18,10 +18,14 @@
 //!   follow: requests sent before the latest unchoke are discarded, as the module's timestamp
 //!   check does; a choke discards the requests waiting at the uploader and the downloader asks
 //!   elsewhere for the blocks it had outstanding, but for those whose piece message is already
-//!   on its way (the module keeps the request being served, `delete_peer_from_list`).
+//!   on its way (the module keeps the request being served, `delete_peer_from_list`). Each
+//!   way has a control stream of its own; with `messages = "with_data"` a peer's messages go
+//!   in its data stream to that neighbour, after the piece messages it wrote before them.
 //! - An uploader keeps one piece message in its transport's send buffer per connection (ns-2
 //!   agents send what the application handed them, as the window allows); the next is written
-//!   once the last byte of the previous one was sent.
+//!   once the last byte of the previous one was sent. With `send_buffer = "libtorrent"` it
+//!   writes requested blocks while the bytes not yet sent are below libtorrent's watermark
+//!   ([`send_buffer_watermark`]).
 //! - Rechoke every `rechoke` from the peer's arrival (the periodic timer), and at once when an
 //!   unchoked neighbour leaves or loses interest or a choked one becomes interested while a
 //!   slot is free (BitTorrent 4's `Choker`); the optimistic unchoke moves every
@@ -57,7 +61,8 @@ use crate::SimError;
 use slowstart_config::substream_seed;
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
 use slowstart_config::{
-    BittorrentConfig, ConnectionTransport, FlowConfig, Population, Seeding, SimConfig, SwarmConfig,
+    BittorrentConfig, ConnectionTransport, FlowConfig, Messages, Population, Seeding, SendBuffer,
+    SimConfig, SwarmBittorrentConfig, SwarmConfig,
 };
 use slowstart_link::channel::Channel;
 use slowstart_link::summary::LinkSummary;
@@ -75,7 +80,8 @@ pub enum SwarmEvent {
     /// The next of the scheduled leechers arrives.
     Arrival,
     Rechoke(u32),
-    /// libtorrent's second tick of peer `p`'s connections (`request_queue_time` > 0).
+    /// libtorrent's second tick of peer `p`'s connections (`request_queue_time` > 0 or
+    /// `send_buffer = "libtorrent"`).
     RequestTick(u32),
     Announce(u32),
     Leave(u32),
@@ -110,6 +116,12 @@ impl Msg {
     }
 }
 
+/// What the bytes a data stream delivered completed: a piece message or another.
+enum Arrived {
+    Block(u32, u32),
+    Msg(Msg),
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transport {
     Tcp,
@@ -134,12 +146,44 @@ struct Half {
     data_written: u64,
     /// Piece messages written: (end byte in the data stream, piece, block).
     pieces_written: VecDeque<(u64, u32, u32)>,
+    /// With `messages = "with_data"`, the uploader's other messages in the data stream: (end
+    /// byte, message).
+    msgs_in_data: VecDeque<(u64, Msg)>,
     ctrl_written: u64,
     /// Control messages written: (end byte in the control stream, message).
     msgs_written: VecDeque<(u64, Msg)>,
     /// Control bytes written during this event, sent together when it ends.
     ctrl_unflushed: u64,
     dropped_data_bytes: u64,
+    /// Data bytes the transport took in the uploader's last second (libtorrent's
+    /// `m_uploaded_last_second`) and those it had taken at that tick.
+    uploaded_last_second: u64,
+    sent_at_tick: u64,
+    /// Unsent bytes the transport holds beyond the watermark: TCP's `TCP_NOTSENT_LOWAT`, none
+    /// for uTP.
+    socket_unsent_bytes: u64,
+}
+
+/// Below how many unsent bytes half `half`'s uploader writes the next requested block.
+fn unsent_limit(b: &SwarmBittorrentConfig, half: &Half) -> u64 {
+    match b.send_buffer {
+        SendBuffer::Transport => 1,
+        SendBuffer::Libtorrent => {
+            send_buffer_watermark(b, half.uploaded_last_second) + half.socket_unsent_bytes
+        }
+    }
+}
+
+/// libtorrent's send-buffer watermark (`peer_connection::fill_send_buffer`, libtorrent 2.0 and
+/// 2.1): `send_buffer_watermark_factor` percent of the payload the connection uploaded in the
+/// last second, at least `send_buffer_low_watermark`, at most `send_buffer_watermark`. It reads
+/// the next requested block from disk while its own send buffer and the reads under way hold
+/// less than this.
+pub fn send_buffer_watermark(b: &SwarmBittorrentConfig, uploaded_last_second: u64) -> u64 {
+    (uploaded_last_second.saturating_mul(b.send_buffer_watermark_factor) / 100).clamp(
+        b.send_buffer_low_watermark_bytes,
+        b.send_buffer_watermark_bytes,
+    )
 }
 
 /// One peer's state about the other end of a connection.
@@ -463,7 +507,9 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             self.engine.now + self.cfg.bittorrent.rechoke_ns,
             Event::App(SwarmEvent::Rechoke(id)),
         );
-        if self.cfg.bittorrent.request_queue_time_ns > 0 {
+        if self.cfg.bittorrent.request_queue_time_ns > 0
+            || self.cfg.bittorrent.send_buffer == SendBuffer::Libtorrent
+        {
             self.engine.queue.push(
                 self.engine.now + TICK_NS,
                 Event::App(SwarmEvent::RequestTick(id)),
@@ -549,14 +595,22 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         let cc = Controller::rebuild(&template.cc, &common);
         let data = template.transport();
         let control = self.cfg.tcp.transport();
+        let socket_unsent_bytes = match self.half_transport(h) {
+            Transport::Tcp => self.cfg.bittorrent.send_not_sent_low_watermark_bytes,
+            Transport::Utp => 0,
+        };
         Half {
             conn: Connection::new(h, &data, &control, cc, template.size_bytes),
             data_written: 0,
             pieces_written: VecDeque::new(),
+            msgs_in_data: VecDeque::new(),
             ctrl_written: 0,
             msgs_written: VecDeque::new(),
             ctrl_unflushed: 0,
             dropped_data_bytes: 0,
+            uploaded_last_second: 0,
+            sent_at_tick: 0,
+            socket_unsent_bytes,
         }
     }
 
@@ -656,10 +710,27 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         usize::from(self.ends[c as usize][0] != p)
     }
 
-    /// Peer `p` writes `msg` to the other end of `c`: on the half where that end uploads.
+    /// Peer `p` writes `msg` to the other end of `c`: on the half where that end uploads
+    /// (its control stream), or with `messages = "with_data"` in `p`'s own data stream.
     fn send(&mut self, p: u32, c: u32, msg: Msg) {
         let s = self.side_of(p, c);
         let bytes = msg.bytes(self.layout.pieces);
+        if self.cfg.bittorrent.messages == Messages::WithData {
+            let h = 2 * c + s as u32;
+            let Some(halves) = self.halves[c as usize].as_mut() else {
+                return;
+            };
+            let half = &mut halves[s];
+            half.conn.src.sender.write(bytes);
+            half.data_written += bytes;
+            half.msgs_in_data.push_back((half.data_written, msg));
+            // Sent with the event's other writes (libtorrent corks a handler's messages).
+            if half.ctrl_unflushed == 0 {
+                self.dirty.push(h);
+            }
+            half.ctrl_unflushed += bytes;
+            return;
+        }
         let h = 2 * c + (1 - s) as u32;
         let Some(halves) = self.halves[c as usize].as_mut() else {
             return;
@@ -990,30 +1061,38 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
     }
 
     /// libtorrent's once-a-second tick of each of peer `p`'s connections (its session's,
-    /// from its start: [`RequestQueue::on_tick`]); a deeper queue is filled at once.
+    /// from its start: [`RequestQueue::on_tick`]); a deeper queue is filled at once, and with
+    /// `send_buffer = "libtorrent"` each upload's watermark follows its last second.
     fn request_tick(&mut self, p: u32) {
         if !self.peers[p as usize].active {
             return;
         }
-        let downloading = self.peers[p as usize].done_ns.is_none();
+        let queues = self.cfg.bittorrent.request_queue_time_ns > 0;
         for c in self.peers[p as usize].conns.clone() {
             let s = self.side_of(p, c);
-            let side = &mut self.conns[c as usize].sides[s];
-            let outstanding = side.my_requests.len() as u64;
-            if let Some(queue) = side.requests.as_mut() {
-                queue.on_tick(TICK_NS);
+            if self.cfg.bittorrent.send_buffer == SendBuffer::Libtorrent {
+                if let Some(halves) = self.halves[c as usize].as_mut() {
+                    let half = &mut halves[s];
+                    let sent = half.data_written - half.conn.src.sender.unsent_bytes();
+                    half.uploaded_last_second = sent - half.sent_at_tick;
+                    half.sent_at_tick = sent;
+                }
+                self.pump(2 * c + s as u32);
             }
-            if downloading && outstanding > 0 {
-                let peer = &mut self.peers[p as usize];
-                peer.requests_outstanding += outstanding;
-                peer.request_samples += 1;
+            if !queues {
+                continue;
+            }
+            if let Some(queue) = self.conns[c as usize].sides[s].requests.as_mut() {
+                queue.on_tick(TICK_NS);
             }
         }
         self.engine.queue.push(
             self.engine.now + TICK_NS,
             Event::App(SwarmEvent::RequestTick(p)),
         );
-        self.refill_all(p);
+        if queues {
+            self.refill_all(p);
+        }
     }
 
     /// A new side's request queue: libtorrent's with `request_queue_time`, else none (the
@@ -1122,12 +1201,13 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         };
         let half = &mut halves[i];
         let side = &mut self.conns[c].sides[i];
+        let limit = unsent_limit(&self.cfg.bittorrent, half);
         loop {
             half.conn
                 .src
                 .sender
                 .try_send(self.engine.now, &mut self.engine.io);
-            if half.conn.src.sender.unsent_bytes() > 0 || side.am_choking {
+            if half.conn.src.sender.unsent_bytes() >= limit || side.am_choking {
                 return;
             }
             let Some((piece, block)) = side.peer_requests.pop_front() else {
@@ -1194,16 +1274,30 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         match half.conn.handle_packet(now, &packet, &mut self.engine.io) {
             Received::Data { before, upto } => {
                 if upto > before {
-                    let mut blocks = Vec::new();
-                    while let Some(&(end, piece, block)) = half.pieces_written.front() {
-                        if end > upto {
-                            break;
+                    // Piece messages and (`messages = "with_data"`) the others, in stream order.
+                    let mut arrived = Vec::new();
+                    loop {
+                        let piece_end = half.pieces_written.front().map(|w| w.0);
+                        let msg_end = half.msgs_in_data.front().map(|w| w.0);
+                        match (piece_end, msg_end) {
+                            (Some(p), m) if p <= upto && m.is_none_or(|m| p < m) => {
+                                let (_, piece, block) = half.pieces_written.pop_front().unwrap();
+                                arrived.push(Arrived::Block(piece, block));
+                            }
+                            (_, Some(m)) if m <= upto => {
+                                let msg = half.msgs_in_data.pop_front().unwrap().1;
+                                arrived.push(Arrived::Msg(msg));
+                            }
+                            _ => break,
                         }
-                        half.pieces_written.pop_front();
-                        blocks.push((piece, block));
                     }
-                    for (piece, block) in blocks {
-                        self.on_block(downloader, c, piece, block);
+                    for item in arrived {
+                        match item {
+                            Arrived::Block(piece, block) => {
+                                self.on_block(downloader, c, piece, block)
+                            }
+                            Arrived::Msg(msg) => self.on_message(downloader, c, msg),
+                        }
                     }
                 }
             }
@@ -1246,6 +1340,10 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             };
             let half = &mut halves[(h % 2) as usize];
             let bytes = std::mem::take(&mut half.ctrl_unflushed);
+            if self.cfg.bittorrent.messages == Messages::WithData {
+                half.conn.src.sender.try_send(now, &mut self.engine.io);
+                continue;
+            }
             half.conn.dst.receiver.flush_ack(now, &mut self.engine.io);
             half.conn
                 .dst
@@ -1265,11 +1363,25 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         self.offer(up(from), p);
     }
 
+    /// Each uplink's occupancy and, with libtorrent's request queue, each downloading peer's
+    /// requests outstanding per connection that has any, every `queue_sample` (as the real
+    /// swarm's peers report `download_queue_length`).
     fn sample_queues(&mut self) {
         let now = self.engine.now;
-        for (p, peer) in self.peers.iter().enumerate() {
+        for (p, peer) in self.peers.iter_mut().enumerate() {
             if !peer.active {
                 continue;
+            }
+            if peer.done_ns.is_none() {
+                for &c in &peer.conns {
+                    let side = &self.conns[c as usize].sides
+                        [usize::from(self.ends[c as usize][0] != p as u32)];
+                    let outstanding = side.my_requests.len() as u64;
+                    if side.requests.is_some() && outstanding > 0 {
+                        peer.requests_outstanding += outstanding;
+                        peer.request_samples += 1;
+                    }
+                }
             }
             let c = up(p as u32);
             let (bytes, packets) = self.channels[c as usize].occupancy(now);
@@ -1290,6 +1402,16 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
     }
 
     // ---------------------------------------------------------------- results
+
+    /// Half `h`'s bytes written and not yet sent, and below how many its uploader writes the
+    /// next requested block, while the connection is open.
+    pub fn send_buffer(&self, h: u32) -> Option<(u64, u64)> {
+        let half = &self.halves[(h / 2) as usize].as_ref()?[(h % 2) as usize];
+        Some((
+            half.conn.src.sender.unsent_bytes(),
+            unsent_limit(&self.cfg.bittorrent, half),
+        ))
+    }
 
     /// Data payload bytes of half `h`: (sent, received, dropped, held in channels), while the
     /// connection is open. Every byte sent is received, dropped or still in a channel.

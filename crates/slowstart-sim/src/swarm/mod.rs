@@ -12,7 +12,9 @@
 //! control stream over TCP (the BitTorrent messages: handshake, bitfield, have, interested,
 //! choke, unchoke, request, cancel) and a data stream of piece messages over the uploader's own
 //! transport (`tcp` or `utp` settings): the same sender, receiver and controllers as every
-//! other flow of the simulator.
+//! other flow of the simulator. With `messages = "with_data"` the messages ride in their
+//! sender's data stream instead, behind the piece data it already wrote, as on one real TCP
+//! connection or uTP socket.
 
 pub mod choker;
 pub mod engine;
