@@ -5,9 +5,9 @@ through `_core.defaults()`); this turns its canonical values back into scenario 
 loader parses a left-out key exactly as if the user had written its default: `*_ns` times as
 "40ms", `*_bytes` sizes as bytes ("inf" for none), rates as bare bits per second, queue limits
 as "200pkt" or bytes, an algorithm as {name = ..., param = ...}. Which keys a scenario table
-takes, in which order messages list them and in which unit, is the core's too
-(crates/slowstart-config/src/keys.rs: `keys`, `key_units`, `key_names`); an application's
-and a program's keys stay with apps.py.
+takes, in which order messages list them, in which unit and which canonical fields they fill,
+is the core's too (crates/slowstart-config/src/keys.rs: `keys`, `key_units`, `key_fills`,
+`key_names`); an application's and a program's keys stay with apps.py.
 """
 
 from __future__ import annotations
@@ -162,6 +162,17 @@ def key_units(table: str) -> dict[str, tuple[str, str | None]]:
     "bool", ...; the canonical field it fills, None where it fills several or the loader
     expands it)."""
     return {k["key"]: (k["unit"], k["field"]) for k in _core_defaults()["keys"]["tables"][table]}
+
+
+@functools.cache
+def key_fills(table: str) -> dict[str, tuple[str, tuple[tuple[str, str], ...]]]:
+    """Each of `table`'s keys → (its unit kind; the canonical fields it fills, each with the
+    key of the value's table it is read from, "" where from the whole value: `[path]`'s `rate`
+    fills ("links.1.forward.rate_bps", "") and ("links.1.forward.rate_trace_ms", "trace"))."""
+    return {
+        k["key"]: (k["unit"], tuple((f["field"], f["from"]) for f in k["fields"]))
+        for k in _core_defaults()["keys"]["tables"][table]
+    }
 
 
 @functools.cache

@@ -68,6 +68,16 @@ PARAMETERS: dict[str, dict[str, tuple[str, str]]] = {
 KINDS = tuple(PARAMETERS)
 
 
+def parameter_key(field: str) -> str:
+    """The scenario's key of a discipline's canonical field (`target_ns` is `target`); any
+    other name as it is."""
+    for params in PARAMETERS.values():
+        for key, (_, canonical) in params.items():
+            if canonical == field:
+                return key
+    return field
+
+
 def default_parameters(kind: str) -> str:
     """A discipline's defaults as a scenario writes them, in the order of PARAMETERS:
     `target = "5ms", interval = "100ms", mtu = 1514` (config.rs owns the values)."""

@@ -28,6 +28,7 @@ from slowstart.loading.apps import PROGRAM_KEYS, parse_app, parse_program
 from slowstart.loading.defaults import (
     canonical_word,
     defaults,
+    key_fills,
     key_names,
     key_units,
     keys,
@@ -35,6 +36,7 @@ from slowstart.loading.defaults import (
 )
 from slowstart.loading.queues import (
     Trace,
+    parameter_key,
     parse_gilbert_elliott,
     parse_queue,
     parse_rate_or_trace,
@@ -943,26 +945,25 @@ def load(
     return config
 
 
-_LINK_FIELD = re.compile(r"links\.(\d+)\.(forward|reverse)\.([a-z_]+)(.*)", re.DOTALL)
-# A reverse direction's keys as a [path] or [[link]] table writes them.
-_REVERSE = {"rate": "reverse_rate", "buffer": "reverse_buffer", "queue": "reverse_queue"}
+_LINK_FIELD = re.compile(r"links\.(\d+)\.(.+)")
 
 
 def scenario_field(message: str, path: bool) -> str:
-    """The core's message with a link field named as the scenario wrote it: the core says
-    `links.1.forward.buffer`, a `[path]` scenario `path.buffer`, the general form
-    `link.1.buffer` (`links.N.reverse.rate` is `reverse_rate`, and so on)."""
-    m = _LINK_FIELD.match(message)
-    if m is None:
+    """The core's message with a link's canonical field named as the scenario wrote it: the
+    core says `links.1.forward.queue`, a `[path]` scenario `path.buffer`, the general form
+    `link.1.buffer`, the key that fills the field (crates/slowstart-config/src/keys.rs)."""
+    field, colon, why = message.partition(": ")
+    m = _LINK_FIELD.fullmatch(field)
+    if not colon or m is None:
         return message
-    index, direction, key, rest = int(m.group(1)), m.group(2), m.group(3), m.group(4)
-    key = "queue" if key == "discipline" else key  # a parse error stops at the table
-    if path and key == "delay":
-        key = "rtt"
-    elif direction == "reverse":
-        key = _REVERSE.get(key, f"reverse_{key}")
-    if not path:
-        return f"link.{index}.{key}{rest}"
-    if index == 0:  # the access link: only its rate is the scenario's
-        return f"path.access_{key}{rest}" if key == "rate" else f"path.{key}{rest}"
-    return f"path.{key}{rest}"
+    index, below = m.groups()
+    table, at, canonical = ("path", "path", field) if path else ("link", f"link.{index}", below)
+    for key, (unit, fills) in key_fills(table).items():
+        for filled, part in fills:
+            rest = canonical.removeprefix(filled)
+            if rest != canonical and (not rest or rest.startswith(".")):
+                if unit == "queue" and rest:  # a discipline's parameter, as the scenario names it
+                    name, dot, deeper = rest[1:].partition(".")
+                    rest = f".{parameter_key(name)}{dot}{deeper}"
+                return f"{at}.{key}{'.' + part if part else ''}{rest}: {why}"
+    return message
