@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from slowstart import _core
-from slowstart.loading.defaults import canonical_word, defaults, key_fills, key_units, keys
+from slowstart.loading.defaults import canonical_word, defaults, key_table, key_units, keys
 from slowstart.loading.scenario import build_config
 from slowstart.units import ScenarioError, parse_rate, parse_size, parse_time
 
@@ -60,6 +60,7 @@ PARSERS = {
     "rate": parse_rate,
     "size": parse_size,
     "count": lambda value, field: value,
+    "positive": lambda value, field: value,
     "bool": lambda value, field: value,
 }
 
@@ -73,7 +74,7 @@ def other_value(unit: str, given: Any, key: str) -> tuple[Any, Any]:
         return word, WORDS[key][word]
     if unit == "bool":
         return (not given, not given) if given is not None else (True, True)
-    if unit == "count":
+    if unit in ("count", "positive"):
         value = 3 if given is None else given + 1
         return value, value
     base = 0 if given is None else PARSERS[unit](given, "")
@@ -197,7 +198,7 @@ def test_a_link_key_changes_exactly_the_canonical_fields_the_core_lists(table, k
     place(raw, where)[key] = given[key][1]
     after = leaves(build_config(raw, None))
     changed = {f for f in before.keys() | after.keys() if before.get(f, ()) != after.get(f, ())}
-    listed = [below + field for field, _ in key_fills(table)[key][1]]
+    listed = [below + field for field, _ in key_table(table)[key].fields]
 
     def under(place: str, field: str) -> bool:
         return place == field or place.startswith(field + ".")
@@ -209,3 +210,19 @@ def test_a_link_key_changes_exactly_the_canonical_fields_the_core_lists(table, k
 def test_every_link_key_is_tried():
     assert set(PATH_GIVEN) == set(keys("path"))
     assert set(LINK_GIVEN) == set(keys("link"))
+
+
+@pytest.mark.parametrize(
+    "key", [key for key, k in key_table("flow").items() if k.unwritten and k.unit != "table"]
+)
+def test_a_field_written_only_when_set_is_left_out_at_the_value_the_core_names(key):
+    """As config.rs serializes a flow, so the loader writes it: a scenario without ECN keeps
+    its canonical form."""
+    k = key_table("flow")[key]
+    (field, _), *_ = k.fields
+    other, _ = other_value(k.unit, k.unwritten[0], key)
+    for value, written in [(k.unwritten[0], False), (other, True)]:
+        raw = copy.deepcopy(PATH_SCENARIO)
+        raw["flow"][0][key] = value
+        flow = build_config(raw, None)["flows"][0]
+        assert (field in flow) == written, (value, flow.get(field))

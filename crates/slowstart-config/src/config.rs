@@ -1539,8 +1539,10 @@ pub fn defaults_json() -> String {
         (kind.as_str().expect("a kind is a word").to_string(), v)
     })
     .collect();
+    let flow_json = flow(FlowConfig::new("", ""));
     serde_json::json!({
-        "flow": flow(FlowConfig::new("", "")),
+        "keys": crate::keys::keys_json(&flow_json),
+        "flow": flow_json,
         "web": web_json,
         "bittorrent": BittorrentConfig::default(),
         "trace": TraceConfig::default(),
@@ -1556,7 +1558,6 @@ pub fn defaults_json() -> String {
                 .collect(),
         ),
         "words": words_json(),
-        "keys": crate::keys::keys_json(),
         "limits": {
             "trace_ms": MAX_DELAY_NS / 1_000_000,
             "scenario_file_bytes": MAX_SCENARIO_FILE_BYTES,

@@ -11,6 +11,8 @@
 
 use serde::Serialize;
 
+use crate::FlowConfig;
+
 /// How the loader reads a key's value (python/slowstart/units.py and loading/).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -31,6 +33,8 @@ pub enum Unit {
     Buffer,
     /// A non-negative integer.
     Count,
+    /// An integer of at least 1.
+    Positive,
     /// A count, or "none".
     CountOrNone,
     /// A finite number.
@@ -110,16 +114,16 @@ const FLOW: &[Key] = &[
     key("cc", Cc),
     to("size", SizeOrInf, &[f("size_bytes")]),
     to("start", Time, &[f("start_ns")]),
-    key("mss", Count),
+    key("mss", Positive),
     key("header_bytes", Count),
-    key("initcwnd", Count),
-    key("initrwnd", Count),
+    key("initcwnd", Positive),
+    key("initrwnd", Positive),
     to("max_rwnd", Window, &[f("max_rwnd_bytes")]),
     to("max_window", Window, &[f("max_window_bytes")]),
     key("handshake", Bool),
     key("delayed_ack", Bool),
     to("delack_timeout", Time, &[f("delack_timeout_ns")]),
-    key("ack_every", Count),
+    key("ack_every", Positive),
     key("quickack", Bool),
     key("abc", Bool),
     to("min_rto", Time, &[f("min_rto_ns")]),
@@ -366,11 +370,27 @@ pub fn fills_of(k: &Key) -> Vec<Fill> {
     }
 }
 
-/// The table as JSON, for `defaults_json`: `{"tables": {TABLE: [{key, unit, field, fields}]},
-/// ...}`, `field` the one canonical field a key fills (null where it fills several or the
-/// config does not keep it), `fields` every field it fills as `{field, from}` ([`Fill`]), then
-/// `not_in_swarm_flow`, `not_with_swarm` and `swarm_tables`.
-pub fn keys_json() -> serde_json::Value {
+/// The fields of the default flow (`flow`, every field as `defaults_json` lists them) that a
+/// config does not write at that value (serde's `skip_serializing_if` on [`FlowConfig`]):
+/// those missing from the default's serialization.
+fn unwritten_flow_fields(flow: &serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    let written = serde_json::to_value(FlowConfig::new("", "")).expect("a config serializes");
+    flow.as_object()
+        .expect("the default flow is a table")
+        .iter()
+        .filter(|(field, _)| written.get(field.as_str()).is_none())
+        .map(|(field, value)| (field.clone(), value.clone()))
+        .collect()
+}
+
+/// The table as JSON, for `defaults_json` (`flow`: the default flow it lists):
+/// `{"tables": {TABLE: [{key, unit, field, fields, unwritten?}]}, ...}`, `field` the one
+/// canonical field a key fills (null where it fills several or the config does not keep it),
+/// `fields` every field it fills as `{field, from}` ([`Fill`]), `unwritten` (present only for
+/// such a field) the value at which a config leaves the field out, so that the loader does
+/// too; then `not_in_swarm_flow`, `not_with_swarm` and `swarm_tables`.
+pub fn keys_json(flow: &serde_json::Value) -> serde_json::Value {
+    let unwritten = unwritten_flow_fields(flow);
     let mut tables = serde_json::Map::new();
     let names = KEYS
         .iter()
@@ -389,7 +409,16 @@ pub fn keys_json() -> serde_json::Value {
                     .iter()
                     .map(|fill| serde_json::json!({"field": fill.field, "from": fill.from}))
                     .collect();
-                serde_json::json!({"key": k.key, "unit": k.unit, "field": field, "fields": fields})
+                let mut entry = serde_json::json!({
+                    "key": k.key, "unit": k.unit, "field": field, "fields": fields,
+                });
+                let flow_table = name == "flow" || name == "swarm.transport";
+                if let (true, [one]) = (flow_table, fills.as_slice()) {
+                    if let Some(value) = unwritten.get(one.field) {
+                        entry["unwritten"] = value.clone();
+                    }
+                }
+                entry
             })
             .collect();
         tables.insert(name.to_string(), serde_json::Value::Array(list));
@@ -611,6 +640,31 @@ mod tests {
                 .or(message.strip_prefix("links.0."));
             let link_key = link.and_then(|m| key_of_message("link", m));
             assert!(link_key.is_some(), "no [[link]] key fills {message}");
+        }
+    }
+
+    #[test]
+    fn a_flow_key_written_only_when_set_carries_the_value_it_is_left_out_at() {
+        let d: serde_json::Value = serde_json::from_str(&crate::defaults_json()).unwrap();
+        for table in ["flow", "swarm.transport"] {
+            let marked: Vec<(&str, &serde_json::Value)> = d["keys"]["tables"][table]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|k| Some((k["key"].as_str()?, k.get("unwritten")?)))
+                .collect();
+            let mut want = vec![
+                ("pacer", serde_json::json!("linux")),
+                ("ecn", serde_json::json!(false)),
+                ("ecn_feedback", serde_json::json!("classic")),
+                ("receiver_ecn", serde_json::json!("same")),
+                ("cwnd_limited", serde_json::json!("linux")),
+            ];
+            if table == "flow" {
+                want.push(("program", serde_json::Value::Null));
+            }
+            let want: Vec<_> = want.iter().map(|(k, v)| (*k, v)).collect();
+            assert_eq!(marked, want, "{table}");
         }
     }
 
