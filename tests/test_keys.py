@@ -226,3 +226,30 @@ def test_a_field_written_only_when_set_is_left_out_at_the_value_the_core_names(k
         raw["flow"][0][key] = value
         flow = build_config(raw, None)["flows"][0]
         assert (field in flow) == written, (value, flow.get(field))
+
+
+APP_SCENARIOS = [
+    ("app.web", "web", {"kind": "web", "response": "17kB"}),
+    ("app.bittorrent", "bittorrent", {"kind": "bittorrent"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("table", "key"),
+    [
+        (table, key)
+        for table, *_ in APP_SCENARIOS
+        for key, (unit, field) in key_units(table).items()
+        if unit in PARSERS and field is not None
+    ],
+)
+def test_every_application_key_reaches_the_canonical_field_the_core_names(table, key):
+    """An application's keys are the core's too (keys.rs `app.KIND`), and each reaches its
+    field of the canonical app."""
+    _, defaults_of, app = next(a for a in APP_SCENARIOS if a[0] == table)
+    unit, field = key_units(table)[key]
+    raw = copy.deepcopy(PATH_SCENARIO)
+    raw["flow"][0]["app"] = {**app}
+    value, expected = other_value(unit, defaults(defaults_of).get(key), key)
+    raw["flow"][0]["app"][key] = value
+    assert build_config(raw, None)["flows"][0]["app"][field] == expected

@@ -25,6 +25,8 @@ pub enum Unit {
     RateOrTrace,
     /// A size such as "32MiB", to integer bytes.
     Size,
+    /// A size, or a list of sizes.
+    Sizes,
     /// A size or "inf" (no limit).
     SizeOrInf,
     /// A window: a size, a number of segments ("100mss") or "inf".
@@ -41,12 +43,16 @@ pub enum Unit {
     Number,
     /// A loss probability, or a Gilbert-Elliott table.
     Loss,
+    /// A probability in [0, 1], or a percentage ("25%").
+    Probability,
     /// true or false.
     Bool,
     /// One of the words the core lists for it (`words` in `defaults_json`), or a name.
     Word,
     /// Free text.
     Text,
+    /// A command line (split as a POSIX shell would) or a list of arguments.
+    Command,
     /// A congestion controller: "name:key=value,..." or a table.
     Cc,
     /// A queue discipline: a word or a table (`kind = "codel"`, ...).
@@ -339,6 +345,56 @@ pub const KEYS: &[(&str, &[Key])] = &[
             key("super_seeding", Bool),
         ],
     ),
+    // A flow's application (`app = {kind = "web", ...}`, AppConfig), one table per kind.
+    ("app.bulk", &[key("kind", Word)]),
+    (
+        "app.web",
+        &[
+            key("kind", Word),
+            to("request", Size, &[f("request_bytes")]),
+            to("response", Sizes, &[f("response_bytes")]),
+            key("objects", Count),
+            key("keep_alive", Bool),
+        ],
+    ),
+    (
+        "app.bittorrent",
+        &[
+            key("kind", Word),
+            to("block", Size, &[f("block_bytes")]),
+            to("queue_time", Time, &[f("queue_time_ns")]),
+            key("min_queue", Count),
+            key("max_queue", Count),
+            key("app_slow_start", Bool),
+            to(
+                "slow_start_threshold",
+                Size,
+                &[f("slow_start_threshold_bytes")],
+            ),
+            key("blocks", Count),
+        ],
+    ),
+    // A real program pair carrying a flow in `slowstart real` (ProgramConfig).
+    (
+        "program",
+        &[
+            key("server", Command),
+            key("client", Command),
+            key("sends", Word),
+            key("port", Count),
+            key("ends", Word),
+        ],
+    ),
+    // A Gilbert-Elliott `loss = {p = ..., ...}` table (GilbertElliott): netem's gemodel.
+    (
+        "loss",
+        &[
+            key("p", Probability),
+            key("r", Probability),
+            key("loss_bad", Probability),
+            key("loss_good", Probability),
+        ],
+    ),
 ];
 
 /// The keys of `table` (a name of [`KEYS`], or `swarm.transport`).
@@ -435,8 +491,9 @@ pub fn keys_json(flow: &serde_json::Value) -> serde_json::Value {
 mod tests {
     use super::*;
     use crate::{
-        AccessConfig, CrossConfig, DirectionConfig, DropSpec, FlowConfig, LinkConfig, SimConfig,
-        SwarmBittorrentConfig, SwarmConfig, TraceConfig,
+        AccessConfig, BittorrentConfig, CrossConfig, DirectionConfig, DropSpec, FlowConfig,
+        GilbertElliott, LinkConfig, ProgramConfig, SimConfig, SwarmBittorrentConfig, SwarmConfig,
+        TraceConfig, WebConfig,
     };
     use serde::de::DeserializeOwned;
     use std::collections::BTreeSet;
@@ -529,6 +586,20 @@ mod tests {
             "reverse.drops",
         ];
         check("link", link, &forward_only);
+        // An application's kind is the tag of AppConfig, not a field of its kind's struct.
+        let tagged = |mut fields: BTreeSet<String>| {
+            fields.insert("kind".into());
+            fields
+        };
+        check("app.bulk", tagged(BTreeSet::new()), &[]);
+        check("app.web", tagged(serde_fields::<WebConfig>("")), &[]);
+        check(
+            "app.bittorrent",
+            tagged(serde_fields::<BittorrentConfig>("")),
+            &[],
+        );
+        check("program", serde_fields::<ProgramConfig>(""), &[]);
+        check("loss", serde_fields::<GilbertElliott>(""), &[]);
     }
 
     #[test]

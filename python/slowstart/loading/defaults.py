@@ -7,7 +7,7 @@ loader parses a left-out key exactly as if the user had written its default: `*_
 as "200pkt" or bytes, an algorithm as {name = ..., param = ...}. Which keys a scenario table
 takes, in which order messages list them, in which unit and which canonical fields they fill,
 is the core's too (crates/slowstart-config/src/keys.rs: `keys`, `key_units`, `key_table`,
-`key_names`); an application's and a program's keys stay with apps.py.
+`key_names`), an application's, a program's and a Gilbert-Elliott table's included.
 """
 
 from __future__ import annotations
@@ -158,7 +158,9 @@ def defaults(table: str) -> dict[str, Any]:
 def keys(table: str) -> tuple[str, ...]:
     """The TOML keys `table` takes, in the order messages list them: "top", "path", "link",
     "drop" (a `drop` list's tables), "cross", "trace", "flow", "swarm", "swarm.bittorrent",
-    "swarm.transport" (`swarm.tcp` and `swarm.utp`)."""
+    "swarm.transport" (`swarm.tcp` and `swarm.utp`), "app.bulk", "app.web", "app.bittorrent"
+    (a flow's application by kind), "program" (`[flow.program]`), "loss" (a Gilbert-Elliott
+    `loss` table)."""
     return tuple(k["key"] for k in _core_defaults()["keys"]["tables"][table])
 
 

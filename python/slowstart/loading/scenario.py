@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from slowstart import lazy
-from slowstart.loading import guests
-from slowstart.loading.apps import ALL_KEYS as APP_KEYS
-from slowstart.loading.apps import PROGRAM_KEYS, parse_app, parse_program
+from slowstart.loading import apps, guests
+from slowstart.loading.apps import parse_app, parse_program
 from slowstart.loading.defaults import (
     canonical_word,
     defaults,
@@ -291,8 +290,8 @@ def _schema() -> dict[str, Any]:
             {
                 **dict.fromkeys(keys("flow")),
                 "cc": _Cc("flow"),
-                "app": dict.fromkeys(APP_KEYS),
-                "program": dict.fromkeys(PROGRAM_KEYS),
+                "app": dict.fromkeys(apps.ALL_KEYS),
+                "program": dict.fromkeys(keys("program")),
             }
         ],
         "cross": [dict.fromkeys(keys("cross"))],
