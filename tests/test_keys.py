@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from slowstart import _core
-from slowstart.loading.defaults import canonical_word, defaults, key_units, keys
+from slowstart.loading.defaults import canonical_word, defaults, key_table, key_units, keys
 from slowstart.loading.scenario import build_config
 from slowstart.units import ScenarioError, parse_rate, parse_size, parse_time
 
@@ -60,6 +60,7 @@ PARSERS = {
     "rate": parse_rate,
     "size": parse_size,
     "count": lambda value, field: value,
+    "positive": lambda value, field: value,
     "bool": lambda value, field: value,
 }
 
@@ -73,7 +74,7 @@ def other_value(unit: str, given: Any, key: str) -> tuple[Any, Any]:
         return word, WORDS[key][word]
     if unit == "bool":
         return (not given, not given) if given is not None else (True, True)
-    if unit == "count":
+    if unit in ("count", "positive"):
         value = 3 if given is None else given + 1
         return value, value
     base = 0 if given is None else PARSERS[unit](given, "")
@@ -139,3 +140,116 @@ def test_a_key_the_core_does_not_list_is_refused_naming_those_it_does(
     with pytest.raises(ScenarioError) as e:
         build_config(raw, None)
     assert str(e.value) == f"{field}: unknown key (accepted: {accepted})"
+
+
+# Every `[path]` and `[[link]]` key given (buffers in packets, so that no other key moves them),
+# and another value of each that changes every field it fills.
+TRACE = {"trace": "traces/steps.txt"}
+PATH_GIVEN: dict[str, tuple[Any, Any]] = {
+    "rate": ("10Mbps", TRACE),
+    "rtt": ("20ms", "30ms"),
+    "buffer": ("100pkt", "200pkt"),
+    "loss": (0.01, {"p": 0.01}),
+    "access_rate": ("1Gbps", "2Gbps"),
+    "reverse_rate": ("5Mbps", TRACE),
+    "reverse_buffer": ("50pkt", "60pkt"),
+    "jitter": ("1ms", "2ms"),
+    "drop": ([{"flow": 0, "seq": 3}], [{"flow": 0, "seq": 4}]),
+    "queue": ("codel", "pie"),
+    "reverse_queue": ("pie", "codel"),
+    "ecn": (False, True),
+}
+LINK_GIVEN: dict[str, tuple[Any, Any]] = {
+    "name": ("ab", "ba"),
+    "a": ("a", "c"),
+    "b": ("b", "c"),
+    "delay": ("10ms", "11ms"),
+    "reverse_delay": ("12ms", "13ms"),
+    **{k: v for k, v in PATH_GIVEN.items() if k not in ("rtt", "access_rate")},
+}
+SHORTHANDS = [
+    ("path", PATH_GIVEN, {"path": {}, "flow": [{}]}, ("path",), ""),
+    (
+        "link",
+        LINK_GIVEN,
+        {"nodes": ["a", "b", "c"], "link": [{}], "flow": [{"src": "a", "dst": "b"}]},
+        ("link", 0),
+        "links.0.",
+    ),
+]
+
+
+def leaves(node: Any, at: str = "") -> dict[str, Any]:
+    """Every value below `node` by its dotted place (an empty table or list is one)."""
+    if isinstance(node, dict | list) and node:
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        return {k: v for key, child in items for k, v in leaves(child, f"{at}{key}.").items()}
+    return {at.rstrip("."): node}
+
+
+@pytest.mark.parametrize(("table", "key"), [(t[0], key) for t in SHORTHANDS for key in t[1]])
+def test_a_link_key_changes_exactly_the_canonical_fields_the_core_lists(table, key):
+    """The fields keys.rs lists for a `[path]` or `[[link]]` key are the ones its value
+    reaches: the loader names the core's messages about them after it (`scenario_field`)."""
+    _, given, scenario, where, below = next(t for t in SHORTHANDS if t[0] == table)
+    raw = copy.deepcopy({"duration": "1s", **scenario})
+    place(raw, where).update({k: before for k, (before, _) in given.items()})
+    before = leaves(build_config(copy.deepcopy(raw), None))
+    place(raw, where)[key] = given[key][1]
+    after = leaves(build_config(raw, None))
+    changed = {f for f in before.keys() | after.keys() if before.get(f, ()) != after.get(f, ())}
+    listed = [below + field for field, _ in key_table(table)[key].fields]
+
+    def under(place: str, field: str) -> bool:
+        return place == field or place.startswith(field + ".")
+
+    assert {f for f in changed if not any(under(f, field) for field in listed)} == set()
+    assert [field for field in listed if not any(under(f, field) for f in changed)] == []
+
+
+def test_every_link_key_is_tried():
+    assert set(PATH_GIVEN) == set(keys("path"))
+    assert set(LINK_GIVEN) == set(keys("link"))
+
+
+@pytest.mark.parametrize(
+    "key", [key for key, k in key_table("flow").items() if k.unwritten and k.unit != "table"]
+)
+def test_a_field_written_only_when_set_is_left_out_at_the_value_the_core_names(key):
+    """As config.rs serializes a flow, so the loader writes it: a scenario without ECN keeps
+    its canonical form."""
+    k = key_table("flow")[key]
+    (field, _), *_ = k.fields
+    other, _ = other_value(k.unit, k.unwritten[0], key)
+    for value, written in [(k.unwritten[0], False), (other, True)]:
+        raw = copy.deepcopy(PATH_SCENARIO)
+        raw["flow"][0][key] = value
+        flow = build_config(raw, None)["flows"][0]
+        assert (field in flow) == written, (value, flow.get(field))
+
+
+APP_SCENARIOS = [
+    ("app.web", "web", {"kind": "web", "response": "17kB"}),
+    ("app.bittorrent", "bittorrent", {"kind": "bittorrent"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("table", "key"),
+    [
+        (table, key)
+        for table, *_ in APP_SCENARIOS
+        for key, (unit, field) in key_units(table).items()
+        if unit in PARSERS and field is not None
+    ],
+)
+def test_every_application_key_reaches_the_canonical_field_the_core_names(table, key):
+    """An application's keys are the core's too (keys.rs `app.KIND`), and each reaches its
+    field of the canonical app."""
+    _, defaults_of, app = next(a for a in APP_SCENARIOS if a[0] == table)
+    unit, field = key_units(table)[key]
+    raw = copy.deepcopy(PATH_SCENARIO)
+    raw["flow"][0]["app"] = {**app}
+    value, expected = other_value(unit, defaults(defaults_of).get(key), key)
+    raw["flow"][0]["app"][key] = value
+    assert build_config(raw, None)["flows"][0]["app"][field] == expected

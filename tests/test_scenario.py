@@ -400,6 +400,17 @@ def test_loader_errors(changes, message):
         ({"path.access_rate": 0}, "path.access_rate: must be in 1..=10000000000000, got 0"),
         ({"path.reverse_rate": 0}, "path.reverse_rate: must be in 1..=10000000000000, got 0"),
         ({"path.buffer": "0pkt"}, "path.buffer: must be in 1..=1000000000, got 0"),
+        ({"path.reverse_buffer": "0pkt"}, "path.reverse_buffer: must be in 1..=1000000000, got 0"),
+        ({"path.rtt": "14400s"}, "path.rtt: must be in 0..=3600000000000, got 7200000000000"),
+        (
+            {"path.reverse_queue": {"kind": "red", "max_p": 2}},
+            "path.reverse_queue.max_p: must be in (0, 1], got 2",
+        ),
+        (
+            {"path.loss": {"p": 0.5, "r": 0.0}},
+            "path.loss.loss_bad: with p = 0.5, r = 0, loss_bad = 1 and loss_good = 0 every "
+            "packet is lost (as loss = 1); lower it",
+        ),
         (
             {"path.buffer": "1ns"},
             "path.buffer: 0 bytes hold no full-size packet (1500 bytes with headers)",
@@ -468,6 +479,30 @@ def test_general_form_errors(changes, message):
         ({"link.1.loss": 1}, "link.1.loss: must be in [0, 1), got 1"),
         ({"link.1.reverse_rate": 0}, "link.1.reverse_rate: must be in 1..=10000000000000, got 0"),
         ({"link.0.buffer": "0pkt"}, "link.0.buffer: must be in 1..=1000000000, got 0"),
+        # The core names the canonical field (`links.1.reverse.queue`); the key that fills it
+        # in keys.rs is what the scenario wrote.
+        (
+            {"link.1.reverse_buffer": "0pkt"},
+            "link.1.reverse_buffer: must be in 1..=1000000000, got 0",
+        ),
+        (
+            {"link.1.queue": {"kind": "codel", "target": "0ms"}},
+            "link.1.queue.target: must be in 1..=3600000000000, got 0",
+        ),
+        (
+            {"link.1.reverse_queue": {"kind": "fq_codel", "memory_limit": 1000}},
+            "link.1.reverse_queue.memory_limit: 1000 bytes hold no full-size packet "
+            "(1500 bytes with headers)",
+        ),
+        ({"link.1.loss": {"p": 2}}, "link.1.loss.p: must be in [0, 1], got 2"),
+        (
+            {"link.1.reverse_delay": "7200s"},
+            "link.1.reverse_delay: must be in 0..=3600000000000, got 7200000000000",
+        ),
+        (
+            {"link.1.jitter": "7200s"},
+            "link.1.jitter: must be in 0..=3600000000000, got 7200000000000",
+        ),
     ],
 )
 def test_general_form_names_the_cores_errors_as_written(changes, message):

@@ -406,7 +406,8 @@ fn red_w_q() -> f64 {
 
 impl Discipline {
     /// Check the parameters; `at` names the direction (`links.0.forward`), `largest` is the
-    /// largest packet it must hold, headers included.
+    /// largest packet it must hold, headers included. A message names the canonical field
+    /// (`links.0.forward.discipline.target_ns`), which the loader names as the scenario wrote it.
     pub fn validate(&self, at: &str, largest: u64) -> Result<(), SimError> {
         let positive = |field: &str, v: u64| {
             // Times at most an hour, sizes at most the largest buffer.
@@ -415,17 +416,12 @@ impl Discipline {
             } else {
                 MAX_DELAY_NS
             };
-            in_range(
-                &format!("{at}.queue.{}", field.trim_end_matches("_bytes")),
-                v,
-                1,
-                hi,
-            )
+            in_range(&format!("{at}.discipline.{field}"), v, 1, hi)
         };
         let fraction = |field: &str, v: f64, lo: f64, hi: f64| {
             if !(v.is_finite() && v > lo && v <= hi) {
                 Err(err(format!(
-                    "{at}.queue.{field}: must be in ({lo}, {hi}], got {v}"
+                    "{at}.discipline.{field}: must be in ({lo}, {hi}], got {v}"
                 )))
             } else {
                 Ok(())
@@ -434,41 +430,41 @@ impl Discipline {
         match self {
             Discipline::DropTail => {}
             Discipline::Codel(c) => {
-                positive("target", c.target_ns)?;
-                positive("interval", c.interval_ns)?;
+                positive("target_ns", c.target_ns)?;
+                positive("interval_ns", c.interval_ns)?;
                 positive("mtu_bytes", c.mtu_bytes.max(1))?;
             }
             Discipline::FqCodel(c) => {
                 if !(1..=65536).contains(&c.flows) {
                     return Err(err(format!(
-                        "{at}.queue.flows: must be in 1..=65536, got {}",
+                        "{at}.discipline.flows: must be in 1..=65536, got {}",
                         c.flows
                     )));
                 }
                 positive("quantum_bytes", c.quantum_bytes)?;
-                positive("target", c.target_ns)?;
-                positive("interval", c.interval_ns)?;
+                positive("target_ns", c.target_ns)?;
+                positive("interval_ns", c.interval_ns)?;
                 positive("memory_limit_bytes", c.memory_limit_bytes)?;
                 // As a byte buffer must (`buffer` below): else nothing ever passes.
                 if c.memory_limit_bytes < largest {
                     return Err(err(format!(
-                        "{at}.queue.memory_limit: {} bytes hold no full-size packet ({largest} \
-                         bytes with headers)",
+                        "{at}.discipline.memory_limit_bytes: {} bytes hold no full-size packet \
+                         ({largest} bytes with headers)",
                         c.memory_limit_bytes
                     )));
                 }
             }
             Discipline::Pie(c) => {
-                positive("target", c.target_ns)?;
-                positive("t_update", c.t_update_ns)?;
-                positive("max_burst", c.max_burst_ns.max(1))?;
+                positive("target_ns", c.target_ns)?;
+                positive("t_update_ns", c.t_update_ns)?;
+                positive("max_burst_ns", c.max_burst_ns.max(1))?;
                 fraction("alpha", c.alpha, 0.0, 1e6)?;
                 fraction("beta", c.beta, 0.0, 1e6)?;
             }
             Discipline::DualPi2(c) => {
-                positive("target", c.target_ns)?;
-                positive("t_update", c.t_update_ns)?;
-                positive("step", c.step_ns)?;
+                positive("target_ns", c.target_ns)?;
+                positive("t_update_ns", c.t_update_ns)?;
+                positive("step_ns", c.step_ns)?;
                 fraction("alpha", c.alpha, 0.0, 1e6)?;
                 fraction("beta", c.beta, 0.0, 1e6)?;
                 fraction("coupling", c.coupling, 0.0, 1e3)?;
@@ -486,8 +482,8 @@ impl Discipline {
                     && c.max_th.is_finite())
                 {
                     return Err(err(format!(
-                        "{at}.queue.max_th: must be at least min_th >= 0 and above 0, got min_th \
-                         {} max_th {}",
+                        "{at}.discipline.max_th: must be at least min_th >= 0 and above 0, got \
+                         min_th {} max_th {}",
                         c.min_th, c.max_th
                     )));
                 }
@@ -1624,8 +1620,10 @@ pub fn defaults_json() -> String {
         (kind.as_str().expect("a kind is a word").to_string(), v)
     })
     .collect();
+    let flow_json = flow(FlowConfig::new("", ""));
     serde_json::json!({
-        "flow": flow(FlowConfig::new("", "")),
+        "keys": crate::keys::keys_json(&flow_json),
+        "flow": flow_json,
         "web": web_json,
         "bittorrent": BittorrentConfig::default(),
         "trace": TraceConfig::default(),
@@ -1641,7 +1639,6 @@ pub fn defaults_json() -> String {
                 .collect(),
         ),
         "words": words_json(),
-        "keys": crate::keys::keys_json(),
         "limits": {
             "trace_ms": MAX_DELAY_NS / 1_000_000,
             "scenario_file_bytes": MAX_SCENARIO_FILE_BYTES,
@@ -1653,7 +1650,8 @@ pub fn defaults_json() -> String {
 }
 
 /// A serde path as validation names the field: `flows[0].recovery` is `flow.0.recovery`,
-/// `flows[0].app.request_bytes` is `app.0.request`, and units leave the key (`min_rto_ns`).
+/// `flows[0].app.request_bytes` is `app.0.request`, and units leave the key (`min_rto_ns`);
+/// a link's field stays canonical (`links.0.forward.delay_ns`), as its validation names it.
 fn field_name(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;
     let mut parts: Vec<String> = path
@@ -1671,8 +1669,9 @@ fn field_name(path: &serde_path_to_error::Path) -> String {
             parts.splice(0..3, ["app".to_string(), index]);
         }
     }
+    let canonical = parts.first().map(String::as_str) == Some("links");
     if let Some(last) = parts.last_mut() {
-        if last != "header_bytes" {
+        if last != "header_bytes" && !canonical {
             for unit in ["_ns", "_bytes"] {
                 if let Some(key) = last.strip_suffix(unit) {
                     *last = key.to_string();
@@ -1870,20 +1869,22 @@ impl SimConfig {
             if l.a == l.b {
                 return Err(err(format!("links.{i}: a link needs two different nodes")));
             }
+            // A direction's messages name its canonical fields; the loader names them as the
+            // scenario wrote them, through the keys that fill them (keys.rs).
             for (dir, d) in [("forward", &l.forward), ("reverse", &l.reverse)] {
                 let at = format!("links.{i}.{dir}");
-                in_range(&format!("{at}.rate"), d.rate_bps, 1, MAX_RATE_BPS)?;
-                in_range(&format!("{at}.delay"), d.delay_ns, 0, MAX_DELAY_NS)?;
-                in_range(&format!("{at}.jitter"), d.jitter_ns, 0, MAX_DELAY_NS)?;
+                in_range(&format!("{at}.rate_bps"), d.rate_bps, 1, MAX_RATE_BPS)?;
+                in_range(&format!("{at}.delay_ns"), d.delay_ns, 0, MAX_DELAY_NS)?;
+                in_range(&format!("{at}.jitter_ns"), d.jitter_ns, 0, MAX_DELAY_NS)?;
                 if !(0.0..1.0).contains(&d.loss) {
                     return Err(err(format!("{at}.loss: must be in [0, 1), got {}", d.loss)));
                 }
                 if let Some(&last) = d.rate_trace_ms.last() {
                     if d.rate_trace_ms.windows(2).any(|w| w[0] > w[1]) {
-                        return Err(err(format!("{at}.rate.trace: times must not decrease")));
+                        return Err(err(format!("{at}.rate_trace_ms: times must not decrease")));
                     }
                     in_range(
-                        &format!("{at}.rate.trace"),
+                        &format!("{at}.rate_trace_ms"),
                         last,
                         1,
                         MAX_DELAY_NS / 1_000_000,
@@ -1898,7 +1899,7 @@ impl SimConfig {
                     ] {
                         if !(0.0..=1.0).contains(&v) {
                             return Err(err(format!(
-                                "{at}.loss.{name}: must be in [0, 1], got {v}"
+                                "{at}.gilbert_elliott.{name}: must be in [0, 1], got {v}"
                             )));
                         }
                     }
@@ -1918,7 +1919,7 @@ impl SimConfig {
                             "loss_good"
                         };
                         return Err(err(format!(
-                            "{at}.loss.{field}: with p = {}, r = {}, loss_bad = {} and \
+                            "{at}.gilbert_elliott.{field}: with p = {}, r = {}, loss_bad = {} and \
                              loss_good = {} every packet is lost (as loss = 1); lower it",
                             g.p, g.r, g.loss_bad, g.loss_good
                         )));
@@ -1934,23 +1935,23 @@ impl SimConfig {
                     .unwrap_or(1);
                 match d.queue {
                     QueueLimit::Packets(n) => {
-                        in_range(&format!("{at}.buffer"), n, 1, MAX_QUEUE_PACKETS)?
+                        in_range(&format!("{at}.queue"), n, 1, MAX_QUEUE_PACKETS)?
                     }
                     QueueLimit::Bytes(b) => {
                         if b < largest {
                             return Err(err(format!(
-                                "{at}.buffer: {b} bytes hold no full-size packet \
+                                "{at}.queue: {b} bytes hold no full-size packet \
                                  ({largest} bytes with headers)"
                             )));
                         }
-                        in_range(&format!("{at}.buffer"), b, largest, MAX_QUEUE_BYTES)?
+                        in_range(&format!("{at}.queue"), b, largest, MAX_QUEUE_BYTES)?
                     }
                 }
                 d.discipline.validate(&at, largest)?;
                 for (j, dspec) in d.drops.iter().enumerate() {
                     if dspec.flow as usize >= self.flows.len() {
                         return Err(err(format!(
-                            "{at}.drop.{j}.flow: no flow {} (flows are numbered 0 to {} in \
+                            "{at}.drops.{j}.flow: no flow {} (flows are numbered 0 to {} in \
                              file order)",
                             dspec.flow,
                             self.flows.len() - 1
@@ -1958,7 +1959,7 @@ impl SimConfig {
                     }
                     if dspec.seq == 0 {
                         return Err(err(format!(
-                            "{at}.drop.{j}.seq: must be >= 1 (segments count from 1), got 0"
+                            "{at}.drops.{j}.seq: must be >= 1 (segments count from 1), got 0"
                         )));
                     }
                 }

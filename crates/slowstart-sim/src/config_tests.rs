@@ -104,7 +104,10 @@ fn a_loss_model_that_loses_every_packet_is_refused_as_loss_1_is() {
     ] {
         let mut cfg = reno_path();
         cfg.links[1].forward.gilbert_elliott = Some(g);
-        refused(&cfg, &format!("links.1.forward.loss.{field}: with p = "));
+        refused(
+            &cfg,
+            &format!("links.1.forward.gilbert_elliott.{field}: with p = "),
+        );
     }
     for g in [
         ge(0.1, 0.5, 1.0, 0.5),
@@ -131,7 +134,8 @@ fn an_fq_codel_memory_limit_holds_a_packet_as_a_byte_buffer_must() {
     cfg.links[1].forward.discipline = fq(1499);
     refused(
         &cfg,
-        "links.1.forward.queue.memory_limit: 1499 bytes hold no full-size packet (1500 bytes",
+        "links.1.forward.discipline.memory_limit_bytes: 1499 bytes hold no full-size packet (1500 \
+         bytes",
     );
 }
 

@@ -13,27 +13,26 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from slowstart.loading.defaults import canonical_word, defaults
+from slowstart.loading.defaults import canonical_word, defaults, keys
 from slowstart.units import ScenarioError, parse_bool, parse_int, parse_size, parse_time, show
 
 APP_KINDS = ("bulk", "web", "bittorrent")
-# The keys of each kind; their defaults are the core's (slowstart.loading.defaults).
-KEYS = {
-    "bulk": ("kind",),
-    "web": ("kind", "request", "response", "objects", "keep_alive"),
-    "bittorrent": (
-        "kind",
-        "block",
-        "queue_time",
-        "min_queue",
-        "max_queue",
-        "app_slow_start",
-        "slow_start_threshold",
-        "blocks",
-    ),
-}
-# Every key of every kind, for `--set app.N.KEY=VALUE`.
-ALL_KEYS = tuple(dict.fromkeys(k for keys in KEYS.values() for k in keys))
+
+
+def __getattr__(name: str) -> Any:
+    """KEYS (each kind's keys), ALL_KEYS (every kind's, for `--set app.N.KEY=VALUE`) and
+    PROGRAM_KEYS (`[flow.program]`'s): the core's (crates/slowstart-config/src/keys.rs, tables
+    `app.KIND` and `program`), read on first use, so importing this does not load the
+    extension."""
+    if name == "KEYS":
+        return {kind: keys(f"app.{kind}") for kind in APP_KINDS}
+    if name == "ALL_KEYS":
+        return tuple(dict.fromkeys(k for kind in APP_KINDS for k in keys(f"app.{kind}")))
+    if name == "PROGRAM_KEYS":
+        return keys("program")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 APP_HELP = 'an application such as {kind = "web", response = "17kB"} or "bulk"'
 
 
@@ -56,10 +55,11 @@ def parse_app(value: object, i: int) -> dict[str, Any]:
     kind = value.get("kind", "bulk")
     if kind not in APP_KINDS:
         raise ScenarioError(f"{at}.kind: expected one of {', '.join(APP_KINDS)}, got {show(kind)}")
+    accepted = keys(f"app.{kind}")
     for key in value:
-        if key not in KEYS[kind]:
+        if key not in accepted:
             raise ScenarioError(
-                f"{at}.{key}: unknown key for a {kind} app (accepted: {', '.join(KEYS[kind])})"
+                f"{at}.{key}: unknown key for a {kind} app (accepted: {', '.join(accepted)})"
             )
     if kind == "bulk":
         return {"kind": "bulk"}
@@ -95,7 +95,6 @@ def parse_app(value: object, i: int) -> dict[str, Any]:
 
 # `[flow.program]`: a server and a client command run in the two namespaces of a real run
 # (crates/slowstart-config/src/config.rs `ProgramConfig`, which checks the placeholders).
-PROGRAM_KEYS = ("server", "client", "sends", "port", "ends")
 COMMAND_HELP = 'a command line such as "curl -o {dir}/got http://{peer}:{port}/data" or a list'
 
 
@@ -123,9 +122,10 @@ def parse_program(value: object, i: int) -> dict[str, Any]:
         raise ScenarioError(
             f"{at}: expected a table such as {{server = ..., client = ...}}, got {show(value)}"
         )
+    accepted = keys("program")
     for key in value:
-        if key not in PROGRAM_KEYS:
-            raise ScenarioError(f"{at}.{key}: unknown key (accepted: {', '.join(PROGRAM_KEYS)})")
+        if key not in accepted:
+            raise ScenarioError(f"{at}.{key}: unknown key (accepted: {', '.join(accepted)})")
     out: dict[str, Any] = {}
     for end in ("server", "client"):
         if end not in value:

@@ -5,16 +5,16 @@ through `_core.defaults()`); this turns its canonical values back into scenario 
 loader parses a left-out key exactly as if the user had written its default: `*_ns` times as
 "40ms", `*_bytes` sizes as bytes ("inf" for none), rates as bare bits per second, queue limits
 as "200pkt" or bytes, an algorithm as {name = ..., param = ...}. Which keys a scenario table
-takes, in which order messages list them and in which unit, is the core's too
-(crates/slowstart-config/src/keys.rs: `keys`, `key_units`, `key_names`); an application's
-and a program's keys stay with apps.py.
+takes, in which order messages list them, in which unit and which canonical fields they fill,
+is the core's too (crates/slowstart-config/src/keys.rs: `keys`, `key_units`, `key_table`,
+`key_names`), an application's, a program's and a Gilbert-Elliott table's included.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from slowstart import lazy
 from slowstart.units import SIZE_UNITS
@@ -121,6 +121,11 @@ def _tables() -> dict[str, dict[str, Any]]:
     }
 
 
+def has_words(choice: str) -> bool:
+    """Whether the core lists words for `choice` (`canonical_word`)."""
+    return choice in _core_defaults()["words"]
+
+
 def canonical_word(choice: str, value: object) -> object:
     """The canonical value a choice's word stands for (`population` "50-50" is "mixed"), as
     the core lists them; any other value is left for the core to refuse, naming what it
@@ -153,7 +158,9 @@ def defaults(table: str) -> dict[str, Any]:
 def keys(table: str) -> tuple[str, ...]:
     """The TOML keys `table` takes, in the order messages list them: "top", "path", "link",
     "drop" (a `drop` list's tables), "cross", "trace", "flow", "swarm", "swarm.bittorrent",
-    "swarm.transport" (`swarm.tcp` and `swarm.utp`)."""
+    "swarm.transport" (`swarm.tcp` and `swarm.utp`), "app.bulk", "app.web", "app.bittorrent"
+    (a flow's application by kind), "program" (`[flow.program]`), "loss" (a Gilbert-Elliott
+    `loss` table)."""
     return tuple(k["key"] for k in _core_defaults()["keys"]["tables"][table])
 
 
@@ -162,6 +169,32 @@ def key_units(table: str) -> dict[str, tuple[str, str | None]]:
     "bool", ...; the canonical field it fills, None where it fills several or the loader
     expands it)."""
     return {k["key"]: (k["unit"], k["field"]) for k in _core_defaults()["keys"]["tables"][table]}
+
+
+class Key(NamedTuple):
+    """One key of a scenario table as the core lists it (keys.rs `Key`)."""
+
+    unit: str
+    # The canonical fields it fills, each with the key of the value's table it is read from (""
+    # where from the whole value): `[path]`'s `rate` fills ("links.1.forward.rate_bps", "") and
+    # ("links.1.forward.rate_trace_ms", "trace").
+    fields: tuple[tuple[str, str], ...]
+    # The value at which a config leaves its field out (config.rs serializes it only when
+    # set), as a 1-tuple; () where the field is always written.
+    unwritten: tuple[Any, ...]
+
+
+@functools.cache
+def key_table(table: str) -> dict[str, Key]:
+    """Each of `table`'s keys (see `keys`) → its unit kind, fields and unwritten value."""
+    return {
+        k["key"]: Key(
+            k["unit"],
+            tuple((f["field"], f["from"]) for f in k["fields"]),
+            (k["unwritten"],) if "unwritten" in k else (),
+        )
+        for k in _core_defaults()["keys"]["tables"][table]
+    }
 
 
 @functools.cache

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
 from slowstart import lazy
-from slowstart.loading.defaults import defaults, limits, size_text
+from slowstart.loading.defaults import defaults, keys, limits, size_text
 from slowstart.paths import REPO, read_user_bytes
 from slowstart.units import U64_MAX, ScenarioError, parse_rate, parse_size, parse_time, show
 
@@ -66,6 +66,16 @@ PARAMETERS: dict[str, dict[str, tuple[str, str]]] = {
 }
 
 KINDS = tuple(PARAMETERS)
+
+
+def parameter_key(field: str) -> str:
+    """The scenario's key of a discipline's canonical field (`target_ns` is `target`); any
+    other name as it is."""
+    for params in PARAMETERS.values():
+        for key, (_, canonical) in params.items():
+            if canonical == field:
+                return key
+    return field
 
 
 def default_parameters(kind: str) -> str:
@@ -135,7 +145,6 @@ def parse_queue(value: object, field: str) -> dict[str, Any] | None:
     return None if kind == "droptail" else out
 
 
-GE_KEYS = ("p", "r", "loss_bad", "loss_good")
 GE_HELP = (
     'a probability in [0, 1] such as 0.25 or "25%" (netem gemodel: p, r, loss_bad = 1-h, '
     "loss_good = 1-k)"
@@ -160,10 +169,11 @@ def _probability(value: object, field: str) -> float:
 def parse_gilbert_elliott(value: dict[str, Any], field: str) -> dict[str, float]:
     """`loss = {p = "1%", r = "25%", loss_bad = 1, loss_good = 0}`: netem's `loss gemodel
     p r 1-h 1-k`, with netem's defaults r = 1 - p, loss_bad (1-h) = 1, loss_good (1-k) = 0."""
+    accepted = keys("loss")  # the core's (keys.rs)
     for key in value:
-        if key not in GE_KEYS:
+        if key not in accepted:
             raise ScenarioError(
-                f"{field}.{key}: unknown key (accepted: {', '.join(GE_KEYS)}: a Gilbert-Elliott "
+                f"{field}.{key}: unknown key (accepted: {', '.join(accepted)}: a Gilbert-Elliott "
                 "model as netem's gemodel)"
             )
     if "p" not in value:

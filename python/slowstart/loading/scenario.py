@@ -17,24 +17,27 @@ import math
 import os
 import re
 import tomllib
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from slowstart import lazy
-from slowstart.loading import guests
-from slowstart.loading.apps import ALL_KEYS as APP_KEYS
-from slowstart.loading.apps import PROGRAM_KEYS, parse_app, parse_program
+from slowstart.loading import apps, guests
+from slowstart.loading.apps import parse_app, parse_program
 from slowstart.loading.defaults import (
     canonical_word,
     defaults,
+    has_words,
     key_names,
+    key_table,
     key_units,
     keys,
     limits,
 )
 from slowstart.loading.queues import (
     Trace,
+    parameter_key,
     parse_gilbert_elliott,
     parse_queue,
     parse_rate_or_trace,
@@ -287,8 +290,8 @@ def _schema() -> dict[str, Any]:
             {
                 **dict.fromkeys(keys("flow")),
                 "cc": _Cc("flow"),
-                "app": dict.fromkeys(APP_KEYS),
-                "program": dict.fromkeys(PROGRAM_KEYS),
+                "app": dict.fromkeys(apps.ALL_KEYS),
+                "program": dict.fromkeys(keys("program")),
             }
         ],
         "cross": [dict.fromkeys(keys("cross"))],
@@ -671,86 +674,48 @@ def build_flow(
                 f"nodes: {_node_list(nodes)})"
             )
         ends.append(_node_ref(value, f"{at}.{end}", nodes, known))
+    src, dst = ends
     return {
-        "src": ends[0],
-        "dst": ends[1],
-        "size_bytes": parse_size_or_inf(f["size"], f"{at}.size"),
-        "start_ns": parse_time(f["start"], f"{at}.start"),
-        **transport(f, at, algorithms),
+        **transport("flow", f, at, algorithms, {"src": lambda *_: src, "dst": lambda *_: dst}),
         "app": parse_app(f["app"], i),
         **({} if f["program"] is None else {"program": parse_program(f["program"], i)}),
     }
 
 
 def transport(
-    f: dict[str, Any], at: str, algorithms: list[dict[str, Any]] | None
+    table: str,
+    f: dict[str, Any],
+    at: str,
+    algorithms: list[dict[str, Any]] | None,
+    by_hand: dict[str, Reader] | None = None,
 ) -> dict[str, Any]:
-    """A flow's transport settings (all of FlowConfig but its ends, size, start and app);
-    `f` holds every key of keys("swarm.transport"), errors are named `at.KEY`. Ranges and choices
-    (`recovery`, `loss_detection`, `cwnd_limited`, `pacer`) are the core's to check."""
-    cc = parse_cc(f["cc"], f"{at}.cc")
-    if algorithms is not None:
-        check_cc(cc, f"{at}.cc", algorithms)
-    positive = "a positive integer"
-    mss = parse_int(f["mss"], f"{at}.mss", positive)
-    windows = {key: parse_window(f[key], f"{at}.{key}", mss) for key in ("max_rwnd", "max_window")}
-    t = {
-        "cc": cc,
-        "mss": mss,
-        "header_bytes": parse_int(f["header_bytes"], f"{at}.header_bytes"),
-        "initcwnd": parse_int(f["initcwnd"], f"{at}.initcwnd", positive),
-        "initrwnd": parse_int(f["initrwnd"], f"{at}.initrwnd", positive),
-        "max_rwnd_bytes": windows["max_rwnd"],
-        "max_window_bytes": windows["max_window"],
-        "handshake": parse_bool(f["handshake"], f"{at}.handshake"),
-        "delayed_ack": parse_bool(f["delayed_ack"], f"{at}.delayed_ack"),
-        "delack_timeout_ns": parse_time(f["delack_timeout"], f"{at}.delack_timeout"),
-        "ack_every": parse_int(f["ack_every"], f"{at}.ack_every", positive),
-        "quickack": parse_bool(f["quickack"], f"{at}.quickack"),
-        "abc": parse_bool(f["abc"], f"{at}.abc"),
-        "min_rto_ns": parse_time(f["min_rto"], f"{at}.min_rto"),
-        "max_rto_ns": parse_time(f["max_rto"], f"{at}.max_rto"),
-        "pacing": parse_bool(f["pacing"], f"{at}.pacing"),
-        "recovery": canonical_word("recovery", f["recovery"]),
-        "loss_detection": canonical_word("loss_detection", f["loss_detection"]),
-    }
-    # Written only when on, so scenarios without ECN keep their canonical form.
-    if parse_bool(f["ecn"], f"{at}.ecn"):
-        t["ecn"] = True
-    # Written only when not the core's default, as config.rs serializes it; a word the core
-    # does not list is left for it to refuse, naming every word it accepts.
-    for key in ("cwnd_limited", "pacer", "ecn_feedback", "receiver_ecn"):
-        word = canonical_word(key, f[key])
-        if word != defaults("flow")[key]:
-            t[key] = word
-    return t
+    """A flow's keys but its application (`table` "flow", or "swarm.transport" for all of
+    FlowConfig but its ends, size, start and app); `f` holds every key of `table`, errors are
+    named `at.KEY`. Ranges and choices (`recovery`, `pacer`, ...) are the core's to check; by
+    hand here only the algorithm and the windows, which may be given in segments of the MSS."""
+
+    def cc(value: object, field: str, _: dict[str, Any]) -> dict[str, Any]:
+        spec = parse_cc(value, field)
+        if algorithms is not None:
+            check_cc(spec, field, algorithms)
+        return spec
+
+    def window(value: object, field: str, done: dict[str, Any]) -> int | None:
+        return parse_window(value, field, filled(done, table, "mss"))
+
+    windows = {key: window for key, k in key_table(table).items() if k.unit == "window"}
+    return read_keys(table, f, at, {"cc": cc, **windows, **(by_hand or {})})
 
 
-# The parser of each unit kind a key of keys.rs may have where its table is read key by key.
-_PARSE = {
-    "rate": parse_rate,
-    "size": parse_size,
-    "time": parse_time,
-    "word": parse_str,
-    "count": parse_int,
-    "bool": parse_bool,
-}
+# A key read by hand: its value, its field's name for messages, and what is read so far.
+Reader = Callable[[object, str, dict[str, Any]], Any]
 
 
-def build_cross(item: object, i: int) -> dict[str, Any]:
-    """A `[[cross]]` table → the canonical CrossConfig: units resolved, nothing else decided
-    here (what is left out takes config.rs's default; the core checks the values)."""
-    at = f"cross.{i}"
-    fields = key_units("cross")
-    table = check_table(item, at, tuple(fields))
-    return {
-        field: _PARSE[unit](table[key], f"{at}.{key}")
-        for key, (unit, field) in fields.items()
-        if key in table
-    }
-
-
-# --- the [swarm] table --------------------------------------------------------------------
+def _number(value: object, field: str) -> float:
+    """A number (JSON has no NaN or infinity); its range is the core's."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ScenarioError(f"{field}: expected a number >= 0, got {show(value)}")
+    return float(value)
 
 
 def _delay_range(value: object, field: str) -> tuple[int, int]:
@@ -767,18 +732,79 @@ def _delay_range(value: object, field: str) -> tuple[int, int]:
     return low, high
 
 
+# How a key reads its value where the key alone says how, by its unit kind (keys.rs `Unit`);
+# a key of another kind (an algorithm, a window, a buffer) is read by hand where its table is.
+_READ: dict[str, Callable[[object, str], Any]] = {
+    "time": parse_time,
+    "rate": parse_rate,
+    "size": parse_size,
+    "size_or_inf": parse_size_or_inf,
+    "count": parse_int,
+    "positive": lambda value, field: parse_int(value, field, "a positive integer"),
+    "number": _number,
+    "bool": parse_bool,
+    "time_range": _delay_range,
+}
+
+
+def read_keys(
+    table: str, given: dict[str, Any], at: str, by_hand: dict[str, Reader] | None = None
+) -> dict[str, Any]:
+    """The canonical fields `table`'s keys in `given` fill, in the table's order: each value
+    read as its unit kind says, a word as the core lists its words (else as a name), `by_hand`
+    given what is read so far; errors are named `at.KEY`. A key of a table is left to the
+    caller. A field the core writes only when set (keys.rs `unwritten`) is left out at the
+    value it is not written at, so that the config keeps its canonical form."""
+    out: dict[str, Any] = {}
+    by_hand = by_hand or {}
+    for key, k in key_table(table).items():
+        if key not in given:
+            continue
+        value, field = given[key], f"{at}.{key}"
+        if key in by_hand:
+            value = by_hand[key](value, field, out)
+        elif k.unit == "word":
+            value = canonical_word(key, value) if has_words(key) else parse_str(value, field)
+        elif k.unit in _READ:
+            value = _READ[k.unit](value, field)
+        elif k.unit in ("table", "tables"):
+            continue
+        else:  # the loader's own mistake, never the user's
+            raise TypeError(f"{field}: no reader for unit {k.unit!r} (scenario.py `read_keys`)")
+        if k.unwritten and value == k.unwritten[0]:
+            continue
+        for (name, _), v in zip(k.fields, value if len(k.fields) > 1 else (value,), strict=True):
+            node = out
+            *parents, last = name.split(".")
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[last] = v
+    return out
+
+
+def filled(done: dict[str, Any], table: str, key: str) -> Any:
+    """The value `table`'s `key` filled in `done` (read by `read_keys`)."""
+    (field, _), *_ = key_table(table)[key].fields
+    for part in field.split("."):
+        done = done[part]
+    return done
+
+
+def build_cross(item: object, i: int) -> dict[str, Any]:
+    """A `[[cross]]` table → the canonical CrossConfig: units resolved, nothing else decided
+    here (what is left out takes config.rs's default; the core checks the values)."""
+    at = f"cross.{i}"
+    return read_keys("cross", check_table(item, at, keys("cross")), at)
+
+
+# --- the [swarm] table --------------------------------------------------------------------
+
+
 def _stop_after(value: object, field: str) -> int | None:
     if isinstance(value, str) and value.strip() == "none":
         return None
     what = 'a number of completions (a positive integer) or "none"'
     return parse_int(value, field, what)
-
-
-def _stay_factor(value: object, field: str) -> float:
-    """A number (JSON has no NaN or infinity); its range is the core's."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ScenarioError(f"{field}: expected a number >= 0, got {show(value)}")
-    return float(value)
 
 
 def _swarm_transport(
@@ -791,52 +817,32 @@ def _swarm_transport(
         "dst": "downloader",
         "size_bytes": None,
         "start_ns": 0,
-        **transport(f, at, algorithms),
+        **transport("swarm.transport", f, at, algorithms),
         "app": {"kind": "bulk"},
     }
 
 
 def _swarm_bittorrent(value: object) -> dict[str, Any]:
     at = "swarm.bittorrent"
-    fields = key_units(at)
-    b = {**defaults(at), **check_table(value, at, tuple(fields))}
-    out: dict[str, Any] = {}
-    for key, (unit, field) in fields.items():
-        if unit == "word":
-            out[key] = canonical_word(key, b[key])
-        else:
-            out[field or key] = _PARSE[unit](b[key], f"{at}.{key}")
-    return out
+    return read_keys(at, {**defaults(at), **check_table(value, at, keys(at))}, at)
 
 
 def build_swarm(value: object, algorithms: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """`[swarm]` → the canonical SwarmConfig (crates/slowstart-config/src/config.rs)."""
+    """`[swarm]` → the canonical SwarmConfig (crates/slowstart-config/src/config.rs); by hand
+    only what a key's value does not say alone: the access buffers at their rates."""
     w = {**defaults("swarm"), "bittorrent": {}, "tcp": {}, "utp": {}}
     w.update(check_table(value, "swarm", keys("swarm")))
-    up = parse_rate(w["up"], "swarm.up")
-    down = parse_rate(w["down"], "swarm.down")
-    delay_min, delay_max = _delay_range(w["delay"], "swarm.delay")
+
+    def buffer(rate: str) -> Reader:
+        return lambda value, field, done: _buffer(value, field, filled(done, "swarm", rate), None)
+
+    by_hand = {
+        "stop_after": lambda value, field, _: _stop_after(value, field),
+        "buffer": buffer("up"),
+        "down_buffer": buffer("down"),
+    }
     return {
-        "seeds": parse_int(w["seeds"], "swarm.seeds"),
-        "leechers": parse_int(w["leechers"], "swarm.leechers"),
-        "arrival_mean_ns": parse_time(w["arrival_mean"], "swarm.arrival_mean"),
-        "file_bytes": parse_size(w["file"], "swarm.file"),
-        "piece_bytes": parse_size(w["piece"], "swarm.piece"),
-        "block_bytes": parse_size(w["block"], "swarm.block"),
-        "population": canonical_word("population", w["population"]),
-        "connection_transport": canonical_word("connection_transport", w["connection_transport"]),
-        "seeding": canonical_word("seeding", w["seeding"]),
-        "stay_factor": _stay_factor(w["stay_factor"], "swarm.stay_factor"),
-        "stop_after_completions": _stop_after(w["stop_after"], "swarm.stop_after"),
-        "queue_sample_ns": parse_time(w["queue_sample"], "swarm.queue_sample"),
-        "access": {
-            "up_bps": up,
-            "down_bps": down,
-            "up_queue": _buffer(w["buffer"], "swarm.buffer", up, None),
-            "down_queue": _buffer(w["down_buffer"], "swarm.down_buffer", down, None),
-            "delay_min_ns": delay_min,
-            "delay_max_ns": delay_max,
-        },
+        **read_keys("swarm", w, "swarm", by_hand),
         "bittorrent": _swarm_bittorrent(w["bittorrent"]),
         "tcp": _swarm_transport("tcp", w["tcp"], algorithms),
         "utp": _swarm_transport("utp", w["utp"], algorithms),
@@ -845,11 +851,7 @@ def build_swarm(value: object, algorithms: list[dict[str, Any]] | None) -> dict[
 
 def build_trace(value: object) -> dict[str, int]:
     t = {**defaults("trace"), **check_table(value, "trace", keys("trace"))}
-    return {
-        "flow_interval_ns": parse_time(t["flow_interval"], "trace.flow_interval"),
-        "queue_interval_ns": parse_time(t["queue_interval"], "trace.queue_interval"),
-        "max_rows": parse_int(t["max_rows"], "trace.max_rows"),
-    }
+    return read_keys("trace", t, "trace")
 
 
 def build_config(
@@ -943,26 +945,25 @@ def load(
     return config
 
 
-_LINK_FIELD = re.compile(r"links\.(\d+)\.(forward|reverse)\.([a-z_]+)(.*)", re.DOTALL)
-# A reverse direction's keys as a [path] or [[link]] table writes them.
-_REVERSE = {"rate": "reverse_rate", "buffer": "reverse_buffer", "queue": "reverse_queue"}
+_LINK_FIELD = re.compile(r"links\.(\d+)\.(.+)")
 
 
 def scenario_field(message: str, path: bool) -> str:
-    """The core's message with a link field named as the scenario wrote it: the core says
-    `links.1.forward.buffer`, a `[path]` scenario `path.buffer`, the general form
-    `link.1.buffer` (`links.N.reverse.rate` is `reverse_rate`, and so on)."""
-    m = _LINK_FIELD.match(message)
-    if m is None:
+    """The core's message with a link's canonical field named as the scenario wrote it: the
+    core says `links.1.forward.queue`, a `[path]` scenario `path.buffer`, the general form
+    `link.1.buffer`, the key that fills the field (crates/slowstart-config/src/keys.rs)."""
+    field, colon, why = message.partition(": ")
+    m = _LINK_FIELD.fullmatch(field)
+    if not colon or m is None:
         return message
-    index, direction, key, rest = int(m.group(1)), m.group(2), m.group(3), m.group(4)
-    key = "queue" if key == "discipline" else key  # a parse error stops at the table
-    if path and key == "delay":
-        key = "rtt"
-    elif direction == "reverse":
-        key = _REVERSE.get(key, f"reverse_{key}")
-    if not path:
-        return f"link.{index}.{key}{rest}"
-    if index == 0:  # the access link: only its rate is the scenario's
-        return f"path.access_{key}{rest}" if key == "rate" else f"path.{key}{rest}"
-    return f"path.{key}{rest}"
+    index, below = m.groups()
+    table, at, canonical = ("path", "path", field) if path else ("link", f"link.{index}", below)
+    for key, k in key_table(table).items():
+        for name, part in k.fields:
+            rest = canonical.removeprefix(name)
+            if rest != canonical and (not rest or rest.startswith(".")):
+                if k.unit == "queue" and rest:  # a discipline's parameter, as the scenario names it
+                    name, dot, deeper = rest[1:].partition(".")
+                    rest = f".{parameter_key(name)}{dot}{deeper}"
+                return f"{at}.{key}{'.' + part if part else ''}{rest}: {why}"
+    return message
