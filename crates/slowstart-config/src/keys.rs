@@ -343,18 +343,18 @@ pub const KEYS: &[(&str, &[Key])] = &[
             to(
                 "send_buffer_watermark",
                 Size,
-                &["send_buffer_watermark_bytes"],
+                &[f("send_buffer_watermark_bytes")],
             ),
             to(
                 "send_buffer_low_watermark",
                 Size,
-                &["send_buffer_low_watermark_bytes"],
+                &[f("send_buffer_low_watermark_bytes")],
             ),
             key("send_buffer_watermark_factor", Count),
             to(
                 "send_not_sent_low_watermark",
                 Size,
-                &["send_not_sent_low_watermark_bytes"],
+                &[f("send_not_sent_low_watermark_bytes")],
             ),
             key("messages", Word),
             key("end_game", Bool),
