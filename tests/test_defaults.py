@@ -13,9 +13,15 @@ import pytest
 
 from slowstart import _core
 from slowstart.loading.apps import KEYS as APP_KEYS
-from slowstart.loading.defaults import canonical_word, defaults, size_text, spellings, time_text
+from slowstart.loading.defaults import (
+    canonical_word,
+    defaults,
+    keys,
+    size_text,
+    spellings,
+    time_text,
+)
 from slowstart.loading.queues import KINDS as QUEUE_KINDS
-from slowstart.loading.queues import PARAMETERS as QUEUE_PARAMETERS
 from slowstart.loading.queues import default_parameters, parse_queue
 from slowstart.loading.scenario import (
     FLOW_KEYS,
@@ -47,7 +53,7 @@ def test_every_core_default_is_a_key_the_loader_takes():
     assert set(defaults("bittorrent")) == set(APP_KEYS["bittorrent"]) - {"kind"}
     assert set(CORE["queue"]) == set(QUEUE_KINDS) - {"droptail"}  # drop-tail: no parameters
     for kind in CORE["queue"]:
-        assert set(defaults(f"queue.{kind}")) == set(QUEUE_PARAMETERS[kind]), kind
+        assert set(defaults(f"queue.{kind}")) == set(keys(f"queue.{kind}")), kind
 
 
 def test_a_left_out_key_loads_as_the_cores_default():

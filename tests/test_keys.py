@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from slowstart import _core
-from slowstart.loading.defaults import canonical_word, defaults, key_table, key_units, keys
+from slowstart.loading.defaults import (
+    canonical_word,
+    defaults,
+    key_names,
+    key_table,
+    key_units,
+    keys,
+)
 from slowstart.loading.scenario import build_config
 from slowstart.units import ScenarioError, parse_rate, parse_size, parse_time
 
@@ -253,3 +260,22 @@ def test_every_application_key_reaches_the_canonical_field_the_core_names(table,
     value, expected = other_value(unit, defaults(defaults_of).get(key), key)
     raw["flow"][0]["app"][key] = value
     assert build_config(raw, None)["flows"][0]["app"][field] == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "key"),
+    [(kind, key) for kind in key_names("queue_kinds") for key in keys(f"queue.{kind}")],
+)
+def test_every_queue_parameter_reaches_the_canonical_field_the_core_names(kind, key):
+    """A queue discipline's parameters are the core's too (keys.rs `queue.KIND`), and each
+    reaches its field of the canonical discipline."""
+    unit, field = key_units(f"queue.{kind}")[key]
+    given = defaults(f"queue.{kind}")[key]
+    if unit in ("gain", "packets", "fraction"):  # a number: half the default stays in range
+        value = expected = given / 2
+    else:
+        value, expected = other_value(unit, given, key)
+    raw = copy.deepcopy(PATH_SCENARIO)
+    raw["path"]["queue"] = {"kind": kind, key: value}
+    discipline = build_config(raw, None)["links"][1]["forward"]["discipline"]
+    assert discipline[field] == expected

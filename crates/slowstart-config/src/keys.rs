@@ -45,6 +45,12 @@ pub enum Unit {
     Loss,
     /// A probability in [0, 1], or a percentage ("25%").
     Probability,
+    /// A queue discipline's probability or weight: a bare number (no percentage).
+    Fraction,
+    /// A queue discipline's controller gain, a number in Hz.
+    Gain,
+    /// A number of packets, fractional allowed (RED's thresholds on the average queue).
+    Packets,
     /// true or false.
     Bool,
     /// One of the words the core lists for it (`words` in `defaults_json`), or a name.
@@ -413,7 +419,69 @@ pub const KEYS: &[(&str, &[Key])] = &[
             key("loss_good", Probability),
         ],
     ),
+    // A link's queue discipline (`queue = {kind = "codel", ...}`, Discipline), one table per
+    // kind, its parameters in the order messages list them; the kind is the tag.
+    ("queue.droptail", &[]),
+    (
+        "queue.codel",
+        &[
+            to("target", Time, &[f("target_ns")]),
+            to("interval", Time, &[f("interval_ns")]),
+            to("mtu", Size, &[f("mtu_bytes")]),
+        ],
+    ),
+    (
+        "queue.fq_codel",
+        &[
+            key("flows", Positive),
+            to("quantum", Size, &[f("quantum_bytes")]),
+            to("target", Time, &[f("target_ns")]),
+            to("interval", Time, &[f("interval_ns")]),
+            to("memory_limit", Size, &[f("memory_limit_bytes")]),
+        ],
+    ),
+    (
+        "queue.pie",
+        &[
+            to("target", Time, &[f("target_ns")]),
+            to("t_update", Time, &[f("t_update_ns")]),
+            key("alpha", Gain),
+            key("beta", Gain),
+            to("max_burst", Time, &[f("max_burst_ns")]),
+        ],
+    ),
+    (
+        "queue.red",
+        &[
+            key("min_th", Packets),
+            key("max_th", Packets),
+            key("max_p", Fraction),
+            key("w_q", Fraction),
+            key("gentle", Bool),
+            key("hard_drop", Bool),
+        ],
+    ),
+    (
+        "queue.dualpi2",
+        &[
+            to("target", Time, &[f("target_ns")]),
+            to("t_update", Time, &[f("t_update_ns")]),
+            key("alpha", Gain),
+            key("beta", Gain),
+            to("step", Time, &[f("step_ns")]),
+            key("coupling", Gain),
+            key("c_protection", Fraction),
+            key("drop_overload", Bool),
+        ],
+    ),
 ];
+
+/// The queue disciplines' kinds, in the order of their tables in [`KEYS`] (`queue.KIND`).
+pub fn queue_kinds() -> Vec<&'static str> {
+    KEYS.iter()
+        .filter_map(|(name, _)| name.strip_prefix("queue."))
+        .collect()
+}
 
 /// The keys of `table` (a name of [`KEYS`], or `swarm.transport`).
 pub fn keys_of(table: &str) -> Vec<Key> {
@@ -462,7 +530,8 @@ fn unwritten_flow_fields(flow: &serde_json::Value) -> serde_json::Map<String, se
 /// canonical field a key fills (null where it fills several or the config does not keep it),
 /// `fields` every field it fills as `{field, from}` ([`Fill`]), `unwritten` (present only for
 /// such a field) the value at which a config leaves the field out, so that the loader does
-/// too; then `not_in_swarm_flow`, `not_with_swarm` and `swarm_tables`.
+/// too; then `not_in_swarm_flow`, `not_with_swarm`, `swarm_tables` and `queue_kinds`
+/// ([`queue_kinds`]; `tables` is a map, which JSON does not keep in order).
 pub fn keys_json(flow: &serde_json::Value) -> serde_json::Value {
     let unwritten = unwritten_flow_fields(flow);
     let mut tables = serde_json::Map::new();
@@ -502,6 +571,7 @@ pub fn keys_json(flow: &serde_json::Value) -> serde_json::Value {
         "not_in_swarm_flow": NOT_IN_SWARM_FLOW,
         "not_with_swarm": NOT_WITH_SWARM,
         "swarm_tables": SWARM_TABLES,
+        "queue_kinds": queue_kinds(),
     })
 }
 
@@ -509,9 +579,10 @@ pub fn keys_json(flow: &serde_json::Value) -> serde_json::Value {
 mod tests {
     use super::*;
     use crate::{
-        AccessConfig, BittorrentConfig, CrossConfig, DirectionConfig, DropSpec, FlowConfig,
-        GilbertElliott, LinkConfig, ProgramConfig, SimConfig, SwarmBittorrentConfig, SwarmConfig,
-        TraceConfig, WebConfig,
+        AccessConfig, BittorrentConfig, CodelConfig, CrossConfig, DirectionConfig, Discipline,
+        DropSpec, DualPi2Config, FlowConfig, FqCodelConfig, GilbertElliott, LinkConfig, PieConfig,
+        ProgramConfig, RedConfig, SimConfig, SwarmBittorrentConfig, SwarmConfig, TraceConfig,
+        WebConfig,
     };
     use serde::de::DeserializeOwned;
     use std::collections::BTreeSet;
@@ -620,6 +691,43 @@ mod tests {
         check("loss", serde_fields::<GilbertElliott>(""), &[]);
     }
 
+    /// The fields serde reads into a discipline of `d`'s kind, but its tag `kind`.
+    fn discipline_fields(d: &Discipline) -> BTreeSet<String> {
+        match d {
+            Discipline::DropTail => BTreeSet::new(),
+            Discipline::Codel(_) => serde_fields::<CodelConfig>(""),
+            Discipline::FqCodel(_) => serde_fields::<FqCodelConfig>(""),
+            Discipline::Pie(_) => serde_fields::<PieConfig>(""),
+            Discipline::Red(_) => serde_fields::<RedConfig>(""),
+            Discipline::DualPi2(_) => serde_fields::<DualPi2Config>(""),
+        }
+    }
+
+    /// Each discipline has a table `queue.KIND` whose keys fill its variant's fields, in the
+    /// order its kinds are listed, and there is no other `queue.` table.
+    #[test]
+    fn each_discipline_has_its_table_of_parameters() {
+        let disciplines = [
+            Discipline::DropTail,
+            Discipline::Codel(CodelConfig::default()),
+            Discipline::FqCodel(FqCodelConfig::default()),
+            Discipline::Pie(PieConfig::default()),
+            Discipline::Red(RedConfig::default()),
+            Discipline::DualPi2(DualPi2Config::default()),
+        ];
+        let names: Vec<_> = disciplines.iter().map(Discipline::name).collect();
+        assert_eq!(queue_kinds(), names);
+        for d in &disciplines {
+            // The kind is the serialized tag, but drop-tail's: the loader leaves the default
+            // discipline out of a config (serde calls it `drop_tail`).
+            if !d.is_drop_tail() {
+                let written = serde_json::to_value(d).expect("a discipline serializes");
+                assert_eq!(written["kind"], d.name());
+            }
+            check(&format!("queue.{}", d.name()), discipline_fields(d), &[]);
+        }
+    }
+
     #[test]
     fn each_path_key_fills_fields_of_the_two_links_it_expands_into() {
         let mut link = direction("forward");
@@ -657,7 +765,7 @@ mod tests {
     #[test]
     fn a_link_message_names_a_field_its_path_key_fills() {
         use crate::testing::{flow, path, MS};
-        use crate::{CodelConfig, Discipline, GilbertElliott, QueueLimit};
+        use crate::QueueLimit;
         type Edit = fn(&mut SimConfig);
         let cases: [(Edit, &str, &str); 13] = [
             (|c| c.links[1].forward.rate_bps = 0, "rate", ""),

@@ -7,7 +7,8 @@ loader parses a left-out key exactly as if the user had written its default: `*_
 as "200pkt" or bytes, an algorithm as {name = ..., param = ...}. Which keys a scenario table
 takes, in which order messages list them, in which unit and which canonical fields they fill,
 is the core's too (crates/slowstart-config/src/keys.rs: `keys`, `key_units`, `key_table`,
-`key_names`), an application's, a program's and a Gilbert-Elliott table's included.
+`key_names`), an application's, a program's, a Gilbert-Elliott table's and a queue
+discipline's included.
 """
 
 from __future__ import annotations
@@ -160,7 +161,8 @@ def keys(table: str) -> tuple[str, ...]:
     "drop" (a `drop` list's tables), "cross", "trace", "flow", "swarm", "swarm.bittorrent",
     "swarm.transport" (`swarm.tcp` and `swarm.utp`), "app.bulk", "app.web", "app.bittorrent"
     (a flow's application by kind), "program" (`[flow.program]`), "loss" (a Gilbert-Elliott
-    `loss` table)."""
+    `loss` table), "queue.droptail", "queue.codel", ... (a queue discipline's parameters by
+    kind, `key_names("queue_kinds")`)."""
     return tuple(k["key"] for k in _core_defaults()["keys"]["tables"][table])
 
 
@@ -201,7 +203,8 @@ def key_table(table: str) -> dict[str, Key]:
 def key_names(name: str) -> tuple[str, ...]:
     """A list of keys the core names: "not_with_swarm" (top-level keys a `[swarm]` scenario
     must not give), "swarm_tables" (the tables in `[swarm]`), "not_in_swarm_flow" (`[[flow]]`
-    keys a swarm transport does not take)."""
+    keys a swarm transport does not take), "queue_kinds" (the queue disciplines, in the order
+    messages list them: the tables `queue.KIND`)."""
     return tuple(_core_defaults()["keys"][name])
 
 

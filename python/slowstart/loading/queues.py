@@ -4,7 +4,9 @@ and trace-driven capacity.
 `queue = "codel"` or `queue = {kind = "codel", target = "5ms"}` becomes the canonical
 `discipline` table of crates/slowstart-config/src/config.rs. Parameters left out take the defaults
 of the algorithm's document, which live there alone (`slowstart list` shows them, read through
-`_core.defaults()`); which keys a discipline takes, and their units, stay here.
+`_core.defaults()`). Which keys a discipline takes, their unit kinds and the canonical fields
+they fill are the core's too (crates/slowstart-config/src/keys.rs, tables `queue.KIND`); how a
+value of each unit kind is read stays here.
 """
 
 from __future__ import annotations
@@ -16,77 +18,41 @@ from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
 from slowstart import lazy
-from slowstart.loading.defaults import defaults, keys, limits, size_text
+from slowstart.loading.defaults import defaults, key_names, key_table, keys, limits, size_text
 from slowstart.paths import REPO, read_user_bytes
 from slowstart.units import U64_MAX, ScenarioError, parse_rate, parse_size, parse_time, show
 
 np = lazy.module("numpy")
 
 
-# name → {parameter: (kind, canonical field)}
-PARAMETERS: dict[str, dict[str, tuple[str, str]]] = {
-    "droptail": {},
-    "codel": {
-        "target": ("time", "target_ns"),
-        "interval": ("time", "interval_ns"),
-        "mtu": ("size", "mtu_bytes"),
-    },
-    "fq_codel": {
-        "flows": ("count", "flows"),
-        "quantum": ("size", "quantum_bytes"),
-        "target": ("time", "target_ns"),
-        "interval": ("time", "interval_ns"),
-        "memory_limit": ("size", "memory_limit_bytes"),
-    },
-    "pie": {
-        "target": ("time", "target_ns"),
-        "t_update": ("time", "t_update_ns"),
-        "alpha": ("gain", "alpha"),
-        "beta": ("gain", "beta"),
-        "max_burst": ("time", "max_burst_ns"),
-    },
-    "red": {
-        "min_th": ("packets", "min_th"),
-        "max_th": ("packets", "max_th"),
-        "max_p": ("probability", "max_p"),
-        "w_q": ("probability", "w_q"),
-        "gentle": ("bool", "gentle"),
-        "hard_drop": ("bool", "hard_drop"),
-    },
-    "dualpi2": {
-        "target": ("time", "target_ns"),
-        "t_update": ("time", "t_update_ns"),
-        "alpha": ("gain", "alpha"),
-        "beta": ("gain", "beta"),
-        "step": ("time", "step_ns"),
-        "coupling": ("gain", "coupling"),
-        "c_protection": ("probability", "c_protection"),
-        "drop_overload": ("bool", "drop_overload"),
-    },
-}
-
-KINDS = tuple(PARAMETERS)
+def __getattr__(name: str) -> Any:
+    """KINDS: the disciplines' kinds in the order messages list them, the core's
+    (crates/slowstart-config/src/keys.rs, tables `queue.KIND`), read on first use, so importing
+    this does not load the extension."""
+    if name == "KINDS":
+        return key_names("queue_kinds")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def parameter_key(field: str) -> str:
     """The scenario's key of a discipline's canonical field (`target_ns` is `target`); any
     other name as it is."""
-    for params in PARAMETERS.values():
-        for key, (_, canonical) in params.items():
-            if canonical == field:
+    for kind in key_names("queue_kinds"):
+        for key, k in key_table(f"queue.{kind}").items():
+            if any(canonical == field for canonical, _ in k.fields):
                 return key
     return field
 
 
 def default_parameters(kind: str) -> str:
-    """A discipline's defaults as a scenario writes them, in the order of PARAMETERS:
+    """A discipline's defaults as a scenario writes them, in the order of its keys:
     `target = "5ms", interval = "100ms", mtu = 1514` (config.rs owns the values)."""
-    if not PARAMETERS[kind]:
+    params = key_table(f"queue.{kind}")
+    if not params:
         return ""
     given = defaults(f"queue.{kind}")
     written = {
-        key: size_text(given[key]) if unit == "size" else given[key]
-        for key, (unit, _) in PARAMETERS[kind].items()
+        key: size_text(given[key]) if k.unit == "size" else given[key] for key, k in params.items()
     }
     return ", ".join(f"{key} = {json.dumps(value)}" for key, value in written.items())
 
@@ -98,50 +64,55 @@ def _number(value: object, field: str, what: str) -> float:
     return float(value)
 
 
-def _parameter(kind: str, value: object, field: str) -> Any:
-    """A parameter in canonical units; its range is the core's (config.rs
-    `Discipline::validate`)."""
-    if kind == "time":
+def _parameter(unit: str, value: object, field: str) -> Any:
+    """A parameter in canonical units, read as its unit kind says (keys.rs `Unit`); its range
+    is the core's (config.rs `Discipline::validate`)."""
+    if unit == "time":
         return parse_time(value, field)
-    if kind == "size":
+    if unit == "size":
         return parse_size(value, field)
-    if kind == "count":
+    if unit == "positive":
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= U64_MAX:
             raise ScenarioError(f"{field}: expected a positive integer, got {show(value)}")
         return value
-    if kind == "gain":
+    if unit == "gain":
         return _number(value, field, "a number (Hz)")
-    if kind == "packets":
+    if unit == "packets":
         return _number(value, field, "a number of packets")
-    if kind == "probability":
+    if unit == "fraction":
         return _number(value, field, "a probability (a number)")
-    if not isinstance(value, bool):
-        raise ScenarioError(f"{field}: expected true or false, got {show(value)}")
-    return value
+    if unit == "bool":
+        if not isinstance(value, bool):
+            raise ScenarioError(f"{field}: expected true or false, got {show(value)}")
+        return value
+    # The loader's own mistake, never the user's.
+    raise TypeError(f"{field}: no reader for unit {unit!r} (queues.py `_parameter`)")
 
 
 def parse_queue(value: object, field: str) -> dict[str, Any] | None:
     """The canonical discipline, or None for drop-tail (the canonical default)."""
+    kinds = key_names("queue_kinds")
     if isinstance(value, str):
         table: dict[str, Any] = {"kind": value}
     elif isinstance(value, dict):
         table = dict(value)
     else:
         raise ScenarioError(
-            f"{field}: expected one of {', '.join(KINDS)} or a table such as "
+            f"{field}: expected one of {', '.join(kinds)} or a table such as "
             f'{{kind = "codel", target = "5ms"}}, got {show(value)}'
         )
     kind = table.pop("kind", None)
-    if kind not in PARAMETERS:
-        raise ScenarioError(f"{field}.kind: expected one of {', '.join(KINDS)}, got {show(kind)}")
-    params = PARAMETERS[kind]
+    if kind not in kinds:
+        raise ScenarioError(f"{field}.kind: expected one of {', '.join(kinds)}, got {show(kind)}")
+    params = key_table(f"queue.{kind}")
     out: dict[str, Any] = {"kind": kind}
     for key, raw in table.items():
         if key not in params:
             accepted = ", ".join(params) or "no parameters"
             raise ScenarioError(f"{field}.{key}: unknown {kind} parameter (accepted: {accepted})")
-        what, canonical = params[key]
-        out[canonical] = _parameter(what, raw, f"{field}.{key}")
+        k = params[key]
+        ((canonical, _),) = k.fields
+        out[canonical] = _parameter(k.unit, raw, f"{field}.{key}")
     return None if kind == "droptail" else out
 
 
