@@ -477,7 +477,7 @@ pub const KEYS: &[(&str, &[Key])] = &[
 ];
 
 /// The queue disciplines' kinds, in the order of their tables in [`KEYS`] (`queue.KIND`).
-pub fn queue_kinds() -> Vec<&'static str> {
+fn queue_kinds() -> Vec<&'static str> {
     KEYS.iter()
         .filter_map(|(name, _)| name.strip_prefix("queue."))
         .collect()
@@ -531,7 +531,8 @@ fn unwritten_flow_fields(flow: &serde_json::Value) -> serde_json::Map<String, se
 /// `fields` every field it fills as `{field, from}` ([`Fill`]), `unwritten` (present only for
 /// such a field) the value at which a config leaves the field out, so that the loader does
 /// too; then `not_in_swarm_flow`, `not_with_swarm`, `swarm_tables` and `queue_kinds`
-/// ([`queue_kinds`]; `tables` is a map, which JSON does not keep in order).
+/// (the kinds of the `queue.KIND` tables in their order; `tables` is a map, which JSON does
+/// not keep in order).
 pub fn keys_json(flow: &serde_json::Value) -> serde_json::Value {
     let unwritten = unwritten_flow_fields(flow);
     let mut tables = serde_json::Map::new();
