@@ -194,6 +194,7 @@ for key, v in [
     ("bittorrent.unchoke_slots", "0"),
     ("bittorrent.piece_picker", '"fastest"'),
     ("bittorrent.whole_pieces_threshold", '"20s"'),
+    ("bittorrent.hold_requests_beyond_target", "true"),
     ("bittorrent.send_buffer", '"kernel"'),
     ("bittorrent.messages", '"inline"'),
     ("bittorrent.send_buffer_low_watermark", '"0B"'),

@@ -159,6 +159,17 @@ def test_a_real_swarm_delivers_the_file_to_every_leecher(tmp_path, population):
     queues = pd.read_parquet(out / "queues.parquet")
     assert set(queues["link"].astype(str)) == {f"peer{i}.up" for i in range(4)}
     assert queues["queue_packets"].max() > 0
+    # Each end's view of every connection (connections.parquet): the seed asks for nothing; a
+    # leecher has requested (queue_bytes) only blocks it picked (queue), 16 KiB each, and at
+    # some point had requests out to the seed.
+    conns = pd.read_parquet(out / "connections.parquet")
+    assert set(conns["peer"]) == {0, 1, 2, 3}
+    seed = conns[conns["peer"] == 0]
+    assert (seed["queue"] == 0).all() and (seed["queue_bytes"] == 0).all()
+    leech = conns[conns["peer"] != 0]
+    assert (leech["queue_bytes"] <= leech["queue"] * 16 * 1024).all()
+    assert (leech[leech["remote"] == 0]["queue_bytes"] > 0).any()
+    assert (conns[["upload_queue", "send_buffer"]] >= 0).all().all()
     assert s["tun_tx_dropped"] == 0 and s["warnings"] == []
     assert swarm_leftovers(ran.pid) == []
 

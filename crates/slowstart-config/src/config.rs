@@ -1397,6 +1397,12 @@ pub struct SwarmBittorrentConfig {
     /// queue's target if need be, pieces others began only as backups (settings_pack
     /// `whole_pieces_threshold`, 20 s; `request_a_block`'s `prefer_contiguous_blocks`).
     pub whole_pieces_threshold_ns: u64,
+    /// false: every block picked is requested at once, a whole-pieces range beyond the
+    /// queue's target too. true: libtorrent's `peer_connection::send_block_requests` (RC_2_1):
+    /// picked blocks wait at the downloader (`m_request_queue`) and are requested only while
+    /// fewer than the queue's target are outstanding (`m_download_queue`); blocks are picked
+    /// while both together are below it (`request_a_block`).
+    pub hold_requests_beyond_target: bool,
     /// When an uploader hands its transport the next requested block (`SendBuffer`).
     pub send_buffer: SendBuffer,
     /// With `send_buffer = "libtorrent"`: the watermark's upper bound in bytes
@@ -1503,6 +1509,7 @@ impl Default for SwarmBittorrentConfig {
             request_queue_time_ns: 0,
             piece_picker: PiecePicker::Module,
             whole_pieces_threshold_ns: 0,
+            hold_requests_beyond_target: false,
             send_buffer: SendBuffer::Transport,
             // libtorrent 2.0's settings_pack.cpp defaults (also 2.1's).
             send_buffer_watermark_bytes: 500 * 1024,
@@ -2273,6 +2280,13 @@ impl SwarmConfig {
             return Err(err(
                 "swarm.bittorrent.whole_pieces_threshold: needs piece_picker = \"libtorrent\" \
                  and request_queue_time above 0 (which measures each connection's rate)"
+                    .into(),
+            ));
+        }
+        if b.hold_requests_beyond_target && b.request_queue_time_ns == 0 {
+            return Err(err(
+                "swarm.bittorrent.hold_requests_beyond_target: needs request_queue_time above 0 \
+                 (libtorrent's queue, whose target it holds to)"
                     .into(),
             ));
         }

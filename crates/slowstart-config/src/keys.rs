@@ -345,6 +345,7 @@ pub const KEYS: &[(&str, &[Key])] = &[
                 Time,
                 &[f("whole_pieces_threshold_ns")],
             ),
+            key("hold_requests_beyond_target", Bool),
             key("send_buffer", Word),
             to(
                 "send_buffer_watermark",

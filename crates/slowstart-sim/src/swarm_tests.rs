@@ -499,3 +499,56 @@ fn messages_in_the_data_stream_wait_behind_piece_data_and_keep_every_byte() {
     eprintln!("drops: separate {separate}, with_data {with_data}");
     assert!(with_data < separate, "{with_data} vs {separate}");
 }
+
+#[test]
+fn held_requests_keep_the_wire_to_the_queues_target() {
+    // One seed and three TCP leechers on the paper's links, libtorrent's queue and whole
+    // pieces (64 KiB pieces: 4 blocks). Whole pieces overshoot the queue's target (3 s of a
+    // connection's rate); without holding, every picked block is requested at once and waits
+    // at the uploader; with it, as libtorrent's send_block_requests, the blocks beyond the
+    // target wait at the downloader, requested as earlier ones arrive.
+    let run = |hold: bool, stop_s: u64| {
+        let mut cfg = small_swarm(3, 2000, Population::Tcp);
+        let w = swarm_mut(&mut cfg);
+        w.bittorrent.piece_picker = PiecePicker::Libtorrent;
+        w.bittorrent.request_queue_time_ns = 3 * SEC;
+        w.bittorrent.whole_pieces_threshold_ns = 20 * SEC;
+        w.bittorrent.hold_requests_beyond_target = hold;
+        if stop_s > 0 {
+            w.stop_after_completions = None;
+            cfg.duration_ns = stop_s * SEC;
+        }
+        SwarmSim::new(&cfg).unwrap()
+    };
+    let samples = |hold: bool| {
+        let mut rows = Vec::new();
+        for stop_s in [4, 8, 12, 16, 20, 24] {
+            let mut sim = run(hold, stop_s);
+            sim.advance();
+            for c in 0..sim.halves() / 2 {
+                rows.extend(sim.requests(c).into_iter().flatten());
+            }
+        }
+        rows
+    };
+    let over = |rows: &[(usize, usize, u64)]| {
+        rows.iter()
+            .map(|&(sent, _, target)| sent as i64 - target as i64)
+            .max()
+            .unwrap()
+    };
+    let all_sent = samples(false);
+    let held = samples(true);
+    assert!(all_sent.iter().all(|&(_, h, _)| h == 0));
+    assert!(held.iter().any(|&(_, h, _)| h > 4), "{held:?}");
+    // Without holding, requests exceed the target by several pieces (seed 1: 22 blocks);
+    // with it only where the target fell after they were sent (libtorrent cancels none).
+    assert!(over(&all_sent) > 3 * 4, "{all_sent:?}");
+    assert!(over(&held) < over(&all_sent) / 2, "{held:?}");
+    // Holding loses no block and asks for none twice.
+    let out = run(true, 0).run();
+    for p in out.summary.peers.iter().filter(|p| !p.initial_seed) {
+        assert_eq!(p.bytes_down, 2_000_000);
+        assert_eq!(p.duplicate_bytes, 0);
+    }
+}

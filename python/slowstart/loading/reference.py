@@ -336,6 +336,11 @@ TABLES: tuple[Table, ...] = (
                 '0: off; else with the "libtorrent" picker, a connection that brings a piece '
                 "within this long is asked for whole pieces (libtorrent: 20s)",
             ),
+            "hold_requests_beyond_target": (
+                "boolean",
+                "false: every picked block requested at once; true: beyond the request queue's "
+                "target they wait at the downloader, as libtorrent's (docs/real-swarm.md)",
+            ),
             "send_buffer": (
                 "word",
                 '"transport": the next block once the last has left the transport (the '

@@ -9,8 +9,10 @@ the transports it may use and the peers it connects to at its arrival. It prints
 listens, reads `arrive T` on stdin (T: CLOCK_MONOTONIC ns, shared by every namespace), waits
 until T, connects, then prints one JSON line per sample
 (`sample_ns` apart) with its progress, payload bytes up and down and, per connection, the
-request-queue depth (`peer_info.download_queue_length`); `{"done": T}` when it has every piece
-(libtorrent checks each piece's SHA-1 on arrival). It runs until SIGTERM.
+request-queue depth (`peer_info.download_queue_length`; `queue_bytes` of it requested), the
+remote's requests waiting here (`upload_queue_length`) and this peer's buffered bytes for it
+(`used_send_buffer`); `{"done": T}` when it has every piece (libtorrent checks each piece's
+SHA-1 on arrival). It runs until SIGTERM.
 
 No DHT, local discovery, UPnP, NAT-PMP, encryption, tracker or peer exchange: peers meet only
 through `connect_peer`, as the scenario's arrivals say.
@@ -74,7 +76,15 @@ def sample(h: lt.torrent_handle) -> dict:
             {
                 "ip": p.ip[0],
                 "utp": bool(int(p.flags) & UTP_SOCKET),
+                # Blocks picked for this peer, requested or not yet (m_download_queue and
+                # m_request_queue); `queue_bytes`: the requested ones' bytes only
+                # (m_outstanding_bytes). peer_connection::get_peer_info, libtorrent RC_2_1.
                 "queue": p.download_queue_length,
+                "queue_bytes": p.queue_bytes,
+                # Its requests to us not yet answered (m_requests) and our buffer's bytes the
+                # socket has not taken (m_send_buffer).
+                "upload_queue": p.upload_queue_length,
+                "send_buffer": p.used_send_buffer,
                 "up": p.total_upload,
                 "down": p.total_download,
             }

@@ -680,8 +680,24 @@ def _queues(peers: list[Peer], t0: int, every_ns: int) -> Any:
     return out
 
 
+# One row per connection and sample (`_requests`, written as connections.parquet): the blocks
+# `peer` picked from `remote` (`queue`; `queue_bytes` of them requested), `remote`'s requests
+# waiting at `peer` (`upload_queue`) and `peer`'s buffered bytes for it (`send_buffer`).
+REQUEST_COLUMNS = (
+    "t_s",
+    "peer",
+    "remote",
+    "utp",
+    "queue",
+    "queue_bytes",
+    "upload_queue",
+    "send_buffer",
+    "downloading",
+)
+
+
 def _requests(peers: list[Peer], t0: int) -> Any:
-    """Every sample of every connection's request queue: t_s, peer, remote peer, depth."""
+    """Every sample of every connection's request queues at both ends (REQUEST_COLUMNS)."""
     rows = [
         {
             "t_s": (row["t_ns"] - t0) / 1e9,
@@ -689,10 +705,13 @@ def _requests(peers: list[Peer], t0: int) -> Any:
             "remote": peer_of(c["ip"]),
             "utp": c["utp"],
             "queue": c["queue"],
+            "queue_bytes": c["queue_bytes"],
+            "upload_queue": c["upload_queue"],
+            "send_buffer": c["send_buffer"],
             "downloading": p.done_ns is None or row["t_ns"] < p.done_ns,
         }
         for p in peers
         for row in p.lines
         for c in row["conns"]
     ]
-    return pd.DataFrame(rows, columns=["t_s", "peer", "remote", "utp", "queue", "downloading"])
+    return pd.DataFrame(rows, columns=list(REQUEST_COLUMNS))

@@ -286,7 +286,8 @@ def format_uplinks(summary: dict[str, Any], queues: pd.DataFrame | None) -> str:
 
 
 def save_run(result: Result, out_dir: str | os.PathLike[str]) -> list[Path]:
-    """A swarm run's files: summary.json, queues.parquet, peers.parquet and swarm.png."""
+    """A swarm run's files: summary.json, queues.parquet, peers.parquet and swarm.png; a real
+    swarm's also connections.parquet, its peers' per-connection samples."""
 
     out = output_folder(out_dir, "out_dir")
     out.mkdir(parents=True, exist_ok=True)
@@ -296,6 +297,10 @@ def save_run(result: Result, out_dir: str | os.PathLike[str]) -> list[Path]:
     peers_frame(result.summary).to_parquet(paths[2], index=False)
     ms = packet_ms(result.config["swarm"]) if "swarm" in result.config else None
     plot_run(result.summary, result.queues, ms_per_packet=ms).savefig(paths[3], dpi=120)
+    connections = getattr(result, "requests", None)  # a real swarm's (real/swarm.py)
+    if connections is not None:
+        paths.append(out / "connections.parquet")
+        connections.to_parquet(paths[-1], index=False)
     return paths
 
 

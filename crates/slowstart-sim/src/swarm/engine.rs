@@ -198,6 +198,9 @@ struct Side {
     peer_choking: bool,
     peer_interested: bool,
     my_requests: Vec<(u32, u32)>,
+    /// Blocks picked and not yet requested, with `hold_requests_beyond_target` (libtorrent's
+    /// `m_request_queue`); the picker counts them as requested.
+    held_requests: VecDeque<(u32, u32)>,
     peer_requests: VecDeque<(u32, u32)>,
     unchokes_sent: u32,
     unchoke_got: u32,
@@ -224,6 +227,7 @@ impl Side {
             peer_choking: true,
             peer_interested: false,
             my_requests: Vec::new(),
+            held_requests: VecDeque::new(),
             peer_requests: VecDeque::new(),
             unchokes_sent: 0,
             unchoke_got: 0,
@@ -671,7 +675,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             if side.bitfield_known {
                 peer.pieces.count_remote(&side.remote, false);
             }
-            for &(piece, block) in &side.my_requests {
+            for &(piece, block) in side.my_requests.iter().chain(&side.held_requests) {
                 peer.pieces.release(piece, block);
             }
             if peer.optimistic == Some(c) {
@@ -681,7 +685,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 if !side.am_choking {
                     self.rechoke(p, false);
                 }
-                if !side.my_requests.is_empty() {
+                if !side.my_requests.is_empty() || !side.held_requests.is_empty() {
                     self.refill_all(p);
                 }
             }
@@ -813,6 +817,9 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                     .into_iter()
                     .partition(|r| in_transit.contains(r));
                 side.my_requests = coming;
+                // libtorrent's incoming_choke drops the blocks not yet requested too.
+                let mut withdrawn = withdrawn;
+                withdrawn.extend(side.held_requests.drain(..));
                 if !withdrawn.is_empty() {
                     for (piece, block) in withdrawn {
                         self.peers[p as usize].pieces.release(piece, block);
@@ -879,16 +886,40 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             _ => 0,
         };
         let end_game = self.cfg.bittorrent.end_game;
+        let hold = self.cfg.bittorrent.hold_requests_beyond_target;
         loop {
             let conn = &mut self.conns[c as usize];
             let side = &mut conn.sides[s];
-            if !conn.open
-                || side.peer_choking
-                || !side.am_interested
-                || side.my_requests.len() >= pipeline
-            {
+            if !conn.open || side.peer_choking || !side.am_interested {
                 return;
             }
+            if hold {
+                // send_block_requests: request held blocks while fewer than the target are
+                // out, skipping any that arrived meanwhile from another neighbour.
+                let peer = &self.peers[p as usize];
+                let mut now_requested = Vec::new();
+                while side.my_requests.len() < pipeline {
+                    let Some((piece, block)) = side.held_requests.pop_front() else {
+                        break;
+                    };
+                    if peer.pieces.block(piece, block) != BlockState::Have {
+                        side.my_requests.push((piece, block));
+                        now_requested.push((piece, block));
+                    }
+                }
+                let n = side.unchoke_got;
+                let full = side.my_requests.len() + side.held_requests.len() >= pipeline;
+                for (piece, block) in now_requested {
+                    self.send(p, c, Msg::Request(piece, block, n));
+                }
+                if full {
+                    return;
+                }
+            } else if side.my_requests.len() >= pipeline {
+                return;
+            }
+            let conn = &mut self.conns[c as usize];
+            let side = &mut conn.sides[s];
             let peer = &mut self.peers[p as usize];
             if whole_pieces > 0 {
                 let floor = self
@@ -910,6 +941,10 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                     let blocks: Vec<(u32, u32)> = range
                         .flat_map(|piece| (0..layout.blocks_in(piece)).map(move |b| (piece, b)))
                         .collect();
+                    if hold {
+                        side.held_requests.extend(blocks);
+                        continue;
+                    }
                     side.my_requests.extend_from_slice(&blocks);
                     for (piece, block) in blocks {
                         self.send(p, c, Msg::Request(piece, block, n));
@@ -937,11 +972,15 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 picked = peer
                     .pieces
                     .requested_not_received(&side.remote)
-                    .find(|r| !side.my_requests.contains(r));
+                    .find(|r| !side.my_requests.contains(r) && !side.held_requests.contains(r));
             }
             let Some((piece, block)) = picked else {
                 return;
             };
+            if hold {
+                side.held_requests.push_back((piece, block));
+                continue;
+            }
             side.my_requests.push((piece, block));
             let n = side.unchoke_got;
             self.send(p, c, Msg::Request(piece, block, n));
@@ -983,6 +1022,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             for other in self.peers[p as usize].conns.clone() {
                 let so = self.side_of(p, other);
                 let side = &mut self.conns[other as usize].sides[so];
+                side.held_requests.retain(|&r| r != (piece, block));
                 if other != c && side.my_requests.contains(&(piece, block)) {
                     side.my_requests.retain(|&r| r != (piece, block));
                     self.send(p, other, Msg::Cancel(piece, block));
@@ -1376,7 +1416,8 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 for &c in &peer.conns {
                     let side = &self.conns[c as usize].sides
                         [usize::from(self.ends[c as usize][0] != p as u32)];
-                    let outstanding = side.my_requests.len() as u64;
+                    // Held blocks too, as libtorrent's download_queue_length counts them.
+                    let outstanding = (side.my_requests.len() + side.held_requests.len()) as u64;
                     if side.requests.is_some() && outstanding > 0 {
                         peer.requests_outstanding += outstanding;
                         peer.request_samples += 1;
@@ -1411,6 +1452,18 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             half.conn.src.sender.unsent_bytes(),
             unsent_limit(&self.cfg.bittorrent, half),
         ))
+    }
+
+    /// Connection `c`'s downloads at each end, while it is open and libtorrent's request queue
+    /// runs: (blocks requested, blocks picked and held back, the queue's target).
+    pub fn requests(&self, c: u32) -> Option<[(usize, usize, u64); 2]> {
+        let conn = self.conns.get(c as usize).filter(|conn| conn.open)?;
+        let side = |s: usize| {
+            let side = &conn.sides[s];
+            let target = side.requests.as_ref().map(|q| q.target())?;
+            Some((side.my_requests.len(), side.held_requests.len(), target))
+        };
+        Some([side(0)?, side(1)?])
     }
 
     /// Data payload bytes of half `h`: (sent, received, dropped, held in channels), while the
