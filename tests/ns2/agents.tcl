@@ -17,7 +17,9 @@ set b [$ns node]
 $ns simplex-link $a $b 1Mb 10ms DropTail
 $ns simplex-link $b $a 8Mb 10ms DropTail
 Queue set limit_ 200
-if {$case == "fulltcp"} {
+# One two-way FullTcp connection from a to b, as the module opens one per pair of peers.
+proc fulltcp_pair {} {
+    global ns a b up down
     Agent/TCP/FullTcp set segsize_ 1460
     set up [new Agent/TCP/FullTcp/Newreno]
     set down [new Agent/TCP/FullTcp/Newreno]
@@ -25,18 +27,15 @@ if {$case == "fulltcp"} {
     $ns attach-agent $b $down
     $ns connect $up $down
     $down listen
+}
+if {$case == "fulltcp"} {
+    fulltcp_pair
     $ns at 0.1 "$up advance-bytes [expr 20 * 16397]"
     for {set i 0} {$i < 5} {incr i} {
         $ns at [expr 0.5 + 0.3 * $i] "$down advance-bytes 17"
     }
 } elseif {$case == "twoway"} {
-    Agent/TCP/FullTcp set segsize_ 1460
-    set up [new Agent/TCP/FullTcp/Newreno]
-    set down [new Agent/TCP/FullTcp/Newreno]
-    $ns attach-agent $a $up
-    $ns attach-agent $b $down
-    $ns connect $up $down
-    $down listen
+    fulltcp_pair
     $ns at 0.1 "$up advance-bytes [expr 100 * 16397]"
     $ns at 0.5 "$down advance-bytes [expr 100 * 16397]"
 } else {
