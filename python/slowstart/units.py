@@ -85,6 +85,14 @@ def parse_int(value: object, field: str, what: str = "an integer >= 0") -> int:
     return value
 
 
+def parse_number(value: object, field: str, what: str) -> float:
+    """A finite number (JSON has no NaN or infinity); `what` names the setting's kind in the
+    message (`"a number (Hz)"`), its range is the core's."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ScenarioError(f"{field}: expected {what}, got {show(value)}")
+    return float(value)
+
+
 def parse_bool(value: object, field: str) -> bool:
     if not isinstance(value, bool):
         raise ScenarioError(f"{field}: expected true or false, got {show(value)}")

@@ -20,7 +20,16 @@ from typing import Any, NamedTuple, NoReturn
 from slowstart import lazy
 from slowstart.loading.defaults import defaults, key_names, key_table, keys, limits, size_text
 from slowstart.paths import REPO, read_user_bytes
-from slowstart.units import U64_MAX, ScenarioError, parse_rate, parse_size, parse_time, show
+from slowstart.units import (
+    U64_MAX,
+    ScenarioError,
+    parse_bool,
+    parse_number,
+    parse_rate,
+    parse_size,
+    parse_time,
+    show,
+)
 
 np = lazy.module("numpy")
 
@@ -57,13 +66,6 @@ def default_parameters(kind: str) -> str:
     return ", ".join(f"{key} = {json.dumps(value)}" for key, value in written.items())
 
 
-def _number(value: object, field: str, what: str) -> float:
-    """A finite number (JSON has no NaN or infinity)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ScenarioError(f"{field}: expected {what}, got {show(value)}")
-    return float(value)
-
-
 def _parameter(unit: str, value: object, field: str) -> Any:
     """A parameter in canonical units, read as its unit kind says (keys.rs `Unit`); its range
     is the core's (config.rs `Discipline::validate`)."""
@@ -76,15 +78,13 @@ def _parameter(unit: str, value: object, field: str) -> Any:
             raise ScenarioError(f"{field}: expected a positive integer, got {show(value)}")
         return value
     if unit == "gain":
-        return _number(value, field, "a number (Hz)")
+        return parse_number(value, field, "a number (Hz)")
     if unit == "packets":
-        return _number(value, field, "a number of packets")
+        return parse_number(value, field, "a number of packets")
     if unit == "fraction":
-        return _number(value, field, "a probability (a number)")
+        return parse_number(value, field, "a probability (a number)")
     if unit == "bool":
-        if not isinstance(value, bool):
-            raise ScenarioError(f"{field}: expected true or false, got {show(value)}")
-        return value
+        return parse_bool(value, field)
     # The loader's own mistake, never the user's.
     raise TypeError(f"{field}: no reader for unit {unit!r} (queues.py `_parameter`)")
 

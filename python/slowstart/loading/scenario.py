@@ -49,6 +49,7 @@ from slowstart.units import (
     parse_buffer,
     parse_int,
     parse_loss,
+    parse_number,
     parse_rate,
     parse_size,
     parse_size_or_inf,
@@ -711,13 +712,6 @@ def transport(
 Reader = Callable[[object, str, dict[str, Any]], Any]
 
 
-def _number(value: object, field: str) -> float:
-    """A number (JSON has no NaN or infinity); its range is the core's."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ScenarioError(f"{field}: expected a number >= 0, got {show(value)}")
-    return float(value)
-
-
 def _delay_range(value: object, field: str) -> tuple[int, int]:
     """`["1ms", "25ms"]` (uniform between) or one time (every link the same)."""
     if not isinstance(value, list):
@@ -741,7 +735,7 @@ _READ: dict[str, Callable[[object, str], Any]] = {
     "size_or_inf": parse_size_or_inf,
     "count": parse_int,
     "positive": lambda value, field: parse_int(value, field, "a positive integer"),
-    "number": _number,
+    "number": lambda value, field: parse_number(value, field, "a number >= 0"),
     "bool": parse_bool,
     "time_range": _delay_range,
 }
