@@ -52,15 +52,28 @@ def module_graph(src: Path) -> dict[str, set[str]]:
             code[unit] = code.get(unit, "") + text
     units = set(code) - tests
     return {
-        unit: {m for m in re.findall(r"\bcrate::(\w+)", code[unit]) if m in units and m != unit}
-        | {
+        unit: {
             m
-            for group in re.findall(r"\buse crate::\{([^}]*)\}", code[unit])
-            for m in (item.strip().split("::")[0] for item in group.split(","))
+            for m in re.findall(r"\bcrate::(\w+)", code[unit]) + grouped(code[unit])
             if m in units and m != unit
         }
         for unit in sorted(units)
     }
+
+
+def grouped(code: str) -> list[str]:
+    """The first name of each item of every `use crate::{a::{B, C}, d}` group: `a`, `d`."""
+    names = []
+    for m in re.finditer(r"\buse crate::\{", code):
+        depth, j = 1, m.end()
+        while depth:
+            depth += {"{": 1, "}": -1}.get(code[j], 0)
+            j += 1
+        group = code[m.end() : j - 1]
+        while (flat := re.sub(r"\{[^{}]*\}", "", group)) != group:
+            group = flat
+        names += [item.strip().split("::")[0] for item in group.split(",")]
+    return names
 
 
 def test_no_crate_has_a_module_cycle():
@@ -73,12 +86,12 @@ def test_no_crate_has_a_module_cycle():
 
 
 def test_the_module_reader_sees_what_it_looks_for(tmp_path):
-    """A made-up crate: a cycle through a `use crate::{..}` group and a path, an edge only in a
-    comment and one only in a test module, neither of which counts."""
+    """A made-up crate: a cycle through a nested `use crate::{..}` group and a path, an edge
+    only in a comment and one only in a test module, neither of which counts."""
     src = tmp_path / "src"
     (src / "b").mkdir(parents=True)
     (src / "lib.rs").write_text("pub mod a;\npub mod b;\npub mod c;\n#[cfg(test)]\nmod t;\n")
-    (src / "a.rs").write_text("use crate::{b::X, c};\n")
+    (src / "a.rs").write_text("use crate::{\n    b::{X, Y},\n    c,\n};\n")
     (src / "b.rs").write_text("pub mod inner;\n// crate::c::Y\n")
     (src / "b" / "inner.rs").write_text("fn f() -> crate::a::Z { todo!() }\n")
     (src / "c.rs").write_text(
