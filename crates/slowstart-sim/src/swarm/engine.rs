@@ -715,35 +715,27 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
     }
 
     /// Peer `p` writes `msg` to the other end of `c`: on the half where that end uploads
-    /// (its control stream), or with `messages = "with_data"` in `p`'s own data stream.
+    /// (its control stream), or with `messages = "with_data"` in `p`'s own data stream. Either
+    /// is sent with the event's other writes (libtorrent corks a handler's messages).
     fn send(&mut self, p: u32, c: u32, msg: Msg) {
         let s = self.side_of(p, c);
         let bytes = msg.bytes(self.layout.pieces);
-        if self.cfg.bittorrent.messages == Messages::WithData {
-            let h = 2 * c + s as u32;
-            let Some(halves) = self.halves[c as usize].as_mut() else {
-                return;
-            };
-            let half = &mut halves[s];
-            half.conn.src.sender.write(bytes);
-            half.data_written += bytes;
-            half.msgs_in_data.push_back((half.data_written, msg));
-            // Sent with the event's other writes (libtorrent corks a handler's messages).
-            if half.ctrl_unflushed == 0 {
-                self.dirty.push(h);
-            }
-            half.ctrl_unflushed += bytes;
-            return;
-        }
-        let h = 2 * c + (1 - s) as u32;
+        let with_data = self.cfg.bittorrent.messages == Messages::WithData;
+        let i = if with_data { s } else { 1 - s };
         let Some(halves) = self.halves[c as usize].as_mut() else {
             return;
         };
-        let half = &mut halves[1 - s];
-        half.ctrl_written += bytes;
-        half.msgs_written.push_back((half.ctrl_written, msg));
+        let half = &mut halves[i];
+        if with_data {
+            half.conn.src.sender.write(bytes);
+            half.data_written += bytes;
+            half.msgs_in_data.push_back((half.data_written, msg));
+        } else {
+            half.ctrl_written += bytes;
+            half.msgs_written.push_back((half.ctrl_written, msg));
+        }
         if half.ctrl_unflushed == 0 {
-            self.dirty.push(h);
+            self.dirty.push(2 * c + i as u32);
         }
         half.ctrl_unflushed += bytes;
     }
