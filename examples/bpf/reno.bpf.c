@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bpf_reno: the kernel's own Reno (net/ipv4/tcp_cong.c, RFC 5681 with Linux's byte counting),
- * each operation a call of the kfunc that implements it. The smallest complete controller:
- * copy this file to start your own (README.md).
+ * each operation a call of the kfunc that implements it: the smallest complete controller.
+ * template.bpf.c is the one to copy (README.md).
  */
 #include "tcp_ca.h"
 
@@ -35,6 +35,8 @@ __u32 BPF_PROG(reno_undo_cwnd, struct sock *sk)
 	return tcp_reno_undo_cwnd(sk);
 }
 
+/* The variable's name is the map's, which `bpftool struct_ops unregister name` takes: the
+ * same as .name (at most 15 characters), so that one name does for both. */
 SEC(".struct_ops")
 struct tcp_congestion_ops bpf_reno = {
 	.init = (void *)reno_init,
