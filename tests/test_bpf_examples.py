@@ -2,7 +2,7 @@
 one tcp_congestion_ops, named as its map; every socket access is a CO-RE relocation by field
 name (bitfields through BPF_CORE_READ_BITFIELD), which the simulator's VM resolves against its
 own tcp_sock; the parameters are const volatile globals with the kernel's defaults; the faulty
-objects carry their faults. As root, bpf_reno registers in the kernel, carries a loopback
+objects carry their faults. As root, each registers in the kernel, carries a loopback
 transfer set per socket in a fresh network namespace, and unregisters.
 
 The objects are read with a small ELF and BTF reader below (the format: the kernel's
@@ -465,12 +465,16 @@ def struct_ops_ids() -> set[int]:
 
 
 @pytest.mark.skipif(kernel_unavailable() is not None, reason=kernel_unavailable() or "")
-def test_bpf_reno_carries_a_loopback_transfer_in_the_kernel(build: Path):
-    if "bpf_reno" in available():
-        pytest.skip("bpf_reno is already registered on this machine (not by this test)")
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_an_example_carries_a_loopback_transfer_in_the_kernel(build: Path, name: str):
+    """Registered, set per socket, it carries the transfer (with ECN negotiated for
+    bpf_dctcp alone: its TCP_CONG_NEEDS_ECN), then unregisters and is gone."""
+    cc = EXAMPLES[name]
+    if cc in available():
+        pytest.skip(f"{cc} is already registered on this machine (not by this test)")
     netns = f"ss-bpf-test-{os.getpid()}"
     registered = subprocess.run(
-        ["bpftool", "struct_ops", "register", str(build / "reno.bpf.o")],
+        ["bpftool", "struct_ops", "register", str(build / f"{name}.bpf.o")],
         capture_output=True,
         text=True,
         timeout=60,
@@ -479,34 +483,35 @@ def test_bpf_reno_carries_a_loopback_transfer_in_the_kernel(build: Path):
     if registered.returncode != 0 and "Operation not permitted" in said:
         pytest.skip(f"the kernel refuses BPF struct_ops here: {said.strip()[-200:]}")
     assert registered.returncode == 0, said
-    found = re.search(r"Registered tcp_congestion_ops bpf_reno id (\d+)", said)
+    found = re.search(rf"Registered tcp_congestion_ops {cc} id (\d+)", said)
     map_id = int(found[1]) if found else None
     try:
         assert map_id is not None, said
-        assert "bpf_reno" in available()
+        assert cc in available()
         subprocess.run(["ip", "netns", "add", netns], check=True, timeout=30)
         ran = subprocess.run(
             ["ip", "netns", "exec", netns, sys.executable, str(BPF / "transfer.py")]
-            + ["bpf_reno", "4000000"],
+            + [cc, "4000000"],
             capture_output=True,
             text=True,
             timeout=120,
         )
         assert ran.returncode == 0, ran.stdout + ran.stderr
         result = json.loads(ran.stdout)
-        assert result["cc"] == "bpf_reno" and result["bytes"] == 4_000_000
+        assert result["cc"] == cc and result["bytes"] == 4_000_000
+        assert result["ecn"] == (name == "dctcp")
     finally:
         subprocess.run(["ip", "netns", "del", netns], capture_output=True, timeout=30)
         # By id: a name would also find an instance some socket still holds (EINPROGRESS).
         gone = subprocess.run(
             ["bpftool", "struct_ops", "unregister"]
-            + (["id", str(map_id)] if map_id else ["name", "bpf_reno"]),
+            + (["id", str(map_id)] if map_id else ["name", cc]),
             capture_output=True,
             text=True,
             timeout=60,
         )
     assert gone.returncode == 0, gone.stdout + gone.stderr
-    assert "bpf_reno" not in available()
+    assert cc not in available()
     # The map goes once its last socket is gone: here at once, the sockets being closed.
     deadline = time.monotonic() + 10
     while map_id in struct_ops_ids() and time.monotonic() < deadline:

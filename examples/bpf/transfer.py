@@ -4,10 +4,12 @@ that a registered BPF controller carries a connection. Run it in a fresh network
 
     ip netns add ss-bpf && ip netns exec ss-bpf python3 transfer.py bpf_reno 8000000
 
-The sender sets TCP_CONGESTION before connecting, sends BYTES, and prints one JSON line: the
-controller the socket ended with, the bytes the receiver counted, the seconds taken, and the
-sender's cwnd and ssthresh (segments) from TCP_INFO at the end. Exit status 1 when the socket
-did not keep the controller or the receiver got fewer bytes."""
+Both ends set TCP_CONGESTION (the listener too: a controller that needs ECN, as DCTCP, sends
+its SYN ECT-marked, which a listener accepts for ECN only when its own controller needs ECN,
+tcp_ecn_create_request in the kernel). The sender sends BYTES and prints one JSON line: the
+controller its socket ended with, whether ECN was negotiated, the bytes the receiver counted,
+the seconds taken, and its cwnd and ssthresh (segments) from TCP_INFO at the end. Exit status
+1 when the socket did not keep the controller or the receiver got fewer bytes."""
 
 from __future__ import annotations
 
@@ -20,13 +22,16 @@ import threading
 import time
 
 # struct tcp_info (include/uapi/linux/tcp.h): 8 one-byte fields, then 32-bit ones;
-# tcpi_snd_ssthresh and tcpi_snd_cwnd are the 18th and 19th of those.
+# tcpi_snd_ssthresh and tcpi_snd_cwnd are the 18th and 19th of those. tcpi_options is the
+# 6th byte, TCPI_OPT_ECN its bit 3.
 SSTHRESH_CWND = struct.Struct("=8x68xII")
+OPTIONS, OPT_ECN = 5, 8
 
 
 def transfer(cc: str, size: int) -> dict:
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     listener = socket.create_server(("127.0.0.1", 0))
+    listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
     received = [0]
 
     def receive() -> None:
@@ -54,6 +59,7 @@ def transfer(cc: str, size: int) -> dict:
     listener.close()
     return {
         "cc": used.rstrip(b"\0").decode(),
+        "ecn": bool(info[OPTIONS] & OPT_ECN),
         "bytes": received[0],
         "seconds": round(seconds, 3),
         "cwnd": cwnd,
