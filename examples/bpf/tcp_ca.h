@@ -8,9 +8,9 @@
  * One rule for the simulator's eBPF VM (and for CO-RE in general): every read or write of a
  * kernel struct is relocatable by field name. vmlinux.h marks every struct
  * preserve_access_index, so `tp->snd_cwnd` carries a relocation; a bitfield is read only
- * through BPF_CORE_READ_BITFIELD, never directly (a direct read compiles to a load and a mask
- * at this kernel's offsets, which no loader can move). Modelled on the kernel's
- * tools/testing/selftests/bpf/bpf_tcp_helpers.h.
+ * through BPF_CORE_READ_BITFIELD, which relocates its byte offset, size and shifts, never
+ * directly (clang then relocates the byte offset alone and masks at this kernel's bit
+ * position). Modelled on the kernel's tools/testing/selftests/bpf/bpf_tcp_helpers.h.
  */
 #ifndef SLOWSTART_TCP_CA_H
 #define SLOWSTART_TCP_CA_H
@@ -22,7 +22,6 @@
 
 /* Not in vmlinux.h: they are #defines in include/net/tcp.h. */
 #define TCP_CONG_NEEDS_ECN 0x2
-#define TCP_INFINITE_SSTHRESH 0x7fffffff
 #define USEC_PER_MSEC 1000ULL
 #define USEC_PER_SEC 1000000ULL
 #define NSEC_PER_SEC 1000000000ULL
