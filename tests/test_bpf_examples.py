@@ -482,6 +482,9 @@ def test_an_example_carries_a_loopback_transfer_in_the_kernel(build: Path, name:
     said = registered.stdout + registered.stderr
     if registered.returncode != 0 and "Operation not permitted" in said:
         pytest.skip(f"the kernel refuses BPF struct_ops here: {said.strip()[-200:]}")
+    if registered.returncode != 0 and cc in available():
+        # bpftool says "can't register struct_ops NAME: Success" for the kernel's EEXIST
+        pytest.skip(f"{cc} was registered meanwhile by another process on this machine")
     assert registered.returncode == 0, said
     found = re.search(rf"Registered tcp_congestion_ops {cc} id (\d+)", said)
     map_id = int(found[1]) if found else None
