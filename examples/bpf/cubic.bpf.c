@@ -383,6 +383,12 @@ static void hystart_update(struct sock *sk, __u32 delay)
 	if (after(tp->snd_una, ca->end_seq))
 		bictcp_hystart_reset(sk);
 
+	/* hystart triggers when cwnd is larger than some threshold; rounds are tracked from the
+	 * first ACK on (Linux 6.13, "tcp_cubic: fix spurious HyStart ACK train detections for
+	 * not-cwnd-limited flows") */
+	if (tp->snd_cwnd < (__u32)hystart_low_window)
+		return;
+
 	if (hystart_detect & HYSTART_ACK_TRAIN) {
 		__u32 now = bictcp_clock_us(sk);
 
@@ -443,9 +449,7 @@ void BPF_PROG(cubic_acked, struct sock *sk, const struct ack_sample *sample)
 	if (ca->delay_min == 0 || ca->delay_min > delay)
 		ca->delay_min = delay;
 
-	/* hystart triggers when cwnd is larger than some threshold */
-	if (!ca->found && tcp_in_slow_start(tp) && hystart &&
-	    tp->snd_cwnd >= (__u32)hystart_low_window)
+	if (!ca->found && tcp_in_slow_start(tp) && hystart)
 		hystart_update(sk, delay);
 }
 

@@ -70,16 +70,18 @@ static __always_inline bool tcp_in_slow_start(const struct tcp_sock *tp)
 }
 
 /*
- * include/net/tcp.h: in slow start, cwnd may grow to twice what was in flight at the window's
- * largest; otherwise only when the sender was limited by cwnd (is_cwnd_limited, a bitfield).
+ * include/net/tcp.h (Linux 6.x): limited by cwnd when the sender last was (is_cwnd_limited, a
+ * bitfield); in slow start also while cwnd is below twice the most in flight this window.
  */
 static __always_inline bool tcp_is_cwnd_limited(const struct sock *sk)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 
+	if (BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited))
+		return true;
 	if (tcp_in_slow_start(tp))
 		return tp->snd_cwnd < 2 * tp->max_packets_out;
-	return !!BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited);
+	return false;
 }
 
 /* The TCP_CA_* state the socket is in (icsk_ca_state, a bitfield). */

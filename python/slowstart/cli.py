@@ -271,7 +271,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     src_w = max((len(a["source"]) for a in algorithms), default=0)
     for a in algorithms:
         print(f"  {a['name']:<{name_w}}  {a['source']:<{src_w}}  {a['summary']}")
-    print(f"  and {guests.HELP} (see examples/python and examples/wasm-controller)")
+    print(f"  and {guests.HELP} (see examples/python, examples/wasm-controller and examples/bpf)")
     print('queue disciplines (queue = "KIND", or {kind = "KIND", ...} to change a default):')
     kind_w = max(map(len, queues_module.KINDS))
     for kind in queues_module.KINDS:

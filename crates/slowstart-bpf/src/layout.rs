@@ -83,6 +83,9 @@ pub mod sk {
     pub const PACING_STATUS: u32 = 32;
     pub const PACING_SHIFT: u32 = 36;
     pub const GSO_MAX_SEGS: u32 = 40;
+    /// 0: the simulator sends no GSO bursts (tcp_cubic.c `hystart_ack_delay` is then 0, as the
+    /// built-in HyStart takes it).
+    pub const GSO_MAX_SIZE: u32 = 44;
     pub const SOCK_SIZE: u32 = 64;
     pub const CA_STATE: u32 = 64;
     pub const RETRANSMITS: u32 = 65;
@@ -182,6 +185,7 @@ static STRUCTS: &[StructDef] = &[
             w("sk_pacing_status", PACING_STATUS, Ty::U32),
             f("sk_pacing_shift", PACING_SHIFT, Ty::U8),
             f("sk_gso_max_segs", GSO_MAX_SEGS, Ty::U16),
+            f("sk_gso_max_size", GSO_MAX_SIZE, Ty::U32),
         ],
     },
     StructDef {

@@ -435,9 +435,17 @@ impl Connection {
                 let m = &mut self.mem;
                 set(m, sk::SRTT_US, (a.srtt / 1000 * 8) as u32);
                 set(m, sk::RTT_MIN + 4, (a.min_rtt / 1000) as u32);
+                // The transport's answer to tcp_is_cwnd_limited, whichever way the object asks:
+                // the flag, and (for Linux before 6.0, which tests it first in slow start) a
+                // max_packets_out that gives the same answer.
                 m.regions[region::SOCK as usize].bytes[sk::IS_CWND_LIMITED as usize] =
                     a.cwnd_limited as u8;
-                set(m, sk::MAX_PACKETS_OUT, 0);
+                let cwnd = get(m, sk::SND_CWND);
+                set(
+                    m,
+                    sk::MAX_PACKETS_OUT,
+                    if a.cwnd_limited { cwnd } else { 0 },
+                );
                 if let Some(r) = &a.rate {
                     set(m, sk::RATE_DELIVERED, r.delivered.div_ceil(mss) as u32);
                     set(m, sk::RATE_INTERVAL_US, (r.interval / 1000) as u32);

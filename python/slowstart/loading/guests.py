@@ -1,8 +1,11 @@
 """Your own congestion controller: a Python class to sketch an idea, a WebAssembly module to run
-it fast. Either runs wherever a built-in runs (run, sweep, reproduce, swarms, score, real UDP).
+it fast, or a Linux BPF object (`struct tcp_congestion_ops`) to run the code the kernel runs.
+Each runs wherever a built-in runs (run, sweep, reproduce, swarms, score, real UDP); a BPF
+object also runs in the kernel (`slowstart real`, docs/bpf.md).
 
 A scenario names one as a `cc` value: `path/to/my_start.py:MyStart`, `path/to/my_start.wasm`,
-each optionally followed by `:key=value,...` (its own parameters, as for the built-ins); from
+`path/to/my_start.bpf.o`, each optionally followed by `:key=value,...` (its own parameters, as
+for the built-ins; a BPF object's are its `const volatile` globals); from
 Python, the class itself also works (`slowstart.run("satellite", cc=MyStart)`, or
 `cc={"name": MyStart, "gain": 2}`). Loading turns the reference into a canonical spec whose
 name carries the content's hash (`my_start.py:MyStart@1a2b3c4d5e6f`), so an edited controller
@@ -29,7 +32,10 @@ from slowstart.paths import read_user_bytes
 
 _core = lazy.module("slowstart._core")
 # What a cc value may name besides a built-in, for error messages.
-HELP = "your own controller: PATH.py:CLASS or PATH.wasm, each optionally followed by :key=value,..."
+HELP = (
+    "your own controller: PATH.py:CLASS, PATH.wasm or PATH.bpf.o, each optionally followed by "
+    ":key=value,..."
+)
 
 HASH_CHARS = 12
 
@@ -122,7 +128,7 @@ class Payload:
     """What a worker needs to register a controller: its kind and content (WebAssembly bytes,
     Python source with the class name, or the class itself when it came as an object)."""
 
-    kind: str  # "wasm" | "python"
+    kind: str  # "wasm" | "bpf" | "python"
     content: bytes | str | type
     cls: str = ""
 
@@ -132,7 +138,7 @@ PAYLOADS: dict[str, Payload] = {}
 
 
 def _reference(value: str) -> dict[str, Any] | None:
-    """`PATH.py:Class[:params]` or `PATH.wasm[:params]` by the core's grammar
+    """`PATH.py:Class[:params]`, `PATH.wasm[:params]` or `PATH.bpf.o[:params]` by the core's grammar
     (`_core.guest_reference`); None for anything else."""
 
     try:
@@ -215,22 +221,31 @@ def resolve(ref: str | type, field: str) -> dict[str, Any]:
         guest = {"kind": "python", "path": str(path.resolve()), "sha256": digest}
         return {"name": name, "guest": guest}
     if m is not None:
+        kind = m["kind"]
         path = Path(m["path"]).expanduser()
         module = _read(path, field)
         digest = _digest(module)
         name = f"{path.name}@{digest[:HASH_CHARS]}"
-        _check_module(name, module, f"{field}: {path.name}")
-        PAYLOADS[name] = Payload("wasm", module)
-        guest = {"kind": "wasm", "path": str(path.resolve()), "sha256": digest}
+        _check_module(kind, name, module, f"{field}: {path.name}")
+        PAYLOADS[name] = Payload(kind, module)
+        guest = {"kind": kind, "path": str(path.resolve()), "sha256": digest}
         return {"name": name, "guest": guest}
     raise GuestError(f"{field}: expected {HELP}, got {ref!r}")
 
 
-def _check_module(name: str, module: bytes, field: str) -> None:
-    """Register a WebAssembly module with the core now, so that one that does not fit the
-    guest interface is refused while loading, naming the field."""
-    try:
+def _register_module(kind: str, name: str, module: bytes) -> None:
+    """Register a WebAssembly module or a BPF object with the core; ValueError if it cannot run."""
+    if kind == "bpf":
+        _core.register_bpf(name, module)
+    else:
         _core.register_wasm(name, module)
+
+
+def _check_module(kind: str, name: str, module: bytes, field: str) -> None:
+    """Register a WebAssembly module or BPF object with the core now, so that one that cannot
+    run is refused while loading, naming the field."""
+    try:
+        _register_module(kind, name, module)
     except ImportError:  # loading without the extension: the run checks it
         return
     except ValueError as e:
@@ -333,10 +348,10 @@ def register(config: dict[str, Any]) -> None:
         if _core.is_registered(name):
             continue
         payload = PAYLOADS.get(name) or _reload(name, guest)
-        if payload.kind == "wasm":
+        if payload.kind in ("wasm", "bpf"):
             assert isinstance(payload.content, bytes)
             try:
-                _core.register_wasm(name, payload.content)
+                _register_module(payload.kind, name, payload.content)
             except ValueError as e:
                 raise GuestError(f"cc {name}: {e}") from None
         else:
@@ -352,8 +367,8 @@ def _reload(name: str, guest: dict[str, Any]) -> Payload:
     data = _read(path, field)
     if _digest(data) != guest.get("sha256"):
         raise GuestError(f"{field}: {str(path)!r} has changed since the run was configured")
-    if guest.get("kind") == "wasm":
-        payload = Payload("wasm", data)
+    if guest.get("kind") in ("wasm", "bpf"):
+        payload = Payload(guest["kind"], data)
     else:
         payload = Payload("python", data.decode("utf-8"), name.split(":")[-1].split("@")[0])
     PAYLOADS[name] = payload

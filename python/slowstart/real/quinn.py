@@ -146,10 +146,10 @@ def check_flows(config: dict[str, Any]) -> None:
         if flow.get("size_bytes") is None:
             raise ValueError(f'flow.{i}.size: a real bulk flow needs a size such as "10MB"')
         guest = flow["cc"].get("guest")
-        if guest is not None and guest["kind"] != "wasm":
+        if guest is not None and guest["kind"] not in ("wasm", "bpf"):
             raise ValueError(
                 f"flow.{i}.cc: a Python controller runs in the simulator only; quinn runs "
-                "WebAssembly controllers"
+                "WebAssembly and BPF controllers"
             )
     for link in config["links"]:
         for d in ("forward", "reverse"):
