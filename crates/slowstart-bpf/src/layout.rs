@@ -312,26 +312,51 @@ pub const SOCKET_TYPES: [&str; 5] = [
     "tcp_sock",
 ];
 
-/// Whether `len` bytes at `offset` of the socket lie in fields the kernel lets a controller
-/// write (`bpf_tcp_ca_btf_struct_access`): the answer for every byte of a write.
+/// Whether `len` bytes at `offset` of the socket lie in one field the kernel lets a
+/// controller write (`bpf_tcp_ca_btf_struct_access`).
+#[inline]
 pub fn writable(offset: u32, len: u32) -> bool {
-    fn within(def: &StructDef, base: u32, at: u32, len: u32) -> bool {
-        def.fields.iter().any(|field| {
-            let start = base + field.offset;
-            let end = start + field.ty.size();
-            if at < start || at + len > end {
-                return false;
-            }
-            match field.ty {
-                Ty::Struct(inner) => def_of(inner).is_some_and(|d| within(d, start, at, len)),
-                _ => field.writable,
-            }
-        })
+    let owners = writable_owners();
+    let (start, end) = (offset as usize, offset as usize + len as usize);
+    match owners.get(start..end) {
+        Some([first, rest @ ..]) => *first != 0 && rest.iter().all(|o| o == first),
+        _ => false,
     }
-    fn def_of(name: &str) -> Option<&'static StructDef> {
-        def(name)
-    }
-    def("tcp_sock").is_some_and(|d| within(d, 0, offset, len))
+}
+
+/// For each byte of the socket, which writable field holds it (1 + its index among the
+/// socket's fields, nested ones included), or 0: computed once.
+fn writable_owners() -> &'static [u16] {
+    static OWNERS: std::sync::OnceLock<Vec<u16>> = std::sync::OnceLock::new();
+    OWNERS.get_or_init(|| {
+        let mut owners = vec![0u16; sk::TCP_SOCK_SIZE as usize];
+        let mut next = 0u16;
+        fn walk(def: &StructDef, base: u32, owners: &mut [u16], next: &mut u16) {
+            for field in def.fields {
+                let start = base + field.offset;
+                match field.ty {
+                    Ty::Struct(inner) => {
+                        if let Some(d) = def_of(inner) {
+                            walk(d, start, owners, next);
+                        }
+                    }
+                    _ if field.writable => {
+                        *next += 1;
+                        let end = (start + field.ty.size()) as usize;
+                        owners[start as usize..end].fill(*next);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        fn def_of(name: &str) -> Option<&'static StructDef> {
+            def(name)
+        }
+        if let Some(d) = def("tcp_sock") {
+            walk(d, 0, &mut owners, &mut next);
+        }
+        owners
+    })
 }
 
 /// The socket's writable fields, as the kernel's verifier names them, for error messages.

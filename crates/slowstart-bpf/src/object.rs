@@ -494,6 +494,22 @@ fn check_instructions(insns: &[Insn], poisoned: &BTreeMap<usize, String>) -> Res
             skip = true;
             continue;
         }
+        if insn.dst > 10 || insn.src > 10 && insn.code != CALL {
+            return Err(err(format!(
+                "names register r{} (instruction {pc}): eBPF has r0 to r10",
+                insn.dst.max(insn.src)
+            )));
+        }
+        let class = insn.code & 7;
+        let op = insn.code & 0xf0;
+        if (class == 5 || class == 6) && !(class == 5 && (op == 0x80 || op == 0x90)) {
+            let target = pc as i64 + 1 + insn.off as i64;
+            if target < 0 || target as usize >= insns.len() {
+                return Err(err(format!(
+                    "jumps outside its programs (instruction {pc})"
+                )));
+            }
+        }
         if insn.code == CALL {
             match insn.src {
                 0 if insn.imm >= POISON && insn.imm < POISON + poisoned.len() as i64 => {}

@@ -106,35 +106,48 @@ pub struct Memory {
 }
 
 impl Memory {
+    #[inline]
     fn at(&self, addr: u64, len: u32, pc: usize) -> Result<(usize, usize), Fault> {
         let r = (addr >> 32) as usize;
-        let off = addr as u32;
+        let off = addr as u32 as usize;
         match self.regions.get(r) {
-            Some(region) if r != 0 && (off as u64 + len as u64) <= region.bytes.len() as u64 => {
-                Ok((r, off as usize))
-            }
-            Some(region) if r != 0 => Err(Fault(format!(
-                "reads or writes {len} bytes at offset {off} of {}, which has {} (instruction {pc})",
-                region.name,
-                region.bytes.len()
-            ))),
-            _ if addr < 4096 => Err(Fault(format!(
-                "dereferences a null pointer ({addr:#x}, instruction {pc})"
-            ))),
-            _ => Err(Fault(format!(
-                "dereferences {addr:#x}, which points nowhere (instruction {pc})"
-            ))),
+            Some(region) if r != 0 && off + len as usize <= region.bytes.len() => Ok((r, off)),
+            _ => Err(self.outside(addr, len, pc)),
         }
     }
 
-    pub fn load(&self, addr: u64, len: u32, pc: usize) -> Result<u64, Fault> {
-        let (r, off) = self.at(addr, len, pc)?;
-        let b = &self.regions[r].bytes[off..off + len as usize];
-        let mut v = [0u8; 8];
-        v[..b.len()].copy_from_slice(b);
-        Ok(u64::from_le_bytes(v))
+    #[cold]
+    fn outside(&self, addr: u64, len: u32, pc: usize) -> Fault {
+        let r = (addr >> 32) as usize;
+        let off = addr as u32;
+        match self.regions.get(r) {
+            Some(region) if r != 0 => Fault(format!(
+                "reads or writes {len} bytes at offset {off} of {}, which has {} (instruction {pc})",
+                region.name,
+                region.bytes.len()
+            )),
+            _ if addr < 4096 => Fault(format!(
+                "dereferences a null pointer ({addr:#x}, instruction {pc})"
+            )),
+            _ => Fault(format!(
+                "dereferences {addr:#x}, which points nowhere (instruction {pc})"
+            )),
+        }
     }
 
+    #[inline]
+    pub fn load(&self, addr: u64, len: u32, pc: usize) -> Result<u64, Fault> {
+        let (r, off) = self.at(addr, len, pc)?;
+        let b = &self.regions[r].bytes[off..];
+        Ok(match len {
+            1 => b[0] as u64,
+            2 => u16::from_le_bytes([b[0], b[1]]) as u64,
+            4 => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64,
+            _ => u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+        })
+    }
+
+    #[inline]
     pub fn store(&mut self, addr: u64, len: u32, value: u64, pc: usize) -> Result<(), Fault> {
         let (r, off) = self.at(addr, len, pc)?;
         let region = &mut self.regions[r];
@@ -144,21 +157,24 @@ impl Memory {
             Access::Socket => crate::layout::writable(off as u32, len),
         };
         if !allowed {
-            let what = if region.access == Access::Socket {
-                format!(
-                    "the socket at offset {off}, which the kernel's verifier refuses (writable: {})",
-                    crate::layout::writable_names().join(", ")
-                )
-            } else {
-                format!("{}, which is read-only", region.name)
-            };
-            return Err(Fault(format!(
-                "writes {len} bytes to {what} (instruction {pc})"
-            )));
+            return Err(refused(region, off, len, pc));
         }
         region.bytes[off..off + len as usize].copy_from_slice(&value.to_le_bytes()[..len as usize]);
         Ok(())
     }
+}
+
+#[cold]
+fn refused(region: &Region, off: usize, len: u32, pc: usize) -> Fault {
+    let what = if region.access == Access::Socket {
+        format!(
+            "the socket at offset {off}, which the kernel's verifier refuses (writable: {})",
+            crate::layout::writable_names().join(", ")
+        )
+    } else {
+        format!("{}, which is read-only", region.name)
+    };
+    Fault(format!("writes {len} bytes to {what} (instruction {pc})"))
 }
 
 /// What a program's calls reach outside it: helpers (by number) and kernel functions (by the
@@ -186,7 +202,9 @@ pub fn run(
     host: &mut dyn Host,
 ) -> Result<u64, Fault> {
     let stack_top = FRAME_STACK * MAX_FRAMES as u32;
-    let mut reg = [0u64; 11];
+    // Sixteen slots so that a register number indexes without a check; loading refuses
+    // numbers above 10.
+    let mut reg = [0u64; 16];
     reg[1] = ctx;
     reg[10] = pointer(region::STACK, stack_top);
     // Return address, callee-saved r6-r9 and r10 of each caller.
@@ -206,8 +224,100 @@ pub fn run(
         budget -= 1;
         let at = pc;
         pc += 1;
-        let d = insn.dst as usize;
-        let s = insn.src as usize;
+        let d = (insn.dst & 0xf) as usize;
+        let s = (insn.src & 0xf) as usize;
+        let imm = insn.imm as u64;
+        // The instructions a controller runs most, dispatched by opcode in one step.
+        macro_rules! jump_if {
+            ($cond:expr) => {{
+                if $cond {
+                    pc = (pc as i64 + insn.off as i64) as usize;
+                }
+                continue;
+            }};
+        }
+        match insn.code {
+            0x07 => {
+                reg[d] = reg[d].wrapping_add(imm);
+                continue;
+            }
+            0x0f => {
+                reg[d] = reg[d].wrapping_add(reg[s]);
+                continue;
+            }
+            0x1f => {
+                reg[d] = reg[d].wrapping_sub(reg[s]);
+                continue;
+            }
+            0x2f => {
+                reg[d] = reg[d].wrapping_mul(reg[s]);
+                continue;
+            }
+            0x57 => {
+                reg[d] &= imm;
+                continue;
+            }
+            0x67 => {
+                reg[d] = reg[d].wrapping_shl(imm as u32 & 63);
+                continue;
+            }
+            0x77 => {
+                reg[d] = reg[d].wrapping_shr(imm as u32 & 63);
+                continue;
+            }
+            0xb7 => {
+                reg[d] = imm;
+                continue;
+            }
+            0xbf => {
+                reg[d] = reg[s];
+                continue;
+            }
+            0xb4 => {
+                reg[d] = imm as u32 as u64;
+                continue;
+            }
+            0xbc => {
+                reg[d] = reg[s] as u32 as u64;
+                continue;
+            }
+            0x04 => {
+                reg[d] = (reg[d] as u32).wrapping_add(imm as u32) as u64;
+                continue;
+            }
+            0x0c => {
+                reg[d] = (reg[d] as u32).wrapping_add(reg[s] as u32) as u64;
+                continue;
+            }
+            0x61 | 0x69 | 0x71 | 0x79 => {
+                let addr = reg[s].wrapping_add(insn.off as i64 as u64);
+                reg[d] = mem.load(addr, size_of(insn.code), at)?;
+                continue;
+            }
+            0x63 | 0x6b | 0x73 | 0x7b => {
+                let addr = reg[d].wrapping_add(insn.off as i64 as u64);
+                mem.store(addr, size_of(insn.code), reg[s], at)?;
+                continue;
+            }
+            0x05 => jump_if!(true),
+            0x15 => jump_if!(reg[d] == imm),
+            0x1d => jump_if!(reg[d] == reg[s]),
+            0x55 => jump_if!(reg[d] != imm),
+            0x5d => jump_if!(reg[d] != reg[s]),
+            0x25 => jump_if!(reg[d] > imm),
+            0x2d => jump_if!(reg[d] > reg[s]),
+            0x35 => jump_if!(reg[d] >= imm),
+            0x3d => jump_if!(reg[d] >= reg[s]),
+            0xa5 => jump_if!(reg[d] < imm),
+            0xad => jump_if!(reg[d] < reg[s]),
+            0xb5 => jump_if!(reg[d] <= imm),
+            0xbd => jump_if!(reg[d] <= reg[s]),
+            0x16 => jump_if!(reg[d] as u32 == imm as u32),
+            0x56 => jump_if!(reg[d] as u32 != imm as u32),
+            0xa6 => jump_if!((reg[d] as u32) < imm as u32),
+            0x26 => jump_if!(reg[d] as u32 > imm as u32),
+            _ => {}
+        }
         if d > 10 || s > 10 {
             return Err(Fault(format!(
                 "names register r{} (instruction {at})",
@@ -396,7 +506,7 @@ fn atomic(
     insn: Insn,
     addr: u64,
     len: u32,
-    reg: &mut [u64; 11],
+    reg: &mut [u64; 16],
     mem: &mut Memory,
     at: usize,
 ) -> Result<(), Fault> {
