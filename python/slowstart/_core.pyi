@@ -49,12 +49,22 @@ def parse_cc(text: str, field: str) -> dict[str, Any]:
     it does not parse."""
 
 def guest_reference(text: str) -> dict[str, Any] | None:
-    """The user's controller `text` starts with: {"kind": "python" or "wasm", "path", "class"
+    """The user's controller `text` starts with: {"kind": "python", "wasm" or "bpf", "path", "class"
     (None for wasm), "params" (the text after its colon, or None)}; None if it names none."""
 
 def register_wasm(name: str, module: bytes) -> None:
     """Register a WebAssembly controller module under `name` (its content hash in the name);
     ValueError with one line if the module does not fit the guest interface."""
+
+def register_bpf(name: str, object: bytes) -> None:
+    """Register a BPF tcp_congestion_ops object under `name`; ValueError if it cannot run."""
+
+def bpf_object_info(object: bytes) -> dict[str, Any]:
+    """{"name", "flags", "hooks", "kfuncs", "globals"} of a BPF object; ValueError if it cannot
+    run."""
+
+def bpf_set_globals(object: bytes, params: dict[str, Any]) -> bytes:
+    """The object with `params` written into its globals; ValueError naming the global."""
 
 def wasm_runtimes() -> list[str]:
     """The WebAssembly runtimes this build has (`wasmi`, and `wasmtime` with the cargo feature
