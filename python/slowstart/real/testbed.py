@@ -395,7 +395,10 @@ class Session:
         # algorithms each set their own on the socket (TCP_CONGESTION), which a route would
         # override.
         same = {LINUX_CC.get(f["cc"]["name"], "cubic") for f in self.flows} == {cc}
-        on_route = route_cc(cc) if same else []
+        # A BPF controller (real/bpf.py) is set on its flows' sockets only: a route's would
+        # override it, and a namespace's default keeps it referenced (docs/bpf-real.md).
+        bpf = any((f["cc"].get("guest") or {}).get("kind") == "bpf" for f in self.flows)
+        on_route = route_cc(cc) if same and not bpf else []
         for ns, tun, me, peer, route in (
             (self.ns_snd, self.tun_snd, SND_ADDR, RCV_ADDR, ["initcwnd", str(initcwnd)]),
             (self.ns_rcv, self.tun_rcv, RCV_ADDR, SND_ADDR, ["initrwnd", str(initrwnd)]),
