@@ -186,6 +186,23 @@ def test_the_spec_is_the_loaders_and_a_changed_object_is_refused(tmp_path):
         bpf.object_bytes(spec, "flow.0.cc")
 
 
+@pytest.mark.skipif(
+    bpf.simulator_reads(), reason="skipped: the simulator's loader makes the spec in this build"
+)
+def test_every_flow_runs_the_object_named_by_cc(tmp_path):
+    """Until the simulator reads `.bpf.o` values, `real` makes the spec itself, the loader's."""
+    from slowstart.cli import _load_real
+
+    obj = tmp_path / "mine.bpf.o"
+    obj.write_bytes(b"\x7fELF")
+    args = Namespace(file="real-web", cc=f"{obj}:k=1", set=["flow.0.initcwnd=20"], seed=None)
+    config = _load_real(args)
+    (flow,) = config["flows"]
+    assert bpf.is_bpf(flow["cc"]) and flow["cc"]["params"] == {"k": 1}
+    assert flow["cc"]["guest"]["path"] == str(obj.resolve())
+    assert flow["initcwnd"] == 20  # the rest of the scenario as loaded
+
+
 def test_globals_go_through_the_extension(monkeypatch):
     seen = {}
 
@@ -413,3 +430,37 @@ def test_an_object_that_needs_ecn_gets_it(tmp_path, objects, emu_built):
     assert marked_flow["retransmits"] == 0
     dropped, _ = run(objects.reno)
     assert dropped["marks"] == 0 and dropped["drops"] > 0, dropped
+
+
+@needs_bpf
+@pytest.mark.skipif(
+    getattr(bpf._core, "bpf_set_globals", None) is None,
+    reason="skipped: this build's extension has no bpf_set_globals (the simulator side)",
+)
+def test_a_parameter_reaches_the_kernel(tmp_path, objects, emu_built):
+    """`x.bpf.o:min_ssthresh=500` sets the object's `const volatile` global before the kernel
+    loads it: after the slow-start loss, ssthresh is 500 segments, not half the window."""
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL.format(size="2MB"))
+    out = tmp_path / "out"
+    proc = cli("real", str(scenario), "--cc", f"{objects.reno}:min_ssthresh=500", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    import pandas as pd
+
+    ssthresh = pd.read_parquet(out / "flows.parquet")["ssthresh_bytes"]
+    finite = ssthresh[ssthresh < 1e12]
+    assert len(finite) and (finite == 500 * 1448).all(), finite.unique()
+
+
+@needs_bpf
+@pytest.mark.skipif(
+    bpf.simulator_reads(), reason="skipped: the simulator reads .bpf.o values in this build"
+)
+def test_compare_says_in_one_line_what_it_cannot_simulate_yet(tmp_path, objects):
+    proc = cli("compare", "real-20mbps", "--cc", str(objects.reno), "--out", str(tmp_path))
+    assert proc.returncode == 2
+    assert one_error_line(proc.stderr) == (
+        "error: compare: simulating a BPF object needs the simulator's .bpf.o loader "
+        "(loading/guests.py), not in this build; `slowstart real` runs it"
+    )
+    assert name_of(objects.reno) not in bpf.available()
