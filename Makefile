@@ -12,7 +12,7 @@ STAMP := $(VENV)/.setup-stamp$(if $(EXTENSION_FEATURES),-$(EXTENSION_FEATURES))
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
 
 .PHONY: setup demo test test-stress test-explore rust-test python-test lint fmt bench browser tshark programs ns2 \
-	guests docs \
+	guests bpf docs \
 	figures clean
 
 setup: $(STAMP)
@@ -92,7 +92,19 @@ programs:
 			curl >/dev/null; } \
 		|| echo "ngtcp2-server, ngtcp2-client or curl not installed: the program-pair tests will skip"
 
-test: setup guests browser tshark programs ns2 rust-test lint docs python-test
+# Debian's clang, libbpf-dev and bpftool, then the example BPF congestion controllers and the
+# faulty ones (examples/bpf/Makefile: build/*.bpf.o against this kernel's BTF), which
+# tests/test_bpf_examples.py checks and the simulator's eBPF tests run; those skip without them.
+bpf:
+	@{ command -v clang && command -v bpftool && test -r /usr/include/bpf/bpf_helpers.h; } \
+		>/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang \
+			libbpf-dev bpftool >/dev/null; } \
+		|| echo "clang, libbpf-dev or bpftool not installed: the BPF examples will not build"
+	@$(MAKE) --no-print-directory -C examples/bpf \
+		|| echo "examples/bpf not built: the BPF example tests will skip"
+
+test: setup guests browser tshark programs ns2 bpf rust-test lint docs python-test
 
 # The Python suite 5 times alone, then 3 times beside a CPU-bound process on one core and a
 # `slowstart real` transfer; every failure by test name (tests/stress.py; logs in out/stress).

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
+use crate::controller::{EcnFeedback, NegotiatedEcn};
 use crate::params::ParamValue;
 use crate::params::{CcError, CommonParams};
 use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SentEvent};
@@ -82,6 +83,23 @@ impl Event<'_> {
     }
 }
 
+/// An ECN event, delivered only to a guest that answers [`Guest::on_ecn`] (a BPF controller
+/// reads ECN as Linux's do; the Python and WebAssembly interfaces have no ECN events).
+#[derive(Clone, Copy, Debug)]
+pub enum EcnEvent<'a> {
+    Negotiated(NegotiatedEcn),
+    Feedback(&'a EcnFeedback),
+}
+
+impl EcnEvent<'_> {
+    pub fn method(&self) -> &'static str {
+        match self {
+            EcnEvent::Negotiated(_) => "on_ecn_negotiated",
+            EcnEvent::Feedback(_) => "on_ecn_feedback",
+        }
+    }
+}
+
 /// A controller instance living outside the crate. An `Err` is a fault: one line saying what
 /// the controller did (a Python exception's last frame, a WebAssembly trap, an exhausted budget).
 /// `Send`, so a controller can move to the thread a real stack runs it on (quinn's
@@ -95,6 +113,11 @@ pub trait Guest: Send {
     fn skipped(&self) -> u8 {
         0
     }
+
+    /// Deliver an ECN event: `None` for a guest that does not read ECN (the default).
+    fn on_ecn(&mut self, _event: EcnEvent<'_>) -> Option<Result<Outputs, String>> {
+        None
+    }
 }
 
 /// Builds a [`Guest`] per connection, with its outputs before any event.
@@ -104,6 +127,12 @@ pub trait GuestFactory: Send + Sync {
         params: &BTreeMap<String, ParamValue>,
         common: &CommonParams,
     ) -> Result<(Box<dyn Guest>, Outputs), CcError>;
+
+    /// The ECN feedbacks its controllers read, if they need ECN (as
+    /// [`crate::registry::needs_ecn`] for a built-in). Default: no ECN.
+    fn needs_ecn(&self) -> Option<&'static [&'static str]> {
+        None
+    }
 }
 
 static FACTORIES: Mutex<BTreeMap<String, Arc<dyn GuestFactory>>> = Mutex::new(BTreeMap::new());
@@ -121,6 +150,11 @@ pub fn is_registered(name: &str) -> bool {
 fn lock() -> std::sync::MutexGuard<'static, BTreeMap<String, Arc<dyn GuestFactory>>> {
     // A panic while holding the lock leaves the map whole (inserts are atomic).
     FACTORIES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The ECN feedbacks the controller registered under `name` reads, if it needs ECN.
+pub fn needs_ecn(name: &str) -> Option<&'static [&'static str]> {
+    factory(name)?.needs_ecn()
 }
 
 pub(crate) fn factory(name: &str) -> Option<Arc<dyn GuestFactory>> {
@@ -238,6 +272,32 @@ impl GuestController {
         self.faulted
     }
 
+    fn deliver_ecn(&mut self, event: EcnEvent<'_>) {
+        if self.faulted {
+            return;
+        }
+        let Some(answer) = self.guest.on_ecn(event) else {
+            return;
+        };
+        let now = match event {
+            EcnEvent::Feedback(f) => f.now,
+            EcnEvent::Negotiated(_) => 0,
+        };
+        match answer.and_then(|out| check(&out, self.mss).map(|()| out)) {
+            Ok(out) => self.out = out,
+            Err(e) => self.fault(event.method(), now, e),
+        }
+    }
+
+    fn fault(&mut self, method: &str, now: Nanos, e: String) {
+        self.faulted = true;
+        record_fault(format!(
+            "cc {}: {method} at {:.6} s: {e}",
+            self.name,
+            now.saturating_sub(CLOCK_ORIGIN.with(Cell::get)) as f64 / 1e9
+        ));
+    }
+
     fn deliver(&mut self, event: Event<'_>) {
         if self.faulted || self.skipped & event.bit() != 0 {
             return;
@@ -248,15 +308,7 @@ impl GuestController {
             .and_then(|out| check(&out, self.mss).map(|()| out));
         match checked {
             Ok(out) => self.out = out,
-            Err(e) => {
-                self.faulted = true;
-                record_fault(format!(
-                    "cc {}: {} at {:.6} s: {e}",
-                    self.name,
-                    event.method(),
-                    event.now().saturating_sub(CLOCK_ORIGIN.with(Cell::get)) as f64 / 1e9
-                ));
-            }
+            Err(e) => self.fault(event.method(), event.now(), e),
         }
     }
 }
@@ -291,6 +343,12 @@ impl CongestionController for GuestController {
     }
     fn on_ack(&mut self, ack: &AckEvent) {
         self.deliver(Event::Ack(ack));
+    }
+    fn on_ecn_negotiated(&mut self, ecn: NegotiatedEcn) {
+        self.deliver_ecn(EcnEvent::Negotiated(ecn));
+    }
+    fn on_ecn_feedback(&mut self, feedback: &EcnFeedback) {
+        self.deliver_ecn(EcnEvent::Feedback(feedback));
     }
     fn on_rtt_sample(&mut self, now: Nanos, rtt: Nanos) {
         self.deliver(Event::RttSample { now, rtt });

@@ -320,7 +320,7 @@ pub struct CcSpec {
     pub guest: Option<GuestSource>,
 }
 
-/// A user's controller as the loader found it: `kind` is `python` or `wasm`, `path` the file
+/// A user's controller as the loader found it: `kind` is `python`, `wasm` or `bpf`, `path` the file
 /// (empty for a class given as an object) and `sha256` its content's hash.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GuestSource {

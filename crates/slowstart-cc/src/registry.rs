@@ -206,7 +206,7 @@ pub fn needs_ecn(name: &str) -> Option<&'static [&'static str]> {
         "dctcp" => Some(&["dctcp", "accurate"]),
         // Linux tcp_prague.c: TCP_CONG_NEEDS_ACCECN, no RFC 3168 fallback.
         "prague" => Some(&["accurate"]),
-        _ => None,
+        _ => crate::external::needs_ecn(name),
     }
 }
 

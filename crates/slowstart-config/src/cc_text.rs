@@ -1,5 +1,5 @@
 //! The `cc` string grammar: `name`, `name:key=value,...`, and a user's controller,
-//! `PATH.py:Class[:key=value,...]` or `PATH.wasm[:key=value,...]`. One parser for the scenario
+//! `PATH.py:Class[:key=value,...]`, `PATH.wasm[:key=value,...]` or `PATH.bpf.o[:key=value,...]`. One parser for the scenario
 //! loader (through the binding), the quinn adapter and anything else that reads a spec.
 //!
 //! A value is `true`/`false`, an integer or a number as Python's `int()`/`float()` read
@@ -15,7 +15,8 @@ use crate::SimError;
 
 /// What a `cc` value may be, for error messages.
 pub const CC_HELP: &str = "an algorithm such as \"reno\", \"lss:max_ssthresh=100\" or \
-    {name = \"lss\", ...}, or your own: \"my_start.py:MyStart\" or \"my_start.wasm\"";
+    {name = \"lss\", ...}, or your own: \"my_start.py:MyStart\", \"my_start.wasm\" or \
+    \"my_start.bpf.o\"";
 
 /// A parameter's value as the grammar reads it.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,13 +47,15 @@ pub enum GuestRef {
     Python { path: String, class: String },
     /// `PATH.wasm`
     Wasm { path: String },
+    /// `PATH.bpf.o`: a Linux BPF `tcp_congestion_ops` object.
+    Bpf { path: String },
 }
 
 impl fmt::Display for GuestRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             GuestRef::Python { path, class } => write!(f, "{path}:{class}"),
-            GuestRef::Wasm { path } => f.write_str(path),
+            GuestRef::Wasm { path } | GuestRef::Bpf { path } => f.write_str(path),
         }
     }
 }
@@ -60,7 +63,7 @@ impl fmt::Display for GuestRef {
 impl GuestRef {
     /// The reference at the start of `text` and what follows its colon (`None` without one):
     /// the first `.py:Class` that ends the text or is followed by `:`, else the first `.wasm`
-    /// that does (a path may hold either: `a.py:b/c.py:C`).
+    /// or `.bpf.o` that does (a path may hold either: `a.py:b/c.py:C`).
     pub fn split(text: &str) -> Option<(GuestRef, Option<&str>)> {
         for (at, _) in text.match_indices(".py:").filter(|(at, _)| *at > 0) {
             let after = &text[at + 4..];
@@ -81,16 +84,26 @@ impl GuestRef {
                 return Some((guest, rest.strip_prefix(':')));
             }
         }
-        for (at, _) in text.match_indices(".wasm").filter(|(at, _)| *at > 0) {
-            let rest = &text[at + 5..];
-            if rest.is_empty() || rest.starts_with(':') {
-                let guest = GuestRef::Wasm {
-                    path: text[..at + 5].to_string(),
-                };
-                return Some((guest, rest.strip_prefix(':')));
+        let mut found: Option<(usize, GuestRef, Option<&str>)> = None;
+        for (suffix, bpf) in [(".wasm", false), (".bpf.o", true)] {
+            for (at, _) in text.match_indices(suffix).filter(|(at, _)| *at > 0) {
+                let end = at + suffix.len();
+                let rest = &text[end..];
+                if rest.is_empty() || rest.starts_with(':') {
+                    let path = text[..end].to_string();
+                    let guest = if bpf {
+                        GuestRef::Bpf { path }
+                    } else {
+                        GuestRef::Wasm { path }
+                    };
+                    if found.as_ref().is_none_or(|f| at < f.0) {
+                        found = Some((at, guest, rest.strip_prefix(':')));
+                    }
+                    break;
+                }
             }
         }
-        None
+        found.map(|(_, guest, rest)| (guest, rest))
     }
 }
 

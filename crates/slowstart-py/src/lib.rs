@@ -10,10 +10,11 @@
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyBytes, PyDict};
-use slowstart_cc::registry::ALGORITHMS;
+use slowstart_cc::registry::{ParamValue, ALGORITHMS};
 use slowstart_cc::Phase;
 use slowstart_config::{GuestRef, Word};
 use slowstart_sim::ExportDirs;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 mod guest;
@@ -158,6 +159,11 @@ fn guest_dict<'py>(
             out.set_item("path", path)?;
             out.set_item("class", py.None())?;
         }
+        GuestRef::Bpf { path } => {
+            out.set_item("kind", "bpf")?;
+            out.set_item("path", path)?;
+            out.set_item("class", py.None())?;
+        }
     }
     out.set_item("params", params)?;
     Ok(out)
@@ -217,6 +223,52 @@ fn register_wasm(name: &str, module: &[u8]) -> PyResult<()> {
     slowstart_wasm::register(name, module).map_err(PyValueError::new_err)
 }
 
+/// Register a BPF `tcp_congestion_ops` object under `name` (its content hash in the name);
+/// ValueError with one line if it cannot run (`slowstart_bpf::load`).
+#[pyfunction]
+fn register_bpf(name: &str, object: &[u8]) -> PyResult<()> {
+    slowstart_bpf::register(name, object).map_err(PyValueError::new_err)
+}
+
+/// What a BPF object is: {"name" (its tcp_congestion_ops .name, as the kernel registers it),
+/// "flags", "hooks", "kfuncs", "globals" (the ones `key=value` may set)}; ValueError with one
+/// line if it cannot run.
+#[pyfunction]
+fn bpf_object_info<'py>(py: Python<'py>, object: &[u8]) -> PyResult<Bound<'py, PyDict>> {
+    let o = slowstart_bpf::load(object).map_err(PyValueError::new_err)?;
+    let out = PyDict::new(py);
+    out.set_item("name", &o.name)?;
+    out.set_item("flags", o.flags)?;
+    out.set_item("hooks", o.hooks.keys().collect::<Vec<_>>())?;
+    out.set_item("kfuncs", &o.kfuncs)?;
+    let settable = o
+        .globals
+        .iter()
+        .filter(|g| o.data[g.section].name != ".bss" && g.size <= 8)
+        .map(|g| g.name.clone())
+        .collect::<Vec<_>>();
+    out.set_item("globals", settable)?;
+    Ok(out)
+}
+
+/// The object with `params` ({global: int or bool}) written into its globals, for the kernel to
+/// load; ValueError naming the global otherwise.
+#[pyfunction]
+fn bpf_set_globals(object: &[u8], params: BTreeMap<String, Bound<'_, PyAny>>) -> PyResult<Vec<u8>> {
+    let mut values = BTreeMap::new();
+    for (key, value) in params {
+        let v = if let Ok(b) = value.extract::<bool>() {
+            ParamValue::Bool(b)
+        } else if let Ok(x) = value.extract::<f64>() {
+            ParamValue::Number(x)
+        } else {
+            ParamValue::Text(value.str()?.to_string())
+        };
+        values.insert(key, v);
+    }
+    slowstart_bpf::set_globals(object, &values).map_err(PyValueError::new_err)
+}
+
 /// The WebAssembly runtimes this build has (`wasmi`, and `wasmtime` with the feature `jit`), the
 /// default last.
 #[pyfunction]
@@ -252,6 +304,9 @@ fn is_registered(name: &str) -> bool {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(register_wasm, m)?)?;
+    m.add_function(wrap_pyfunction!(register_bpf, m)?)?;
+    m.add_function(wrap_pyfunction!(bpf_object_info, m)?)?;
+    m.add_function(wrap_pyfunction!(bpf_set_globals, m)?)?;
     m.add_function(wrap_pyfunction!(register_python, m)?)?;
     m.add_function(wrap_pyfunction!(wasm_runtimes, m)?)?;
     m.add_function(wrap_pyfunction!(is_registered, m)?)?;

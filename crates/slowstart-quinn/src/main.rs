@@ -117,11 +117,16 @@ fn parse() -> Result<Args, String> {
             }
             "--seed" => a.seed = int(&value)?,
             "--guest" => {
-                let (name, path) = value
-                    .split_once('=')
-                    .ok_or(format!("--guest: expected NAME=PATH.wasm, got {value:?}"))?;
+                let (name, path) = value.split_once('=').ok_or(format!(
+                    "--guest: expected NAME=PATH.wasm or NAME=PATH.bpf.o, got {value:?}"
+                ))?;
                 let bytes = std::fs::read(path).map_err(|e| format!("--guest: {path}: {e}"))?;
-                slowstart_wasm::register(name, &bytes).map_err(|e| format!("--guest: {e}"))?;
+                let registered = if path.ends_with(".bpf.o") {
+                    slowstart_bpf::register(name, &bytes)
+                } else {
+                    slowstart_wasm::register(name, &bytes)
+                };
+                registered.map_err(|e| format!("--guest: {e}"))?;
             }
             "--start-at" => a.start_at = Some(int(&value)?),
             "--duration-ms" => a.duration_ms = int(&value)?,

@@ -204,7 +204,7 @@ fn load_guest(cc: &slowstart_cc::CcSpec) -> Result<(), String> {
     let Some(guest) = &cc.guest else {
         return Ok(());
     };
-    if guest.kind != "wasm" {
+    if guest.kind != "wasm" && guest.kind != "bpf" {
         if external::is_registered(&cc.name) {
             return Ok(());
         }
@@ -222,7 +222,12 @@ fn load_guest(cc: &slowstart_cc::CcSpec) -> Result<(), String> {
             cc.name, guest.path
         ));
     }
-    slowstart_wasm::register(&cc.name, &module).map_err(|e| format!("cc {}: {e}", cc.name))
+    let registered = if guest.kind == "bpf" {
+        slowstart_bpf::register(&cc.name, &module)
+    } else {
+        slowstart_wasm::register(&cc.name, &module)
+    };
+    registered.map_err(|e| format!("cc {}: {e}", cc.name))
 }
 
 /// Run one endpoint with `args` (the words after the program's name); its exit status: 0 after
