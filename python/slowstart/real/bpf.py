@@ -63,9 +63,15 @@ GONE_WITHIN_S = 2.0
 
 def object_name(data: bytes) -> str | None:
     """The controller's kernel name (its ops' `.name`) read from the object, None if this
-    build of the extension cannot read it (the kernel then tells, after loading)."""
+    build of the extension cannot read it or the simulator could not run the object (the
+    kernel may: it then tells the name, after loading, `_ops_name`)."""
     info = getattr(_core, "bpf_object_info", None)
-    return None if info is None else str(info(data)["name"])
+    if info is None:
+        return None
+    try:
+        return str(info(data)["name"])
+    except ValueError:  # e.g. a socket field the simulator does not model
+        return None
 
 
 def set_globals(data: bytes, params: dict[str, Any], label: str) -> bytes:
@@ -80,16 +86,17 @@ def set_globals(data: bytes, params: dict[str, Any], label: str) -> bytes:
             "slowstart._core.bpf_set_globals, not in this build"
         )
     try:
-        return bytes(setter(data, {k: int(v) for k, v in params.items()}))
+        return bytes(setter(data, dict(params)))
     except (ValueError, TypeError) as e:
         raise RealRunError(f"{label}: {e}") from None
 
 
 def simulator_reads(cc: object = None) -> bool:
-    """Whether this build's scenario loader reads a `.bpf.o` cc value itself (then the
-    simulated side of `compare` can run it); until it does, `real` makes the spec (`spec`)."""
+    """Whether this build's scenario loader reads a `.bpf.o` cc value itself (the core's
+    grammar takes it and loading/guests.py names it), so that the simulated side of `compare`
+    can run it; until it does, `real` makes the spec (`spec`)."""
     try:
-        return bool(guests.is_reference("x" + SUFFIX))
+        return SUFFIX in guests.HELP and bool(guests.is_reference("x" + SUFFIX))
     except ImportError:  # no extension
         return False
 
