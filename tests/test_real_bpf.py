@@ -218,7 +218,8 @@ def test_globals_go_through_the_extension(monkeypatch):
         bpf.set_globals(b"o", {"beta": 819}, "--cc")
     monkeypatch.setattr(bpf, "_core", SimpleNamespace(bpf_set_globals=set_globals))
     assert bpf.set_globals(b"o", {"beta": 819}, "--cc") == b"o!" and seen == {"beta": 819}
-    with pytest.raises(testbed.RealRunError, match="^--cc: no const volatile global 'nope'"):
+    unknown = "^--cc: setting nope: no const volatile global 'nope'"
+    with pytest.raises(testbed.RealRunError, match=unknown):
         bpf.set_globals(b"o", {"nope": 1}, "--cc")
 
 

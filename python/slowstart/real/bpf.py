@@ -87,8 +87,8 @@ def set_globals(data: bytes, params: dict[str, Any], label: str) -> bytes:
         )
     try:
         return bytes(setter(data, dict(params)))
-    except (ValueError, TypeError) as e:
-        raise RealRunError(f"{label}: {e}") from None
+    except (ValueError, TypeError) as e:  # the simulator's reader must take the object
+        raise RealRunError(f"{label}: setting {', '.join(params)}: {e}") from None
 
 
 def simulator_reads(cc: object = None) -> bool:
