@@ -56,6 +56,8 @@ BPF_STRUCT_OPS = 44  # enum bpf_attach_type, Linux 6.4
 # How long the name may take to leave tcp_available_congestion_control once the link is
 # closed (it leaves at once: unregistering is synchronous).
 GONE_WITHIN_S = 2.0
+# How long the struct_ops map may take to go once no socket runs the controller.
+MAP_FREED_WITHIN_S = 1.0
 
 
 # --- what the simulator side provides -------------------------------------------------------
@@ -227,6 +229,8 @@ def _libbpf() -> Any:
         ("bpf_link__destroy", i, [p]),
         ("bpf_link_create", i, [i, i, i, p]),
         ("bpf_map__value_size", u32, [p]),
+        ("bpf_obj_get_info_by_fd", i, [i, p, p]),
+        ("bpf_map_get_fd_by_id", i, [u32]),
         ("bpf_map_lookup_elem", i, [i, p, p]),
         ("btf__load_vmlinux_btf", p, []),
         ("btf__free", None, [p]),
@@ -269,6 +273,7 @@ class _Loaded:
         self.attached: list[int] = []
         self.link_fd: int | None = None
         self.registered = False
+        self.map_id: int | None = None  # the struct_ops map's, once loaded
 
     def close(self) -> None:
         lib = _LIB.get("bpf")
@@ -317,7 +322,25 @@ def _load(data: bytes, label: str, loaded: _Loaded) -> int:
         why = os.strerror(ctypes.get_errno())
         raise RealRunError(f"{label}: the kernel refused its struct_ops ({why})")
     loaded.attached.append(link)
+    loaded.map_id = _map_id(lib.bpf_map__fd(st))
     return st
+
+
+def _map_id(fd: int) -> int | None:
+    """The kernel's id of the map behind `fd` (struct bpf_map_info: type, then id)."""
+    info, size = ctypes.create_string_buffer(128), ctypes.c_uint32(128)
+    if _libbpf().bpf_obj_get_info_by_fd(fd, info, ctypes.byref(size)) != 0:
+        return None
+    return int.from_bytes(info.raw[4:8], "little")
+
+
+def map_alive(map_id: int) -> bool:
+    """Whether the kernel still has the map of id `map_id` (something still holds it)."""
+    fd = _libbpf().bpf_map_get_fd_by_id(map_id)
+    if fd < 0:
+        return False
+    os.close(fd)
+    return True
 
 
 def _register(st: int, label: str, loaded: _Loaded) -> None:
@@ -417,6 +440,24 @@ def registered(data: bytes, label: str) -> Iterator[str]:
             if sys.exc_info()[0] is None:
                 raise RealRunError(message)
             print(f"warning: {message}", file=sys.stderr)
+        if loaded.map_id is not None and not _freed(loaded.map_id):
+            print(
+                f"warning: {name or label} is unregistered, but a socket still runs it: its "
+                f"struct_ops map (id {loaded.map_id}) stays in `bpftool struct_ops show` until "
+                "that socket closes",
+                file=sys.stderr,
+            )
+
+
+def _freed(map_id: int) -> bool:
+    """Whether the map has gone within MAP_FREED_WITHIN_S (its last holder a socket being
+    destroyed)."""
+    deadline = time.monotonic() + MAP_FREED_WITHIN_S
+    while map_alive(map_id):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def flow_label(i: int) -> str:

@@ -250,10 +250,21 @@ class RunNames:
 
 
 def _kill_ns(ns: str) -> None:
+    """Delete namespace `ns` with what is in it: its processes, then its TCP sockets. A socket
+    its process left (an orphan still sending its FIN, or data, to a peer whose link is gone)
+    would otherwise retransmit for minutes (tcp_orphan_retries) and hold the namespace, and
+    its congestion control with it: a BPF controller's struct_ops map (docs/bpf-real.md).
+    `ss -K` aborts them (SOCK_DESTROY; where the kernel lacks it they stay, as before)."""
     pids = _ip("netns", "pids", ns, check=False).stdout.split()
     for p in pids:
         with contextlib.suppress(ProcessLookupError, ValueError):
             os.kill(int(p), signal.SIGKILL)
+    if shutil.which("ss"):
+        subprocess.run(
+            ["ip", "netns", "exec", ns, "ss", "-K", "-t", "-a"],
+            check=False,
+            capture_output=True,
+        )
     _ip("netns", "del", ns, check=False)
 
 
