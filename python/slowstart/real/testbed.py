@@ -6,7 +6,8 @@ stays in the root namespace holding both TUN descriptors and runs the simulator'
 model (`Channel`) per direction against the monotonic clock: the bottleneck's forward
 direction carries data, its reverse the ACKs and requests. The sender's access link is not
 emulated (at 10 Gbps it adds nothing measurable). The devices disappear with the emulator
-process; the namespaces are deleted when the testbed closes, at exit and on SIGTERM/SIGINT;
+process; the namespaces are deleted, with their TCP sockets (`_kill_ns`), when the testbed
+closes, at exit and on SIGTERM/SIGINT;
 emulator and endpoints run at real-time priority (`REALTIME_PRIORITY`) and die with a
 SIGKILLed parent (PR_SET_PDEATHSIG), and every run starts by removing the namespaces and work
 folders of runs whose process is gone. Everything a run makes carries its process id
