@@ -131,7 +131,7 @@ def test_fig17_at_ns3s_times(tmp_path):
 @pytest.mark.parametrize(
     ("stack", "message"),
     [
-        ("kernel", "--cc: the kernel stack runs reno, cubic, bbr, bbr1, got 'dctcp'"),
+        ("kernel", "--cc: the kernel stack runs reno, cubic, bbr, bbr1 or PATH.bpf.o, got 'dctcp'"),
         ("udp", "flow.0.cc: dctcp needs ECN, which the UDP stack does not carry"),
     ],
 )

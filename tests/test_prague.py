@@ -118,7 +118,10 @@ def test_reproduce_prague_shows_the_prs_comparison(tmp_path):
 @pytest.mark.parametrize(
     ("stack", "message"),
     [
-        ("kernel", "--cc: the kernel stack runs reno, cubic, bbr, bbr1, got 'prague'"),
+        (
+            "kernel",
+            "--cc: the kernel stack runs reno, cubic, bbr, bbr1 or PATH.bpf.o, got 'prague'",
+        ),
         ("udp", "flow.0.cc: prague needs ECN, which the UDP stack does not carry"),
     ],
 )

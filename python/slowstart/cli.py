@@ -38,6 +38,7 @@ paths = lazy.module("slowstart.paths")
 plan_module = lazy.module("slowstart.running.plan")
 progress_module = lazy.module("slowstart.progress")
 queues_module = lazy.module("slowstart.loading.queues")
+real_bpf = lazy.module("slowstart.real.bpf")
 real_kernel = lazy.module("slowstart.real.kernel")
 real_program = lazy.module("slowstart.real.program")
 real_quinn = lazy.module("slowstart.real.quinn")
@@ -831,9 +832,32 @@ def format_real(s: dict[str, Any]) -> str:
 def _load_real(args: argparse.Namespace) -> dict[str, Any]:
 
     # Without --cc each flow runs its own cc, a swarm its transports' (swarm.tcp.cc, ...).
-    return scenario.load(
-        paths.scenario_path(args.file), cc=args.cc, set=args.set or [], seed=args.seed
+    cc = args.cc
+    bpf_spec = None
+    if cc is not None and real_bpf.is_bpf(cc) and not real_bpf.simulator_reads(cc):
+        # A simulator that does not read `.bpf.o` values yet: the real side makes the spec.
+        bpf_spec, cc = real_bpf.spec(cc, "--cc"), "reno"
+    config = scenario.load(
+        paths.scenario_path(args.file), cc=cc, set=args.set or [], seed=args.seed
     )
+    if bpf_spec is not None:
+        for flow in config.get("flows") or []:
+            flow["cc"] = dict(bpf_spec)
+    return config
+
+
+def _bpf_flows(config: dict[str, Any]) -> bool:
+    return any(real_bpf.is_bpf(f["cc"]) for f in config.get("flows") or [])
+
+
+def check_bpf(args: argparse.Namespace, config: dict[str, Any]) -> str | None:
+    """On the kernel stack a BPF object runs in the kernel, on a machine that can register
+    it (the UDP and quinn stacks run it in the simulator's interpreter)."""
+    if not _bpf_flows(config) or (args.stack or "kernel") not in ("kernel", "both"):
+        return None
+    if real_program.has_programs(config):
+        return "a BPF object (.bpf.o) runs on the kernel stack's own endpoints, not [flow.program]"
+    return real_bpf.unavailable_reason()
 
 
 def check_real_cc(args: argparse.Namespace, config: dict[str, Any] | None = None) -> str | None:
@@ -852,12 +876,14 @@ def check_real_cc(args: argparse.Namespace, config: dict[str, Any] | None = None
                 f"{at}: quinn's own controllers are {', '.join(real_quinn.QUINN_CC)}, got {cc!r} "
                 "(--stack quinn runs every slowstart algorithm but ledbat and utp)"
             )
-        if (args.stack or "kernel") in ("kernel", "both") and cc.split(":")[
-            0
-        ] not in testbed.LINUX_CC:
+        if (
+            (args.stack or "kernel") in ("kernel", "both")
+            and cc.split(":")[0] not in testbed.LINUX_CC
+            and not real_bpf.is_bpf(cc)
+        ):
             return (
-                f"{at}: the kernel stack runs {', '.join(testbed.LINUX_CC)}, got {cc!r} "
-                "(--stack udp runs every algorithm)"
+                f"{at}: the kernel stack runs {', '.join(testbed.LINUX_CC)} or PATH.bpf.o, "
+                f"got {cc!r} (--stack udp runs every algorithm)"
             )
     return None
 
@@ -869,7 +895,7 @@ def cmd_real(args: argparse.Namespace) -> int:
     if reason:
         return _error(reason, 2)
     config = _load_real(args)
-    bad = check_real_cc(args, config)
+    bad = check_real_cc(args, config) or check_bpf(args, config)
     if bad:
         return _error(bad, 2)
 
@@ -932,9 +958,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.runs is not None and args.runs < 1:
         return _error("--runs: expected a positive integer", 2)
     config = _load_real(args)
-    bad = check_real_cc(args, config)
+    bad = check_real_cc(args, config) or check_bpf(args, config)
     if bad:
         return _error(bad, 2)
+    if _bpf_flows(config) and not real_bpf.simulator_reads(config["flows"][0]["cc"]):
+        return _error(
+            "compare: simulating a BPF object needs the simulator's .bpf.o loader "
+            "(loading/guests.py), not in this build; `slowstart real` runs it",
+            2,
+        )
     if "swarm" in config:
         return _compare_swarm(args, config)
     if args.populations is not None:
@@ -1096,7 +1128,7 @@ def add_real_parsers(sub: Any) -> None:
         p.add_argument(
             "--cc",
             help="congestion control of every flow: "
-            f"{', '.join(testbed.LINUX_CC)} on the kernel stack "
+            f"{', '.join(testbed.LINUX_CC)} or PATH.bpf.o[:global=N,...] on the kernel stack "
             "(bbr1 simulates Linux's bbr, bbr the IETF draft), any algorithm on the UDP and "
             "quinn stacks (default: each flow's own cc in the scenario; a swarm's are "
             "swarm.tcp.cc and swarm.utp.cc)",

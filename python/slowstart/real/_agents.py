@@ -3,12 +3,15 @@
 Standalone (standard library only) so each starts fast. Times are CLOCK_MONOTONIC ns, shared
 by every namespace, so the parent aligns them with the emulator's log.
 
-    python _agents.py sink PORT
+    python _agents.py sink PORT [CC]
     python _agents.py send HOST PORT SIZE CC INTERVAL_NS OUT.json START_AT_NS
     python _agents.py server PORT CC REQUEST SIZES OBJECTS KEEP_ALIVE INTERVAL_NS OUT.json
-    python _agents.py client HOST PORT REQUEST SIZES OBJECTS KEEP_ALIVE START_AT_NS
+    python _agents.py client HOST PORT REQUEST SIZES OBJECTS KEEP_ALIVE START_AT_NS [CC]
 
-SIZES is a comma-separated list of byte counts, KEEP_ALIVE 1 or 0.
+SIZES is a comma-separated list of byte counts, KEEP_ALIVE 1 or 0. The receiving end's CC (a
+BPF controller's, kernel.py) matters where the controller needs ECN: Linux accepts ECN on a
+connection whose SYN is ECT only if the receiving end's controller needs ECN too, and such a
+controller's receive side makes the echo (DCTCP's, one ECE per CE-marked segment).
 """
 
 from __future__ import annotations
@@ -167,9 +170,9 @@ class Sampler(threading.Thread):
             json.dump({"keys": ["t_ns", *self.KEYS], "rows": self.rows, **extra}, f)
 
 
-def sink(port: int) -> None:
+def sink(port: int, cc: str | None = None) -> None:
     """Bulk receiver: one JSON line (bytes, first and last byte times) per connection."""
-    srv = _listener(port)
+    srv = _listener(port, cc)
     while True:
         conn, _ = srv.accept()
         total, first, last = 0, None, None
@@ -259,6 +262,7 @@ def client(
     objects: int,
     keep_alive: bool,
     start_at: int,
+    cc: str | None = None,
 ) -> None:
     """Web client: connect at `start_at`, request objects one after another (no pipelining),
     each the moment the previous one's last byte arrived; print one JSON line with each
@@ -272,6 +276,8 @@ def client(
     for k in range(objects):
         if conn is None:
             conn = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            if cc:
+                conn.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc.encode())
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn.connect((host, port))
         conn.sendall(b"\0" * request)
@@ -307,10 +313,11 @@ if __name__ == "__main__":
     _die_with_parent()
     role, a = sys.argv[1], sys.argv[2:]
     if role == "sink":
-        sink(int(a[0]))
+        sink(int(a[0]), a[1] if len(a) > 1 else None)
     elif role == "send":
         send(a[0], int(a[1]), int(a[2]), a[3], int(a[4]), a[5], int(a[6]))
     elif role == "server":
         server(int(a[0]), a[1], int(a[2]), _sizes(a[3]), int(a[4]), a[5] == "1", int(a[6]), a[7])
     else:
-        client(a[0], int(a[1]), int(a[2]), _sizes(a[3]), int(a[4]), a[5] == "1", int(a[6]))
+        cc = a[7] if len(a) > 7 else None
+        client(a[0], int(a[1]), int(a[2]), _sizes(a[3]), int(a[4]), a[5] == "1", int(a[6]), cc)

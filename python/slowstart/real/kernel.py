@@ -5,7 +5,8 @@ flow is a server in `ss-snd` and a client in `ss-rcv` that connects, sends a req
 `request` bytes, reads the response, and asks for the next object at once (keep-alive) or on a
 new connection, as crates/slowstart-apps/src/web.rs; first and last byte are timed at the
 client. The endpoints are _agents.py. Congestion control is set per socket
-(`TCP_CONGESTION`); segments are MSS 1448 (MTU 1500 with timestamps). The data sender samples
+(`TCP_CONGESTION`): Linux's own (`LINUX_CC`) or a BPF object's, registered for the run
+(bpf.py); segments are MSS 1448 (MTU 1500 with timestamps). The data sender samples
 TCP_INFO into a trace that summary.py turns into the simulator's schema.
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from slowstart import lazy
+from slowstart.real import bpf
 from slowstart.real.summary import MSS, PHASES, flows_frame, kernel_summary, queues_frame
 from slowstart.real.testbed import (
     LINUX_CC,
@@ -43,8 +45,19 @@ pd = lazy.module("pandas")
 _AGENTS = Path(__file__).with_name("_agents.py")
 
 
-def _linux_cc(flow: dict[str, Any]) -> str:
-    return LINUX_CC[flow["cc"]["name"]]
+def _linux_cc(flow: dict[str, Any], bpf_names: dict[str, str]) -> str:
+    """The kernel name of a flow's algorithm: Linux's own, or its BPF object's as registered
+    (`bpf_names`: spec name -> kernel name, from bpf.registered_flows)."""
+    cc = flow["cc"]
+    return bpf_names[cc["name"]] if bpf.is_bpf(cc) else LINUX_CC[cc["name"]]
+
+
+def _receiver_cc(flow: dict[str, Any], bpf_names: dict[str, str]) -> list[str]:
+    """The receiving end's algorithm, for a BPF controller only: one that needs ECN
+    (TCP_CONG_NEEDS_ECN, DCTCP's) sends an ECT SYN, which Linux answers with ECN only from a
+    socket whose controller needs it too, and its receive side makes the ECN echo (DCTCP's);
+    Linux's own algorithms leave the receiver's default, as before."""
+    return [bpf_names[flow["cc"]["name"]]] if bpf.is_bpf(flow["cc"]) else []
 
 
 def _web(flow: dict[str, Any]) -> dict[str, Any] | None:
@@ -61,8 +74,10 @@ def check_flows(config: dict[str, Any]) -> None:
         if kind == "bulk" and flow.get("size_bytes") is None:
             raise ValueError(f'flow.{i}.size: a real bulk flow needs a size such as "10MB"')
         cc = flow["cc"]["name"]
-        if cc not in LINUX_CC:
-            raise ValueError(f"flow.{i}.cc: real runs accept {', '.join(LINUX_CC)}, got {cc!r}")
+        if cc not in LINUX_CC and not bpf.is_bpf(flow["cc"]):
+            raise ValueError(
+                f"flow.{i}.cc: real runs accept {', '.join(LINUX_CC)} or PATH.bpf.o, got {cc!r}"
+            )
         # The server's route carries initcwnd and the client's initrwnd, one route each way,
         # so every flow over the path shares them.
         for key in ("initcwnd", "initrwnd"):
@@ -84,7 +99,9 @@ def _agent(session: Session, ns: str, *args: str) -> subprocess.Popen[str]:
     return session.process(ns, [sys.executable, str(_AGENTS), *args], stderr=False)
 
 
-def _start_flows(session: Session, work: Path, interval: int) -> tuple[int, list[dict[str, Any]]]:
+def _start_flows(
+    session: Session, work: Path, interval: int, bpf_names: dict[str, str]
+) -> tuple[int, list[dict[str, Any]]]:
     """Start every flow's passive end (bulk sink, web server), then its active end (bulk
     sender, web client) timed to the flow's `start`. Returns time 0 and per flow its agents."""
     runs: list[dict[str, Any]] = []
@@ -104,14 +121,14 @@ def _start_flows(session: Session, work: Path, interval: int) -> tuple[int, list
                 session.ns_snd,
                 "server",
                 port,
-                _linux_cc(flow),
+                _linux_cc(flow, bpf_names),
                 *args,
                 str(interval),
                 str(trace),
             )
         else:
             args = []
-            passive = _agent(session, session.ns_rcv, "sink", port)
+            passive = _agent(session, session.ns_rcv, "sink", port, *_receiver_cc(flow, bpf_names))
         assert passive.stdout is not None
         if passive.stdout.readline().strip() != "listening":
             raise RealRunError(f"flow {i}: the {'server' if web else 'sink'} did not start")
@@ -137,6 +154,7 @@ def _start_flows(session: Session, work: Path, interval: int) -> tuple[int, list
                 r["port"],
                 *r["args"],
                 str(r["start_at"]),
+                *_receiver_cc(r["flow"], bpf_names),
             )
         else:
             r["active"] = _agent(
@@ -146,7 +164,7 @@ def _start_flows(session: Session, work: Path, interval: int) -> tuple[int, list
                 RCV_ADDR,
                 r["port"],
                 str(r["flow"]["size_bytes"]),
-                _linux_cc(r["flow"]),
+                _linux_cc(r["flow"], bpf_names),
                 str(interval),
                 str(r["trace"]),
                 str(r["start_at"]),
@@ -164,9 +182,11 @@ def run_real(
     timeout_s = timeout_s or config["duration_ns"] / 1e9 + 10
     # 0 means "every event" in the simulator; TCP_INFO is sampled every 1 ms then.
     interval = int(config.get("trace", {}).get("flow_interval_ns") or 1_000_000)
-    with workdir() as work:
+    with workdir() as work, bpf.registered_flows(config) as bpf_names:
+        # The testbed closes (its sockets gone with its namespaces) before the BPF objects
+        # are unregistered.
         with testbed(config, work, MSS, pcap) as session:
-            t_base, runs = _start_flows(session, work, interval)
+            t_base, runs = _start_flows(session, work, interval, bpf_names)
             deadline = time.monotonic() + START_LEAD_NS / 1e9 + timeout_s
             for i, r in enumerate(runs):
                 side = "client" if r["web"] else "sender"

@@ -6,7 +6,8 @@ stays in the root namespace holding both TUN descriptors and runs the simulator'
 model (`Channel`) per direction against the monotonic clock: the bottleneck's forward
 direction carries data, its reverse the ACKs and requests. The sender's access link is not
 emulated (at 10 Gbps it adds nothing measurable). The devices disappear with the emulator
-process; the namespaces are deleted when the testbed closes, at exit and on SIGTERM/SIGINT;
+process; the namespaces are deleted, with their TCP sockets (`_kill_ns`), when the testbed
+closes, at exit and on SIGTERM/SIGINT;
 emulator and endpoints run at real-time priority (`REALTIME_PRIORITY`) and die with a
 SIGKILLed parent (PR_SET_PDEATHSIG), and every run starts by removing the namespaces and work
 folders of runs whose process is gone. Everything a run makes carries its process id
@@ -250,10 +251,21 @@ class RunNames:
 
 
 def _kill_ns(ns: str) -> None:
+    """Delete namespace `ns` with what is in it: its processes, then its TCP sockets. A socket
+    its process left (an orphan still sending its FIN, or data, to a peer whose link is gone)
+    would otherwise retransmit for minutes (tcp_orphan_retries) and hold the namespace, and
+    its congestion control with it: a BPF controller's struct_ops map (docs/bpf-real.md).
+    `ss -K` aborts them (SOCK_DESTROY; where the kernel lacks it they stay, as before)."""
     pids = _ip("netns", "pids", ns, check=False).stdout.split()
     for p in pids:
         with contextlib.suppress(ProcessLookupError, ValueError):
             os.kill(int(p), signal.SIGKILL)
+    if shutil.which("ss"):
+        subprocess.run(
+            ["ip", "netns", "exec", ns, "ss", "-K", "-t", "-a"],
+            check=False,
+            capture_output=True,
+        )
     _ip("netns", "del", ns, check=False)
 
 
@@ -395,7 +407,10 @@ class Session:
         # algorithms each set their own on the socket (TCP_CONGESTION), which a route would
         # override.
         same = {LINUX_CC.get(f["cc"]["name"], "cubic") for f in self.flows} == {cc}
-        on_route = route_cc(cc) if same else []
+        # A BPF controller (real/bpf.py) is set on its flows' sockets only: a route's would
+        # override it, and a namespace's default keeps it referenced (docs/bpf-real.md).
+        bpf = any((f["cc"].get("guest") or {}).get("kind") == "bpf" for f in self.flows)
+        on_route = route_cc(cc) if same and not bpf else []
         for ns, tun, me, peer, route in (
             (self.ns_snd, self.tun_snd, SND_ADDR, RCV_ADDR, ["initcwnd", str(initcwnd)]),
             (self.ns_rcv, self.tun_rcv, RCV_ADDR, SND_ADDR, ["initrwnd", str(initrwnd)]),
