@@ -150,7 +150,10 @@ def test_the_same_object_and_seed_give_the_same_bytes():
 @pytest.mark.parametrize(
     ("name", "said"),
     [
-        ("out_of_bounds", "cong_avoid: reads or writes 4 bytes at offset 65536 of the socket, which has"),
+        (
+            "out_of_bounds",
+            "cong_avoid: reads or writes 4 bytes at offset 65536 of the socket, which has",
+        ),
         ("endless_loop", "ran 1000000 instructions without returning"),
         ("zero_cwnd", "left snd_cwnd at 0 (accepted: 1 or more segments)"),
     ],

@@ -9,6 +9,7 @@ Tests that register need root, BTF, libbpf and clang, those that run flows also 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -168,51 +169,29 @@ def one_error_line(err: str) -> str:
 # --- without root -----------------------------------------------------------------------------
 
 
-def test_a_bpf_value_and_its_parameters():
-    assert bpf.split("x.bpf.o") == ("x.bpf.o", {})
-    assert bpf.split("dir/cubic.bpf.o:beta=819,fast_convergence=0") == (
-        "dir/cubic.bpf.o",
-        {"beta": 819, "fast_convergence": 0},
-    )
-    assert bpf.split("reno") is None and bpf.split("x.wasm") is None
-    assert bpf.split("x.bpf.old") is None
-    with pytest.raises(ValueError, match="key=integer, got 'beta'"):
-        bpf.split("x.bpf.o:beta")
-    with pytest.raises(ValueError, match="key=integer, got 'beta=0.7'"):
-        bpf.split("x.bpf.o:beta=0.7")
+def test_a_bpf_value_names_an_object_by_the_cores_grammar():
+    assert bpf.is_bpf("x.bpf.o") and bpf.is_bpf("dir/cubic.bpf.o:beta=819")
+    assert not bpf.is_bpf("reno") and not bpf.is_bpf("x.wasm") and not bpf.is_bpf("x.bpf.old")
     assert bpf.is_bpf({"name": "x.bpf.o@1", "guest": {"kind": "bpf"}})
     assert not bpf.is_bpf({"name": "x.wasm@1", "guest": {"kind": "wasm"}})
     assert not bpf.is_bpf({"name": "reno", "params": {}})
 
 
-def test_the_spec_is_the_loaders_and_a_changed_object_is_refused(tmp_path):
+def test_a_changed_object_is_refused(tmp_path):
     obj = tmp_path / "mine.bpf.o"
     obj.write_bytes(b"\x7fELF first")
-    spec = bpf.spec(f"{obj}:k=3", "--cc")
-    assert spec["name"].startswith("mine.bpf.o@") and len(spec["name"]) == len("mine.bpf.o@") + 12
-    assert spec["params"] == {"k": 3} and spec["guest"]["kind"] == "bpf"
-    with pytest.raises(ValueError, match=r"--cc: .*missing.bpf.o: No such file"):
-        bpf.spec(str(tmp_path / "missing.bpf.o"), "--cc")
+    spec = {
+        "name": "mine.bpf.o@0",
+        "guest": {
+            "kind": "bpf",
+            "path": str(obj),
+            "sha256": hashlib.sha256(obj.read_bytes()).hexdigest(),
+        },
+    }
+    assert bpf.object_bytes(spec, "flow.0.cc") == b"\x7fELF first"
     obj.write_bytes(b"\x7fELF second")
     with pytest.raises(testbed.RealRunError, match="changed since the scenario was loaded"):
         bpf.object_bytes(spec, "flow.0.cc")
-
-
-@pytest.mark.skipif(
-    bpf.simulator_reads(), reason="skipped: the simulator's loader makes the spec in this build"
-)
-def test_every_flow_runs_the_object_named_by_cc(tmp_path):
-    """Until the simulator reads `.bpf.o` values, `real` makes the spec itself, the loader's."""
-    from slowstart.cli import _load_real
-
-    obj = tmp_path / "mine.bpf.o"
-    obj.write_bytes(b"\x7fELF")
-    args = Namespace(file="real-web", cc=f"{obj}:k=1", set=["flow.0.initcwnd=20"], seed=None)
-    config = _load_real(args)
-    (flow,) = config["flows"]
-    assert bpf.is_bpf(flow["cc"]) and flow["cc"]["params"] == {"k": 1}
-    assert flow["cc"]["guest"]["path"] == str(obj.resolve())
-    assert flow["initcwnd"] == 20  # the rest of the scenario as loaded
 
 
 def test_globals_go_through_the_extension(monkeypatch):
@@ -224,11 +203,8 @@ def test_globals_go_through_the_extension(monkeypatch):
             raise ValueError("no const volatile global 'nope' in .rodata")
         return data + b"!"
 
-    monkeypatch.setattr(bpf, "_core", SimpleNamespace())
-    assert bpf.set_globals(b"o", {}, "--cc") == b"o"  # nothing to set, nothing needed
-    with pytest.raises(testbed.RealRunError, match="needs slowstart._core.bpf_set_globals"):
-        bpf.set_globals(b"o", {"beta": 819}, "--cc")
     monkeypatch.setattr(bpf, "_core", SimpleNamespace(bpf_set_globals=set_globals))
+    assert bpf.set_globals(b"o", {}, "--cc") == b"o"  # nothing to set
     assert bpf.set_globals(b"o", {"beta": 819}, "--cc") == b"o!" and seen == {"beta": 819}
     unknown = "^--cc: setting nope: no const volatile global 'nope'"
     with pytest.raises(testbed.RealRunError, match=unknown):
@@ -480,17 +456,3 @@ def test_a_parameter_reaches_the_kernel(tmp_path, objects, emu_built):
     ssthresh = pd.read_parquet(out / "flows.parquet")["ssthresh_bytes"]
     finite = ssthresh[ssthresh < 1e12]
     assert len(finite) and (finite == 500 * 1448).all(), finite.unique()
-
-
-@needs_bpf
-@pytest.mark.skipif(
-    bpf.simulator_reads(), reason="skipped: the simulator reads .bpf.o values in this build"
-)
-def test_compare_says_in_one_line_what_it_cannot_simulate_yet(tmp_path, objects):
-    proc = cli("compare", "real-20mbps", "--cc", str(objects.reno), "--out", str(tmp_path))
-    assert proc.returncode == 2
-    assert one_error_line(proc.stderr) == (
-        "error: compare: simulating a BPF object needs the simulator's .bpf.o loader "
-        "(loading/guests.py), not in this build; `slowstart real` runs it"
-    )
-    assert name_of(objects.reno) not in bpf.available()

@@ -832,18 +832,9 @@ def format_real(s: dict[str, Any]) -> str:
 def _load_real(args: argparse.Namespace) -> dict[str, Any]:
 
     # Without --cc each flow runs its own cc, a swarm its transports' (swarm.tcp.cc, ...).
-    cc = args.cc
-    bpf_spec = None
-    if cc is not None and real_bpf.is_bpf(cc) and not real_bpf.simulator_reads(cc):
-        # A simulator that does not read `.bpf.o` values yet: the real side makes the spec.
-        bpf_spec, cc = real_bpf.spec(cc, "--cc"), "reno"
-    config = scenario.load(
-        paths.scenario_path(args.file), cc=cc, set=args.set or [], seed=args.seed
+    return scenario.load(
+        paths.scenario_path(args.file), cc=args.cc, set=args.set or [], seed=args.seed
     )
-    if bpf_spec is not None:
-        for flow in config.get("flows") or []:
-            flow["cc"] = dict(bpf_spec)
-    return config
 
 
 def _bpf_flows(config: dict[str, Any]) -> bool:
@@ -961,12 +952,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     bad = check_real_cc(args, config) or check_bpf(args, config)
     if bad:
         return _error(bad, 2)
-    if _bpf_flows(config) and not real_bpf.simulator_reads(config["flows"][0]["cc"]):
-        return _error(
-            "compare: simulating a BPF object needs the simulator's .bpf.o loader "
-            "(loading/guests.py), not in this build; `slowstart real` runs it",
-            2,
-        )
     if "swarm" in config:
         return _compare_swarm(args, config)
     if args.populations is not None:

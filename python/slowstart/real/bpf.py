@@ -43,9 +43,7 @@ from slowstart import lazy
 from slowstart.real.testbed import RealRunError, RealUnavailable
 
 _core = lazy.module("slowstart._core")
-guests = lazy.module("slowstart.loading.guests")
 
-SUFFIX = ".bpf.o"
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 VMLINUX_BTF = Path("/sys/kernel/btf/vmlinux")
 LIBBPF = "libbpf.so.1"
@@ -64,14 +62,11 @@ MAP_FREED_WITHIN_S = 1.0
 
 
 def object_name(data: bytes) -> str | None:
-    """The controller's kernel name (its ops' `.name`) read from the object, None if this
-    build of the extension cannot read it or the simulator could not run the object (the
-    kernel may: it then tells the name, after loading, `_ops_name`)."""
-    info = getattr(_core, "bpf_object_info", None)
-    if info is None:
-        return None
+    """The controller's kernel name (its ops' `.name`) read from the object, None if the
+    simulator could not run the object (the kernel may: it then tells the name, after loading,
+    `_ops_name`)."""
     try:
-        return str(info(data)["name"])
+        return str(_core.bpf_object_info(data)["name"])
     except ValueError:  # e.g. a socket field the simulator does not model
         return None
 
@@ -81,26 +76,10 @@ def set_globals(data: bytes, params: dict[str, Any], label: str) -> bytes:
     the simulated run sets them; RealRunError in one line for one it lacks."""
     if not params:
         return data
-    setter = getattr(_core, "bpf_set_globals", None)
-    if setter is None:
-        raise RealRunError(
-            f"{label}: setting a BPF object's globals ({', '.join(params)}) needs "
-            "slowstart._core.bpf_set_globals, not in this build"
-        )
     try:
-        return bytes(setter(data, dict(params)))
+        return bytes(_core.bpf_set_globals(data, dict(params)))
     except (ValueError, TypeError) as e:  # the simulator's reader must take the object
         raise RealRunError(f"{label}: setting {', '.join(params)}: {e}") from None
-
-
-def simulator_reads(cc: object = None) -> bool:
-    """Whether this build's scenario loader reads a `.bpf.o` cc value itself (the core's
-    grammar takes it and loading/guests.py names it), so that the simulated side of `compare`
-    can run it; until it does, `real` makes the spec (`spec`)."""
-    try:
-        return SUFFIX in guests.HELP and bool(guests.is_reference("x" + SUFFIX))
-    except ImportError:  # no extension
-        return False
 
 
 # --- a cc value that names an object ----------------------------------------------------------
@@ -110,45 +89,10 @@ def is_bpf(cc: object) -> bool:
     """Whether a cc value (a string, or a loaded spec) names a BPF object."""
     if isinstance(cc, dict):
         return (cc.get("guest") or {}).get("kind") == "bpf"
-    return isinstance(cc, str) and split(cc) is not None
-
-
-def split(value: str) -> tuple[str, dict[str, int]] | None:
-    """`"x.bpf.o:beta=819,k=1"` → ("x.bpf.o", {"beta": 819, "k": 1}); None for a value that
-    names no BPF object. ValueError in one line for parameters that are not `key=integer`."""
-    path, sep, rest = value.partition(SUFFIX)
-    if not sep or (rest and not rest.startswith(":")):
-        return None
-    params: dict[str, int] = {}
-    for item in filter(None, rest[1:].split(",")):
-        key, eq, number = item.partition("=")
-        try:
-            params[key.strip()] = int(number, 0)
-        except ValueError:
-            eq = ""
-        if not eq or not key.strip():
-            raise ValueError(f"{value}: a BPF object's parameters are key=integer, got {item!r}")
-    return path + SUFFIX, params
-
-
-def spec(value: str, field: str) -> dict[str, Any]:
-    """The canonical spec of a BPF object's cc value, as loading/guests.py makes it
-    (`reno.bpf.o@<sha12>`, its `guest` and `params`): for `real` until the simulator reads
-    `.bpf.o` values itself."""
-    parts = split(value)
-    if parts is None:
-        raise ValueError(f"{field}: expected PATH.bpf.o[:key=value,...], got {value!r}")
-    path = Path(parts[0]).expanduser()
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise ValueError(f"{field}: {path}: {e.strerror}") from None
-    digest = hashlib.sha256(data).hexdigest()
-    return {
-        "name": f"{path.name}@{digest[:12]}",
-        "params": parts[1],
-        "guest": {"kind": "bpf", "path": str(path.resolve()), "sha256": digest},
-    }
+    if not isinstance(cc, str):
+        return False
+    ref = _core.guest_reference(cc)
+    return ref is not None and ref["kind"] == "bpf"
 
 
 def object_bytes(cc: dict[str, Any], label: str) -> bytes:
