@@ -72,6 +72,8 @@ pub struct Object {
     pub flags: u32,
     pub insns: Vec<Insn>,
     pub hooks: BTreeMap<&'static str, Entry>,
+    /// The same, by place in [`HOOKS`], for the per-ACK calls.
+    pub entries: [Option<Entry>; HOOKS.len()],
     pub data: Vec<DataSection>,
     pub globals: Vec<Global>,
     /// Kernel functions the programs call, by the id their call instructions carry.
@@ -285,11 +287,16 @@ pub fn load(bytes: &[u8], kfunc_id: impl Fn(&str) -> Option<i64>) -> Result<Obje
     let (name, flags, hooks) = struct_ops(&elf, &btf, &base)?;
     check_instructions(&insns, &poisoned)?;
     let globals = globals(&elf, &btf, &data_index, &data);
+    let mut entries = [None; HOOKS.len()];
+    for (i, hook) in HOOKS.iter().enumerate() {
+        entries[i] = hooks.get(hook).copied();
+    }
     Ok(Object {
         name,
         flags,
         insns,
         hooks,
+        entries,
         data,
         globals,
         kfuncs,

@@ -17,6 +17,17 @@ use crate::layout::{ack, rate, sk};
 use crate::object::{Object, POISON};
 use crate::vm::{self, region, Access, Fault, Host, Memory, Region};
 
+/// The hooks, by place in [`crate::object::HOOKS`].
+const INIT: usize = 0;
+const RELEASE: usize = 1;
+const SSTHRESH: usize = 2;
+const CONG_AVOID: usize = 3;
+const SET_STATE: usize = 4;
+const CWND_EVENT: usize = 5;
+const IN_ACK_EVENT: usize = 6;
+const PKTS_ACKED: usize = 7;
+const CONG_CONTROL: usize = 9;
+
 /// Linux's `TCP_INFINITE_SSTHRESH`.
 const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 
@@ -256,7 +267,6 @@ pub struct Connection {
     ece: bool,
     /// An ECN flow calls `in_ack_event` with its feedback, before the ACK's other events.
     ecn_acks: bool,
-    hook: &'static str,
 }
 
 fn region_of(name: &'static str, bytes: Vec<u8>, access: Access) -> Region {
@@ -319,16 +329,15 @@ impl Connection {
             ce_bytes: 0,
             ece: false,
             ecn_acks: false,
-            hook: "init",
         }
     }
 
     /// Call `hook` with `args` (after the socket), if the object has it: its `r0`.
-    fn call(&mut self, hook: &'static str, args: &[u64]) -> Result<Option<u64>, String> {
-        let Some(entry) = self.obj.hooks.get(hook).copied() else {
+    fn call(&mut self, hook: usize, args: &[u64]) -> Result<Option<u64>, String> {
+        let Some(entry) = self.obj.entries[hook] else {
             return Ok(None);
         };
-        self.hook = hook;
+        let hook = crate::object::HOOKS[hook];
         let ctx = &mut self.mem.regions[region::CTX as usize].bytes;
         ctx[..8].copy_from_slice(&vm::pointer(region::SOCK, 0).to_le_bytes());
         for (i, a) in args.iter().enumerate() {
@@ -352,7 +361,7 @@ impl Connection {
 
     /// include/net/tcp.h `tcp_set_ca_state`: the hook sees the old state.
     fn set_state(&mut self, state: u32) -> Result<(), String> {
-        self.call("set_state", &[state as u64])?;
+        self.call(SET_STATE, &[state as u64])?;
         self.ca_state = state;
         let b = &mut self.mem.regions[region::SOCK as usize].bytes[sk::CA_STATE as usize];
         *b = (*b & !0x1f) | state as u8;
@@ -362,7 +371,7 @@ impl Connection {
     fn ensure_init(&mut self) -> Result<(), String> {
         if !self.initialized {
             self.initialized = true;
-            self.call("init", &[])?;
+            self.call(INIT, &[])?;
         }
         Ok(())
     }
@@ -414,7 +423,7 @@ impl Connection {
         } else {
             ACK_WIN_UPDATE
         };
-        self.call("in_ack_event", &[flags])?;
+        self.call(IN_ACK_EVENT, &[flags])?;
         Ok(())
     }
 
@@ -425,7 +434,7 @@ impl Connection {
                 self.kernel.now = s.now;
                 // tcp_event_data_sent: the first packet with nothing in flight.
                 if s.bytes_in_flight <= s.bytes && !s.retransmission {
-                    self.call("cwnd_event", &[EVENT_TX_START])?;
+                    self.call(CWND_EVENT, &[EVENT_TX_START])?;
                 }
             }
             Event::Ack(a) => {
@@ -462,26 +471,26 @@ impl Connection {
                 sample[ack::PKTS_ACKED as usize..][..4].copy_from_slice(&acked.to_le_bytes());
                 sample[ack::RTT_US as usize..][..4].copy_from_slice(&rtt_us.to_le_bytes());
                 sample[ack::IN_FLIGHT as usize..][..4].copy_from_slice(&in_flight.to_le_bytes());
-                self.call("pkts_acked", &[vm::pointer(region::SAMPLE, 0)])?;
+                self.call(PKTS_ACKED, &[vm::pointer(region::SAMPLE, 0)])?;
                 if !self.ecn_acks {
                     self.in_ack_event(false)?;
                 }
                 let ack_seq = a.delivered as u32 as u64;
-                if self.obj.hooks.contains_key("cong_control") {
+                if self.obj.entries[CONG_CONTROL].is_some() {
                     self.fill_rate_sample(a);
                     let rs = vm::pointer(region::SAMPLE, 0);
-                    let args = match self.obj.hooks["cong_control"].args {
+                    let args = match self.obj.entries[CONG_CONTROL].map_or(4, |e| e.args) {
                         2 => vec![rs],
                         _ => vec![ack_seq, 0, rs],
                     };
-                    self.call("cong_control", &args)?;
+                    self.call(CONG_CONTROL, &args)?;
                 } else if !a.in_recovery
                     && !matches!(self.ca_state, CA_RECOVERY | CA_CWR)
                     && acked > 0
                 {
                     // tcp_cong_avoid, on an ACK that delivered data outside a window reduction;
                     // the object tests tcp_is_cwnd_limited itself, as Linux's controllers do.
-                    self.call("cong_avoid", &[ack_seq, acked as u64])?;
+                    self.call(CONG_AVOID, &[ack_seq, acked as u64])?;
                 }
                 if get(&self.mem, sk::SND_CWND) >= get(&self.mem, sk::SND_SSTHRESH) {
                     self.left_initial = true;
@@ -496,10 +505,10 @@ impl Connection {
                     // PRR takes the window down to it.
                     let cwnd = get(&self.mem, sk::SND_CWND);
                     set(&mut self.mem, sk::PRIOR_CWND, cwnd);
-                    let ss = self.call("ssthresh", &[])?.unwrap_or(0) as u32;
+                    let ss = self.call(SSTHRESH, &[])?.unwrap_or(0) as u32;
                     set(&mut self.mem, sk::SND_SSTHRESH, ss);
                     set(&mut self.mem, sk::SND_CWND_CNT, 0);
-                    if !self.obj.hooks.contains_key("cong_control") {
+                    if self.obj.entries[CONG_CONTROL].is_none() {
                         set(&mut self.mem, sk::SND_CWND, ss.max(1));
                     }
                     self.set_state(target)?;
@@ -511,10 +520,10 @@ impl Connection {
                     CA_RECOVERY | CA_CWR => {
                         // tcp_end_cwnd_reduction.
                         let ss = get(&self.mem, sk::SND_SSTHRESH);
-                        if !self.obj.hooks.contains_key("cong_control") && ss < INFINITE_SSTHRESH {
+                        if self.obj.entries[CONG_CONTROL].is_none() && ss < INFINITE_SSTHRESH {
                             set(&mut self.mem, sk::SND_CWND, ss.max(1));
                         }
-                        self.call("cwnd_event", &[EVENT_COMPLETE_CWR])?;
+                        self.call(CWND_EVENT, &[EVENT_COMPLETE_CWR])?;
                         self.set_state(CA_OPEN)?;
                     }
                     CA_LOSS => self.set_state(CA_OPEN)?,
@@ -528,9 +537,9 @@ impl Connection {
                 if self.ca_state < CA_CWR {
                     let cwnd = get(&self.mem, sk::SND_CWND);
                     set(&mut self.mem, sk::PRIOR_CWND, cwnd);
-                    let ss = self.call("ssthresh", &[])?.unwrap_or(0) as u32;
+                    let ss = self.call(SSTHRESH, &[])?.unwrap_or(0) as u32;
                     set(&mut self.mem, sk::SND_SSTHRESH, ss);
-                    self.call("cwnd_event", &[EVENT_LOSS])?;
+                    self.call(CWND_EVENT, &[EVENT_LOSS])?;
                 }
                 set(&mut self.mem, sk::SND_CWND, 1);
                 set(&mut self.mem, sk::SND_CWND_CNT, 0);
@@ -604,7 +613,7 @@ impl Connection {
 
     pub fn release(&mut self) {
         if self.initialized {
-            let _ = self.call("release", &[]);
+            let _ = self.call(RELEASE, &[]);
         }
     }
 }
@@ -632,7 +641,7 @@ impl Guest for Connection {
 
     fn skipped(&self) -> u8 {
         let mut bits = Event::RttSample { now: 0, rtt: 0 }.bit();
-        if !self.obj.hooks.contains_key("cwnd_event") {
+        if self.obj.entries[CWND_EVENT].is_none() {
             bits |= Event::Sent(&Default::default()).bit();
         }
         bits
