@@ -82,14 +82,11 @@ pub mod sk {
     pub const MAX_PACING_RATE: u32 = 24;
     pub const PACING_STATUS: u32 = 32;
     pub const PACING_SHIFT: u32 = 36;
-    pub const GSO_MAX_SEGS: u32 = 40;
     /// 0: the simulator sends no GSO bursts (tcp_cubic.c `hystart_ack_delay` is then 0, as the
     /// built-in HyStart takes it).
     pub const GSO_MAX_SIZE: u32 = 44;
     pub const SOCK_SIZE: u32 = 64;
     pub const CA_STATE: u32 = 64;
-    pub const RETRANSMITS: u32 = 65;
-    pub const RTO: u32 = 68;
     /// `icsk_ca_priv`: ICSK_CA_PRIV_SIZE (104 bytes, include/net/inet_connection_sock.h).
     pub const CA_PRIV: u32 = 72;
     pub const CA_PRIV_SIZE: u32 = 104;
@@ -98,41 +95,28 @@ pub mod sk {
     pub const SND_SSTHRESH: u32 = 180;
     pub const SND_CWND_CNT: u32 = 184;
     pub const SND_CWND_CLAMP: u32 = 188;
-    pub const SND_CWND_USED: u32 = 192;
     pub const SND_CWND_STAMP: u32 = 196;
     pub const PRIOR_CWND: u32 = 200;
-    pub const PRIOR_SSTHRESH: u32 = 204;
     pub const SRTT_US: u32 = 208;
-    pub const MDEV_US: u32 = 212;
-    pub const MDEV_MAX_US: u32 = 216;
-    pub const RTTVAR_US: u32 = 220;
     pub const PACKETS_OUT: u32 = 224;
     pub const SACKED_OUT: u32 = 228;
     pub const LOST_OUT: u32 = 232;
     pub const RETRANS_OUT: u32 = 236;
     pub const DELIVERED: u32 = 240;
     pub const DELIVERED_CE: u32 = 244;
-    pub const LOST: u32 = 248;
     pub const APP_LIMITED: u32 = 252;
     pub const MSS_CACHE: u32 = 256;
-    pub const RCV_TSTAMP: u32 = 260;
-    pub const LSNDTIME: u32 = 264;
     pub const SND_UNA: u32 = 268;
     pub const SND_NXT: u32 = 272;
+    /// The sender receives no data in the simulator: constant, as a bulk sender's is.
     pub const RCV_NXT: u32 = 276;
     pub const MAX_PACKETS_OUT: u32 = 280;
-    pub const DATA_SEGS_OUT: u32 = 284;
-    pub const TOTAL_RETRANS: u32 = 288;
-    pub const HIGH_SEQ: u32 = 292;
-    pub const SND_WND: u32 = 296;
     pub const RATE_DELIVERED: u32 = 300;
     pub const RATE_INTERVAL_US: u32 = 304;
     pub const ECN_FLAGS: u32 = 308;
     pub const IS_CWND_LIMITED: u32 = 309;
     pub const TCP_MSTAMP: u32 = 312;
     pub const BYTES_ACKED: u32 = 320;
-    pub const BYTES_SENT: u32 = 328;
-    pub const DELIVERED_MSTAMP: u32 = 336;
     /// `struct minmax rtt_min`: three (t, v) samples, the minimum in `s[0].v`.
     pub const RTT_MIN: u32 = 344;
     pub const TCP_SOCK_SIZE: u32 = 368;
@@ -184,7 +168,6 @@ static STRUCTS: &[StructDef] = &[
             f("sk_max_pacing_rate", MAX_PACING_RATE, Ty::U64),
             w("sk_pacing_status", PACING_STATUS, Ty::U32),
             f("sk_pacing_shift", PACING_SHIFT, Ty::U8),
-            f("sk_gso_max_segs", GSO_MAX_SEGS, Ty::U16),
             f("sk_gso_max_size", GSO_MAX_SIZE, Ty::U32),
         ],
     },
@@ -199,8 +182,6 @@ static STRUCTS: &[StructDef] = &[
         fields: &[
             f("icsk_inet", 0, Ty::Struct("inet_sock")),
             f("icsk_ca_state", CA_STATE, Ty::Bits(5)),
-            f("icsk_retransmits", RETRANSMITS, Ty::U8),
-            f("icsk_rto", RTO, Ty::U32),
             w(
                 "icsk_ca_priv",
                 CA_PRIV,
@@ -227,41 +208,27 @@ static STRUCTS: &[StructDef] = &[
             w("snd_ssthresh", SND_SSTHRESH, Ty::U32),
             w("snd_cwnd_cnt", SND_CWND_CNT, Ty::U32),
             f("snd_cwnd_clamp", SND_CWND_CLAMP, Ty::U32),
-            f("snd_cwnd_used", SND_CWND_USED, Ty::U32),
             w("snd_cwnd_stamp", SND_CWND_STAMP, Ty::U32),
             f("prior_cwnd", PRIOR_CWND, Ty::U32),
-            f("prior_ssthresh", PRIOR_SSTHRESH, Ty::U32),
             f("srtt_us", SRTT_US, Ty::U32),
-            f("mdev_us", MDEV_US, Ty::U32),
-            f("mdev_max_us", MDEV_MAX_US, Ty::U32),
-            f("rttvar_us", RTTVAR_US, Ty::U32),
             f("packets_out", PACKETS_OUT, Ty::U32),
             f("sacked_out", SACKED_OUT, Ty::U32),
             f("lost_out", LOST_OUT, Ty::U32),
             f("retrans_out", RETRANS_OUT, Ty::U32),
             f("delivered", DELIVERED, Ty::U32),
             f("delivered_ce", DELIVERED_CE, Ty::U32),
-            f("lost", LOST, Ty::U32),
             w("app_limited", APP_LIMITED, Ty::U32),
             f("mss_cache", MSS_CACHE, Ty::U32),
-            f("rcv_tstamp", RCV_TSTAMP, Ty::U32),
-            f("lsndtime", LSNDTIME, Ty::U32),
             f("snd_una", SND_UNA, Ty::U32),
             f("snd_nxt", SND_NXT, Ty::U32),
             f("rcv_nxt", RCV_NXT, Ty::U32),
             f("max_packets_out", MAX_PACKETS_OUT, Ty::U32),
-            f("data_segs_out", DATA_SEGS_OUT, Ty::U32),
-            f("total_retrans", TOTAL_RETRANS, Ty::U32),
-            f("high_seq", HIGH_SEQ, Ty::U32),
-            f("snd_wnd", SND_WND, Ty::U32),
             f("rate_delivered", RATE_DELIVERED, Ty::U32),
             f("rate_interval_us", RATE_INTERVAL_US, Ty::U32),
             w("ecn_flags", ECN_FLAGS, Ty::U8),
             f("is_cwnd_limited", IS_CWND_LIMITED, Ty::Bits(1)),
             f("tcp_mstamp", TCP_MSTAMP, Ty::U64),
             f("bytes_acked", BYTES_ACKED, Ty::U64),
-            f("bytes_sent", BYTES_SENT, Ty::U64),
-            f("delivered_mstamp", DELIVERED_MSTAMP, Ty::U64),
             f("rtt_min", RTT_MIN, Ty::Struct("minmax")),
         ],
     },

@@ -311,8 +311,10 @@ impl Connection {
         set(&mut mem, sk::SND_SSTHRESH, INFINITE_SSTHRESH);
         set(&mut mem, sk::SND_CWND_CLAMP, u32::MAX);
         set(&mut mem, sk::MSS_CACHE, common.mss as u32);
-        // TCP_ESTABLISHED.
+        // TCP_ESTABLISHED; no pacing cap; TCP's default pacing shift (sock.h).
         mem.regions[region::SOCK as usize].bytes[sk::STATE as usize] = 1;
+        set64(&mut mem, sk::MAX_PACING_RATE, u64::MAX);
+        mem.regions[region::SOCK as usize].bytes[sk::PACING_SHIFT as usize] = 10;
         Connection {
             kernel: Kernel {
                 now: 0,
@@ -444,6 +446,8 @@ impl Connection {
                 let acked = (a.delivered.div_ceil(mss) - before) as u32;
                 let m = &mut self.mem;
                 set(m, sk::SRTT_US, (a.srtt / 1000 * 8) as u32);
+                // minmax_get(&tp->rtt_min): the smallest sample, in s[0].
+                set(m, sk::RTT_MIN, (a.now / 1000) as u32);
                 set(m, sk::RTT_MIN + 4, (a.min_rtt / 1000) as u32);
                 // The transport's answer to tcp_is_cwnd_limited, whichever way the object asks:
                 // the flag, and (for Linux before 6.0, which tests it first in slow start) a

@@ -396,6 +396,36 @@ mod tests {
     }
 
     #[test]
+    fn a_bpf_object() {
+        let spec = ok("build/cubic.bpf.o:beta=819,hystart=0");
+        assert_eq!(
+            spec.guest,
+            Some(GuestRef::Bpf {
+                path: "build/cubic.bpf.o".into()
+            })
+        );
+        assert_eq!(spec.name, "build/cubic.bpf.o");
+        assert_eq!(
+            spec.params,
+            vec![
+                ("beta".into(), Word::Integer(819)),
+                ("hystart".into(), Word::Integer(0))
+            ]
+        );
+        // The first suffix that ends the path wins, whichever kind it is.
+        assert_eq!(
+            ok("a.wasm/b.bpf.o").guest.map(|g| g.to_string()).as_deref(),
+            Some("a.wasm/b.bpf.o")
+        );
+        assert!(matches!(
+            ok("a.bpf.o/b.wasm").guest,
+            Some(GuestRef::Wasm { .. })
+        ));
+        assert_eq!(ok("x.bpf.old").guest, None);
+        assert_eq!(ok(".bpf.o").guest, None);
+    }
+
+    #[test]
     fn a_spec_for_the_controllers() {
         let spec = ok("cubic:slow_start=hystart++, beta=0.5,fast_convergence=false,n=3").to_spec();
         assert_eq!(spec.name, "cubic");
