@@ -159,7 +159,7 @@ figures: setup
 	$(PY) docs/make_figures.py
 
 # With the JIT built in; a later `make setup` or `make test` builds the extension without it again.
-bench: guests
+bench: guests bpf
 	@$(MAKE) --no-print-directory setup EXTENSION_FEATURES=jit
 	$(PY) bench/run.py
 

@@ -99,6 +99,7 @@ CASES |= {
 # (examples/python/reno.py). The runs are byte-identical, so their events/s ratios are their
 # wall times' (target: the guest within 1.5x).
 WASM_DIR = ROOT / "target" / "wasm32-unknown-unknown" / "release"
+BPF_DIR = ROOT / "examples" / "bpf" / "build"
 GUESTS = {
     "guest-builtin-reno": ("reno", None),
     "guest-wasmtime-reno": (str(WASM_DIR / "reno_guest.wasm"), "wasmtime"),
@@ -108,6 +109,11 @@ GUESTS = {
         "wasmtime",
     ),
     "guest-python-reno": (str(ROOT / "examples" / "python" / "reno.py") + ":Reno", None),
+    # Issue #42: the kernel's Reno and CUBIC as BPF objects (examples/bpf, `make bpf`) beside
+    # the built-ins they restate (target: within 2x).
+    "guest-builtin-cubic": ("cubic", None),
+    "guest-bpf-reno": (str(BPF_DIR / "reno.bpf.o"), None),
+    "guest-bpf-cubic": (str(BPF_DIR / "cubic.bpf.o"), None),
 }
 GUEST_DURATION = "100s"
 CASES |= {
@@ -244,6 +250,8 @@ RATIO_CASES = (
     ("guest-wasmi-reno", "guest-builtin-reno", None),
     ("guest-wasmtime-builtins-reno", "guest-builtin-reno", None),
     ("guest-python-reno", "guest-builtin-reno", None),
+    ("guest-bpf-reno", "guest-builtin-reno", 1 / 2),
+    ("guest-bpf-cubic", "guest-builtin-cubic", 1 / 2),
 )
 
 
