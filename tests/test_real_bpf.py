@@ -327,6 +327,32 @@ def test_a_bulk_flow_runs_the_object_through_the_emulated_path(tmp_path, objects
 
 
 @needs_bpf
+def test_compare_sets_the_objects_simulation_beside_its_kernel_run(tmp_path, objects, emu_built):
+    """`compare --cc x.bpf.o`: the simulator interprets the object, the kernel runs it (one
+    real run, about 4 s here), the table has both sides, and the name is gone afterwards."""
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL.format(size="1MB"))
+    out = tmp_path / "out"
+    proc = cli(
+        "compare", str(scenario), "--cc", str(objects.reno), "--runs", "1", "--out", str(out)
+    )
+    assert proc.returncode == 0, proc.stderr
+    header, *rows = proc.stdout.splitlines()
+    assert header.split()[:4] == ["metric", "sim", "real", "median"], proc.stdout
+    completion = next(r for r in rows if r.startswith("completion_s")).split()
+    # metric, sim value and unit, real median value and unit, range, diff: no "-" side.
+    assert "-" not in completion[1:5] and completion[-1].endswith("%"), completion
+    c = json.loads((out / "compare.json").read_text())
+    for side in (c["sim"], *c["real"]):
+        assert side["flows"][0]["cc"].startswith(objects.reno.name + "@"), side["flows"][0]
+        assert side["flows"][0]["bytes_delivered"] == 1_000_000
+    name = name_of(objects.reno)
+    assert name not in bpf.available()
+    assert maps(name) == [] and "struct_ops map" not in proc.stderr
+    assert leftovers(proc.pid) == []
+
+
+@needs_bpf
 def test_a_name_already_registered_is_one_line_and_exit_2(tmp_path, objects, emu_built):
     scenario = tmp_path / "small.toml"
     scenario.write_text(SMALL.format(size="100kB"))
