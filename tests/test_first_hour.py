@@ -7,18 +7,21 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import shutil
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import slowstart
 from conftest import ROOT, cli
 from slowstart.loading.scenario import load
-from slowstart.reports.score import format_text, load_suite, score
+from slowstart.reports import score_page
+from slowstart.reports.score import Cell, Scorecard, format_text, load_suite, score
 from slowstart.reproductions import reproduce
-from slowstart.running import notices
+from slowstart.running import notices, sweeps
 from slowstart.running.store import run_key
 from slowstart.units import ScenarioError
 
@@ -237,3 +240,55 @@ def test_a_controllers_store_key_is_its_code_not_how_it_was_passed(controllers: 
         del sys.modules["mine_imported"]
     assert as_class == as_file
     assert other != as_file
+
+
+# --- figures a newcomer reads right ---------------------------------------------------------
+
+
+def test_the_sweep_figure_names_its_quantity_and_shows_a_missing_value_as_missing():
+    table = pd.DataFrame(
+        {
+            "path.buffer": ["0.5bdp", "1bdp", "2bdp"],
+            "flow": [0, 0, 0],
+            "cc": ["reno"] * 3,
+            "median": [4.5, math.nan, 4.6],
+            "min": [4.5, math.nan, 4.6],
+            "max": [4.5, math.nan, 4.6],
+        }
+    )
+    ax = sweeps.plot(table, ["path.buffer"], "completion_s").axes[0]
+    assert ax.get_ylabel() == "completion (s)"
+    assert ax.get_title() == "completion (s) (reno) against path.buffer"
+    # No mark on the scale where there is no value: a dotted line across the axes, said so.
+    assert not [line for line in ax.lines if line.get_color() == "red"]
+    missing = [line for line in ax.lines if line.get_linestyle() == ":"]
+    assert [line.get_xdata()[0] for line in missing] == [1]
+    assert "no value" in [t.get_text() for t in ax.texts]
+
+
+def test_the_rank_heat_map_has_a_colour_scale_and_greys_a_missing_value(tmp_path: Path):
+    """A missing value is grey in every row, never a colour of the scale (it was dark green
+    in a row where every controller had none, dark red elsewhere)."""
+    suite = tmp_path / "two.toml"
+    suite.write_text(
+        'version = 1\nname = "two"\n'
+        + "".join(
+            f'[[path]]\nkey = "{k}"\ntitle = "t"\nsource = "a test"\nmetrics = ["completion_s"]\n'
+            'figure = "1s"\n[path.scenario]\nduration = "5s"\n'
+            'path = { rate = "10Mbps", rtt = "40ms" }\nflow = [{ cc = "reno", size = "1MB" }]\n'
+            for k in ("some", "none")
+        )
+    )
+    paths = load_suite(suite).paths
+    values = {("some", "reno"): 1.0, ("some", "cubic"): None}
+    cells = {
+        (p.key, cc): Cell(p, cc, [{"completion_s": values.get((p.key, cc))}])
+        for p in paths
+        for cc in ("reno", "cubic")
+    }
+    fig = score_page.rank_figure(Scorecard(load_suite(suite), ["reno", "cubic"], cells))
+    heat, bar = fig.axes
+    assert bar.get_ylabel() == "rank in its row (grey: no value)"
+    grid = heat.images[0].get_array()
+    assert grid.mask.tolist() == [[False, True], [True, True]]  # masked: drawn grey
+    assert [t.get_text() for t in heat.texts] == ["1", "-", "-", "-"]
