@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -93,6 +94,26 @@ def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         raise AssertionError(f"{command}: only slowstart commands run here; mark the block")
     env = {k: v for k, v in os.environ.items() if k != "SLOWSTART_STORE"}
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+# Commands already run in this process, with the folder they ran in: the same command on another
+# page (the worked example is on two, DelayStart's runs on two) is read back, its output folders
+# copied, not run again. The pages that share commands run on one worker (GROUPS).
+_RAN: dict[str, tuple[subprocess.CompletedProcess[str], Path]] = {}
+_WRITES = ("--out", "--pcap", "--qlog")
+
+
+def shell_once(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    if command in _RAN:
+        ran, before = _RAN[command]
+        words = shlex.split(command, comments=True)
+        for option, value in zip(words, words[1:], strict=False):
+            if option in _WRITES and (before / value).is_dir():
+                shutil.copytree(before / value, cwd / value, dirs_exist_ok=True)
+        return ran
+    ran = shell(command, cwd)
+    _RAN[command] = (ran, cwd)
+    return ran
 
 
 def sandbox(folder: Path) -> Path:
@@ -292,7 +313,7 @@ def run_page(page: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             continue
         if block.lang == "sh":
             for command in commands(block.text):
-                ran = shell(command, out)
+                ran = shell_once(command, out)
                 where = f"{name}:{block.line}: {command}"
                 assert ran.returncode == 0, f"{where}\n{ran.stderr[-2000:]}"
                 assert "warning:" not in ran.stderr, f"{where}\n{ran.stderr[-2000:]}"
@@ -317,9 +338,17 @@ def _runs(page: Path) -> bool:
     return any(b.lang in RUNNABLE and b.not_run is None for b in blocks(page))
 
 
-@pytest.mark.parametrize(
-    "page", [p for p in PAGES if _runs(p)], ids=lambda p: str(p.relative_to(ROOT))
-)
+# Pages that run the same commands, kept on one worker so that each runs once.
+GROUPS = dict.fromkeys(("README.md", "getting-started.md", "controllers.md"), "docs-shared")
+
+
+def _page_param(page: Path) -> Any:
+    group = GROUPS.get(page.name)
+    marks = [pytest.mark.xdist_group(group)] if group else []
+    return pytest.param(page, marks=marks, id=str(page.relative_to(ROOT)))
+
+
+@pytest.mark.parametrize("page", [_page_param(p) for p in PAGES if _runs(p)])
 def test_every_example_on_the_page_runs_as_written(page: Path, tmp_path, monkeypatch):
     run_page(page, tmp_path / "page", monkeypatch)
 
