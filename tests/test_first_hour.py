@@ -292,3 +292,17 @@ def test_the_rank_heat_map_has_a_colour_scale_and_greys_a_missing_value(tmp_path
     grid = heat.images[0].get_array()
     assert grid.mask.tolist() == [[False, True], [True, True]]  # masked: drawn grey
     assert [t.get_text() for t in heat.texts] == ["1", "-", "-", "-"]
+
+
+def test_a_module_level_value_the_controller_uses_is_part_of_its_key(tmp_path: Path):
+    """A constant beside the class, not in it, still makes an edited controller a new one."""
+    keys = []
+    for gain in (2, 3):
+        path = tmp_path / f"gain{gain}.py"
+        path.write_text(
+            CONTROLLERS.replace(
+                "import slowstart\n", f"import slowstart\n\nGAIN = {gain}\n"
+            ).replace("self.window += ev.bytes_acked", "self.window += GAIN * ev.bytes_acked // 2")
+        )
+        keys.append(run_key(load(SMALL, cc=f"{path}:Halving")))
+    assert keys[0] != keys[1]

@@ -189,28 +189,52 @@ def _code_parts(code: types.CodeType) -> tuple[Any, ...]:
     )
 
 
+def _value_part(value: object) -> str:
+    """A value a method uses, as the digest takes it: a class or a module by its name (not
+    where it was loaded from), anything else by its repr."""
+    if isinstance(value, type | types.ModuleType):
+        return getattr(value, "__qualname__", value.__name__)
+    return repr(value)
+
+
+def _function_parts(fn: types.FunctionType, seen: set[int]) -> list[str]:
+    """A function's code, defaults, the values it closes over and the module-level values and
+    functions it names (a constant or a helper beside the class), each function once."""
+    if id(fn) in seen:
+        return [fn.__qualname__]
+    seen.add(id(fn))
+    parts = [repr(_code_parts(fn.__code__)), repr(fn.__defaults__)]
+    parts += [_value_part(c.cell_contents) for c in fn.__closure__ or ()]
+    names: list[str] = []
+    stack = [fn.__code__]
+    while stack:
+        code = stack.pop()
+        names += code.co_names
+        stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    for name in sorted(set(names) & fn.__globals__.keys()):
+        value = fn.__globals__[name]
+        if isinstance(value, types.FunctionType):
+            parts += [name, *_function_parts(value, seen)]
+        else:
+            parts.append(f"{name}={_value_part(value)}")
+    return parts
+
+
 def _class_digest(cls: type) -> str:
-    """The class's methods' code, with the values they close over and the class's other
-    attributes, so two classes made by the same code with different values are two
-    controllers, and the same class is one however it was passed (as an object or a file)."""
-    parts = [cls.__qualname__.encode()]
+    """The class's methods (see `_function_parts`) and its other attributes, so two classes
+    made by the same code with different values are two controllers, and the same class is
+    one however it was passed (as an object or a file)."""
+    parts = [cls.__qualname__]
+    seen: set[int] = set()
     for klass in cls.__mro__:
         if klass is Controller or klass is object:
             continue
         for key, value in sorted(vars(klass).items()):
             if isinstance(value, types.FunctionType):
-                # A class a method closes over (`super()`'s own) by its name, not its module.
-                cells = [
-                    c.cell_contents.__qualname__
-                    if isinstance(c.cell_contents, type)
-                    else repr(c.cell_contents)
-                    for c in value.__closure__ or ()
-                ]
-                parts += [key.encode(), repr(_code_parts(value.__code__)).encode()]
-                parts += [repr(cells).encode(), repr(value.__defaults__).encode()]
+                parts += [key, *_function_parts(value, seen)]
             elif not key.startswith("__"):
-                parts.append(f"{key}={value!r}".encode())
-    return _digest(b"\0".join(parts))
+                parts.append(f"{key}={value!r}")
+    return _digest("\0".join(parts).encode())
 
 
 def resolve(ref: str | type, field: str) -> dict[str, Any]:
