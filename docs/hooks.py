@@ -1,20 +1,47 @@
-"""MkDocs hooks: a line `<!-- generated: NAME -->` in a page is replaced by what
-slowstart.loading.reference writes for NAME from the core (scenario keys, algorithms, queue
-disciplines), so those pages cannot drift from the code."""
+"""MkDocs hooks: the part of a page between `<!-- generated: NAME -->` and
+`<!-- end generated -->` is what slowstart.loading.reference writes for NAME from the core
+(scenario keys, algorithms, queue disciplines), so those pages cannot drift from the code.
+
+The pages hold what was generated last, so the repository reads as the site does;
+`.venv/bin/python docs/hooks.py` writes it again (tests/test_doc_examples.py fails when a page
+holds something else)."""
 
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 
 from slowstart.loading.reference import GENERATED
 
-_MARK = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.MULTILINE)
+_PART = re.compile(
+    r"^<!-- generated: ([a-z-]+) -->\n.*?^<!-- end generated -->$", re.MULTILINE | re.DOTALL
+)
+DOCS = Path(__file__).resolve().parent
 
 
-def on_page_markdown(markdown: str, **_: object) -> str:
+def generated(markdown: str) -> str:
+    """`markdown` with every generated part written afresh."""
+
     def generate(m: re.Match[str]) -> str:
         if m.group(1) not in GENERATED:
             raise ValueError(f"no generated part named {m.group(1)!r}: {sorted(GENERATED)}")
-        return GENERATED[m.group(1)]()
+        body = GENERATED[m.group(1)]().strip("\n")
+        return f"<!-- generated: {m.group(1)} -->\n{body}\n<!-- end generated -->"
 
-    return _MARK.sub(generate, markdown)
+    return _PART.sub(generate, markdown)
+
+
+def on_page_markdown(markdown: str, **_: object) -> str:
+    return generated(markdown)
+
+
+def stale_pages() -> list[Path]:
+    """The pages whose generated parts are not what the code writes now."""
+    return [p for p in sorted(DOCS.rglob("*.md")) if generated(p.read_text()) != p.read_text()]
+
+
+if __name__ == "__main__":
+    for page in stale_pages():
+        page.write_text(generated(page.read_text()))
+        print(f"wrote {page}", file=sys.stderr)

@@ -168,7 +168,7 @@ case(
 )
 case("net100-blast", "cross.0.off", 'cross.0.kind="onoff"', 'cross.0.off="2h"')
 # Work a source's model bounds (issue #31): no faster than its link out, on for a packet.
-case("net100-blast", "cross.0.rate", 'cross.0.rate="10Tbps"', "cross.0.packet_size=28")
+case("net100-blast", "cross.0.rate", 'cross.0.rate="10Tbps"', "cross.0.packet_size=28B")
 case("net100-blast", "cross.0.on", 'cross.0.kind="onoff"', 'cross.0.on="1ns"', 'cross.0.off="1ns"')
 case("satellite", "flow.0.cwnd_limited", 'flow.0.cwnd_limited="loose"')
 case("satellite", "flow.0.cwnd_limited", "flow.0.cwnd_limited=1")
@@ -241,7 +241,7 @@ def test_catalogue_is_large() -> None:
     [
         ("duration = \n", "invalid TOML"),
         ("x = " + "[" * 20_000 + "]" * 20_000 + "\n", "nested too deeply"),
-        ("duration = 1\n[[flow]]\n", "path"),
+        ('duration = "1s"\n[[flow]]\n', "path"),
         ('name = 3\nduration = "1s"\n', "name"),
     ],
 )
@@ -485,7 +485,7 @@ def test_the_cross_sources_are_bounded_together(
 ) -> None:
     """Three sources of 28-byte packets at 10 Gbps for 10 s: 446 million packets each, in
     bounds one by one, 1.34 billion together (the core's bound is 10^9)."""
-    source = '[[cross]]\nrate = "10Gbps"\npacket_size = 28\nstop = "10s"\n'
+    source = '[[cross]]\nrate = "10Gbps"\npacket_size = "28B"\nstop = "10s"\n'
     path = tmp_path / "crowded.toml"
     path.write_text(
         'duration = "10s"\n[path]\nrate = "10Gbps"\nrtt = "10ms"\n[[flow]]\nsize = "10kB"\n'

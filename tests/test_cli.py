@@ -90,7 +90,7 @@ def test_list_shows_scenarios_and_algorithms():
     start = next(i for i, x in enumerate(lines) if x.startswith("queue disciplines"))
     queues = {line.split()[0]: line for line in lines[start + 1 :]}
     assert list(queues) == ["droptail", "codel", "fq_codel", "pie", "red", "dualpi2"]
-    assert 'target = "5ms", interval = "100ms", mtu = 1514' in queues["codel"]
+    assert 'target = "5ms", interval = "100ms", mtu = "1514B"' in queues["codel"]
     assert 'memory_limit = "32MiB"' in queues["fq_codel"]
     assert "alpha = 0.16015625, beta = 3.19921875" in queues["dualpi2"]
 

@@ -124,7 +124,7 @@ def test_the_scenario_pages_queue_defaults_are_the_cores():
 
 
 @pytest.mark.parametrize(
-    ("n", "text"), [(33_554_432, "32MiB"), (1514, 1514), (100_000_000, "100MB"), (0, 0)]
+    ("n", "text"), [(33_554_432, "32MiB"), (1514, "1514B"), (100_000_000, "100MB"), (0, "0B")]
 )
 def test_sizes_are_written_in_the_largest_exact_unit(n, text):
     assert size_text(n) == text

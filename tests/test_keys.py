@@ -87,7 +87,8 @@ def other_value(unit: str, given: Any, key: str) -> tuple[Any, Any]:
     base = 0 if given is None else PARSERS[unit](given, "")
     step = {"time": 1000, "rate": 1000, "size": 1}[unit]
     value = base + step
-    return (f"{value}ns" if unit == "time" else value), value
+    suffix = {"time": "ns", "rate": "bps", "size": "B"}[unit]
+    return f"{value}{suffix}", value
 
 
 def place(node: Any, where: tuple[str | int, ...]) -> Any:

@@ -362,7 +362,7 @@ def test_loader_errors(changes, message):
     [
         ({"flow.0.size": 0}, 'flow.0.size: must be > 0 bytes or "inf"'),
         (
-            {"flow.0.max_window": 100},
+            {"flow.0.max_window": "100B"},
             "flow.0.max_window: must be at least one MSS (1460 bytes), got 100",
         ),
         (
@@ -490,7 +490,7 @@ def test_general_form_errors(changes, message):
             "link.1.queue.target: must be in 1..=3600000000000, got 0",
         ),
         (
-            {"link.1.reverse_queue": {"kind": "fq_codel", "memory_limit": 1000}},
+            {"link.1.reverse_queue": {"kind": "fq_codel", "memory_limit": "1000B"}},
             "link.1.reverse_queue.memory_limit: 1000 bytes hold no full-size packet "
             "(1500 bytes with headers)",
         ),

@@ -34,6 +34,7 @@ compare_swarm = lazy.module("slowstart.real.compare_swarm")
 defaults = lazy.module("slowstart.loading.defaults")
 guests = lazy.module("slowstart.loading.guests")
 metadata = lazy.module("importlib.metadata")
+notices = lazy.module("slowstart.running.notices")
 paths = lazy.module("slowstart.paths")
 plan_module = lazy.module("slowstart.running.plan")
 progress_module = lazy.module("slowstart.progress")
@@ -117,6 +118,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     qlog = None if args.qlog is None else api.export_dir(args.qlog, "--qlog")
     pcap = None if args.pcap is None else api.export_dir(args.pcap, "--pcap")
+    for line in notices.before(config):
+        print(f"warning: {line}", file=sys.stderr)
     interrupted = None
     with progress_module.bar("simulating", quiet=args.quiet) as progress:
         try:
@@ -142,6 +145,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(swarm_results.format_swarm(result.summary, result.queues))
     else:
         print(format_summary(result.summary))
+    for line in notices.after(config, result.summary):
+        print(f"warning: {line}", file=sys.stderr)
     if interrupted is not None:
         return _error(f"{interrupted} (the results above stop there)", 130)
     return 0

@@ -35,7 +35,14 @@ def scenario_files() -> list[Path]:
 def scenario_path(name: str) -> Path:
     """A scenario given as a file path, or as a stem of a file in scenarios/."""
     path = Path(name)
-    if path.exists() or path.suffix == ".toml":
+    if path.exists():
+        return path
+    if path.suffix == ".toml":
+        for d in scenario_dirs():
+            if (d / path.name).is_file():
+                raise ScenarioError(
+                    f"{name}: no such file here; the name {path.stem} runs {d / path.name}"
+                )
         return path
     for d in scenario_dirs():
         candidate = d / f"{name}.toml"

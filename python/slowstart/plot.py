@@ -10,10 +10,44 @@ from slowstart import lazy
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+mpl = lazy.module("matplotlib")
 mpl_figure = lazy.module("matplotlib.figure")
 mpl_lines = lazy.module("matplotlib.lines")
 np = lazy.module("numpy")
 pd = lazy.module("pandas")
+
+
+# Every heat map's colours (#40): in each, lower is better (a time, drops, a delay, a rank) and
+# drawn light, worse is darker; a missing value is grey, never a colour of the scale, and its
+# cell says why.
+HEAT_COLOURS = "viridis_r"
+MISSING_COLOUR = "0.82"
+
+
+def heat_colours() -> Any:
+    """The heat maps' colour map, grey where a value is missing (NaN)."""
+    return mpl.colormaps[HEAT_COLOURS].with_extremes(bad=MISSING_COLOUR)
+
+
+# A summary field's unit, by the suffix its name ends with (the core's naming: `*_s` seconds,
+# `*_bps` bits per second, `*_bytes` bytes; crates/slowstart-config/src/trace.rs).
+FIELD_UNITS = {
+    "_s": "s",
+    "_ms": "ms",
+    "_bps": "bit/s",
+    "_bytes": "bytes",
+    "_bdp": "x BDP",
+    "_segments": "segments",
+}
+
+
+def axis_label(field: str) -> str:
+    """A summary field as an axis reads it, quantity and unit: `completion_s` is "completion
+    (s)", `goodput_bps` "goodput (bit/s)", `retransmits` "retransmits (count)"."""
+    for suffix, unit in FIELD_UNITS.items():
+        if field.endswith(suffix):
+            return f"{field[: -len(suffix)].replace('_', ' ')} ({unit})"
+    return f"{field.replace('_', ' ')} (count)"
 
 
 PHASE_COLOURS = {
@@ -254,7 +288,7 @@ def plot_heatmap(
         figsize=(1.2 + 1.1 * len(cols), 1.2 + 0.8 * len(rows)), layout="constrained"
     )
     ax = fig.subplots()
-    image = ax.imshow(values, cmap="viridis_r", aspect="auto", origin="lower")
+    image = ax.imshow(values, cmap=heat_colours(), aspect="auto", origin="lower")
     ax.set_xticks(range(len(cols)), [str(c) for c in cols])
     ax.set_yticks(range(len(rows)), [str(r) for r in rows])
     ax.set_xlabel(col_name)

@@ -45,9 +45,15 @@ SIZE_UNITS = {
     "GiB": 2**30,
 }
 
-RATE_HELP = 'a rate such as "250Mbps" (bps, kbps, Mbps, Gbps, Tbps; a bare number is bits/s)'
-TIME_HELP = 'a time such as "600ms" (ns, us, ms, s, min, h; a bare number is seconds)'
-SIZE_HELP = 'a size such as "100MB" (B, kB, MB, GB, KiB, MiB, GiB; a bare integer is bytes)'
+RATE_FORMS = "bps, kbps, Mbps, Gbps, Tbps"
+TIME_FORMS = "ns, us, ms, s, min, h"
+SIZE_FORMS = "B, kB, MB, GB, KiB, MiB, GiB"
+RATE_HELP = f'a rate such as "250Mbps" ({RATE_FORMS})'
+TIME_HELP = f'a time such as "600ms" ({TIME_FORMS})'
+SIZE_HELP = f'a size such as "100MB" ({SIZE_FORMS})'
+# A bare number's unit is never guessed (`rtt = 600` meant as ms would run as 600 s): the unit
+# each kind suggests when one is missing, and the forms it takes. Zero needs none.
+_SUGGEST = {"rate": ("Mbps", RATE_FORMS), "time": ("ms", TIME_FORMS), "size": ("B", SIZE_FORMS)}
 
 # ASCII digits only: Python reads "５" (fullwidth) as 5, a user would not mean it.
 _QUANTITY = re.compile(
@@ -130,14 +136,22 @@ def _whole(x: Fraction, field: str, value: object, what: str) -> int:
     return int(x)
 
 
-def _scaled(
-    value: object, field: str, units: dict[str, int], bare: int, expected: str, what: str
-) -> Fraction:
+def no_unit(field: str, value: object, suggest: str, forms: str) -> ScenarioError:
+    """A bare number where a quantity is read: one line with the accepted forms."""
+    number = value.strip() if isinstance(value, str) else show(value)
+    return ScenarioError(
+        f'{field}: give a unit, e.g. "{number}{suggest}" ({forms}), got {show(value)}'
+    )
+
+
+def _scaled(value: object, field: str, units: dict[str, int], kind: str, expected: str) -> Fraction:
     number, unit = split_quantity(value, field, expected)
     if number < 0:
         raise ScenarioError(f"{field}: must not be negative, got {show(value)}")
     if unit == "":
-        return number * bare
+        if number != 0:
+            raise no_unit(field, value, *_SUGGEST[kind])
+        return number
     if unit not in units:
         raise fail(field, expected, value)
     return number * units[unit]
@@ -145,21 +159,19 @@ def _scaled(
 
 def parse_rate(value: object, field: str) -> int:
     """Bits per second, >= 0 (the core refuses 0 where it is a link's or source's rate)."""
-    x = _scaled(value, field, RATE_UNITS, 1, RATE_HELP, "bits per second")
+    x = _scaled(value, field, RATE_UNITS, "rate", RATE_HELP)
     return _whole(x, field, value, "bits per second")
 
 
 def parse_time(value: object, field: str) -> int:
     """Nanoseconds, >= 0."""
-    x = _scaled(value, field, TIME_UNITS, 10**9, TIME_HELP, "nanoseconds")
+    x = _scaled(value, field, TIME_UNITS, "time", TIME_HELP)
     return _whole(x, field, value, "nanoseconds")
 
 
 def parse_size(value: object, field: str) -> int:
-    """Bytes, >= 0. A bare number must be an integer."""
-    if isinstance(value, float):
-        raise fail(field, SIZE_HELP, value)
-    x = _scaled(value, field, SIZE_UNITS, 1, SIZE_HELP, "bytes")
+    """Bytes, >= 0."""
+    x = _scaled(value, field, SIZE_UNITS, "size", SIZE_HELP)
     return _whole(x, field, value, "bytes")
 
 
@@ -192,9 +204,9 @@ def parse_window(value: object, field: str, mss: int) -> int | None:
         if number < 0:
             raise ScenarioError(f"{field}: must not be negative, got {show(value)}")
         return _whole(number * mss, field, value, "bytes")
-    if isinstance(value, float):
-        raise fail(field, WINDOW_HELP, value)
     number, unit = split_quantity(value, field, WINDOW_HELP)
+    if unit == "" and number != 0:
+        raise no_unit(field, value, "seg", f"seg, {SIZE_FORMS}, inf")
     if unit and unit not in SIZE_UNITS:
         raise fail(field, WINDOW_HELP, value)
     return parse_size(value, field)
@@ -226,9 +238,9 @@ def parse_buffer(value: object, field: str) -> Buffer:
         return Buffer(bdp=number)
     if unit in TIME_UNITS:
         return Buffer(time_ns=parse_time(value, field))
+    if unit == "" and number != 0:
+        raise no_unit(field, value, "pkt", f"pkt, {SIZE_FORMS}, a time at the line rate, bdp")
     if unit == "" or unit in SIZE_UNITS:
-        if isinstance(value, float):
-            raise fail(field, BUFFER_HELP, value)
         return Buffer(bytes=parse_size(value, field))
     raise fail(field, BUFFER_HELP, value)
 

@@ -3,8 +3,8 @@
 crates/slowstart-config/src/config.rs owns every default (`defaults_json`, read once per process
 through `_core.defaults()`); this turns its canonical values back into scenario values, so the
 loader parses a left-out key exactly as if the user had written its default: `*_ns` times as
-"40ms", `*_bytes` sizes as bytes ("inf" for none), rates as bare bits per second, queue limits
-as "200pkt" or bytes, an algorithm as {name = ..., param = ...}. Which keys a scenario table
+"40ms", `*_bytes` sizes as "1514B" ("inf" for none), rates as "1Gbps", queue limits
+as "200pkt" or "N B", an algorithm as {name = ..., param = ...}. Which keys a scenario table
 takes, in which order messages list them, in which unit and which canonical fields they fill,
 is the core's too (crates/slowstart-config/src/keys.rs: `keys`, `key_units`, `key_table`,
 `key_names`), an application's, a program's, a Gilbert-Elliott table's and a queue
@@ -39,17 +39,25 @@ def time_text(ns: int) -> str:
 _SIZE_UNITS = sorted(((u, n) for u, n in SIZE_UNITS.items() if n > 1), key=lambda u: -u[1])
 
 
-def size_text(n: int) -> str | int:
-    """Bytes as a scenario size: 33_554_432 → "32MiB", 1514 → 1514."""
+def size_text(n: int) -> str:
+    """Bytes as a scenario size: 33_554_432 → "32MiB", 1514 → "1514B"."""
     for unit, scale in _SIZE_UNITS:
         if n and n % scale == 0:
             return f"{n // scale}{unit}"
-    return n
+    return f"{n}B"
 
 
-def _queue_text(limit: dict[str, int]) -> str | int:
-    """{"packets": 200} → "200pkt"; {"bytes": N} → N."""
-    return f"{limit['packets']}pkt" if "packets" in limit else limit["bytes"]
+def rate_text(bps: int) -> str:
+    """Bits per second in the largest unit that divides them: 10**13 → "10Tbps"."""
+    for unit, scale in (("Tbps", 10**12), ("Gbps", 10**9), ("Mbps", 10**6), ("kbps", 10**3)):
+        if bps and bps % scale == 0:
+            return f"{bps // scale}{unit}"
+    return f"{bps}bps"
+
+
+def _queue_text(limit: dict[str, int]) -> str:
+    """{"packets": 200} → "200pkt"; {"bytes": N} → "N B"."""
+    return f"{limit['packets']}pkt" if "packets" in limit else size_text(limit["bytes"])
 
 
 # Keys a scenario spells as the canonical config does, unit suffix and all.
@@ -65,7 +73,7 @@ def as_written(canonical: dict[str, Any]) -> dict[str, Any]:
         elif key.endswith("_ns"):
             out[key[: -len("_ns")]] = time_text(value)
         elif key.endswith("_bytes"):
-            out[key[: -len("_bytes")]] = "inf" if value is None else value
+            out[key[: -len("_bytes")]] = "inf" if value is None else size_text(value)
         elif key == "cc":
             out[key] = {"name": value["name"], **value["params"]}
         else:
@@ -100,7 +108,7 @@ def _tables() -> dict[str, dict[str, Any]]:
         "path": {
             "buffer": f"{path['buffer_bdp']}bdp",
             "loss": path["loss"],
-            "access_rate": path["access_rate_bps"],
+            "access_rate": rate_text(path["access_rate_bps"]),
             "jitter": time_text(path["jitter_ns"]),
         },
         "path_access_queue": {"bytes": path["access_buffer_bytes"]},
@@ -109,8 +117,8 @@ def _tables() -> dict[str, dict[str, Any]]:
         "swarm": {
             **written,
             "stop_after": "none" if stop is None else stop,
-            "up": access["up_bps"],
-            "down": access["down_bps"],
+            "up": rate_text(access["up_bps"]),
+            "down": rate_text(access["down_bps"]),
             "buffer": _queue_text(access["up_queue"]),
             "down_buffer": _queue_text(access["down_queue"]),
             "delay": [time_text(access["delay_min_ns"]), time_text(access["delay_max_ns"])],

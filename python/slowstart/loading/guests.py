@@ -16,10 +16,9 @@ a sweep get the payloads with their tasks (`payloads_for`, `install`).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import inspect
-import marshal
+import json
 import os
 import types
 from dataclasses import dataclass
@@ -48,9 +47,9 @@ class Controller:
     (`my_start.py:MyStart:gain=2` passes `gain=2`), and calls the methods of the core's
     `CongestionController` with the same event fields: times in integer nanoseconds, sizes in
     bytes. After every event it reads `cwnd()`, `ssthresh()`, `pacing_rate()`,
-    `send_quantum()` and `phase()`; a cwnd below one MSS or above 2**50 bytes, a pacing rate
-    of 0, a phase the core does not know or an exception stops the run with one line naming
-    the controller, the method and the simulated time.
+    `send_quantum()` and `phase()` (by default read from `ssthresh()`); a cwnd below one MSS
+    or above 2**50 bytes, a pacing rate of 0, a phase the core does not know or an exception
+    stops the run with one line naming the controller, the method and the simulated time.
 
     Event fields: `on_packet_sent(ev)`: now, bytes, bytes_in_flight, total_sent,
     retransmission. `on_ack(ev)`: now, bytes_acked, mss, rtt (None without a sample), srtt,
@@ -115,8 +114,13 @@ class Controller:
     def phase(self) -> str:
         """One of the core's phase names: slow_start, limited_slow_start,
         conservative_slow_start, congestion_avoidance, recovery, rto_recovery, startup, drain,
-        probe_bw, probe_rtt."""
-        return "slow_start"
+        probe_bw, probe_rtt. Unless overridden, read from `ssthresh()` as RFC 5681 §3.1 does:
+        slow start while it is None or cwnd is below it, else congestion avoidance; a class
+        defining neither is in slow start throughout, and its slow-start exit is not measured."""
+        ssthresh = self.ssthresh()
+        if ssthresh is None or self.cwnd() < ssthresh:
+            return "slow_start"
+        return "congestion_avoidance"
 
 
 class GuestError(ValueError):
@@ -172,24 +176,71 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _code_parts(code: types.CodeType) -> tuple[Any, ...]:
+    """What a function's code does, without where it was read from (a class imported from a
+    file and the same class loaded from that file by path have the same parts)."""
+    consts = tuple(
+        _code_parts(c) if isinstance(c, types.CodeType) else repr(c) for c in code.co_consts
+    )
+    return (
+        code.co_qualname,
+        code.co_code,
+        consts,
+        code.co_names,
+        code.co_varnames,
+        code.co_freevars,
+        code.co_cellvars,
+        code.co_argcount,
+        code.co_kwonlyargcount,
+    )
+
+
+def _value_part(value: object) -> str:
+    """A value a method uses, as the digest takes it: a class or a module by its name (not
+    where it was loaded from), anything else by its repr."""
+    if isinstance(value, type | types.ModuleType):
+        return getattr(value, "__qualname__", value.__name__)
+    return repr(value)
+
+
+def _function_parts(fn: types.FunctionType, seen: set[int]) -> list[str]:
+    """A function's code, defaults, the values it closes over and the module-level values and
+    functions it names (a constant or a helper beside the class), each function once."""
+    if id(fn) in seen:
+        return [fn.__qualname__]
+    seen.add(id(fn))
+    parts = [repr(_code_parts(fn.__code__)), repr(fn.__defaults__)]
+    parts += [_value_part(c.cell_contents) for c in fn.__closure__ or ()]
+    names: list[str] = []
+    stack = [fn.__code__]
+    while stack:
+        code = stack.pop()
+        names += code.co_names
+        stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    for name in sorted(set(names) & fn.__globals__.keys()):
+        value = fn.__globals__[name]
+        if isinstance(value, types.FunctionType):
+            parts += [name, *_function_parts(value, seen)]
+        else:
+            parts.append(f"{name}={_value_part(value)}")
+    return parts
+
+
 def _class_digest(cls: type) -> str:
-    """The class's source when Python has it, else its methods' code; with the values its
-    methods close over and its other attributes, so two classes made by the same code with
-    different values are two controllers."""
-    parts = [f"{cls.__module__}.{cls.__qualname__}".encode()]
-    with contextlib.suppress(OSError, TypeError):
-        parts.append(inspect.getsource(cls).encode())
+    """The class's methods (see `_function_parts`) and its other attributes, so two classes
+    made by the same code with different values are two controllers, and the same class is
+    one however it was passed (as an object or a file)."""
+    parts = [cls.__qualname__]
+    seen: set[int] = set()
     for klass in cls.__mro__:
         if klass is Controller or klass is object:
             continue
         for key, value in sorted(vars(klass).items()):
             if isinstance(value, types.FunctionType):
-                cells = [repr(c.cell_contents) for c in value.__closure__ or ()]
-                parts += [key.encode(), marshal.dumps(value.__code__), repr(cells).encode()]
-                parts.append(repr(value.__defaults__).encode())
+                parts += [key, *_function_parts(value, seen)]
             elif not key.startswith("__"):
-                parts.append(f"{key}={value!r}".encode())
-    return _digest(b"\0".join(parts))
+                parts.append(f"{key}={value!r}")
+    return _digest("\0".join(parts).encode())
 
 
 def resolve(ref: str | type, field: str) -> dict[str, Any]:
@@ -200,6 +251,7 @@ def resolve(ref: str | type, field: str) -> dict[str, Any]:
             raise GuestError(
                 f"{field}: {ref.__qualname__} is not a subclass of slowstart.Controller"
             )
+        _check_init(ref, field)
         digest = _class_digest(ref)
         label = f"{ref.__module__}.{ref.__qualname__}"
         name = f"{label}@{digest[:HASH_CHARS]}"
@@ -284,8 +336,26 @@ def _python_class(name: str, payload: Payload, filename: str, field: str) -> typ
             f"{field}: {payload.cls} in {os.path.basename(filename)} is not a subclass of "
             "slowstart.Controller"
         )
+    _check_init(cls, f"{field}: {os.path.basename(filename)}")
     _CLASSES[name] = cls
     return cls
+
+
+def _check_init(cls: type, at: str) -> None:
+    """The engine builds a controller with the keywords of `Controller.__init__` (the core's
+    `CommonParams`): a class whose `__init__` takes them neither by name nor as `**common` is
+    refused at load, naming the fix, rather than failing in the run with Python's TypeError."""
+    common = list(inspect.signature(Controller).parameters)
+    try:
+        inspect.signature(cls).bind_partial(**dict.fromkeys(common, 0))
+    except TypeError:
+        raise GuestError(
+            f"{at}: {cls.__name__}.__init__ does not take the keywords every controller is "
+            f"built with ({', '.join(common)}); add **common to it and call "
+            "super().__init__(**common)"
+        ) from None
+    except ValueError:  # no signature to read (a builtin): the run tells
+        return
 
 
 def _one_line(e: BaseException) -> str:
@@ -373,3 +443,46 @@ def _reload(name: str, guest: dict[str, Any]) -> Payload:
         payload = Payload("python", data.decode("utf-8"), name.split(":")[-1].split("@")[0])
     PAYLOADS[name] = payload
     return payload
+
+
+def tells_no_phase(name: str) -> bool:
+    """Whether the Python controller `name` defines neither `phase()` nor `ssthresh()`: its
+    phase is slow start throughout, so its slow-start exit is never measured."""
+    payload = PAYLOADS.get(name)
+    if payload is None or payload.kind != "python":
+        return False
+    cls = payload.content if isinstance(payload.content, type) else _CLASSES.get(name)
+    return cls is not None and cls.phase is Controller.phase and cls.ssthresh is Controller.ssthresh
+
+
+def keyed_by_code(config: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `config` with each user's controller named by its code alone (where it was
+    read from, and whether as a file or a class, left out): what the results store keys on."""
+    out = json.loads(json.dumps(config))
+    specs = [f.get("cc") for f in out.get("flows", [])]
+    if isinstance(out.get("swarm"), dict):
+        specs += [out["swarm"].get(k, {}).get("cc") for k in ("tcp", "utp")]
+    for spec in specs:
+        if not isinstance(spec, dict) or "guest" not in spec:
+            continue
+        name = spec["name"]
+        payload = PAYLOADS.get(name)
+        cls = payload.content if payload and isinstance(payload.content, type) else None
+        cls = cls or _CLASSES.get(name)
+        code = _class_digest(cls) if cls is not None else spec["guest"]["sha256"]
+        spec["name"] = f"{spec['guest']['kind']}@{code}"
+        del spec["guest"]
+    return out
+
+
+def from_folder(value: object, folder: Path) -> object:
+    """A reference written in a scenario file, its relative path taken from the file's folder
+    (as `cargo` reads a manifest's paths); anything else unchanged."""
+    ref = _reference(value) if isinstance(value, str) else None
+    if ref is None or Path(ref["path"]).expanduser().is_absolute():
+        return value
+    assert isinstance(value, str)
+    written = value.lstrip()
+    if not written.startswith(ref["path"]):
+        return value
+    return str(folder / ref["path"]) + written[len(ref["path"]) :]

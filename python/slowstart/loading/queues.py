@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
 from slowstart import lazy
-from slowstart.loading.defaults import defaults, key_names, key_table, keys, limits, size_text
+from slowstart.loading.defaults import defaults, key_names, key_table, keys, limits
 from slowstart.paths import REPO, read_user_bytes
 from slowstart.units import (
     U64_MAX,
@@ -55,14 +55,12 @@ def parameter_key(field: str) -> str:
 
 def default_parameters(kind: str) -> str:
     """A discipline's defaults as a scenario writes them, in the order of its keys:
-    `target = "5ms", interval = "100ms", mtu = 1514` (config.rs owns the values)."""
+    `target = "5ms", interval = "100ms", mtu = "1514B"` (config.rs owns the values)."""
     params = key_table(f"queue.{kind}")
     if not params:
         return ""
     given = defaults(f"queue.{kind}")
-    written = {
-        key: size_text(given[key]) if k.unit == "size" else given[key] for key, k in params.items()
-    }
+    written = {key: given[key] for key in params}
     return ", ".join(f"{key} = {json.dumps(value)}" for key, value in written.items())
 
 

@@ -21,7 +21,14 @@ from typing import Any
 from slowstart import lazy
 from slowstart.loading import apps
 from slowstart.loading import scenario as sc
-from slowstart.loading.defaults import _core_defaults, defaults, size_text, spellings, time_text
+from slowstart.loading.defaults import (
+    _core_defaults,
+    defaults,
+    rate_text,
+    size_text,
+    spellings,
+    time_text,
+)
 from slowstart.loading.scenario import load
 from slowstart.units import ScenarioError
 
@@ -33,8 +40,8 @@ _core = lazy.module("slowstart._core")
 UNITS: dict[str, tuple[Any, Any]] = {
     "time": ("7ms", "5000000h"),
     "rate": ("7Mbps", "10000000Tbps"),
-    "size": ("7kB", 10**19),
-    "window": ("7seg", 10**19),
+    "size": ("7kB", "10000000TB"),
+    "window": ("7seg", "10000000TB"),
     "buffer": ("70pkt", "10000000000pkt"),
     "integer": (7, 10**19),
     "number": (0.5, 1e300),
@@ -443,14 +450,6 @@ def _probe(scenario: Callable[[Any], tuple[dict[str, Any], list[str]]], at: str,
         return f"{rate_text(lo)} to {rate_text(hi)}"
     rest = rest or {"size": " bytes", "buffer": " packets"}.get(unit, "")
     return f"{lo:,} to {hi:,}{rest}".replace(",", " ")
-
-
-def rate_text(bps: int) -> str:
-    """Bits per second in the largest unit that divides them: 10**13 → "10Tbps"."""
-    for unit, scale in (("Tbps", 10**12), ("Gbps", 10**9), ("Mbps", 10**6), ("kbps", 10**3)):
-        if bps % scale == 0:
-            return f"{bps // scale}{unit}"
-    return f"{bps}bps"
 
 
 def _check(table: Table) -> None:

@@ -146,6 +146,8 @@ def parse_cc(value: object, field: str) -> dict[str, Any]:
     if isinstance(value, type):
         return _guest_spec(value, {}, field)
     if isinstance(value, str):
+        if not guests.is_reference(value):
+            _own_without_suffix(value, field)
         try:
             spec = _core.parse_cc(value, field)
         except UnicodeEncodeError:  # a lone surrogate (from argv) is no text the core reads
@@ -177,6 +179,24 @@ def parse_cc(value: object, field: str) -> dict[str, Any]:
     if twice:
         raise ScenarioError(f"{field}.{twice[0]}: given both in name and as a key; give it once")
     return {**spec, "params": {**spec["params"], **params}}
+
+
+def _own_without_suffix(value: str, field: str) -> None:
+    """A user's controller written without its file's suffix (`delay_start:DelayStart`) is
+    named as one, not read by the built-ins' grammar."""
+    name, colon, rest = value.strip().partition(":")
+    for suffix in (".py", ".wasm"):
+        if name and Path(name + suffix).expanduser().is_file():
+            fix = f"{name}{suffix}{colon}{rest}"
+            raise ScenarioError(
+                f"{field}: {show(value)} names no algorithm; your own controller is written "
+                f"PATH.py:CLASS or PATH.wasm: did you mean {show(fix)}?"
+            )
+    if "/" in name:
+        raise ScenarioError(
+            f"{field}: {show(value)} names no algorithm; your own controller is written with "
+            f"its file's suffix: PATH.py:CLASS or PATH.wasm"
+        )
 
 
 def check_cc(spec: dict[str, Any], field: str, algorithms: list[dict[str, Any]]) -> None:
@@ -230,7 +250,22 @@ def read_scenario(source: str | os.PathLike[str] | dict[str, Any]) -> dict[str, 
     path = scenario_path(os.fspath(source))  # "satellite" finds scenarios/satellite.toml
     raw = read_toml(path, "scenario")
     raw.setdefault("name", path.stem)
+    _controllers_from(raw, path.parent)
     return raw
+
+
+def _controllers_from(raw: dict[str, Any], folder: Path) -> None:
+    """Users' controllers the file names are found from its folder (guests.from_folder)."""
+    flows = raw.get("flow") if isinstance(raw.get("flow"), list) else []
+    swarm = raw.get("swarm") if isinstance(raw.get("swarm"), dict) else {}
+    tables = [*flows, *(swarm.get(k) for k in ("tcp", "utp"))]
+    for table in tables:
+        if not isinstance(table, dict):
+            continue
+        holder = table["cc"] if isinstance(table.get("cc"), dict) else table
+        key = "name" if holder is not table else "cc"
+        if key in holder:
+            holder[key] = guests.from_folder(holder[key], folder)
 
 
 def read_toml(path: Path, what: str) -> dict[str, Any]:
@@ -325,6 +360,12 @@ def _set_in(node: Any, parts: list[str], value: Any, schema: Any, done: str, ite
             indices = [int(head)]
         else:
             named = [i for i, x in enumerate(node) if isinstance(x, dict) and x.get("name") == head]
+            if not named and isinstance(schema[0], dict) and head in schema[0]:
+                tail = ".".join(parts)
+                raise ScenarioError(
+                    f"--set {item}: {done} is a list of tables; give {done}.0.{tail} (the "
+                    f"first) or {done}.*.{tail} (every one)"
+                )
             if not named:
                 raise ScenarioError(
                     f"--set {item}: no {here} (the scenario has {len(node)} {done} entries, "

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from slowstart import lazy
 from slowstart.loading.scenario import load
 from slowstart.paths import scenario_path
+from slowstart.plot import axis_label
 from slowstart.reproductions.reproduce import (
     EXPERIMENTS,
     VERDICT_RULE,
@@ -256,7 +257,7 @@ def sweeps(store: Store) -> tuple[list[Section], list[str]]:
             fig.update_layout(
                 title=f"{scenario}, flow {flow}: {metric} against {x_key}",
                 xaxis_title=x_key,
-                yaxis_title=metric,
+                yaxis_title=axis_label(metric),
                 height=420,
                 margin={"l": 60, "r": 20, "t": 50, "b": 50},
             )
@@ -272,7 +273,10 @@ def sweeps(store: Store) -> tuple[list[Section], list[str]]:
                         z=grid.to_numpy(dtype=float),
                         x=[str(x) for x in xs],
                         y=[str(y) for y in ys],
-                        colorbar={"title": metric},
+                        colorbar={"title": axis_label(metric)},
+                        # plot.heat_colours: lower is better and light; a gap stays blank
+                        colorscale="Viridis",
+                        reversescale=True,
                         hoverongaps=False,
                     )
                 )

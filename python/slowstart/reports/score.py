@@ -530,12 +530,13 @@ def _summarise(metric: Metric, values: list[float | None]) -> Value:
 
 def column(card: Scorecard, path: PathSpec, metric: Metric) -> dict[str, Value]:
     """One column: each controller's value, ranked where the metric is (a controller with no
-    value ranks after every one with a value)."""
+    value ranks after every one with a value) and there are two controllers or more: one
+    alone would be best everywhere."""
     raw = {
         cc: _summarise(metric, [m.get(metric.name) for m in card.cells[(path.key, cc)].metrics])
         for cc in card.controllers
     }
-    if not metric.ranked:
+    if not metric.ranked or len(card.controllers) < 2:
         return raw
     known = sorted((metric.badness(v.median), cc) for cc, v in raw.items() if v.median is not None)
     out = {}
@@ -607,6 +608,12 @@ LEGEND = (
 )
 
 
+ALONE = (
+    "one controller has no rank: give --cc again for each one to compare it with, or leave "
+    "--cc out to rate every built-in"
+)
+
+
 def format_text(card: Scorecard) -> str:
     """Controllers as rows, one block of metric columns per path, the mean rank last."""
     blocks = [f"{card.suite.name} ({card.suite.file}, suite version {card.suite.version})"]
@@ -627,6 +634,8 @@ def format_text(card: Scorecard) -> str:
         + "\n".join("  " + line for line in body.splitlines())
     )
     blocks.append(LEGEND)
+    if len(card.controllers) < 2:
+        blocks.append(ALONE)
     return "\n\n".join(blocks)
 
 

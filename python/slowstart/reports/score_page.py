@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from slowstart import lazy
+from slowstart.plot import heat_colours
 from slowstart.reports.report import CHECK, STYLE, _png, _table
 from slowstart.reports.score import (
     LEGEND,
@@ -53,32 +54,38 @@ def ranked_order(card: Scorecard) -> list[str]:
 
 def rank_figure(card: Scorecard) -> Figure:
     """Rows: every ranked path x metric, a line between paths; columns: controllers by mean
-    rank, best on the left; colour: the rank in its row from best (green) to worst (red), the
-    rank written in."""
+    rank, best on the left; colour: the rank in its row from best to worst on the heat maps'
+    scale (plot.heat_colours), the rank written in; a cell without a value grey, "-"."""
     cols = [(p, m, c) for p, m, c in columns(card) if m.ranked]
     order = ranked_order(card)
     grid = np.full((len(cols), len(order)), np.nan)
     for i, (_p, _m, col) in enumerate(cols):
-        worst = max((v.rank or 1) for v in col.values())
+        ranks = [v.rank for v in col.values() if v.median is not None and v.rank is not None]
+        worst = max(ranks, default=1)
         for j, cc in enumerate(order):
-            rank = col[cc].rank
-            grid[i, j] = 0.0 if worst == 1 else ((rank or worst) - 1) / (worst - 1)
+            if col[cc].median is not None and col[cc].rank is not None:
+                grid[i, j] = 0.0 if worst == 1 else (col[cc].rank - 1) / (worst - 1)
     fig = mpl_figure.Figure(
         figsize=(max(5.0, 0.42 * len(order) + 3.2), max(3.0, 0.22 * len(cols) + 2.0))
     )
     ax = fig.subplots()
-    ax.imshow(grid, cmap="RdYlGn_r", vmin=0, vmax=1, aspect="auto")
+    image = ax.imshow(grid, cmap=heat_colours(), vmin=0, vmax=1, aspect="auto")
     for i, (_p, _m, col) in enumerate(cols):
         for j, cc in enumerate(order):
             label = "-" if col[cc].median is None else str(col[cc].rank)
-            ax.text(j, i, label, ha="center", va="center", fontsize=6.5)
+            dark = not np.isnan(grid[i, j]) and grid[i, j] > 0.55
+            colour = "white" if dark else "black"
+            ax.text(j, i, label, ha="center", va="center", fontsize=6.5, color=colour)
+    bar = fig.colorbar(image, ax=ax, shrink=0.6, ticks=[0, 1])
+    bar.ax.set_yticklabels(["best", "worst"], fontsize=7)
+    bar.set_label("rank in its row (grey: no value)", fontsize=7)
     for i in range(1, len(cols)):
         if cols[i][0].key != cols[i - 1][0].key:
             ax.axhline(i - 0.5, color="white", linewidth=2)
     ax.set_yticks(range(len(cols)), [f"{p.key} · {m.name}" for p, m, _ in cols], fontsize=7)
     ax.set_xticks(range(len(order)), order, fontsize=7, rotation=60, ha="left")
     ax.xaxis.tick_top()
-    ax.set_title("Rank in each row (1 is best; - no value, ranked last)", fontsize=9, pad=4)
+    ax.set_title("Rank in each row (1 is best; - no value, ranked last, grey)", fontsize=9, pad=4)
     fig.tight_layout()
     return fig
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from slowstart import lazy
 from slowstart.paths import REPO
+from slowstart.plot import heat_colours
 from slowstart.reproductions.experiment import runnable
 from slowstart.running.api import Result
 
@@ -159,17 +160,20 @@ def links_figures(exp: Experiment, results: list[Result], out: Path) -> list[Pat
                 f = by.get(f"{a} | {link}")
                 if f is not None and f[key] is not None:
                     grid[i, j] = f[key] * scale
-        im = ax.imshow(grid, aspect="auto", cmap="viridis")
-        fig.colorbar(im, ax=ax, shrink=0.8)
+        im = ax.imshow(grid, aspect="auto", cmap=heat_colours())
+        fig.colorbar(im, ax=ax, shrink=0.8, label=title)
         ax.set_xticks(range(len(links)), links, rotation=30, ha="right", fontsize=8)
         ax.set_yticks(range(len(algos)), algos if ax is axes[0] else [""] * len(algos))
         ax.set_title(title, fontsize=10)
+        known = grid[~np.isnan(grid)]
+        lo, hi = (known.min(), known.max()) if known.size else (0.0, 0.0)
         for i in range(len(algos)):
             for j in range(len(links)):
                 v = grid[i, j]
                 whole = key == "slow_start_drops" or v >= 10
                 text = "never" if np.isnan(v) else (f"{v:.0f}" if whole else f"{v:.2f}")
-                colour = "k" if np.isnan(v) else "w"
+                dark = not np.isnan(v) and hi > lo and (v - lo) / (hi - lo) > 0.55
+                colour = "w" if dark else "k"
                 ax.text(j, i, text, ha="center", va="center", fontsize=7, color=colour)
     png = out / f"{exp.name}.png"
     fig.savefig(png, dpi=110)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -641,7 +642,14 @@ def with_controllers(exp: Experiment, ccs: Sequence[str]) -> Experiment:
                 (v.scenario, overrides, v.metric, id(v.measure), v.unit),
                 replace(v, label=label, overrides=overrides, published=None),
             )
-    return replace(exp, variants=(*exp.variants, *extra.values()))
+    # Rows that differ only by their scenario (satellite's 1-BDP rows) are told apart by it.
+    added = list(extra.values())
+    labels = Counter(v.label for v in added)
+    added = [
+        replace(v, label=f"{v.label} on {v.scenario or exp.scenario}") if labels[v.label] > 1 else v
+        for v in added
+    ]
+    return replace(exp, variants=(*exp.variants, *added))
 
 
 def cc_label(cc: str) -> str:

@@ -72,7 +72,7 @@ def measure(
         *overrides,
         f"flow.0.initcwnd={initcwnd}",
         f"flow.0.initrwnd={initrwnd}",
-        f"app.0.response={size}",
+        f"app.0.response={size}B",
     ]
     o = first_object(run(raw, set=sets).summary)
     if o is None:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from slowstart import lazy
+from slowstart.loading import guests
 from slowstart.paths import output_file
 from slowstart.running import api
 from slowstart.running.api import Result, _Pending, arrow_table, frame
@@ -92,6 +93,8 @@ def canonical(config: dict[str, Any]) -> str:
 def run_key(config: dict[str, Any], version: str | None = None, text: str | None = None) -> str:
     """The content hash of a canonical config (its seed included) and the engine version;
     `text` is `canonical(config)` when the caller has it already."""
+    if guests.guest_names(config):  # a user's controller is keyed by its code
+        text = canonical(guests.keyed_by_code(config))
     text = canonical(config) if text is None else text
     data = f"{text}\n{version or engine_version()}".encode()
     return hashlib.sha256(data).hexdigest()[:32]

@@ -88,8 +88,8 @@ def _ends(key: str, text: str) -> tuple[float, float, str, bool]:
     expected = 'a range such as "10ms..200ms"'
     lo, lo_unit = split_quantity(lo_text, where, expected)
     hi, hi_unit = split_quantity(hi_text, where, expected)
-    # A bare end is not read in the other end's unit: bare numbers are seconds, bytes or bit/s
-    # elsewhere ("0..10ms" is still zero).
+    # A bare end is not read in the other end's unit: only zero goes without one
+    # ("0..10ms" is still zero; units.py).
     if lo_unit != hi_unit and not (lo == 0 and not lo_unit):
         raise ScenarioError(f"{where}: both ends of {show(text)} need the same unit")
     if hi > U64_MAX:

@@ -27,6 +27,7 @@ from slowstart.loading import guests
 from slowstart.loading.defaults import limits
 from slowstart.loading.scenario import load
 from slowstart.paths import scenario_path
+from slowstart.plot import axis_label
 from slowstart.running.api import core_schema, run_config
 from slowstart.running.store import Record, Store, canonical, run_key, traces_of
 from slowstart.units import U64_MAX, ScenarioError, parse_int, show
@@ -635,7 +636,9 @@ def plot(table: pd.DataFrame, keys: Sequence[str], metric: str) -> Figure:
     """`metric` (median over seeds, min-max bars) against the first varied key, one series per
     combination of the other keys and flow: lines when the key's values are numbers, else
     markers side by side at each value. A point with no value (say a flow that never
-    completes) is marked with a red x on the axis; the legend sits outside the axes."""
+    completes) is a dotted grey line across the axes marked "no value", never a point on the
+    scale; the legend sits outside the axes. The y axis names the metric's quantity and unit
+    (plot.axis_label), the title the controller and what was varied."""
     x_key = keys[0]
     others = [*keys[1:], *(["flow"] if table["flow"].nunique() > 1 else [])]
     fig = mpl_figure.Figure(figsize=(8, 4))
@@ -646,7 +649,7 @@ def plot(table: pd.DataFrame, keys: Sequence[str], metric: str) -> Figure:
     width = 0.0 if numeric else 0.6 / max(len(series), 1)
     dashes = ["-", "--", ":", "-."]
     markers = ["o", "s", "^", "D"]
-    missing_label = "no value"
+    missing_label = "no value (dotted)"
     for i, (label, line) in enumerate(series):
         label = label if isinstance(label, tuple) else (label,)
         name = ", ".join(f"{k}={v}" for k, v in zip(others, label, strict=True)) or metric
@@ -665,23 +668,28 @@ def plot(table: pd.DataFrame, keys: Sequence[str], metric: str) -> Figure:
             color=f"C{i % COLOURS}",
             label=name,
         )
-        gone = [p for p, m in zip(pos, med, strict=True) if m != m]
-        if gone:
-            ax.plot(
-                gone,
-                [0.02] * len(gone),
-                "x",
-                color="red",
-                markersize=9,
+        for p in (p for p, m in zip(pos, med, strict=True) if m != m):
+            ax.axvline(p, color="0.5", linestyle=":", linewidth=1.2, label=missing_label)
+            ax.text(
+                p,
+                0.5,
+                "no value",
+                rotation=90,
+                ha="right",
+                va="center",
+                fontsize=7,
+                color="0.35",
                 transform=ax.get_xaxis_transform(),
-                label=missing_label,
             )
             missing_label = "_"
     ax.set_xticks(range(len(xs)), [str(v) for v in xs])
     if not numeric and sum(len(str(v)) for v in xs) > 60:
         ax.tick_params(axis="x", labelrotation=20)
     ax.set_xlabel(x_key)
-    ax.set_ylabel(metric)
+    ax.set_ylabel(axis_label(metric))
+    ccs = list(dict.fromkeys(table["cc"])) if "cc" in table.columns else []
+    by = f" ({ccs[0]})" if len(ccs) == 1 else ""
+    ax.set_title(f"{axis_label(metric)}{by} against {x_key}", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
