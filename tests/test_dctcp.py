@@ -128,18 +128,13 @@ def test_fig17_at_ns3s_times(tmp_path):
     assert [p.name for p in written] == ["dctcp-rates.png"]
 
 
-@pytest.mark.parametrize(
-    ("stack", "message"),
-    [
-        ("kernel", "--cc: the kernel stack runs reno, cubic, bbr, bbr1 or PATH.bpf.o, got 'dctcp'"),
-        ("udp", "flow.0.cc: dctcp needs ECN, which the UDP stack does not carry"),
-    ],
-)
-def test_real_runs_refuse_dctcp_in_one_line(tmp_path, stack, message):
-    """This kernel has no tcp_dctcp (docs/real.md), and our UDP endpoints do not read CE."""
-    r = cli("real", "real-web", "--cc", "dctcp", "--stack", stack, "--out", str(tmp_path))
+def test_the_kernel_stack_refuses_dctcp_in_one_line(tmp_path):
+    """This kernel has no tcp_dctcp (docs/real.md); the UDP stack runs it, with ECN
+    (test_real.py::test_udp_stack_carries_ecn_marks_end_to_end)."""
+    r = cli("real", "real-web", "--cc", "dctcp", "--out", str(tmp_path))
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
+    message = "--cc: the kernel stack runs reno, cubic, bbr, bbr1 or PATH.bpf.o, got 'dctcp'"
     assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), r.stderr
 
 

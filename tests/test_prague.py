@@ -115,19 +115,11 @@ def test_reproduce_prague_shows_the_prs_comparison(tmp_path):
     assert [w.name for w in written] == ["prague-verdicts.png", "prague-l4s.png"]
 
 
-@pytest.mark.parametrize(
-    ("stack", "message"),
-    [
-        (
-            "kernel",
-            "--cc: the kernel stack runs reno, cubic, bbr, bbr1 or PATH.bpf.o, got 'prague'",
-        ),
-        ("udp", "flow.0.cc: prague needs ECN, which the UDP stack does not carry"),
-    ],
-)
-def test_real_runs_refuse_prague_in_one_line(tmp_path, stack, message):
-    """This kernel has no tcp_prague (docs/real.md), and our UDP endpoints do not read CE."""
-    r = cli("real", "real-web", "--cc", "prague", "--stack", stack, "--out", str(tmp_path))
+def test_the_kernel_stack_refuses_prague_in_one_line(tmp_path):
+    """This kernel has no tcp_prague (docs/real.md); the UDP stack runs it, with ECN
+    (test_real.py::test_udp_stack_carries_ecn_marks_end_to_end)."""
+    r = cli("real", "real-web", "--cc", "prague", "--out", str(tmp_path))
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
+    message = "--cc: the kernel stack runs reno, cubic, bbr, bbr1 or PATH.bpf.o, got 'prague'"
     assert len(lines) == 1 and lines[0].startswith(f"error: {message}"), r.stderr

@@ -41,7 +41,7 @@ use slowstart_config::{CrossConfig, DirectionConfig};
 use slowstart_link::channel::{Channel, Offer};
 use slowstart_link::cross::{self, CrossSource, CrossSummary};
 use slowstart_link::summary::LinkSummary;
-use slowstart_transport::packet::{Kind, Packet, CE, ECT, RETRANSMISSION};
+use slowstart_transport::packet::{Kind, Packet, CE, RETRANSMISSION};
 use slowstart_transport::wire;
 
 /// Forward is sender side → receiver side; reverse carries the ACKs back.
@@ -208,7 +208,8 @@ impl TcpTracker {
         if pkt.len() < 20 || pkt[0] >> 4 != 4 {
             return p;
         }
-        p.set(ECT, pkt[1] & 0b11 != 0);
+        // ECT(1) as ECT(1), so that DualPI2 queues an L4S sender's packets in its L queue.
+        p.set_ip_ecn(pkt[1]);
         let ihl = ((pkt[0] & 0x0f) as usize) * 4;
         let total = (u16::from_be_bytes([pkt[2], pkt[3]]) as usize).min(pkt.len());
         if pkt[9] == 17 && total >= ihl + 8 {
@@ -656,7 +657,7 @@ struct CrossRow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use slowstart_config::{DropSpec, QueueLimit};
+    use slowstart_config::{Discipline, DropSpec, QueueLimit};
 
     /// Issue #28: the emulator shares the link model and config with the simulator, never its
     /// event loop.
@@ -934,6 +935,82 @@ mod tests {
             e.ingress(Dir::Forward, 0, junk),
             Offer::Queued { .. }
         ));
+    }
+
+    /// An IPv4 datagram of the simulator's transport from port 5002 with the IP header's ECN
+    /// field `ecn` and a valid header checksum: data segment `k` of 1424 bytes.
+    fn udp_data(k: u64, ecn: u8) -> Vec<u8> {
+        let mut q = Packet::control(0, Kind::Data, 0, 0);
+        q.seq = k * 1424;
+        q.len = 1424;
+        let mut body = Vec::new();
+        wire::encode(&q, &[7; 1424], &mut body).unwrap();
+        let total = 28 + body.len();
+        let mut p = vec![0u8; total];
+        p[0] = 0x45;
+        p[1] = ecn;
+        p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+        p[8] = 64;
+        p[9] = 17;
+        p[20..22].copy_from_slice(&5002u16.to_be_bytes());
+        p[22..24].copy_from_slice(&5002u16.to_be_bytes());
+        p[28..].copy_from_slice(&body);
+        let sum = header_sum(&p[..20]);
+        p[10..12].copy_from_slice(&(!sum).to_be_bytes());
+        p
+    }
+
+    /// The ones'-complement sum of an IPv4 header (RFC 1071): 0xffff when its checksum holds.
+    fn header_sum(h: &[u8]) -> u16 {
+        let mut sum: u32 = h
+            .chunks(2)
+            .map(|w| u16::from_be_bytes([w[0], w[1]]) as u32)
+            .sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        sum as u16
+    }
+
+    /// The UDP stack's datagrams keep their ECN field through the emulator: ECT(1) ones wait in
+    /// DualPI2's L queue, whose step marks CE in their IP header (checksum updated, UDP bytes
+    /// untouched), so the receiver's socket reads CE; ECT(0) ones wait in the C queue, which a
+    /// step does not mark, and arrive as sent.
+    #[test]
+    fn udp_datagrams_keep_their_ecn_field_and_the_l4s_step_marks_ect1() {
+        // 12 Mbps: a 1500-byte packet every 1 ms; the step marks after 2 ms of waiting.
+        let mut d = DirectionConfig::lossless(12_000_000, 0, QueueLimit::Packets(100));
+        d.ecn = true;
+        d.discipline = Discipline::DualPi2(slowstart_config::DualPi2Config {
+            step_ns: 2 * MS,
+            ..Default::default()
+        });
+        let mut c = cfg(d);
+        c.ports = vec![5002];
+        let mut e = Emulator::new(&c);
+        for k in 0..6 {
+            for ecn in [0b01, 0b10] {
+                let offer = e.ingress(Dir::Forward, 0, udp_data(k, ecn));
+                assert!(matches!(offer, Offer::Queued { .. }));
+            }
+        }
+        let out = e.due(Dir::Forward, 100 * MS);
+        assert_eq!(out.len(), 12);
+        let field = |p: &Vec<u8>| p[1] & 0b11;
+        let (l, classic): (Vec<_>, Vec<_>) = out.iter().partition(|p| field(p) != 0b10);
+        assert_eq!(classic.len(), 6, "ECT(0) is never marked by the step");
+        // The L queue goes first: its first packets leave before they waited 2 ms.
+        assert_eq!(
+            l.iter().map(|p| field(p)).collect::<Vec<_>>(),
+            [1, 1, 3, 3, 3, 3]
+        );
+        for p in &out {
+            assert_eq!(header_sum(&p[..20]), 0xffff, "the IP header checksum holds");
+            let k = wire::decode(&p[28..]).unwrap().0.seq / 1424;
+            assert_eq!(p[28..], udp_data(k, 0)[28..], "the UDP datagram is as sent");
+        }
+        let stats: serde_json::Value = serde_json::from_str(&e.stats_json(100 * MS)).unwrap();
+        assert_eq!(stats["forward"]["marks"], 4);
     }
 
     #[test]

@@ -31,6 +31,11 @@ pub const ECT1: u8 = 1 << 5;
 /// packets received (RFC 9768 §3.2.2), AE its most significant bit.
 pub const AE: u8 = 1 << 6;
 
+/// The IP header's ECN field (RFC 3168 §5): ECT(0), ECT(1) and CE; 0 is Not-ECT.
+pub const IP_ECT0: u8 = 0b10;
+pub const IP_ECT1: u8 = 0b01;
+pub const IP_CE: u8 = 0b11;
+
 /// Up to three SACK blocks fit in the TCP option space beside timestamps (RFC 2018 §3).
 pub const MAX_SACK_BLOCKS: usize = 3;
 
@@ -117,6 +122,30 @@ impl Packet {
         self.set(ECT1, capable && l4s);
     }
 
+    /// The IP header's ECN field (RFC 3168 §5, the TOS byte's two low bits) this packet
+    /// carries: CE `0b11`, else ECT(1) `0b01`, ECT(0) `0b10`, or Not-ECT `0b00`.
+    pub fn ip_ecn(&self) -> u8 {
+        if self.has(CE) {
+            IP_CE
+        } else if self.has(ECT1) {
+            IP_ECT1
+        } else if self.has(ECT) {
+            IP_ECT0
+        } else {
+            0
+        }
+    }
+
+    /// Take the IP header's ECN field `field` (its two low bits; see [`Packet::ip_ecn`]). A CE
+    /// packet was ECN-capable but the field no longer says which ECT it had: it is ECT(0) here,
+    /// so a queue may mark it again rather than drop it (RFC 3168 §5).
+    pub fn set_ip_ecn(&mut self, field: u8) {
+        let field = field & IP_CE;
+        self.set(CE, field == IP_CE);
+        self.set(ECT1, field == IP_ECT1);
+        self.set(ECT, field == IP_ECT0 || field == IP_CE);
+    }
+
     /// Write the ACE field: `value` modulo 8 into AE, CWR and ECE.
     pub fn set_ace(&mut self, value: u8) {
         self.set(AE, value & 4 != 0);
@@ -155,6 +184,24 @@ mod tests {
     #[test]
     fn packet_record_stays_small() {
         assert!(std::mem::size_of::<Packet>() <= 72);
+    }
+
+    #[test]
+    fn the_ip_ecn_field_round_trips_and_ce_stays_capable() {
+        let mut p = Packet::control(0, Kind::Data, 0, 0);
+        for (capable, l4s, field) in [(false, false, 0), (true, false, 0b10), (true, true, 0b01)] {
+            p.set_ect(capable, l4s);
+            assert_eq!(p.ip_ecn(), field);
+            let mut q = Packet::control(0, Kind::Data, 0, 0);
+            q.set_ip_ecn(field);
+            assert_eq!((q.ip_ecn(), q.ecn_capable()), (field, capable));
+        }
+        p.set(CE, true);
+        assert_eq!(p.ip_ecn(), IP_CE);
+        p.set_ip_ecn(IP_CE | 0b1111_1100); // a whole TOS byte: its DSCP is not ECN
+        assert!(p.has(CE) && p.ecn_capable() && !p.has(ECT1));
+        p.set_ip_ecn(0);
+        assert!(!p.has(CE) && !p.ecn_capable());
     }
 
     #[test]

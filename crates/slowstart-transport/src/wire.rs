@@ -6,7 +6,8 @@
 //!  0  magic    u16  0x5353 ("SS")
 //!  2  version  u8   1
 //!  3  kind     u8   0 SYN, 1 SYN-ACK, 2 data, 3 ACK, 4 request, 5 request ACK
-//!  4  flags    u8   bit 0: retransmission (data); other bits 0
+//!  4  flags    u8   bit 0: retransmission (data only); bits 1-3: the TCP header's ECN flags
+//!                   ECE, CWR, AE (any kind); other bits 0
 //!  5  sacks    u8   SACK blocks that follow the header, at most 3 (ACK only)
 //!  6  conn     u8   connection of the flow
 //!  7  reserved u8   0
@@ -22,8 +23,13 @@
 //!
 //! Times are the endpoints' own clocks (both ends of an emulated path share the host's
 //! monotonic clock, so the one-way delay is meaningful there).
+//!
+//! ECN's IP-header half (ECT(0), ECT(1), CE: [`crate::packet::ECT`], [`crate::packet::ECT1`],
+//! [`crate::packet::CE`]) is not here: it travels in the datagram's own IP header, where a
+//! router can mark it (RFC 3168 §5), and the socket layer carries it (`slowstart_udp::ecn`).
+//! Only the TCP header's half, the echo and its answer, rides in `flags`.
 
-use crate::packet::{Kind, Packet, MAX_SACK_BLOCKS};
+use crate::packet::{Kind, Packet, AE, CWR, ECE, MAX_SACK_BLOCKS};
 
 pub const MAGIC: u16 = 0x5353;
 pub const VERSION: u8 = 1;
@@ -34,6 +40,9 @@ pub const MAX_DATAGRAM: usize = 65_507;
 /// Largest payload a packet may carry (the header and no SACK blocks beside it).
 pub const MAX_PAYLOAD: usize = MAX_DATAGRAM - HEADER_BYTES;
 const RETRANSMISSION: u8 = 1;
+/// The TCP header's ECN flags (RFC 3168 §6.1, RFC 9768 §3.2.2): wire bit, packet flag.
+const TCP_ECN: [(u8, u8); 3] = [(1 << 1, ECE), (1 << 2, CWR), (1 << 3, AE)];
+const TCP_ECN_BITS: u8 = 0b1110;
 
 /// Why a datagram was rejected.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,11 +134,16 @@ pub fn encode(p: &Packet, payload: &[u8], out: &mut Vec<u8>) -> Result<(), WireE
     if p.sack_count > 0 && p.kind != Kind::Ack {
         return Err(WireError::SackCount(p.sack_count));
     }
-    let flags = if p.is_retransmission() {
+    let mut flags = if p.is_retransmission() {
         RETRANSMISSION
     } else {
         0
     };
+    for (bit, flag) in TCP_ECN {
+        if p.has(flag) {
+            flags |= bit;
+        }
+    }
     out.reserve(HEADER_BYTES + SACK_BLOCK_BYTES * p.sack_count as usize + payload.len());
     out.extend_from_slice(&MAGIC.to_be_bytes());
     out.extend_from_slice(&[VERSION, kind_code(p.kind), flags, p.sack_count, p.conn, 0]);
@@ -194,7 +208,9 @@ pub fn decode(b: &[u8]) -> Result<(Packet, &[u8]), WireError> {
     }
     let kind = kind_of(b[3]).ok_or(WireError::Kind(b[3]))?;
     let flags = b[4];
-    if flags & !RETRANSMISSION != 0 || (flags != 0 && kind != Kind::Data) {
+    if flags & !(RETRANSMISSION | TCP_ECN_BITS) != 0
+        || (flags & RETRANSMISSION != 0 && kind != Kind::Data)
+    {
         return Err(WireError::Flags(flags));
     }
     let sacks = b[5];
@@ -220,6 +236,9 @@ pub fn decode(b: &[u8]) -> Result<(Packet, &[u8]), WireError> {
     }
     let mut p = Packet::control(u32_at(b, 8), kind, b.len() as u32, u64_at(b, 24));
     p.set(crate::packet::RETRANSMISSION, flags & RETRANSMISSION != 0);
+    for (bit, flag) in TCP_ECN {
+        p.set(flag, flags & bit != 0);
+    }
     p.conn = b[6];
     p.len = len;
     p.seq = seq;
@@ -241,6 +260,7 @@ pub fn decode(b: &[u8]) -> Result<(Packet, &[u8]), WireError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::{CE, ECT, ECT1};
     use proptest::prelude::*;
 
     fn data(seq: u64, len: u32) -> Packet {
@@ -259,8 +279,14 @@ mod tests {
                 .map(|i| p.sack_block(i))
                 .collect()
         };
+        // The TCP header's ECN flags travel; the IP header's (ECT, CE) are the socket's.
+        let tcp_ecn = |p: &Packet| p.flags & (ECE | CWR | AE);
         (a.flow, a.kind, a.is_retransmission(), a.conn, a.len, a.seq)
             == (b.flow, b.kind, b.is_retransmission(), b.conn, b.len, b.seq)
+            && tcp_ecn(a) == tcp_ecn(b)
+            && !b.has(ECT)
+            && !b.has(ECT1)
+            && !b.has(CE)
             && (a.sent_ns, a.owd_ns, a.rwnd) == (b.sent_ns, b.owd_ns, b.rwnd)
             && blocks(a) == blocks(b)
     }
@@ -302,7 +328,16 @@ mod tests {
         assert_eq!(bad(&|b| b[0] = 0), WireError::Magic(0x0053));
         assert_eq!(bad(&|b| b[2] = 2), WireError::Version(2));
         assert_eq!(bad(&|b| b[3] = 6), WireError::Kind(6));
-        assert_eq!(bad(&|b| b[4] = 2), WireError::Flags(2));
+        assert_eq!(bad(&|b| b[4] = 0x10), WireError::Flags(0x10));
+        // ECE, CWR and AE may ride on any kind, the retransmission flag on data only.
+        let mut ack = Packet::control(0, Kind::Ack, 0, 0);
+        ack.set_ace(0b111);
+        let mut b = Vec::new();
+        encode(&ack, &[], &mut b).unwrap();
+        assert_eq!(b[4], 0b1110);
+        assert_eq!(decode(&b).unwrap().0.ace(), 0b111);
+        b[4] |= 1;
+        assert_eq!(decode(&b).unwrap_err(), WireError::Flags(0b1111));
         assert_eq!(bad(&|b| b[5] = 1), WireError::SackCount(1), "SACK on data");
         assert_eq!(bad(&|b| b[7] = 1), WireError::Reserved(1));
         assert_eq!(
@@ -364,29 +399,34 @@ mod tests {
             (any::<u64>(), any::<u64>(), any::<u64>()),
             1usize..3000,
             proptest::collection::vec((0u32..1 << 20, 1u32..5000), 0..=3),
+            any::<u8>(),
         )
-            .prop_map(|(k, flow, conn, rtx, seq, (sent, owd, rwnd), n, blocks)| {
-                let kind = kind_of(k).unwrap();
-                let mut p = Packet::control(flow, kind, 0, sent);
-                p.conn = conn;
-                p.owd_ns = owd;
-                p.rwnd = rwnd;
-                let mut payload = vec![];
-                if carries_payload(kind) {
-                    payload = (0..n).map(|i| i as u8).collect();
-                    p.len = n as u32;
-                    p.seq = seq.min(u64::MAX - n as u64);
-                    p.set(crate::packet::RETRANSMISSION, rtx && kind == Kind::Data);
-                } else {
-                    p.seq = seq.min(u64::MAX - (1 << 33));
-                }
-                if kind == Kind::Ack {
-                    for (s, w) in blocks {
-                        p.push_sack(p.seq + s as u64, p.seq + (s + w) as u64);
+            .prop_map(
+                |(k, flow, conn, rtx, seq, (sent, owd, rwnd), n, blocks, ecn)| {
+                    let kind = kind_of(k).unwrap();
+                    let mut p = Packet::control(flow, kind, 0, sent);
+                    // Any ECN flags, the IP header's too (which the wire leaves out).
+                    p.flags = ecn & (ECT | ECT1 | CE | ECE | CWR | AE);
+                    p.conn = conn;
+                    p.owd_ns = owd;
+                    p.rwnd = rwnd;
+                    let mut payload = vec![];
+                    if carries_payload(kind) {
+                        payload = (0..n).map(|i| i as u8).collect();
+                        p.len = n as u32;
+                        p.seq = seq.min(u64::MAX - n as u64);
+                        p.set(crate::packet::RETRANSMISSION, rtx && kind == Kind::Data);
+                    } else {
+                        p.seq = seq.min(u64::MAX - (1 << 33));
                     }
-                }
-                (p, payload)
-            })
+                    if kind == Kind::Ack {
+                        for (s, w) in blocks {
+                            p.push_sack(p.seq + s as u64, p.seq + (s + w) as u64);
+                        }
+                    }
+                    (p, payload)
+                },
+            )
     }
 
     proptest! {
@@ -413,7 +453,7 @@ mod tests {
                 // Mostly a valid start, so the deeper checks are reached too.
                 b[..3].copy_from_slice(&[0x53, 0x53, VERSION]);
                 b[3] %= 6;
-                b[4] &= 1;
+                b[4] &= 0x0f;
                 b[5] %= 4;
                 b[7] = 0;
             }

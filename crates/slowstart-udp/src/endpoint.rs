@@ -17,7 +17,7 @@ use slowstart_transport::wire::{self, MAX_DATAGRAM};
 use slowstart_transport::{Io, Received, ReceiverEnd, SenderEnd, SenderEvent, Settings, TimerKind};
 
 use crate::clock::{now_ns, wait_readable};
-use crate::pattern;
+use crate::{ecn, pattern};
 
 /// How long a run may go on.
 #[derive(Clone, Copy, Debug)]
@@ -140,6 +140,10 @@ pub struct SenderReport {
     pub rto_count: u64,
     pub loss_probes: u64,
     pub data_packets_sent: u64,
+    /// Window reductions on an ECN echo, for a flow that runs ECN (the simulator's
+    /// `ecn_reductions`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_reductions: Option<u64>,
     pub max_cwnd_bytes: u64,
     /// Paced departures: how late each left after its departure time, µs.
     pub pacing_samples: u64,
@@ -187,7 +191,7 @@ pub(crate) fn next_datagram<'a>(
     dropped: &mut Dropped,
 ) -> Result<Option<Datagram<'a>>, String> {
     let (now, from, p, n, payload_len) = loop {
-        let (n, from) = match sock.recv_from(buf) {
+        let (n, from, ecn) = match ecn::recv_from(sock, buf) {
             Ok(x) => x,
             Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(None),
             Err(e) if e.kind() == ErrorKind::ConnectionRefused => continue,
@@ -198,10 +202,11 @@ pub(crate) fn next_datagram<'a>(
             dropped.stranger += 1;
             continue;
         }
-        let Ok((p, payload)) = wire::decode(&buf[..n]) else {
+        let Ok((mut p, payload)) = wire::decode(&buf[..n]) else {
             dropped.unparsed += 1;
             continue;
         };
+        p.set_ip_ecn(ecn);
         if p.flow != flow {
             dropped.unexpected += 1;
             continue;
@@ -236,7 +241,7 @@ pub(crate) fn send_all(
         }
         out.clear();
         wire::encode(&p, payload, out).map_err(|e| format!("encode: {e}"))?;
-        match sock.send_to(out, peer) {
+        match ecn::send_to(sock, out, peer, p.ip_ecn()) {
             Ok(_) => {}
             // A full socket buffer or an unreachable peer loses the datagram, as a link would.
             Err(e)
@@ -254,9 +259,16 @@ pub(crate) fn send_all(
 /// the kernel's 208 kB default drops datagrams outside the emulated link.
 const SOCKET_BUFFER_BYTES: libc::c_int = 16 << 20;
 
+/// Make `sock` an endpoint's: non-blocking, its buffers grown, each datagram's ECN field read.
+pub(crate) fn prepare_socket(sock: &UdpSocket) -> Result<(), String> {
+    sock.set_nonblocking(true).map_err(|e| e.to_string())?;
+    grow_buffers(sock);
+    ecn::receive_ecn(sock).map_err(|e| format!("IP_RECVTOS: {e}"))
+}
+
 /// Grow the socket's buffers: past `net.core.rmem_max` as root (SO_RCVBUFFORCE), else as far
 /// as the limit lets.
-pub(crate) fn grow_buffers(sock: &UdpSocket) {
+fn grow_buffers(sock: &UdpSocket) {
     let fd = sock.as_raw_fd();
     let size = SOCKET_BUFFER_BYTES;
     for (force, plain) in [
@@ -374,8 +386,7 @@ pub fn run_sender(
         }
         None => s.write(u64::MAX),
     }
-    sock.set_nonblocking(true).map_err(|e| e.to_string())?;
-    grow_buffers(sock);
+    prepare_socket(sock)?;
     let fd = sock.as_raw_fd();
     let mut io = Io::default();
     let (mut out, mut payload) = (Vec::new(), Vec::new());
@@ -446,6 +457,7 @@ pub fn run_sender(
     report.rto_count = st.rto_count;
     report.loss_probes = st.loss_probes;
     report.data_packets_sent = st.data_packets_sent;
+    report.ecn_reductions = settings.ecn.then_some(st.ecn_reductions);
     late.sort_unstable();
     report.pacing_samples = late.len() as u64;
     report.pacing_late_p50_us = percentile_us(&late, 0.5);
@@ -464,8 +476,7 @@ pub fn run_receiver(
     let settings = checked_settings(cfg)?;
     require_bulk(cfg)?;
     let mut end = ReceiverEnd::new(flow, &settings, &settings, cfg.size_bytes);
-    sock.set_nonblocking(true).map_err(|e| e.to_string())?;
-    grow_buffers(sock);
+    prepare_socket(sock)?;
     let fd = sock.as_raw_fd();
     let mut io = Io::default();
     let (mut out, mut payload) = (Vec::new(), Vec::new());

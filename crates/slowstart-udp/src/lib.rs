@@ -10,6 +10,11 @@
 //! (`slowstart_config`: a flow's settings, seeds and controller parameters, as simulated) and
 //! the applications, never on the event loop.
 //!
+//! ECN crosses the host's network as it does a simulated link: each datagram's IP header
+//! carries the packet's ECT or CE codepoint, written and read per datagram ([`ecn`]), so a
+//! queue that marks CE on the way (the emulator's) is seen by the receiver, which echoes it in
+//! the transport's header.
+//!
 //! Each endpoint talks to one peer address and drops datagrams from any other. What arrives
 //! from the peer is decoded and checked before the transport sees it: a datagram that does not
 //! parse, an ACK of bytes never sent, SACK blocks past what was sent, and data whose payload is
@@ -25,6 +30,7 @@
 
 pub mod cli;
 pub mod clock;
+pub mod ecn;
 pub mod endpoint;
 pub mod pattern;
 pub mod web;

@@ -29,8 +29,9 @@ use slowstart_transport::{Io, Observer, Received, ReceiverEnd, SenderEnd, Sender
 
 use crate::clock::{now_ns, wait_readable};
 use crate::endpoint::{
-    ack_acceptable, checked_settings, fire_due_timers, grow_buffers, next_datagram, percentile_us,
-    send_all, sender_event, stop_on_fault, Datagram, Dropped, Limits, SenderReport, Tracing,
+    ack_acceptable, checked_settings, fire_due_timers, next_datagram, percentile_us,
+    prepare_socket, send_all, sender_event, stop_on_fault, Datagram, Dropped, Limits, SenderReport,
+    Tracing,
 };
 use crate::pattern;
 
@@ -90,8 +91,7 @@ pub fn run_server(
     let mut server = WebServer::new(web);
     let mut conn: Option<Conn> = None;
     let mut connections = 0u64;
-    sock.set_nonblocking(true).map_err(|e| e.to_string())?;
-    grow_buffers(sock);
+    prepare_socket(sock)?;
     let fd = sock.as_raw_fd();
     let mut io = Io::default();
     let (mut out, mut payload) = (Vec::new(), Vec::new());
@@ -235,6 +235,7 @@ pub fn run_server(
     report.rto_count = st.rto_count;
     report.loss_probes = st.loss_probes;
     report.data_packets_sent = st.data_packets_sent;
+    report.ecn_reductions = settings.ecn.then_some(st.ecn_reductions);
     late.sort_unstable();
     report.pacing_samples = late.len() as u64;
     report.pacing_late_p50_us = percentile_us(&late, 0.5);
@@ -273,8 +274,7 @@ pub fn run_client(
 ) -> Result<ClientReport, String> {
     let web = web_config(cfg)?;
     let settings = checked_settings(cfg)?;
-    sock.set_nonblocking(true).map_err(|e| e.to_string())?;
-    grow_buffers(sock);
+    prepare_socket(sock)?;
     let fd = sock.as_raw_fd();
     let mut io = Io::default();
     let (mut out, mut payload) = (Vec::new(), Vec::new());

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -16,8 +17,9 @@ use slowstart_cc::params::ParamValue;
 use slowstart_cc::{CcError, CommonParams};
 use slowstart_cc::{CcSpec, Phase};
 use slowstart_config::{AppConfig, FlowConfig, LossDetection, Recovery, WebConfig};
-use slowstart_transport::packet::Kind;
+use slowstart_transport::packet::{Kind, IP_CE, IP_ECT0, IP_ECT1};
 use slowstart_transport::wire;
+use slowstart_udp::ecn;
 use slowstart_udp::{
     run_client, run_receiver, run_sender, run_server, ClientReport, Limits, ReceiverReport,
     SenderReport, ServerOptions,
@@ -223,6 +225,125 @@ fn a_transfer_completes_through_a_hostile_relay_and_delivers_no_corrupted_byte()
     assert!(tx.dropped.bad_ack > 0, "{:?}", tx.dropped);
     assert!(tx.dropped.unparsed > 0, "{:?}", tx.dropped);
     assert!(tx.retransmits > 0);
+}
+
+/// What a marking relay saw and did: datagrams by the ECN field they arrived with, `[Not-ECT,
+/// ECT(1), ECT(0), CE]`, and the data datagrams it marked CE.
+#[derive(Debug, Default)]
+struct EcnSeen {
+    data: [u64; 4],
+    acks: [u64; 4],
+    marked: u64,
+}
+
+/// Forward datagrams arriving on `from` to `dest` through `via`, each with the ECN field it
+/// arrived with, until `stop`; with `mark_every`, every that-many-th ECN-capable data datagram
+/// leaves marked CE instead, as a queue above its step would send it.
+fn ecn_relay(
+    from: UdpSocket,
+    via: UdpSocket,
+    dest: SocketAddr,
+    mark_every: Option<u64>,
+    stop: Arc<AtomicBool>,
+) -> EcnSeen {
+    ecn::receive_ecn(&from).unwrap();
+    from.set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
+    // Room for a whole window (the kernel's 208 kB default drops a burst of 100 datagrams), so
+    // that any loss would be the relay's doing: it drops none.
+    let bytes: libc::c_int = 8 << 20;
+    for opt in [libc::SO_RCVBUFFORCE, libc::SO_RCVBUF] {
+        // SAFETY: a valid descriptor and an `int` option of its size.
+        let set = unsafe {
+            libc::setsockopt(
+                from.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                &bytes as *const libc::c_int as *const libc::c_void,
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if set == 0 {
+            break; // forced past rmem_max as root, else as far as it lets
+        }
+    }
+    let mut seen = EcnSeen::default();
+    let mut capable = 0u64;
+    let mut buf = vec![0u8; 65_536];
+    while !stop.load(Ordering::SeqCst) {
+        let Ok((n, _, mut field)) = ecn::recv_from(&from, &mut buf) else {
+            continue;
+        };
+        let Ok((p, _)) = wire::decode(&buf[..n]) else {
+            continue;
+        };
+        if p.kind == Kind::Data {
+            seen.data[field as usize] += 1;
+            if field == IP_ECT0 || field == IP_ECT1 {
+                capable += 1;
+                if mark_every.is_some_and(|k| capable.is_multiple_of(k)) {
+                    field = IP_CE;
+                    seen.marked += 1;
+                }
+            }
+        } else if p.kind == Kind::Ack {
+            seen.acks[field as usize] += 1;
+        }
+        ecn::send_to(&via, &buf[..n], dest, field).unwrap();
+    }
+    seen
+}
+
+/// ECN end to end over loopback: the sender's socket writes ECT into each data datagram's IP
+/// header, a relay reads it there and marks every 20th CE, the receiver's socket reads the
+/// mark and the receiver echoes it in the transport's header, and the sender reduces its
+/// window without a loss. DCTCP's data goes out ECT(0) and Prague's ECT(1) (L4S); Reno
+/// without `ecn` sends Not-ECT, which is never marked.
+#[test]
+fn ce_marks_set_on_the_way_reach_the_receiver_and_the_sender_reduces() {
+    let size = 3_000_000;
+    for (cc, ecn_flow, field) in [
+        ("dctcp", false, IP_ECT0),
+        ("prague", false, IP_ECT1),
+        ("reno", true, IP_ECT0),
+        ("reno", false, 0),
+    ] {
+        let mut cfg = flow(cc, size);
+        cfg.ecn = ecn_flow;
+        let (s, r) = (local(), local());
+        let (s_addr, r_addr) = (s.local_addr().unwrap(), r.local_addr().unwrap());
+        let (a, b) = (local(), local());
+        let a_addr = a.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let forward = {
+            let (a, b, stop) = (a.try_clone().unwrap(), b.try_clone().unwrap(), stop.clone());
+            thread::spawn(move || ecn_relay(a, b, r_addr, Some(20), stop))
+        };
+        let back = {
+            let stop = stop.clone();
+            thread::spawn(move || ecn_relay(b, a, s_addr, None, stop))
+        };
+        let (tx, rx) = transfer(&cfg, s, r, a_addr);
+        stop.store(true, Ordering::SeqCst);
+        let (fwd, rev) = (forward.join().unwrap(), back.join().unwrap());
+        let (tx, rx) = (tx.unwrap(), rx.unwrap());
+        let what = format!("{cc} ecn={ecn_flow}: {fwd:?} {rev:?} {tx:?}");
+        assert_eq!((rx.bytes, tx.bytes_acked), (size, size), "{what}");
+        // Every data datagram arrived at the relay with the flow's codepoint.
+        let sent: u64 = fwd.data.iter().sum();
+        assert_eq!(fwd.data[field as usize], sent, "{what}");
+        assert_eq!(tx.retransmits, 0, "{what}");
+        if field == 0 {
+            assert_eq!((fwd.marked, tx.ecn_reductions), (0, None), "{what}");
+            continue;
+        }
+        assert_eq!(fwd.marked, sent / 20, "{what}");
+        // The receiver echoed the marks and the sender reduced on them.
+        assert!(tx.ecn_reductions.unwrap() > 0, "{what}");
+        // DCTCP and Prague (needs_ecn) send their ACKs ECT as Linux does; RFC 3168's do not.
+        let ect_acks = rev.acks[IP_ECT0 as usize];
+        assert_eq!(ect_acks > 0, !ecn_flow, "{what}");
+    }
 }
 
 #[test]

@@ -3,7 +3,9 @@
 The same namespaces, TUN devices and emulator as the kernel stack (testbed.py), but each flow's
 ends are `slowstart-udp send` and `slowstart-udp recv` (crates/slowstart-udp): the very sender,
 receiver and controller the simulation runs, driven by the monotonic clock, one packet per
-datagram. Every algorithm of the library runs this way, not only Linux's. Packets are sized to
+datagram. Every algorithm of the library runs this way, not only Linux's, those that need ECN
+too: each datagram's IP header carries its ECT or CE codepoint (crates/slowstart-udp/src/ecn.rs),
+so the emulator's CE marks reach the receiver, as in the simulation. Packets are sized to
 the MTU: 1500 bytes = 20 (IP) + 8 (UDP) + 48 (the transport's header) + 1424 of payload, and the
 simulation it is compared with uses the same MSS and header bytes.
 
@@ -29,7 +31,6 @@ from typing import Any
 
 from slowstart import lazy
 from slowstart.loading import guests
-from slowstart.loading.scenario import core_algorithms
 from slowstart.real.summary import (
     cross_rows,
     cross_warnings,
@@ -93,15 +94,6 @@ def _check_flows(config: dict[str, Any]) -> None:
         if kind == "bulk" and flow.get("size_bytes") is None:
             raise ValueError(f'flow.{i}.size: a real bulk flow needs a size such as "10MB"')
         _check_importable(f"flow.{i}.cc", flow["cc"]["name"])
-        if flow.get("ecn", False):
-            # The emulator marks CE in the IP header, which the UDP endpoints do not read.
-            raise ValueError(f"flow.{i}.ecn: the UDP stack does not carry ECN; use --stack kernel")
-        needs = {a["name"]: a.get("needs_ecn") for a in core_algorithms() or []}
-        if needs.get(flow["cc"]["name"]):
-            raise ValueError(
-                f"flow.{i}.cc: {flow['cc']['name']} needs ECN, which the UDP stack does not "
-                "carry (and the kernel has no such module: docs/real.md)"
-            )
 
 
 def _check_importable(field: str, name: str) -> None:
@@ -346,6 +338,8 @@ def _summary(
                     "loss_events": tx["loss_events"],
                     "rto_count": tx["rto_count"],
                     "max_cwnd_bytes": tx["max_cwnd_bytes"],
+                    # An ECN flow's (ecn, or a controller that needs it), as simulated.
+                    "ecn_reductions": tx.get("ecn_reductions"),
                 },
                 {
                     "first_byte_s": m["first_byte_s"],
