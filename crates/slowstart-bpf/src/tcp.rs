@@ -507,10 +507,7 @@ impl Connection {
                 if self.ca_state < target {
                     // tcp_init_cwnd_reduction: ssthresh from the controller; the transport's
                     // PRR takes the window down to it.
-                    let cwnd = get(&self.mem, sk::SND_CWND);
-                    set(&mut self.mem, sk::PRIOR_CWND, cwnd);
-                    let ss = self.call(SSTHRESH, &[])?.unwrap_or(0) as u32;
-                    set(&mut self.mem, sk::SND_SSTHRESH, ss);
+                    let ss = self.new_ssthresh()?;
                     set(&mut self.mem, sk::SND_CWND_CNT, 0);
                     if self.obj.entries[CONG_CONTROL].is_none() {
                         set(&mut self.mem, sk::SND_CWND, ss.max(1));
@@ -539,10 +536,7 @@ impl Connection {
                 self.left_initial = true;
                 // tcp_enter_loss: a new episode asks the controller for ssthresh.
                 if self.ca_state < CA_CWR {
-                    let cwnd = get(&self.mem, sk::SND_CWND);
-                    set(&mut self.mem, sk::PRIOR_CWND, cwnd);
-                    let ss = self.call(SSTHRESH, &[])?.unwrap_or(0) as u32;
-                    set(&mut self.mem, sk::SND_SSTHRESH, ss);
+                    self.new_ssthresh()?;
                     self.call(CWND_EVENT, &[EVENT_LOSS])?;
                 }
                 set(&mut self.mem, sk::SND_CWND, 1);
@@ -552,6 +546,15 @@ impl Connection {
             Event::RttSample { .. } => {}
         }
         Ok(())
+    }
+
+    /// An episode's start: `prior_cwnd` kept (for undo), `ssthresh` asked of the controller.
+    fn new_ssthresh(&mut self) -> Result<u32, String> {
+        let cwnd = get(&self.mem, sk::SND_CWND);
+        set(&mut self.mem, sk::PRIOR_CWND, cwnd);
+        let ss = self.call(SSTHRESH, &[])?.unwrap_or(0) as u32;
+        set(&mut self.mem, sk::SND_SSTHRESH, ss);
+        Ok(ss)
     }
 
     /// `struct rate_sample` from the transport's delivery-rate sample (tcp_rate.c).
