@@ -12,7 +12,7 @@ STAMP := $(VENV)/.setup-stamp$(if $(EXTENSION_FEATURES),-$(EXTENSION_FEATURES))
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
 
 .PHONY: setup demo test test-stress test-explore rust-test python-test lint fmt bench browser tshark programs ns2 \
-	guests docs \
+	guests web docs \
 	figures clean
 
 setup: $(STAMP)
@@ -33,6 +33,21 @@ $(GUEST_STAMP): $(GUEST_SOURCES)
 	cargo build --quiet --release --target $(WASM_TARGET) \
 		-p builtin-guest -p reno-guest -p faulty-guest -p wasm-controller
 	@mv $@.started $@
+
+# The engine for the browser (crates/slowstart-web), which the docs' Playground runs: the same
+# rustup target, its own profile `web` (Cargo.toml: fat LTO, no unwinding).
+WEB_WASM := target/$(WASM_TARGET)/web/slowstart_web.wasm
+WEB_SOURCES := Cargo.toml Cargo.lock $(shell find crates/slowstart-web crates/slowstart-sim \
+	crates/slowstart-cc crates/slowstart-transport crates/slowstart-config crates/slowstart-link \
+	crates/slowstart-apps -name '*.rs' -o -name Cargo.toml)
+
+web: $(WEB_WASM)
+
+$(WEB_WASM): $(WEB_SOURCES)
+	@rustup target list --installed 2>/dev/null | grep -qx $(WASM_TARGET) \
+		|| rustup target add $(WASM_TARGET)
+	cargo build --quiet --profile web --target $(WASM_TARGET) -p slowstart-web
+	@touch $@
 
 $(VENV)/bin/maturin:
 	@echo "setup: creating $(VENV) (the first time also builds the Rust extension: minutes)"
@@ -120,7 +135,7 @@ PROPTEST_RNG_SEED ?= 20261127
 HYPOTHESIS_PROFILE ?= suite
 export PROPTEST_RNG_SEED HYPOTHESIS_PROFILE
 
-rust-test: guests
+rust-test: guests web
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo test --workspace --exclude slowstart-py
@@ -139,7 +154,7 @@ fmt: setup
 
 # The documentation site (mkdocs.yml, docs/) into site/; --strict fails on a broken link, a
 # missing page or a notebook cell that raises.
-docs: setup
+docs: setup web
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 # The site's figures and reproduction tables, made again from fresh runs (docs/make_figures.py).
