@@ -26,11 +26,12 @@ use slowstart_sim::{RunOutput, SimError};
 /// Bumped when a function's meaning or the envelope's layout changes; the page checks it.
 pub const ABI_VERSION: u32 = 1;
 
-/// A run's output as one buffer: a little-endian u32 `n`, `n` bytes of JSON header, then the
-/// columns' bytes back to back. The header: `{"summary": {...}, "phase_names": [...],
-/// "link_names": [...], "tables": {"flows": [{"name", "dtype", "unset", "codes", "offset",
-/// "bytes"}, ...], "queues": [...], "apps": [...]}}`; a column's `offset` counts from the end
-/// of the header. `summary` is the engine's summary exactly as serialised for `_core.run`.
+/// A run's output as one buffer: the summary, a JSON header, then the columns' bytes back to
+/// back; each of the two texts is preceded by its length in bytes (a little-endian u32). The
+/// summary is the engine's exactly as serialised for `_core.run`; the header is
+/// `{"link_names": [...], "phase_names": [...], "tables": {"flows": [{"name", "dtype", "unset",
+/// "codes", "offset", "bytes"}, ...], "queues": [...], "apps": [...]}}`, a column's `offset`
+/// counting from the end of the header.
 pub fn envelope(out: &RunOutput) -> Result<Vec<u8>, SimError> {
     let summary = serde_json::to_string(&out.summary).map_err(|e| SimError(e.to_string()))?;
     let mut body = Vec::new();
@@ -56,12 +57,13 @@ pub fn envelope(out: &RunOutput) -> Result<Vec<u8>, SimError> {
     }
     let phases: Vec<&str> = slowstart_cc::Phase::ALL.iter().map(|p| p.name()).collect();
     let links: Vec<&str> = out.summary.links.iter().map(|l| l.name.as_str()).collect();
-    let rest = serde_json::json!({"phase_names": phases, "link_names": links, "tables": tables});
-    // The summary is spliced in as the engine wrote it (a Value would reorder its keys).
-    let header = format!("{{\"summary\":{summary},{}", &rest.to_string()[1..]);
-    let mut buffer = Vec::with_capacity(4 + header.len() + body.len());
-    buffer.extend_from_slice(&(header.len() as u32).to_le_bytes());
-    buffer.extend_from_slice(header.as_bytes());
+    let header = serde_json::json!({"phase_names": phases, "link_names": links, "tables": tables})
+        .to_string();
+    let mut buffer = Vec::with_capacity(8 + summary.len() + header.len() + body.len());
+    for text in [&summary, &header] {
+        buffer.extend_from_slice(&(text.len() as u32).to_le_bytes());
+        buffer.extend_from_slice(text.as_bytes());
+    }
     buffer.extend_from_slice(&body);
     Ok(buffer)
 }

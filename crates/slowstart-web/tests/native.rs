@@ -93,9 +93,14 @@ fn config() -> SimConfig {
     c
 }
 
-fn header(envelope: &[u8]) -> serde_json::Value {
-    let n = u32::from_le_bytes(envelope[..4].try_into().unwrap()) as usize;
-    serde_json::from_slice(&envelope[4..4 + n]).unwrap()
+/// The envelope's summary and header.
+fn texts(envelope: &[u8]) -> (serde_json::Value, serde_json::Value) {
+    let length = |at: usize| u32::from_le_bytes(envelope[at..at + 4].try_into().unwrap()) as usize;
+    let n = length(0);
+    let m = length(4 + n);
+    let summary = serde_json::from_slice(&envelope[4..4 + n]).unwrap();
+    let header = serde_json::from_slice(&envelope[8 + n..8 + n + m]).unwrap();
+    (summary, header)
 }
 
 #[test]
@@ -105,8 +110,8 @@ fn the_module_gives_the_native_engines_bytes() {
     let wasm = run_in_wasm(&json, None);
     assert_eq!(wasm.status, 0, "{}", String::from_utf8_lossy(&wasm.out));
     // A run that did something: both flows delivered, some loss, rows in every flow column.
-    let h = header(&native);
-    let flows = h["summary"]["flows"].as_array().unwrap();
+    let (summary, h) = texts(&native);
+    let flows = summary["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 2);
     assert!(flows
         .iter()
@@ -115,7 +120,7 @@ fn the_module_gives_the_native_engines_bytes() {
     let cwnd = &h["tables"]["flows"][2];
     assert_eq!(cwnd["name"], "cwnd_bytes");
     assert!(cwnd["bytes"].as_u64().unwrap() > 8 * 100);
-    let events = h["summary"]["events"].as_u64().unwrap();
+    let events = summary["events"].as_u64().unwrap();
     assert!(events > 65_536, "{events} events");
     assert_eq!(u64::from(wasm.progress_calls), events / 65_536);
     // Byte for byte (a mismatch is shown by where it starts, not as two megabytes).
@@ -152,7 +157,7 @@ fn progress_answering_zero_stops_the_run() {
     let json = serde_json::to_string(&config()).unwrap();
     let wasm = run_in_wasm(&json, Some(1));
     assert_eq!(wasm.status, 0);
-    let summary = &header(&wasm.out)["summary"];
+    let (summary, _) = texts(&wasm.out);
     assert_eq!(summary["interrupted"], true);
     assert!(summary["sim_time_s"].as_f64().unwrap() < 30.0);
 }
