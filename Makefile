@@ -11,7 +11,7 @@ EXTENSION_FEATURES ?=
 STAMP := $(VENV)/.setup-stamp$(if $(EXTENSION_FEATURES),-$(EXTENSION_FEATURES))
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
 
-.PHONY: setup demo test test-stress test-explore rust-test python-test lint fmt bench browser tshark programs ns2 \
+.PHONY: setup demo test test-stress test-explore rust-test python-test lint fmt bench browser node tshark programs ns2 \
 	guests web docs \
 	figures clean
 
@@ -81,6 +81,13 @@ browser:
 		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
 		>/dev/null; } || echo "chromium not installed: the report's browser test will skip"
 
+# Debian's nodejs, for the check that the Playground's settings make the loader's configs
+# (tests/test_playground.py skips without it).
+node:
+	@command -v node >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs \
+		>/dev/null; } || echo "nodejs not installed: the Playground's settings test will skip"
+
 # Debian's tshark, for the capture test (tests/test_exports.py skips without it). Its package asks
 # whether non-root users may capture; the answer is preset (no), so nothing prompts.
 tshark:
@@ -107,7 +114,7 @@ programs:
 			curl >/dev/null; } \
 		|| echo "ngtcp2-server, ngtcp2-client or curl not installed: the program-pair tests will skip"
 
-test: setup guests browser tshark programs ns2 rust-test lint docs python-test
+test: setup guests web browser node tshark programs ns2 rust-test lint docs python-test
 
 # The Python suite 5 times alone, then 3 times beside a CPU-bound process on one core and a
 # `slowstart real` transfer; every failure by test name (tests/stress.py; logs in out/stress).

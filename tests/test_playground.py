@@ -136,6 +136,7 @@ _READ = """new Promise((resolve) => {
     if (!["done", "error"].includes(s.dataset.state)) return setTimeout(read, 100);
     resolve({
       state: s.dataset.state, status: s.textContent, ms: JSON.parse(s.dataset.ms || "[]"),
+      totalMs: Number(s.dataset.totalMs),
       error: document.getElementById("pg-error").textContent,
       summaries: [...document.querySelectorAll(".pg-summary-json")].map(
         (p) => [p.dataset.run, p.textContent]),

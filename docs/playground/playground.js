@@ -251,6 +251,7 @@
           text: JSON.stringify(S.apply(scenario, { ...settings, cc: c.cc })),
         }));
     $("pg-stop").disabled = false;
+    const started = performance.now();
     const results = [];
     for (const [i, job] of jobs.entries()) {
       status(`running ${job.label}…`, "running");
@@ -269,9 +270,13 @@
     $("pg-stop").disabled = true;
     const ms = results.map((r) => `${r.label} ${r.ms.toFixed(0)} ms`).join(", ");
     draw(results);
+    // Engine time per run, and the whole from the click to the figures drawn.
+    const total = performance.now() - started;
     const state = $("pg-status");
     state.dataset.ms = JSON.stringify(results.map((r) => r.ms));
-    status(`done: ${results.length} run${results.length > 1 ? "s" : ""} (${ms} in the engine)`, "done");
+    state.dataset.totalMs = String(total);
+    const runs = `${results.length} run${results.length > 1 ? "s" : ""}`;
+    status(`done: ${runs} (${ms} in the engine; ${total.toFixed(0)} ms to the figures)`, "done");
   }
 
   // --- figures and the table ----------------------------------------------------------------
@@ -348,10 +353,10 @@
           const band = k === 0 ? [0, 1] : [1 - 0.04 * k, 1 - 0.04 * (k - 1)];
           shapes = shapes.concat(phaseShapes(r, rows, band));
         }
-        // Goodput over bins of about a 200th of the run.
+        // Goodput over bins of a round trip (the flow's base RTT), or a 150th of the run.
         const delivered = pick(flows.delivered_bytes, rows);
         const end = t.length ? t[t.length - 1] : 0;
-        const bin = Math.max(end / 200, 0.001);
+        const bin = Math.max(end / 150, r.summaryObject.flows[f].base_rtt_s || 0, 0.001);
         const gx = [];
         const gy = [];
         let j = 0;
@@ -395,7 +400,7 @@
     const config = { responsive: true, displaylogo: false };
     Plotly.react("pg-figure-cwnd", cwnd, { ...layout("cwnd (solid) and bytes in flight, phases shaded", "MB"), shapes }, config);
     Plotly.react("pg-figure-queue", queue, layout("queueing delay at the busiest link direction", "ms"), config);
-    Plotly.react("pg-figure-goodput", goodput, layout("goodput", "Mbps"), config);
+    Plotly.react("pg-figure-goodput", goodput, layout("goodput (per round trip)", "Mbps"), config);
     table(results);
   }
 

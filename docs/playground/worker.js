@@ -31,12 +31,18 @@ async function load() {
   return e;
 }
 
-// A u64 column as numbers (exact below 2^53; u64::MAX, "no value", becomes null).
+// A column as numbers: a u64 from its two u32 halves (exact below 2^53; u64::MAX, "no value"
+// in an unset column, becomes NaN).
 function column(bytes, dtype, unset) {
   if (dtype === "|u1") return Uint8Array.from(bytes);
-  if (dtype === "<u4") return Float64Array.from(new Uint32Array(bytes.slice().buffer));
-  const big = new BigUint64Array(bytes.slice().buffer);
-  return Array.from(big, (v) => (unset && v === 0xffffffffffffffffn ? null : Number(v)));
+  const words = new Uint32Array(bytes.slice().buffer);
+  if (dtype === "<u4") return Float64Array.from(words);
+  const out = new Float64Array(words.length / 2);
+  for (let i = 0; i < out.length; i++) {
+    const [lo, hi] = [words[2 * i], words[2 * i + 1]];
+    out[i] = unset && lo === 0xffffffff && hi === 0xffffffff ? NaN : hi * 4294967296 + lo;
+  }
+  return out;
 }
 
 function output(e) {
@@ -65,7 +71,7 @@ function run(e, text) {
   } finally {
     if (engine) e.ss_free(ptr, input.length);
   }
-  const ms = performance.now() - start;
+  const ms = performance.now() - start; // the engine's run alone
   const out = output(e);
   if (status !== 0) return { ok: false, error: new TextDecoder().decode(out) };
   // The envelope (crates/slowstart-web `envelope`): summary, header, each after its u32 length.
