@@ -151,7 +151,7 @@ _READ = """new Promise((resolve) => {
 })"""
 
 
-async def _drive(port: int, url: str, timeout: float) -> tuple[dict, list[str]]:
+async def _drive(port: int, url: str, timeout: float, read: str) -> tuple[dict, list[str]]:
     from tornado.websocket import websocket_connect
 
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list") as listing:
@@ -173,21 +173,28 @@ async def _drive(port: int, url: str, timeout: float) -> tuple[dict, list[str]]:
             if m.get("id") == n:
                 return m
 
-    await call("Runtime.enable")
-    await call("Page.enable")
-    await call("Page.navigate", url=url)
-    await asyncio.sleep(0.5)
-    got = await asyncio.wait_for(
-        call("Runtime.evaluate", expression=_READ, awaitPromise=True, returnByValue=True),
-        timeout,
-    )
-    ws.close()
+    try:
+        await call("Runtime.enable")
+        await call("Page.enable")
+        await call("Page.navigate", url=url)
+        await asyncio.sleep(0.5)
+        got = await asyncio.wait_for(
+            call("Runtime.evaluate", expression=read, awaitPromise=True, returnByValue=True),
+            timeout,
+        )
+    finally:
+        # Closed both ways (the browser answers), so no socket is left for the collector.
+        ws.close()
+        with contextlib.suppress(asyncio.TimeoutError):
+            while await asyncio.wait_for(ws.read_message(), 5) is not None:
+                pass
     return got["result"]["result"]["value"], errors
 
 
-def drive(url: str, timeout: float = 120) -> tuple[dict, list[str]]:
-    """Open `url` in headless Chromium, wait for the page's run and read what it shows (by the
-    DevTools protocol: --dump-dom's virtual time does not wait for a worker)."""
+def drive(url: str, timeout: float = 120, read: str = _READ) -> tuple[dict, list[str]]:
+    """Open `url` in headless Chromium, then wait for `read`'s promise, by default the page's
+    run and what it shows (by the DevTools protocol: --dump-dom's virtual time does not wait
+    for a worker)."""
     assert BROWSER is not None
     with tempfile.TemporaryDirectory() as profile:
         p = subprocess.Popen(
@@ -203,7 +210,7 @@ def drive(url: str, timeout: float = 120) -> tuple[dict, list[str]]:
                     break
             else:
                 raise AssertionError("chromium did not open its DevTools port")
-            return asyncio.run(_drive(int(m.group(1)), url, timeout))
+            return asyncio.run(_drive(int(m.group(1)), url, timeout, read))
         finally:
             p.terminate()
             p.wait(timeout=30)
@@ -248,4 +255,30 @@ def test_a_bad_config_gets_the_cores_one_line(site: Path):
     assert shown["error"] == (
         "flow.0.cc cubic: parameter 'beta' = 2 is not accepted (accepted: 0.1..=0.95)"
     )
+    assert not errors, errors
+
+
+# Waits for the run's progress bar to move, presses Stop, then reads the page.
+_STOP = """new Promise((resolve) => {
+  const bar = document.getElementById("pg-progress");
+  const wait = () => {
+    if (!(bar.value > 0)) return setTimeout(wait, 50);
+    const moved = bar.value;
+    document.getElementById("pg-stop").click();
+    const s = document.getElementById("pg-status");
+    resolve({moved, state: s.dataset.state,
+             stopDisabled: document.getElementById("pg-stop").disabled,
+             error: document.getElementById("pg-error").hidden});
+  };
+  wait();
+})"""
+
+
+@needs_browser
+def test_a_long_run_shows_its_progress_and_stops(site: Path):
+    # Floyd's early loss runs 600 simulated seconds (7.6 s natively, 78 M events).
+    with served(site) as base:
+        shown, errors = drive(f"{base}/playground/?scenario=lfn-early-loss", read=_STOP)
+    assert 0 < shown["moved"] < 1
+    assert shown == {**shown, "state": "stopped", "stopDisabled": True, "error": True}
     assert not errors, errors

@@ -21,7 +21,7 @@
 //! - Imported: `env.ss_progress(now_ns: f64, end_ns: f64) -> i32`, told every
 //!   [`slowstart_sim::PROGRESS_EVERY`] events; 0 stops the run (its summary says `interrupted`).
 
-use slowstart_sim::{RunOutput, SimError};
+use slowstart_sim::{RunOutput, SimConfig, SimError};
 
 /// Bumped when a function's meaning or the envelope's layout changes; the page checks it.
 pub const ABI_VERSION: u32 = 1;
@@ -68,10 +68,36 @@ pub fn envelope(out: &RunOutput) -> Result<Vec<u8>, SimError> {
     Ok(buffer)
 }
 
+/// What the traces of a run in the browser may take at most: half of the 4 GiB a wasm32
+/// module can address, the engine's queues and the output's copy needing the rest.
+pub const TRACE_BUDGET_BYTES: u64 = 2 << 30;
+
+/// The most a trace row costs across the three tables (flows 53 B, queues 28 B, apps 36 B:
+/// slowstart_config::trace), twice over for a growing vector's spare capacity.
+const ROW_BYTES: u64 = 2 * (53 + 28 + 36);
+
+/// Refuse, before it runs, a run whose traces could outgrow the browser's memory (a module
+/// out of memory can only trap), naming the field as the core's messages do.
+pub fn check_memory(config: &SimConfig) -> Result<(), SimError> {
+    let rows = config.trace.max_rows;
+    let most = TRACE_BUDGET_BYTES / ROW_BYTES;
+    if rows > most {
+        return Err(SimError(format!(
+            "trace.max_rows: {rows} rows a table could need {} MB, more than a page in the \
+             browser can hold; at most {most} here (the command line takes it)",
+            rows.saturating_mul(ROW_BYTES) / 1_000_000
+        )));
+    }
+    Ok(())
+}
+
 /// Parse, validate and run a canonical JSON config into its [`envelope`], or the core's one
-/// line naming the field.
+/// line naming the field ([`check_memory`]'s for a run too large for the browser).
 pub fn run(config_json: &str, progress: slowstart_sim::Progress) -> Result<Vec<u8>, SimError> {
-    envelope(&slowstart_sim::run_json_with(config_json, progress)?)
+    let config = SimConfig::from_json(config_json)?;
+    config.validate()?;
+    check_memory(&config)?;
+    envelope(&slowstart_sim::run_with(&config, progress)?)
 }
 
 #[cfg(target_arch = "wasm32")]

@@ -143,6 +143,23 @@ fn a_bad_config_gets_the_cores_one_line() {
         (1, native)
     );
 
+    // Traces that could outgrow the browser's memory: refused before the run, in one line.
+    let mut c = config();
+    c.trace.max_rows = 100_000_000;
+    let json = serde_json::to_string(&c).unwrap();
+    let native = slowstart_web::run(&json, &mut |_, _| true).unwrap_err().0;
+    assert!(
+        native.starts_with("trace.max_rows: 100000000 rows"),
+        "{native}"
+    );
+    let wasm = run_in_wasm(&json, None);
+    assert_eq!(
+        (wasm.status, String::from_utf8(wasm.out).unwrap()),
+        (1, native)
+    );
+    c.trace.max_rows = 2_000_000; // the default passes
+    assert!(slowstart_web::check_memory(&c).is_ok());
+
     let wasm = run_in_wasm("{\"name\": 5}", None);
     let line = String::from_utf8(wasm.out).unwrap();
     assert_eq!(wasm.status, 1);
