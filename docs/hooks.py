@@ -2,7 +2,7 @@
 slowstart.loading.reference writes for NAME from the core (scenario keys, algorithms, queue
 disciplines), so those pages cannot drift from the code. After the build, the Playground's
 engine (crates/slowstart-web, `make web`), its data (slowstart.reports.playground) and Plotly
-(the report's plotting library, from its PyPI package) are written beside its page."""
+(the report's plotting library, from its PyPI package) are written beside its page, with the reproductions its live figures run."""
 
 from __future__ import annotations
 
@@ -38,3 +38,4 @@ def on_post_build(config: dict, **_: object) -> None:
     shutil.copyfile(MODULE, out / "slowstart_web.wasm")
     (out / "plotly.min.js").write_text(plotly.offline.get_plotlyjs(), "utf-8")
     (out / "data.json").write_text(json.dumps(playground.data()), "utf-8")
+    (out / "experiments.json").write_text(json.dumps(playground.experiments()), "utf-8")

@@ -282,3 +282,35 @@ def test_a_long_run_shows_its_progress_and_stops(site: Path):
     assert 0 < shown["moved"] < 1
     assert shown == {**shown, "state": "stopped", "stopDisabled": True, "error": True}
     assert not errors, errors
+
+
+# Waits for a reproduction page's live figure, then reads its table and figures.
+_LIVE = """new Promise((resolve) => {
+  const read = () => {
+    const s = document.querySelector(".pg-live-status");
+    if (!s || !["done", "error"].includes(s.dataset.state)) return setTimeout(read, 100);
+    resolve({state: s.dataset.state, status: s.textContent,
+      error: document.querySelector(".pg-live .pg-error").textContent,
+      rows: [...document.querySelectorAll(".pg-live-table tbody tr")].map(
+        (r) => [r.cells[0].textContent, JSON.parse(r.dataset.ours), r.cells[3].textContent]),
+      figures: [...document.querySelectorAll(".pg-live .pg-figure")].map(
+        (f) => f.querySelectorAll("svg.main-svg").length)});
+  };
+  read();
+})"""
+
+
+@needs_browser
+def test_a_reproductions_live_figure_shows_reproduces_values(site: Path, tmp_path: Path):
+    with served(site) as base:
+        shown, errors = drive(f"{base}/reproductions/web-initcwnd/", read=_LIVE)
+    assert shown["state"] == "done", (shown["status"], shown["error"])
+    assert not errors, errors
+    assert all(n > 0 for n in shown["figures"]) and len(shown["figures"]) == 2
+    ran = cli("reproduce", "web-initcwnd", "--json", "--quiet", "--out", str(tmp_path))
+    assert ran.returncode == 0, ran.stderr
+    rows = {r["label"]: r for r in json.loads(ran.stdout)["web-initcwnd"]["rows"]}
+    # Every row the page runs (those measured from a summary value), as reproduce has it.
+    assert len(shown["rows"]) == 3
+    for label, ours, verdict in shown["rows"]:
+        assert (ours, verdict) == (rows[label]["ours"], rows[label]["verdict"]), label

@@ -1,7 +1,9 @@
 """What the documentation's Playground (docs/playground.md) is built with: each scenario of
 `scenarios/` as the loader resolves it (the canonical JSON the engine in the browser runs,
-crates/slowstart-web), what its sliders start from, and the core's registry of algorithms.
-docs/hooks.py writes it into the site as playground/data.json beside the module and Plotly."""
+crates/slowstart-web), what its sliders start from, and the core's registry of algorithms; and
+the reproductions whose headline figures run live on their pages (`LIVE`), each variant's
+config beside its published value. docs/hooks.py writes them into the site as
+playground/data.json and playground/experiments.json beside the module and Plotly."""
 
 from __future__ import annotations
 
@@ -12,6 +14,9 @@ from typing import Any
 
 from slowstart import _core, paths
 from slowstart.loading.scenario import load
+from slowstart.paths import scenario_path
+from slowstart.reproductions.experiment import runnable
+from slowstart.reproductions.reproduce import EXPERIMENTS
 from slowstart.units import parse_buffer
 
 # Scenarios for `slowstart real` (real-*) and swarms ([swarm], no [[flow]]) are left out: the
@@ -71,3 +76,42 @@ def data() -> dict[str, Any]:
     """Every scenario the page offers, and the algorithms with their parameters."""
     scenarios = [s for f in paths.scenario_files() if (s := scenario(f)) is not None]
     return {"scenarios": scenarios, "algorithms": json.loads(_core.algorithms())}
+
+
+# The reproductions drawn live on their pages: a run takes well under a second in the browser
+# for satellite and web-initcwnd; Floyd's runs to the window cap take seconds each, so its page
+# runs them when asked (docs/playground/live.js).
+LIVE = ("floyd", "satellite", "web-initcwnd")
+
+
+def experiment(name: str) -> dict[str, Any]:
+    """An experiment's variants as the page runs them: the config `reproduce` runs
+    (reproduce.py `run_variant`), the published value and the summary path of ours. Variants
+    measured by a function of the run rather than a summary value are left out."""
+    exp = EXPERIMENTS[name]
+    variants = []
+    for v in exp.variants:
+        metric = v.metric if v.metric is not None else f"flows.{exp.flow}.{exp.metric}"
+        if callable(metric) or v.measure is not None or runnable(v) is not None:
+            continue
+        config = load(scenario_path(v.scenario or exp.scenario), set=[*exp.common, *v.overrides])
+        variants.append(
+            {
+                "label": v.label,
+                "config": config,
+                "published": v.published,
+                "bound": v.bound,
+                "metric": metric,
+                "unit": v.unit or exp.unit,
+            }
+        )
+    return {
+        "name": name,
+        "title": exp.title,
+        "tolerance": exp.tolerance,
+        "variants": variants,
+    }
+
+
+def experiments() -> dict[str, Any]:
+    return {name: experiment(name) for name in LIVE}
