@@ -161,15 +161,22 @@ async def _drive(port: int, url: str, timeout: float, read: str) -> tuple[dict, 
     errors: list[str] = []
     ids = iter(range(1, 1000))
 
+    seen: set[str] = set()
+
+    async def message() -> dict:
+        m = json.loads(await ws.read_message())
+        seen.add(m.get("method", ""))
+        if m.get("method") == "Runtime.exceptionThrown":
+            errors.append(m["params"]["exceptionDetails"]["text"])
+        elif m.get("method") == "Runtime.consoleAPICalled" and m["params"]["type"] == "error":
+            errors.append(str(m["params"]["args"]))
+        return m
+
     async def call(method: str, **params: object) -> dict:
         n = next(ids)
         ws.write_message(json.dumps({"id": n, "method": method, "params": params}))
         while True:
-            m = json.loads(await ws.read_message())
-            if m.get("method") == "Runtime.exceptionThrown":
-                errors.append(m["params"]["exceptionDetails"]["text"])
-            elif m.get("method") == "Runtime.consoleAPICalled" and m["params"]["type"] == "error":
-                errors.append(str(m["params"]["args"]))
+            m = await message()
             if m.get("id") == n:
                 return m
 
@@ -177,11 +184,13 @@ async def _drive(port: int, url: str, timeout: float, read: str) -> tuple[dict, 
         await call("Runtime.enable")
         await call("Page.enable")
         await call("Page.navigate", url=url)
-        await asyncio.sleep(0.5)
+        while "Page.loadEventFired" not in seen:  # the page's own scripts have run
+            await asyncio.wait_for(message(), timeout)
         got = await asyncio.wait_for(
             call("Runtime.evaluate", expression=read, awaitPromise=True, returnByValue=True),
             timeout,
         )
+        assert "exceptionDetails" not in got["result"], got["result"]
     finally:
         # Closed both ways (the browser answers), so no socket is left for the collector.
         ws.close()
