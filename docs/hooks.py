@@ -1,8 +1,9 @@
 """MkDocs hooks: a line `<!-- generated: NAME -->` in a page is replaced by what
 slowstart.loading.reference writes for NAME from the core (scenario keys, algorithms, queue
 disciplines), so those pages cannot drift from the code. After the build, the Playground's
-engine (crates/slowstart-web, `make web`), its data (slowstart.reports.playground) and Plotly
-(the report's plotting library, from its PyPI package) are written beside its page, with the reproductions its live figures run."""
+engine (crates/slowstart-web, `make web`), its data (slowstart.reports.playground: the
+scenarios, and the reproductions its live figures run) and Plotly (the report's plotting
+library, from its PyPI package) are written beside its page."""
 
 from __future__ import annotations
 

@@ -8,11 +8,13 @@
 //! the same bytes the native engine gives (tests/native.rs compares them). A bad config gives
 //! the core's one line naming the field, as `_core.validate` and the CLI do.
 //!
-//! Why not wasm-bindgen: the interface is bytes in and bytes out, four functions; a C ABI needs
-//! no generated glue and no pinned CLI, and the JavaScript side is a page of `worker.js`.
+//! Why not wasm-bindgen: the interface is bytes in and bytes out, six functions and one import;
+//! a C ABI needs no generated glue and no pinned CLI, and the JavaScript side is a page of
+//! `worker.js`; the module's size is the same either way (within 2%).
 //! Sizes: docs/performance.md ("The engine in the browser").
 //!
 //! # The ABI (version [`ABI_VERSION`])
+//! - `ss_abi_version() -> u32`: [`ABI_VERSION`], which the page checks before a run.
 //! - `ss_alloc(len) -> ptr`, `ss_free(ptr, len)`: a buffer in the module's memory.
 //! - `ss_run(ptr, len) -> status`: run the UTF-8 JSON config at `ptr`; 0 if it ran (the output
 //!   is the envelope), 1 if the config was refused (the output is the one-line message).
