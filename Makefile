@@ -11,8 +11,8 @@ EXTENSION_FEATURES ?=
 STAMP := $(VENV)/.setup-stamp$(if $(EXTENSION_FEATURES),-$(EXTENSION_FEATURES))
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
 
-.PHONY: setup demo test test-stress test-explore rust-test python-test lint fmt bench browser tshark programs ns2 \
-	guests bpf docs \
+.PHONY: setup demo test test-stress test-explore rust-test python-test lint fmt bench browser node tshark programs ns2 \
+	guests bpf web docs \
 	figures clean
 
 setup: $(STAMP)
@@ -33,6 +33,21 @@ $(GUEST_STAMP): $(GUEST_SOURCES)
 	cargo build --quiet --release --target $(WASM_TARGET) \
 		-p builtin-guest -p reno-guest -p faulty-guest -p wasm-controller
 	@mv $@.started $@
+
+# The engine for the browser (crates/slowstart-web), which the docs' Playground runs: the same
+# rustup target, its own profile `web` (Cargo.toml: fat LTO, no unwinding).
+WEB_WASM := target/$(WASM_TARGET)/web/slowstart_web.wasm
+WEB_SOURCES := Cargo.toml Cargo.lock $(shell find crates/slowstart-web crates/slowstart-sim \
+	crates/slowstart-cc crates/slowstart-transport crates/slowstart-config crates/slowstart-link \
+	crates/slowstart-apps -name '*.rs' -o -name Cargo.toml)
+
+web: $(WEB_WASM)
+
+$(WEB_WASM): $(WEB_SOURCES)
+	@rustup target list --installed 2>/dev/null | grep -qx $(WASM_TARGET) \
+		|| rustup target add $(WASM_TARGET)
+	cargo build --quiet --profile web --target $(WASM_TARGET) -p slowstart-web
+	@touch $@
 
 $(VENV)/bin/maturin:
 	@echo "setup: creating $(VENV) (the first time also builds the Rust extension: minutes)"
@@ -65,6 +80,13 @@ browser:
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
 		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
 		>/dev/null; } || echo "chromium not installed: the report's browser test will skip"
+
+# Debian's nodejs, for the check that the Playground's settings make the loader's configs
+# (tests/test_playground.py skips without it).
+node:
+	@command -v node >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs \
+		>/dev/null; } || echo "nodejs not installed: the Playground's settings test will skip"
 
 # Debian's tshark, for the capture test (tests/test_exports.py skips without it). Its package asks
 # whether non-root users may capture; the answer is preset (no), so nothing prompts.
@@ -104,7 +126,7 @@ bpf:
 	@$(MAKE) --no-print-directory -C examples/bpf \
 		|| echo "examples/bpf not built: the BPF example tests will skip"
 
-test: setup guests browser tshark programs ns2 bpf rust-test lint docs python-test
+test: setup guests web browser node tshark programs ns2 bpf rust-test lint docs python-test
 
 # The Python suite 5 times alone, then 3 times beside a CPU-bound process on one core and a
 # `slowstart real` transfer; every failure by test name (tests/stress.py; logs in out/stress).
@@ -132,7 +154,7 @@ PROPTEST_RNG_SEED ?= 20261127
 HYPOTHESIS_PROFILE ?= suite
 export PROPTEST_RNG_SEED HYPOTHESIS_PROFILE
 
-rust-test: guests
+rust-test: guests web
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo test --workspace --exclude slowstart-py
@@ -151,7 +173,7 @@ fmt: setup
 
 # The documentation site (mkdocs.yml, docs/) into site/; --strict fails on a broken link, a
 # missing page or a notebook cell that raises.
-docs: setup
+docs: setup web
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 # The site's figures and reproduction tables, made again from fresh runs (docs/make_figures.py).

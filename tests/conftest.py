@@ -107,6 +107,37 @@ def _children(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
         pytest.fail(f"the test left processes running (now stopped): {names}")
 
 
+# What the site is built from: a site/ newer than all of these is the site they make (the
+# Playground's engine, crates/slowstart-web, is built by `make web` and copied in).
+SITE_SOURCES = [
+    ROOT / "mkdocs.yml",
+    *ROOT.glob("docs/**/*"),
+    *ROOT.glob("python/slowstart/*"),
+    ROOT / "python" / "slowstart" / "reports" / "playground.py",
+    ROOT / "target" / "wasm32-unknown-unknown" / "web" / "slowstart_web.wasm",
+]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built site: `make docs`'s site/ when it is newer than its sources (as in `make
+    test`, which builds it first), else a fresh strict build."""
+    built = ROOT / "site" / "index.html"
+    newest = max(p.stat().st_mtime for p in SITE_SOURCES if p.is_file())
+    if built.exists() and built.stat().st_mtime > newest:
+        return built.parent
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "mkdocs"), "build", "--strict", "--quiet", "-d", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
 # Debian's chromium, for the tests that open a page in a real browser (`make browser`).
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_browser = pytest.mark.skipif(

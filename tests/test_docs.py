@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -19,28 +17,6 @@ from slowstart.loading import reference
 from slowstart.loading.scenario import load
 
 SHOTS = ROOT / "out" / "test-docs"
-# What the site is built from: a site/ newer than all of these is the site they make.
-SOURCES = [ROOT / "mkdocs.yml", *ROOT.glob("docs/**/*"), *ROOT.glob("python/slowstart/*")]
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The built site: `make docs`'s site/ when it is newer than its sources (as in `make
-    test`, which builds it first), else a fresh strict build."""
-    built = ROOT / "site" / "index.html"
-    newest = max(p.stat().st_mtime for p in SOURCES if p.is_file())
-    if built.exists() and built.stat().st_mtime > newest:
-        return built.parent
-    out = tmp_path_factory.mktemp("site")
-    done = subprocess.run(
-        [str(ROOT / ".venv" / "bin" / "mkdocs"), "build", "--strict", "--quiet", "-d", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return out
 
 
 @pytest.mark.parametrize("table", reference.TABLES, ids=lambda t: t.at or "top")
