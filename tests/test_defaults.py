@@ -38,7 +38,15 @@ CORE = json.loads(_core.defaults())
 PATH = {"rate": "10Mbps", "rtt": "10ms"}
 # Flow keys the canonical config holds only when not their default, so that scenarios
 # without them keep their canonical form (and their results-store keys).
-WRITTEN_WHEN_SET = ("ecn", "ecn_feedback", "receiver_ecn", "cwnd_limited", "pacer", "program")
+WRITTEN_WHEN_SET = (
+    "ecn",
+    "ecn_feedback",
+    "receiver_ecn",
+    "ecn_reduction",
+    "cwnd_limited",
+    "pacer",
+    "program",
+)
 
 
 def test_every_core_default_is_a_key_the_loader_takes():
@@ -226,6 +234,23 @@ def test_pacer_is_written_when_set_and_its_words_and_needs_checked():
     for bad, message in (
         ({"pacing": True, "pacer": "fq"}, 'flow.0.pacer: expected one of linux, quinn, got "fq"'),
         ({"pacer": "quinn"}, 'flow.0.pacer: a pacer other than "linux" paces every packet'),
+    ):
+        with pytest.raises(ScenarioError) as err:
+            load({"duration": "1s", "path": PATH, "flow": [bad]})
+        assert message in str(err.value)
+
+
+def test_ecn_reduction_is_written_when_set_and_its_words_and_needs_checked():
+    flow = {"cc": "dctcp", "ecn_reduction": "prr"}
+    got = load({"duration": "1s", "path": PATH, "flow": [flow]})["flows"][0]
+    assert got["ecn_reduction"] == "prr"
+    assert "ecn_reduction" not in load({"duration": "1s", "path": PATH, "flow": [{}]})["flows"][0]
+    for bad, message in (
+        (
+            {"ecn": True, "ecn_reduction": "slow"},
+            'flow.0.ecn_reduction: expected one of immediate, prr, got "slow"',
+        ),
+        ({"ecn_reduction": "prr"}, 'flow.0.ecn_reduction: a reduction other than "immediate"'),
     ):
         with pytest.raises(ScenarioError) as err:
             load({"duration": "1s", "path": PATH, "flow": [bad]})

@@ -83,7 +83,8 @@ def test_cc_checked_against_the_registry():
         check_cc({"name": "warp", "params": {}}, "flow.0.cc", ALGORITHMS)
     assert str(err.value) == (
         'flow.0.cc: unknown algorithm "warp" (accepted: reno, lss, aimd; or your own '
-        "controller: PATH.py:CLASS or PATH.wasm, each optionally followed by :key=value,...)"
+        "controller: PATH.py:CLASS, PATH.wasm or PATH.bpf.o, each optionally followed by "
+        ":key=value,...)"
     )
     with pytest.raises(ScenarioError) as err:
         check_cc({"name": "reno", "params": {"beta": 0.7}}, "flow.0.cc", ALGORITHMS)

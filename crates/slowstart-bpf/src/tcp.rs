@@ -506,7 +506,7 @@ impl Connection {
                 let target = if c.ecn { CA_CWR } else { CA_RECOVERY };
                 if self.ca_state < target {
                     // tcp_init_cwnd_reduction: ssthresh from the controller; the transport's
-                    // PRR takes the window down to it.
+                    // PRR takes the window down to it (in CWR with `ecn_reduction = "prr"`).
                     let ss = self.new_ssthresh()?;
                     set(&mut self.mem, sk::SND_CWND_CNT, 0);
                     if self.obj.entries[CONG_CONTROL].is_none() {

@@ -7,8 +7,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use slowstart_cc::CcSpec;
 use slowstart_transport::settings::from_words;
 pub use slowstart_transport::settings::{
-    CeFeedback, CwndLimited, LossDetection, PacerModel, ReceiverEcn, Recovery, MAX_ACK_EVERY,
-    MAX_DELACK_NS, MAX_HEADER_BYTES, MAX_INITIAL_WINDOW,
+    CeFeedback, CwndLimited, EcnReduction, LossDetection, PacerModel, ReceiverEcn, Recovery,
+    MAX_ACK_EVERY, MAX_DELACK_NS, MAX_HEADER_BYTES, MAX_INITIAL_WINDOW,
 };
 use slowstart_transport::Settings;
 
@@ -579,6 +579,9 @@ pub struct FlowConfig {
     /// What ECN the receiver supports (see [`ReceiverEcn`]): the handshake settles the feedback.
     #[serde(default, skip_serializing_if = "is_default")]
     pub receiver_ecn: ReceiverEcn,
+    /// How an ECN echo lowers the window (see [`EcnReduction`]); with `ecn` only.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub ecn_reduction: EcnReduction,
     /// When slow start grows a cwnd that a window holds back (see [`CwndLimited`]).
     #[serde(default, skip_serializing_if = "is_default")]
     pub cwnd_limited: CwndLimited,
@@ -802,6 +805,7 @@ impl FlowConfig {
             ecn: false,
             ecn_feedback: CeFeedback::default(),
             receiver_ecn: ReceiverEcn::default(),
+            ecn_reduction: EcnReduction::default(),
             cwnd_limited: CwndLimited::default(),
             app: AppConfig::Bulk,
             program: None,
@@ -1301,6 +1305,7 @@ fn words_json() -> serde_json::Value {
         "pacer": table(PacerModel::WORDS),
         "ecn_feedback": table(CeFeedback::WORDS),
         "receiver_ecn": table(ReceiverEcn::WORDS),
+        "ecn_reduction": table(EcnReduction::WORDS),
         "population": table(Population::WORDS),
         "seeding": table(Seeding::WORDS),
         "connection_transport": table(ConnectionTransport::WORDS),
@@ -1558,6 +1563,7 @@ pub fn defaults_json() -> String {
     let flow = |f: FlowConfig| {
         let (ecn, cwnd_limited, feedback, pacer) = (f.ecn, f.cwnd_limited, f.ecn_feedback, f.pacer);
         let receiver_ecn = serde_json::to_value(f.receiver_ecn).expect("a config serializes");
+        let reduction = serde_json::to_value(f.ecn_reduction).expect("a config serializes");
         let mut v = serde_json::to_value(f).expect("a config serializes");
         let o = v.as_object_mut().expect("a struct is an object");
         o.remove("src");
@@ -1568,6 +1574,7 @@ pub fn defaults_json() -> String {
         let feedback = serde_json::to_value(feedback).expect("a config serializes");
         o.insert("ecn_feedback".into(), feedback);
         o.insert("receiver_ecn".into(), receiver_ecn);
+        o.insert("ecn_reduction".into(), reduction);
         let pacer = serde_json::to_value(pacer).expect("a config serializes");
         o.insert("pacer".into(), pacer);
         o.insert("program".into(), serde_json::Value::Null);
@@ -2106,6 +2113,7 @@ impl FlowConfig {
             ecn: self.ecn || needed.is_some(),
             ecn_feedback: needed.unwrap_or(self.ecn_feedback),
             receiver_ecn: self.receiver_ecn,
+            ecn_reduction: self.ecn_reduction,
             accurate_only: slowstart_cc::registry::refuses_classic_ecn(&self.cc.name),
             cwnd_limited: self.cwnd_limited,
         }
@@ -2467,6 +2475,23 @@ mod tests {
     }
 
     #[test]
+    fn an_ecn_reduction_reaches_the_transport_with_ecn_only() {
+        let mut f = crate::testing::flow("dctcp", Some(1));
+        assert_eq!(f.transport().ecn_reduction, EcnReduction::Immediate);
+        f.ecn_reduction = EcnReduction::Prr;
+        assert_eq!(f.transport().ecn_reduction, EcnReduction::Prr);
+        f.validate_transport("flow.0").unwrap();
+        f.cc = CcSpec::named("reno");
+        assert!(f
+            .validate_transport("flow.0")
+            .unwrap_err()
+            .0
+            .starts_with("flow.0.ecn_reduction: a reduction other than \"immediate\" needs ecn"));
+        f.ecn = true;
+        f.validate_transport("flow.0").unwrap();
+    }
+
+    #[test]
     fn a_bad_choice_names_its_field_and_every_accepted_word() {
         let flows = vec![crate::testing::flow("reno", Some(1))];
         let cfg =
@@ -2493,6 +2518,12 @@ mod tests {
             r#"flow.0.cwnd_limited: expected one of linux, strict, got "loose""#
         );
         good["flows"][0]["cwnd_limited"] = "strict".into();
+        good["flows"][0]["ecn_reduction"] = "gradual".into();
+        assert_eq!(
+            parse(&good).unwrap_err().0,
+            r#"flow.0.ecn_reduction: expected one of immediate, prr, got "gradual""#
+        );
+        good["flows"][0]["ecn_reduction"] = "immediate".into();
         good["flows"][0]["min_rto_ns"] = "soon".into();
         assert!(parse(&good)
             .unwrap_err()
@@ -2543,6 +2574,7 @@ mod tests {
         assert_eq!(words["seeding"]["random-stay"], "random_stay");
         assert_eq!(words["recovery"]["rfc6675"], "rfc6675");
         assert_eq!(words["cwnd_limited"]["strict"], "strict");
+        assert_eq!(words["ecn_reduction"]["prr"], "prr");
         let d: serde_json::Value = serde_json::from_str(&defaults_json()).unwrap();
         assert_eq!(d["words"], words);
     }
@@ -2590,6 +2622,7 @@ mod tests {
         assert_eq!(d["flow"]["ecn"], false);
         assert_eq!(d["flow"]["cwnd_limited"], "linux");
         assert_eq!(d["flow"]["pacer"], "linux");
+        assert_eq!(d["flow"]["ecn_reduction"], "immediate");
         assert_eq!(d["swarm"]["tcp"]["ecn"], false);
         assert!(d["flow"].get("src").is_none() && d["web"].get("response_bytes").is_none());
         assert_eq!(d["trace"]["max_rows"], 2_000_000);

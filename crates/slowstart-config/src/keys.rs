@@ -147,6 +147,7 @@ const FLOW: &[Key] = &[
     key("ecn", Bool),
     key("ecn_feedback", Word),
     key("receiver_ecn", Word),
+    key("ecn_reduction", Word),
     key("cwnd_limited", Word),
     key("src", Word),
     key("dst", Word),
@@ -857,6 +858,7 @@ mod tests {
                 ("ecn", serde_json::json!(false)),
                 ("ecn_feedback", serde_json::json!("classic")),
                 ("receiver_ecn", serde_json::json!("same")),
+                ("ecn_reduction", serde_json::json!("immediate")),
                 ("cwnd_limited", serde_json::json!("linux")),
             ];
             if table == "flow" {

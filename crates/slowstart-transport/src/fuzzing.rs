@@ -40,6 +40,7 @@ fn fuzz_settings(rack: bool, delayed_ack: bool) -> Settings {
         ecn: false,
         ecn_feedback: Default::default(),
         receiver_ecn: Default::default(),
+        ecn_reduction: Default::default(),
         accurate_only: false,
         cwnd_limited: Default::default(),
     }

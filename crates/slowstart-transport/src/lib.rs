@@ -112,6 +112,7 @@ pub(crate) mod testing {
             ecn: false,
             ecn_feedback: crate::settings::CeFeedback::Classic,
             receiver_ecn: Default::default(),
+            ecn_reduction: Default::default(),
             accurate_only: false,
             cwnd_limited: Default::default(),
         }

@@ -15,6 +15,29 @@ pub enum Recovery {
     Rfc6675,
 }
 
+/// How the sender lowers its window on an ECN echo (RFC 3168 §6.1.2), with `ecn` only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnReduction {
+    /// The controller's cwnd at once: the sender waits until pipe falls below it.
+    #[default]
+    Immediate,
+    /// Linux's CWR state (tcp_input.c `tcp_cwnd_reduction`): Proportional Rate Reduction
+    /// (RFC 6937) paces the reduction over the next round, as in fast recovery.
+    Prr,
+}
+
+impl EcnReduction {
+    pub const WORDS: &'static [(&'static str, Self)] =
+        &[("immediate", Self::Immediate), ("prr", Self::Prr)];
+}
+
+impl<'de> Deserialize<'de> for EcnReduction {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_words(d, Self::WORDS)
+    }
+}
+
 /// How the sender decides a segment is lost (besides the retransmission timer).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -278,6 +301,8 @@ pub struct Settings {
     /// What ECN the receiver supports; the handshake settles what the flow uses
     /// ([`Settings::sender_feedback`], [`Settings::receiver_feedback`]).
     pub receiver_ecn: ReceiverEcn,
+    /// How an ECN echo lowers the window (with `ecn` only).
+    pub ecn_reduction: EcnReduction,
     /// The controller takes no RFC 3168 feedback: without Accurate ECN the flow runs without
     /// ECN (Linux TCP_CONG_NO_FALLBACK_RFC3168, tcp_prague.c).
     pub accurate_only: bool,
@@ -344,6 +369,13 @@ impl Settings {
             return fail(
                 "ecn_feedback",
                 "a feedback other than \"classic\" needs ecn = true".into(),
+            );
+        }
+        if self.ecn_reduction != EcnReduction::Immediate && !self.ecn {
+            return fail(
+                "ecn_reduction",
+                "a reduction other than \"immediate\" needs ecn = true (or a cc that needs ECN)"
+                    .into(),
             );
         }
         if self.receiver_ecn != ReceiverEcn::Same && !self.ecn {
@@ -425,7 +457,14 @@ mod tests {
              a cc that needs ECN)"
         );
         s.receiver_ecn = super::ReceiverEcn::Same;
+        s.ecn_reduction = super::EcnReduction::Prr;
+        assert_eq!(
+            s.validate().unwrap_err().to_string(),
+            "ecn_reduction: a reduction other than \"immediate\" needs ecn = true (or a cc that \
+             needs ECN)"
+        );
         s.ecn = true;
+        assert_eq!(s.validate(), Ok(()));
         s.pacer = super::PacerModel::Quinn;
         assert_eq!(s.validate().unwrap_err().field, "pacer");
         s.pacing = true;
@@ -456,6 +495,14 @@ mod tests {
             assert_eq!(json, format!("\"{word}\""));
             assert_eq!(
                 serde_json::from_str::<super::ReceiverEcn>(&json).unwrap(),
+                value
+            );
+        }
+        for &(word, value) in super::EcnReduction::WORDS {
+            let json = serde_json::to_string(&value).unwrap();
+            assert_eq!(json, format!("\"{word}\""));
+            assert_eq!(
+                serde_json::from_str::<super::EcnReduction>(&json).unwrap(),
                 value
             );
         }

@@ -56,6 +56,7 @@ fn flow(cc: &str, size: u64) -> FlowConfig {
         ecn: false,
         ecn_feedback: Default::default(),
         receiver_ecn: Default::default(),
+        ecn_reduction: Default::default(),
         cwnd_limited: Default::default(),
         app: AppConfig::Bulk,
         program: None,

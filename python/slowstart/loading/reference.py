@@ -124,6 +124,12 @@ FLOW_DOCS = {
         'the receiver\'s ECN, settled at the handshake (RFC 9768 §3.1.1): "same" (gives what '
         'the sender asks), "accurate" (AccECN, else RFC 3168), "classic" (RFC 3168) or "none"',
     ),
+    "ecn_reduction": (
+        "word",
+        'how an ECN echo lowers the window: "immediate" (cwnd to ssthresh at once) or "prr" '
+        "(PRR, RFC 6937, paces it down as Linux's CWR state does: tcp_input.c "
+        "`tcp_cwnd_reduction`)",
+    ),
     "cwnd_limited": ("word", 'when slow start grows a held-back cwnd: "linux" or "strict"'),
     "src": ("node", "the sending node (required in the general form)"),
     "dst": ("node", "the receiving node (required in the general form)"),

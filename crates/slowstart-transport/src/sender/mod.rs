@@ -12,6 +12,8 @@ mod pacer;
 mod probe;
 mod recovery;
 mod scoreboard;
+#[cfg(test)]
+mod tests;
 
 use slowstart_cc::{
     AckEvent, CongestionController, CongestionEvent, Controller, EcnCodepoint, EcnFeedback,
@@ -185,7 +187,7 @@ impl Sender {
             total_sent: 0,
             peer_rwnd: cfg.initrwnd * mss,
             max_window: cfg.max_window_bytes.unwrap_or(u64::MAX),
-            episodes: Episodes::new(cfg.recovery),
+            episodes: Episodes::new(cfg.recovery, cfg.ecn_reduction),
             ecn: false,
             in_cwr: false,
             cwr_pending: false,
@@ -688,10 +690,13 @@ impl Sender {
     /// window of data and not during loss recovery, without retransmitting anything; the next
     /// new segment (`cwr_point`) carries CWR. ECE is ignored until an ACK covers that segment,
     /// so the receiver has seen CWR (ns-2's `recover_` rule); a controller that entered its
-    /// recovery phase for the reduction is told then that it is over.
+    /// recovery phase for the reduction is told then that it is over. The controller's cwnd
+    /// drops at once; with `ecn_reduction = "prr"` PRR paces the sending down to it meanwhile,
+    /// as Linux's CWR state does (tcp_input.c `tcp_cwnd_reduction`).
     fn on_ecn_echo(&mut self, now: u64, echo: bool, prior_in_flight: u64) {
         if self.in_cwr && self.board.una() > self.cold.cwr_point {
             self.in_cwr = false;
+            self.episodes.end_cwr();
             if self.cc.phase() == Phase::Recovery && !self.episodes.in_fast_recovery() {
                 self.cc.on_recovery_exit(now);
             }
@@ -700,6 +705,7 @@ impl Sender {
             return;
         }
         self.in_cwr = true;
+        self.episodes.start_cwr(prior_in_flight);
         self.cold.cwr_point = self.board.nxt();
         self.cwr_pending = !self.cold.accurate;
         self.stats.ecn_reductions += 1;

@@ -1,16 +1,21 @@
 //! Recovery episodes: fast recovery after a loss found by SACK, sending by Proportional Rate
 //! Reduction (RFC 6937) or RFC 6675's pipe < cwnd rule, and the repair after a retransmission
 //! timeout. An episode ends once everything outstanding at its start is acknowledged; RFC 6582's
-//! `recover` point keeps a second loss in the same window from starting another.
+//! `recover` point keeps a second loss in the same window from starting another. With
+//! [`EcnReduction::Prr`], PRR also paces the window down after an ECN echo, as Linux does in
+//! its CWR state (tcp_input.c `tcp_in_cwnd_reduction`: CA_CWR and CA_Recovery alike).
 
 use slowstart_cc::mul_div_ceil;
 
-use crate::settings::Recovery;
+use crate::settings::{EcnReduction, Recovery};
 
 pub(super) struct Episodes {
     mode: Recovery,
+    ecn_reduction: EcnReduction,
     /// In fast recovery.
     fast: bool,
+    /// In an ECN reduction that PRR paces (Linux TCP_CA_CWR, with [`EcnReduction::Prr`]).
+    cwr: bool,
     /// Repairing after a retransmission timeout.
     timeout: bool,
     /// RFC 6582 `recover`: no new congestion episode until `una` passes it.
@@ -23,10 +28,12 @@ pub(super) struct Episodes {
 }
 
 impl Episodes {
-    pub fn new(mode: Recovery) -> Self {
+    pub fn new(mode: Recovery, ecn_reduction: EcnReduction) -> Self {
         Episodes {
             mode,
+            ecn_reduction,
             fast: false,
+            cwr: false,
             timeout: false,
             recover_point: 0,
             prr_delivered: 0,
@@ -65,35 +72,62 @@ impl Episodes {
     /// `in_flight` bytes were outstanding before the ACK that found the loss.
     pub fn start_fast(&mut self, nxt: u64, in_flight: u64) {
         self.fast = true;
+        self.cwr = false;
         self.recover_point = nxt;
+        self.start_prr(in_flight);
+    }
+
+    /// An ECN echo lowered the window with `in_flight` bytes outstanding before its ACK: with
+    /// [`EcnReduction::Prr`], PRR paces the reduction until [`Episodes::end_cwr`] (Linux
+    /// `tcp_enter_cwr`, `tcp_init_cwnd_reduction`); otherwise nothing changes here.
+    pub fn start_cwr(&mut self, in_flight: u64) {
+        if self.ecn_reduction == EcnReduction::Prr {
+            self.cwr = true;
+            self.start_prr(in_flight);
+        }
+    }
+
+    /// The ECN reduction is over: an ACK covered the segment that carried CWR.
+    pub fn end_cwr(&mut self) {
+        self.cwr = false;
+    }
+
+    fn start_prr(&mut self, in_flight: u64) {
         self.prr_delivered = 0;
         self.prr_out = 0;
         self.recover_fs = in_flight.max(1);
     }
 
+    /// PRR decides what is sent: in fast recovery with [`Recovery::Prr`], or in a paced ECN
+    /// reduction.
+    fn prr(&self) -> bool {
+        (self.fast && self.mode == Recovery::Prr) || self.cwr
+    }
+
     /// The retransmission timer expired: repair until segment `nxt` is reached.
     pub fn start_timeout(&mut self, nxt: u64) {
         self.fast = false;
+        self.cwr = false;
         self.timeout = true;
         self.recover_point = nxt;
     }
 
     pub fn on_delivered(&mut self, bytes: u64) {
-        if self.fast {
+        if self.fast || self.cwr {
             self.prr_delivered += bytes;
         }
     }
 
     pub fn on_sent(&mut self, bytes: u64) {
-        if self.fast {
+        if self.fast || self.cwr {
             self.prr_out += bytes;
         }
     }
 
     /// Bytes the congestion state allows now with `pipe` in flight; `delivered` by the ACK
-    /// being processed (PRR, RFC 6937 §3, during fast recovery).
+    /// being processed (PRR, RFC 6937 §3, during fast recovery and a paced ECN reduction).
     pub fn allowance(&self, cwnd: u64, ssthresh: u64, pipe: u64, delivered: u64, mss: u64) -> u64 {
-        if !self.fast || self.mode == Recovery::Rfc6675 || ssthresh == u64::MAX {
+        if !self.prr() || ssthresh == u64::MAX {
             return cwnd.saturating_sub(pipe);
         }
         if pipe > ssthresh {
@@ -119,7 +153,7 @@ mod tests {
     #[test]
     fn prr_sends_in_proportion_then_slow_starts_back_to_ssthresh() {
         let mss = 1000;
-        let mut e = Episodes::new(Recovery::Prr);
+        let mut e = Episodes::new(Recovery::Prr, EcnReduction::Immediate);
         assert_eq!(e.allowance(10_000, 5_000, 9_000, 1_000, mss), 1_000);
         e.start_fast(20, 10_000);
         // pipe above ssthresh: half of what is delivered (ssthresh / RecoverFS = 1/2).
@@ -133,12 +167,36 @@ mod tests {
         assert!(!e.end_if_repaired(19));
         assert!(e.end_if_repaired(20));
         assert!(e.may_start(20));
-        let mut r = Episodes::new(Recovery::Rfc6675);
+        let mut r = Episodes::new(Recovery::Rfc6675, EcnReduction::Immediate);
         r.start_fast(20, 10_000);
         assert_eq!(
             r.allowance(5_000, 5_000, 4_000, 0, mss),
             1_000,
             "pipe < cwnd"
         );
+    }
+
+    #[test]
+    fn an_ecn_reduction_runs_prr_only_when_asked_and_ends_with_its_episode() {
+        let mss = 1000;
+        // "immediate": an echo changes nothing here; pipe < cwnd decides.
+        let mut e = Episodes::new(Recovery::Prr, EcnReduction::Immediate);
+        e.start_cwr(10_000);
+        e.on_delivered(2_000);
+        assert_eq!(e.allowance(5_000, 5_000, 8_000, 2_000, mss), 0);
+        // "prr": half of what is delivered while pipe > ssthresh, whatever the recovery mode.
+        let mut e = Episodes::new(Recovery::Rfc6675, EcnReduction::Prr);
+        e.start_cwr(10_000);
+        e.on_delivered(2_000);
+        assert_eq!(e.allowance(5_000, 5_000, 8_000, 2_000, mss), 1_000);
+        e.on_sent(1_000);
+        assert_eq!(e.allowance(5_000, 5_000, 8_000, 2_000, mss), 0);
+        assert!(!e.in_any(), "an ECN reduction is no recovery episode");
+        e.end_cwr();
+        assert_eq!(e.allowance(5_000, 5_000, 8_000, 2_000, mss), 0);
+        // A timeout ends the paced reduction (Linux's CA_Loss is no reduction state).
+        e.start_cwr(10_000);
+        e.start_timeout(30);
+        assert_eq!(e.allowance(1_000, 5_000, 0, 0, mss), 1_000, "cwnd - pipe");
     }
 }
