@@ -303,7 +303,7 @@ def _write(path: Path, data: bytes | None, suffix: str = "") -> str:
 def test_an_unknown_name_says_how_to_load_ones_own():
     proc = cli("run", "web-initcwnd", "--cc", "warp")
     assert proc.returncode == 2
-    assert "or your own controller: PATH.py:CLASS or PATH.wasm" in proc.stderr
+    assert "or your own controller: PATH.py:CLASS, PATH.wasm or PATH.bpf.o" in proc.stderr
 
 
 def test_an_edited_controller_is_a_new_run_never_one_from_the_store(tmp_path):

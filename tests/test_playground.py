@@ -205,7 +205,8 @@ def drive(url: str, timeout: float = 120, read: str = _READ) -> tuple[dict, list
     run and what it shows (by the DevTools protocol: --dump-dom's virtual time does not wait
     for a worker)."""
     assert BROWSER is not None
-    with tempfile.TemporaryDirectory() as profile:
+    # Chromium's helpers may still write the profile for a moment after it is stopped.
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         p = subprocess.Popen(
             [BROWSER, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
              f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"],

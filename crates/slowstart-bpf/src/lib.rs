@@ -36,7 +36,7 @@ pub fn load(bytes: &[u8]) -> Result<Object, String> {
             bytes.len()
         ));
     }
-    object::load(bytes, tcp::kfunc_id)
+    object::load(bytes, tcp::KFUNCS)
 }
 
 struct Factory {

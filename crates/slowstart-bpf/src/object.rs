@@ -100,7 +100,9 @@ fn err(what: impl Into<String>) -> String {
     what.into()
 }
 
-pub fn load(bytes: &[u8], kfunc_id: impl Fn(&str) -> Option<i64>) -> Result<Object, String> {
+/// Load `bytes`, its calls to kernel functions resolved by name in `kfuncs` (name, the id a
+/// call then carries).
+pub fn load(bytes: &[u8], kfuncs_offered: &[(&'static str, i64)]) -> Result<Object, String> {
     let elf = ElfFile64::<object::Endianness>::parse(bytes)
         .map_err(|e| err(format!("is not a BPF ELF object ({e})")))?;
     if elf.architecture() != object::Architecture::Bpf {
@@ -205,19 +207,22 @@ pub fn load(bytes: &[u8], kfunc_id: impl Fn(&str) -> Option<i64>) -> Result<Obje
                     let id = match kfunc_ids.get(&sym_name) {
                         Some(id) => *id,
                         None => {
-                            let id = kfunc_id(&sym_name).ok_or_else(|| {
-                                err(format!(
-                                    "calls the kernel function {sym_name}, which the simulator \
-                                     does not provide (it provides: {})",
-                                    crate::tcp::KFUNCS
-                                        .iter()
-                                        .map(|k| k.0)
-                                        .collect::<Vec<_>>()
-                                        .join(", ")
-                                ))
-                            })?;
+                            let (name, id) = *kfuncs_offered
+                                .iter()
+                                .find(|k| k.0 == sym_name)
+                                .ok_or_else(|| {
+                                    err(format!(
+                                        "calls the kernel function {sym_name}, which the \
+                                         simulator does not provide (it provides: {})",
+                                        kfuncs_offered
+                                            .iter()
+                                            .map(|k| k.0)
+                                            .collect::<Vec<_>>()
+                                            .join(", ")
+                                    ))
+                                })?;
                             kfunc_ids.insert(sym_name.clone(), id);
-                            kfuncs.push(crate::tcp::kfunc_name(id));
+                            kfuncs.push(name);
                             id
                         }
                     };

@@ -63,10 +63,6 @@ pub const KFUNCS: &[(&str, i64)] = &[
     ("tcp_cong_avoid_ai", 5),
 ];
 
-pub fn kfunc_id(name: &str) -> Option<i64> {
-    KFUNCS.iter().find(|k| k.0 == name).map(|k| k.1)
-}
-
 pub fn kfunc_name(id: i64) -> &'static str {
     KFUNCS.iter().find(|k| k.1 == id).map_or("?", |k| k.0)
 }
