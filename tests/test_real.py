@@ -381,40 +381,63 @@ ecn = {ecn}
 """
 
 
+def standing_queue_s(out: Path, rate_bps: float) -> float:
+    """The bottleneck's time-weighted mean queue, in seconds of its rate, over the second half
+    of flow 0's transfer, from the emulator's own log (`--out`'s queues.parquet): the standing
+    queue a discipline keeps once slow start's burst has passed."""
+    import pandas as pd
+
+    end = json.loads((out / "summary.json").read_text())["flows"][0]["completion_s"]
+    q = pd.read_parquet(out / "queues.parquet")
+    q = q[q["link"] == "bottleneck"]
+    edges = [min(max(t, end / 2), end) for t in [*q["t_s"], end]]
+    spans = [b - a for a, b in zip(edges, edges[1:], strict=False)]
+    held = sum(b * w for b, w in zip(q["queue_bytes"], spans, strict=True))
+    return held / sum(spans) * 8 / rate_bps
+
+
 @needs_root
 def test_real_runs_through_codel_with_and_without_ecn(tmp_path, emu_built):
     """The emulator's link is the simulator's: CoDel (RFC 8289) holds Linux CUBIC's standing
     queue near its 5 ms target where a 10-BDP drop-tail buffer lets it grow; with ECN on both
     ends (net.ipv4.tcp_ecn = 1) it marks CE instead of dropping (RFC 3168), so nothing is
-    retransmitted. Measured 11-24: CoDel + ECN 2 marks, 0 drops, 3.0 ms mean wait; CoDel 2
-    drops, 2 retransmits, 3.2 ms; drop-tail 0 drops, 75 ms, 227 packets at most."""
+    retransmitted. Measured 11-24 on a quiet machine: CoDel + ECN 2 marks, 0 drops, 3.0 ms mean
+    wait; CoDel 2 drops, 2 retransmits, 3.2 ms; drop-tail 0 drops, 75 ms, 227 packets at most.
 
-    def run(name: str, queue: str, ecn: bool) -> tuple[dict, dict]:
+    The standing queue is judged over the transfer's second half, not the whole run's mean
+    wait: that mean is mostly slow start's burst, whose size depends on the round in which
+    CoDel first signals, and host timing moves that round. Beside disk writes with fsync (the
+    other pytest worker's stores and Parquet files) the signal came one or two rounds late in
+    3 of 8 runs (6 and 14 marks), the whole-run mean reached 22-25 ms and `mean < 15 ms` failed
+    (issue #43); the standing queue stayed 2.0-3.3 ms, drop-tail's 155 ms (12-06)."""
+
+    def run(name: str, queue: str, ecn: bool) -> tuple[dict, dict, float]:
         scenario = tmp_path / f"{name}.toml"
         scenario.write_text(AQM.format(queue=queue, ecn=str(ecn).lower()))
-        proc = cli("real", str(scenario), "--json")
+        out = tmp_path / name
+        proc = cli("real", str(scenario), "--json", "--out", str(out))
         assert proc.returncode == 0, proc.stderr
         s = json.loads(proc.stdout)
         assert s["flows"][0]["bytes_delivered"] == 6_000_000
         assert leftovers(proc.pid) == []
-        return s["links"][0], s["flows"][0]
+        return s["links"][0], s["flows"][0], standing_queue_s(out, 20e6)
 
-    marked, marked_flow = run("codel-ecn", 'queue = "codel"', True)
-    dropped, dropped_flow = run("codel", 'queue = "codel"', False)
-    deep, _ = run("droptail", "", False)
+    marked, marked_flow, marked_q = run("codel-ecn", 'queue = "codel"', True)
+    dropped, dropped_flow, dropped_q = run("codel", 'queue = "codel"', False)
+    deep, _, deep_q = run("droptail", "", False)
     assert marked["queue"] == dropped["queue"] == "codel" and deep["queue"] is None
     # ECN: congestion is signalled by marks alone.
     assert marked["marks"] > 0 and marked["drops"] == 0 and marked_flow["retransmits"] == 0
     # Without ECN, CoDel drops and Linux repairs each drop.
     assert dropped["marks"] is None and dropped["drops"] > 0
     assert dropped["drops"] <= dropped_flow["retransmits"] <= dropped["drops"] + 2
-    # CoDel keeps the mean wait near its target; the deep drop-tail buffer does not. Not the
-    # peak: CoDel lets a burst stand for one interval before it acts (RFC 8289 §2, "good
-    # queue"), and slow start's burst then reached 127 packets against drop-tail's 227.
-    assert deep["mean_queue_delay_s"] > 0.030
-    for aqm in (marked, dropped):
-        assert aqm["mean_queue_delay_s"] < 0.015
-        assert aqm["mean_queue_delay_s"] < deep["mean_queue_delay_s"] / 4
+    # CoDel keeps the standing queue near its target; the deep drop-tail buffer does not. Not
+    # the peak, nor the whole run's mean: CoDel lets a burst stand for one interval before it
+    # acts (RFC 8289 §2, "good queue"), and slow start's burst is as large as host timing lets
+    # it grow before the first signal (docstring).
+    assert deep["mean_queue_delay_s"] > 0.030 and deep_q > 0.060
+    for aqm_q in (marked_q, dropped_q):
+        assert aqm_q < 0.010, (marked_q, dropped_q, deep_q)
 
 
 def test_real_flows_agree_on_ecn():
