@@ -346,6 +346,8 @@ def run_configs(
         done: dict[str, dict[str, Any]] = {}
         if the_store is not None and not rerun:
             done = the_store.stored(keys)
+        if the_store is not None:
+            the_store.release()  # for readers and other sweeps until the first batch is in
         first = {k: i for i, k in reversed(list(enumerate(keys)))}
         todo = [first[k] for k in dict.fromkeys(keys) if k not in done]
         if items is None:
@@ -377,6 +379,7 @@ def run_configs(
             ]
             if the_store is not None:
                 the_store.put(records, replace=rerun)
+                the_store.release()
             for r in records:
                 done[r.key] = {"summary": r.summary, "extra": r.extra}
             finished += len(indices)
@@ -462,7 +465,9 @@ def execute(
             finish(batch, run_batch(fn, [items[i] for i in batch]))
         return
 
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=stopping.ignore_in_worker)
+    pool = ProcessPoolExecutor(
+        max_workers=workers, initializer=stopping.ignore_in_worker, initargs=(os.getpid(),)
+    )
     try:
         running = {}
         for _ in range(2 * workers):
