@@ -11,7 +11,13 @@ by the driver (`running.sweeps._stop`).
 
 from __future__ import annotations
 
+import ctypes
+import os
 import signal
+import sys
+
+# prctl(2): the signal a process gets when its parent dies.
+PR_SET_PDEATHSIG = 1
 
 # The signal that stopped the command, once one has.
 _stopped_by: list[int] = []
@@ -39,8 +45,15 @@ def word() -> str:
     return "terminated (SIGTERM)" if _stopped_by else "interrupted"
 
 
-def ignore_in_worker() -> None:
-    """A worker process of the driver leaves Ctrl-C and SIGTERM to it (both reach the whole
-    process group from a terminal or `timeout`); the driver ends it (`running.sweeps._stop`)."""
+def ignore_in_worker(driver: int | None = None) -> None:
+    """A worker process of the driver (pid `driver`) leaves Ctrl-C and SIGTERM to it (both
+    reach the whole process group from a terminal or `timeout`); the driver ends it
+    (`running.sweeps._stop`). It dies with the driver: a SIGKILLed sweep left its idle pool
+    workers running forever (they hold the task queue's write end, so never see it close)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if driver is not None and os.getppid() != driver:  # gone before the signal was armed
+        os._exit(1)
