@@ -353,7 +353,62 @@ def test_killed_run_leaves_nothing(tmp_path, emu_built, sig):
         nxt = cli("real", str(small), "--cc", "reno", "--json")
         assert nxt.returncode == 0, nxt.stderr
         assert leftovers(nxt.pid) == []
+        # It says what it removed: the dead run's, by name.
+        note = [x for x in nxt.stderr.splitlines() if x.startswith("note: removed")]
+        assert len(note) == 1 and all(x in note[0] for x in left), (note, left)
     assert leftovers(proc.pid) == []
+
+
+@pytest.mark.faults
+@needs_root
+def test_the_emulator_killed_mid_run_is_one_line_and_nothing_is_left(tmp_path, emu_built):
+    """SIGKILL slowstart-emu mid-transfer: the link and its devices are gone, so the run ends
+    at once (not at its timeout, 90 s here) in one line naming the emulator, and its
+    namespaces, TUN devices (their qdiscs with them), work folder and processes are gone."""
+    scenario = tmp_path / "big.toml"
+    scenario.write_text(SMALL.format(size="200MB").replace('"20s"', '"80s"'))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "slowstart", "real", str(scenario)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+    def sending() -> bool:
+        return any("real/_agents.py send " in x for x in processes(proc.pid))
+
+    assert until(sending, 60), "the run never started sending"
+    emu = [x for x in processes(proc.pid) if "slowstart-emu" in x]
+    assert len(emu) == 1, emu
+    emu_pid = int(emu[0].split()[1].rstrip(":"))
+    os.kill(emu_pid, signal.SIGKILL)
+    _, err = proc.communicate(timeout=60)
+    lines = err.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, err
+    assert lines[0] == f"error: slowstart-emu (pid {emu_pid}) ended mid-run (killed by SIGKILL)"
+    assert until(lambda: leftovers(proc.pid) == [], 30), leftovers(proc.pid)
+    qdiscs = subprocess.run(["tc", "qdisc", "show"], capture_output=True, text=True).stdout
+    assert f"sst{proc.pid}" not in qdiscs
+
+
+@pytest.mark.faults
+@needs_root
+def test_two_real_runs_at_once_stay_apart_and_both_finish(tmp_path, emu_built):
+    """Each names what it makes after its own pid, and neither removes the other's (the other
+    is alive): both deliver every byte, and neither leaves anything."""
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL.format(size="2MB"))
+    cmd = [sys.executable, "-m", "slowstart", "real", str(scenario), "--json"]
+    runs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)]
+    time.sleep(0.5)  # the second starts while the first sets up or sends
+    runs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for p in runs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert "note: removed" not in err, err
+        assert json.loads(out)["flows"][0]["bytes_delivered"] == 2_000_000
+    for p in runs:
+        assert leftovers(p.pid) == []
 
 
 def until(condition: Callable[[], bool], timeout_s: float) -> bool:
