@@ -411,6 +411,30 @@ def test_two_real_runs_at_once_stay_apart_and_both_finish(tmp_path, emu_built):
         assert leftovers(p.pid) == []
 
 
+@pytest.mark.faults
+@needs_root
+def test_runs_sigkilled_at_any_moment_leave_what_the_next_run_removes(tmp_path, emu_built):
+    """SIGKILL `slowstart real` 0.2 to 3 s after it starts: while it loads, sets the testbed
+    up, transfers or tears down. After each, the next run works and, with it, nothing of the
+    killed run is left (its processes die with it; its namespaces and folder go with the next
+    run, which names them)."""
+    small = tmp_path / "small.toml"
+    small.write_text(SMALL.format(size="1MB"))
+    cmd = [sys.executable, "-m", "slowstart", "real", str(small), "--json"]
+    for delay in (0.2, 0.5, 0.8, 1.1, 1.4, 1.7, 2.0, 2.5, 3.0):
+        killed = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        killed.kill()
+        killed.wait()
+        assert until(lambda k=killed: not processes(k.pid), 30), processes(killed.pid)
+        left = leftovers(killed.pid)
+        nxt = cli("real", str(small), "--json")
+        assert nxt.returncode == 0, (delay, nxt.stderr)
+        assert leftovers(killed.pid) == [] and leftovers(nxt.pid) == [], delay
+        if left:
+            assert all(x in nxt.stderr for x in left), (delay, left, nxt.stderr)
+
+
 def until(condition: Callable[[], bool], timeout_s: float) -> bool:
     """Whether `condition()` holds within `timeout_s` seconds (asked every 0.1 s)."""
     deadline = time.monotonic() + timeout_s
