@@ -324,3 +324,42 @@ def test_duckdb_is_what_the_store_tests_assume() -> None:
         finally:
             holder.kill()
             holder.wait()
+
+
+def rss_kb(pid: int) -> int:
+    for line in (Path("/proc") / str(pid) / "status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+@FAULTS
+def test_a_10000_point_dask_sweep_keeps_the_drivers_memory_flat(tmp_path) -> None:
+    """10 000 runs on `--cluster local:2` (satellite, 1 s simulated): the driver's resident
+    memory grows less than 10% from the 1 000th stored run to the last, and the store holds
+    every point once."""
+    store = tmp_path / "s.duckdb"
+    cmd = sweep(store, ",".join(map(str, range(1, 101))), "1-100", "--cluster", "local:2")
+    cmd[cmd.index("lfn-early-loss")] = "satellite"
+    cmd[cmd.index("--duration") + 1] = "1s"
+    cmd.remove("--quiet")
+    proc, terminal = progress_on_terminal(cmd)
+    at_1000 = last = 0
+    try:
+        deadline = time.monotonic() + 3600
+        while proc.poll() is None and time.monotonic() < deadline:
+            counted = read_counts(terminal, 10000, 1.0)
+            with contextlib.suppress(OSError):
+                rss = rss_kb(proc.pid)
+                if counted is not None and counted >= 1000 and not at_1000:
+                    at_1000 = rss
+                if counted is not None and counted < 10000:
+                    last = rss
+        proc.wait(timeout=60)
+    finally:
+        os.close(terminal)
+    assert proc.returncode == 0
+    assert stored(store) == (10000, 10000)
+    growth = (last - at_1000) / at_1000
+    print(f"faults: driver RSS {at_1000} kB at 1000 runs, {last} kB at the last, {growth:+.1%}")
+    assert at_1000 > 0 and growth < 0.10
