@@ -354,8 +354,7 @@ def test_killed_run_leaves_nothing(tmp_path, emu_built, sig):
         assert nxt.returncode == 0, nxt.stderr
         assert leftovers(nxt.pid) == []
         # It says what it removed: the dead run's, by name.
-        note = [x for x in nxt.stderr.splitlines() if x.startswith("note: removed")]
-        assert len(note) == 1 and all(x in note[0] for x in left), (note, left)
+        assert len(nxt.notes) == 1 and all(x in nxt.notes[0] for x in left), (nxt.notes, left)
     assert leftovers(proc.pid) == []
 
 
@@ -431,8 +430,7 @@ def test_runs_sigkilled_at_any_moment_leave_what_the_next_run_removes(tmp_path, 
         nxt = cli("real", str(small), "--json")
         assert nxt.returncode == 0, (delay, nxt.stderr)
         assert leftovers(killed.pid) == [] and leftovers(nxt.pid) == [], delay
-        if left:
-            assert all(x in nxt.stderr for x in left), (delay, left, nxt.stderr)
+        assert all(x in "".join(nxt.notes) for x in left), (delay, left, nxt.notes)
 
 
 def until(condition: Callable[[], bool], timeout_s: float) -> bool:
