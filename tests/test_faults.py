@@ -62,7 +62,7 @@ def test_results_and_report_read_a_store_while_a_sweep_writes_it(tmp_path: Path)
     on file' for the whole sweep)."""
     store = tmp_path / "s.duckdb"
     writer = subprocess.Popen(
-        sweep(store, "1,2,3,4,5,6", "1-2", "--jobs", "2", duration="50s"),
+        sweep(store, "1,2,3,4,5,6", "1-2", "--jobs", "2", duration="30s"),
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -92,8 +92,8 @@ def test_results_and_report_read_a_store_while_a_sweep_writes_it(tmp_path: Path)
 def test_two_sweeps_into_one_store_at_once_store_the_union(tmp_path: Path) -> None:
     """Both finish; a point both run is stored once; every point of either is there."""
     store = tmp_path / "s.duckdb"
-    a = subprocess.Popen(sweep(store, "1,2,3,4", "1-2", "--jobs", "1", duration="30s"), stderr=-1)
-    b = subprocess.Popen(sweep(store, "3,4,5,6", "1-2", "--jobs", "1", duration="30s"), stderr=-1)
+    a = subprocess.Popen(sweep(store, "1,2,3,4", "1-2", "--jobs", "1", duration="15s"), stderr=-1)
+    b = subprocess.Popen(sweep(store, "3,4,5,6", "1-2", "--jobs", "1", duration="15s"), stderr=-1)
     _, err_a = a.communicate(timeout=600)
     _, err_b = b.communicate(timeout=600)
     assert a.returncode == 0, err_a.decode()

@@ -153,8 +153,8 @@ def test_sigterm_stops_a_sweep_and_every_run_it_counted_is_stored(tmp_path: Path
     line saying how many runs were done; each of them is in the store, no worker is left, and
     the same command then runs only the rest."""
     store = tmp_path / "s.duckdb"
-    # 12 runs of about a second each here (lfn-early-loss, 100 s simulated).
-    cmd = [sys.executable, "-m", "slowstart", "sweep", "lfn-early-loss", "--duration", "100s"]
+    # 12 runs of about half a second each here (lfn-early-loss, 50 s simulated).
+    cmd = [sys.executable, "-m", "slowstart", "sweep", "lfn-early-loss", "--duration", "50s"]
     cmd += ["--vary", "flow.0.initcwnd=1,2,3,4,5,6", "--seeds", "1-2"]
     cmd += ["--store", str(store), "--jobs", "2"]
     proc, terminal = on_terminal(cmd, stdout=subprocess.DEVNULL)
