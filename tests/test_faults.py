@@ -62,7 +62,7 @@ def test_results_and_report_read_a_store_while_a_sweep_writes_it(tmp_path: Path)
     on file' for the whole sweep)."""
     store = tmp_path / "s.duckdb"
     writer = subprocess.Popen(
-        sweep(store, "1,2,3,4,5,6", "1-2", "--jobs", "2", duration="30s"),
+        sweep(store, "1,2,3,4,5,6", "1-2", "--jobs", "2", duration="50s"),
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -72,10 +72,10 @@ def test_results_and_report_read_a_store_while_a_sweep_writes_it(tmp_path: Path)
         if store.exists():
             rows = slowstart.results(store)
             runs = rows["key"].nunique() if len(rows) else 0
-            assert runs >= seen[-1]  # a read never sees fewer runs than the one before
+            assert runs >= seen[-1], seen  # a read never sees fewer runs than the one before
             seen.append(runs)
             reads += 1
-            if reads == 3:
+            if reads == 2:
                 r = subprocess.run(
                     [sys.executable, "-m", "slowstart", "report", str(store), "--out", str(report)],
                     capture_output=True,
@@ -85,7 +85,7 @@ def test_results_and_report_read_a_store_while_a_sweep_writes_it(tmp_path: Path)
                 assert r.returncode == 0, r.stderr
         time.sleep(0.2)
     assert writer.returncode == 0, writer.stderr.read() if writer.stderr else ""
-    assert reads >= 3 and report.stat().st_size > 0
+    assert reads >= 2 and report.stat().st_size > 0
     assert stored(store) == (12, 12)
 
 
