@@ -11,7 +11,7 @@ EXTENSION_FEATURES ?=
 STAMP := $(VENV)/.setup-stamp$(if $(EXTENSION_FEATURES),-$(EXTENSION_FEATURES))
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
 
-.PHONY: setup demo test test-stress test-explore rust-test python-test lint fmt bench browser node tshark programs ns2 \
+.PHONY: setup demo test test-stress test-faults test-explore rust-test python-test lint fmt bench browser node tshark programs ns2 \
 	guests bpf web docs \
 	figures clean
 
@@ -135,6 +135,13 @@ test: setup guests web browser node tshark programs ns2 bpf rust-test lint docs 
 STRESS ?=
 test-stress: setup guests browser tshark programs
 	$(PY) tests/stress.py $(STRESS)
+
+# The fault-injection tests that take minutes or root (marked `faults`: tests/test_faults.py,
+# tests/test_real.py): SIGKILL during store writes, a disk filling under the store, a read-only
+# store, a Dask worker SIGKILLed, the emulator killed mid-run. Not part of `make test`; the
+# figures each gave are in docs/testing.md.
+test-faults: setup guests
+	$(VENV)/bin/pytest -m faults -n 0 -rs
 
 # The property tests (proptest, Hypothesis) with fresh random cases, EXPLORE times; each
 # failure's minimal case is printed and saved (proptest-regressions/, .hypothesis/).

@@ -205,6 +205,12 @@ class Ran(subprocess.CompletedProcess[str]):
     """A finished command and the pid it ran as (what a real run makes is named by it)."""
 
     pid: int
+    # A real run's note of the dead runs' remains it removed (testbed.testbed), kept apart
+    # from stderr: any killed run on the machine, another suite's too, can leave them.
+    notes: list[str]
+
+
+REMOVED_NOTE = "note: removed what dead runs left: "
 
 
 def cli(*args: str, cwd: Path = ROOT, timeout: float = 300) -> Ran:
@@ -216,6 +222,8 @@ def cli(*args: str, cwd: Path = ROOT, timeout: float = 300) -> Ran:
         out, err = p.communicate(timeout=timeout)
     finally:
         stop(p)
-    ran = Ran(cmd, p.returncode, out, err)
-    ran.pid = p.pid
+    lines = (err or "").splitlines(keepends=True)
+    notes = [x for x in lines if x.startswith(REMOVED_NOTE)]
+    ran = Ran(cmd, p.returncode, out, "".join(x for x in lines if x not in notes))
+    ran.pid, ran.notes = p.pid, notes
     return ran

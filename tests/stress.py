@@ -4,18 +4,20 @@ failure by test name. Not part of `make test`.
     python tests/stress.py [--runs N] [--loaded M] [--whole] [--out DIR] [PYTEST_ARGS...]
 
 Runs the Python suite (`pytest`, with the project's own options) N times in a row, then M
-times with a CPU-bound process pinned to one core and, where real runs can happen (root,
-/dev/net/tun, iproute2), a `slowstart real` transfer after transfer beside it: the load the
-suite must bear on a 2-core CI machine shared with other work. `--whole` runs `make test`
-instead (formatting, clippy, cargo test, ruff, pytest). PYTEST_ARGS narrow the suite
-(`tests/test_real.py -k cross`). Each run's log and JUnit file go to DIR (default
-out/stress); at the end every test that failed is listed with the runs it failed in and the
-first line of its message. Exit status 1 if any run failed.
+times with a CPU-bound process pinned to one core, a process writing to disk with fsync and,
+where real runs can happen (root, /dev/net/tun, iproute2), a `slowstart real` transfer after
+transfer beside it: the load the suite must bear on a 2-core CI machine shared with other
+work. `--whole` runs `make test` instead (formatting, clippy, cargo test, ruff, pytest).
+PYTEST_ARGS narrow the suite (`tests/test_real.py -k cross`). Each run's log and JUnit file
+go to DIR (default out/stress), and each run's failures, as it ends, as one JSON line in
+DIR/failures.jsonl (kept across invocations); at the end every test that failed is listed
+with the runs it failed in and the first line of its message. Exit status 1 if any run failed.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import signal
@@ -50,6 +52,27 @@ def hog() -> subprocess.Popen[bytes]:
     core = max(os.sched_getaffinity(0))
     code = f"import os\nos.sched_setaffinity(0, {{{core}}})\nwhile True:\n    pass\n"
     return subprocess.Popen([sys.executable, "-c", code])
+
+
+# Disk writes with fsync, as the other pytest worker's stores and Parquet files make: they
+# move the round in which CoDel first signals in a real run, which a CPU-bound process does not
+# (issue #43, tests/test_real.py's CoDel test).
+IO_HOG = """
+import os, sys
+buf = os.urandom(1 << 20)
+while True:
+    with open(sys.argv[1], "wb") as f:
+        for _ in range(64):
+            f.write(buf)
+            f.flush()
+            os.fsync(f.fileno())
+    os.unlink(sys.argv[1])
+"""
+
+
+def io_hog(folder: Path) -> subprocess.Popen[bytes]:
+    """A process writing 1 MB at a time with fsync into `folder`, 64 MB a file, forever."""
+    return subprocess.Popen([sys.executable, "-c", IO_HOG, str(folder / "io-hog.bin")])
 
 
 def beside_real(log: Path) -> subprocess.Popen[bytes] | None:
@@ -99,13 +122,18 @@ def one_run(k: int, args: argparse.Namespace, loaded: bool) -> tuple[int, dict[s
     env = {**os.environ, "PYTEST_ADDOPTS": f"-p no:cacheprovider --junitxml={xml}"}
     pytest = [str(ROOT / ".venv" / "bin" / "pytest"), *args.pytest]
     cmd = ["make", "test"] if args.whole else pytest
-    load = [hog(), beside_real(args.out / f"run{k}-beside-real.log")] if loaded else []
+    load = (
+        [hog(), io_hog(args.out), beside_real(args.out / f"run{k}-beside-real.log")]
+        if loaded
+        else []
+    )
     try:
         with log.open("w") as f:
             status = subprocess.run(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT)
     finally:
         for p in load:
             stop(p)
+        (args.out / "io-hog.bin").unlink(missing_ok=True)
     text = log.read_text(errors="replace")
     failures = junit_failures(xml)
     for name in CARGO_FAILED.findall(text):
@@ -125,7 +153,9 @@ def main() -> int:
     ap.add_argument("--whole", action="store_true", help="run `make test`, not only pytest")
     ap.add_argument("--out", type=Path, default=ROOT / "out" / "stress", help="logs")
     ap.add_argument("pytest", nargs="*", help="arguments for pytest (not with --whole)")
-    args = ap.parse_args()
+    # pytest's own options (`-k cross`, as the Makefile's example passes) go to pytest too.
+    args, rest = ap.parse_known_args()
+    args.pytest += rest
     args.out.mkdir(parents=True, exist_ok=True)
     failed: dict[str, list[str]] = defaultdict(list)
     messages: dict[str, str] = {}
@@ -144,6 +174,10 @@ def main() -> int:
         for name, message in failures.items():
             failed[name].append(f"{k} ({kind})")
             messages.setdefault(name, message)
+        # Every run's failures as they happen, kept across stress runs: one JSON line a run.
+        with (args.out / "failures.jsonl").open("a") as f:
+            record = {"run": k, "kind": kind, "status": status, "took_s": round(took)}
+            print(json.dumps({**record, "failures": failures}), file=f)
     print(f"\n{len(plan) - bad_runs} of {len(plan)} runs passed (logs: {args.out})")
     for name, runs in sorted(failed.items()):
         print(f"{name}\n    failed in run {', '.join(runs)}: {messages[name]}")

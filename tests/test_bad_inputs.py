@@ -601,3 +601,47 @@ def test_a_sweep_in_which_no_flow_completes_is_tabulated_by_goodput(
     argv = ["sweep", "satellite", "--vary", "flow.0.initcwnd=10", "--duration", "100ms"]
     assert main([*argv, "--quiet"]) == 0, capsys.readouterr().err
     assert "metric: goodput_bps (default: no flow completed" in capsys.readouterr().out
+
+
+def test_what_ran_as_something_else_without_a_word_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #43: a loss too small for a float ran lossless; an invalid --set value on a key
+    --vary also sets was never read; a Python sweep over no values ran nothing."""
+    tiny = "is too small to hold (a number below about 5e-324 is 0 here); write 0 if you mean none"
+    for value in ("1e-400", '"1e-400%"', "-1e-400"):
+        line = one_line(["run", "satellite", "--set", f"path.loss={value}"], capsys)
+        assert line == f"error: path.loss: {value.strip(chr(34))} {tiny}", line
+    scenario = tmp_path / "tiny-loss.toml"
+    scenario.write_text(
+        'duration = "1s"\n[path]\nrate = "10Mbps"\nrtt = "50ms"\nloss = 1e-400\n[[flow]]\n'
+    )
+    assert one_line(["run", str(scenario)], capsys) == f"error: path.loss: 1e-400 {tiny}"
+    # The smallest a float holds is still a loss, and 0 is none.
+    assert slowstart.load("satellite", set=["path.loss=5e-324"])["links"][1]["forward"]["loss"] > 0
+    assert (
+        slowstart.load("satellite", set=["path.loss=0.0e-400"])["links"][1]["forward"]["loss"] == 0
+    )
+    for valid in ("reno", "nope"):  # the --set value would never run, valid or not
+        line = one_line(
+            ["sweep", "satellite", "--set", f"flow.0.cc={valid}", "--vary", "flow.0.cc=reno,cubic"],
+            capsys,
+        )
+        assert line.startswith(f"error: --set flow.0.cc={valid}: flow.0.cc is also varied"), line
+    for call, message in [
+        (
+            lambda: slowstart.sweep("satellite", {"flow.0.initcwnd": []}),
+            "^vary.flow.0.initcwnd: an empty list",
+        ),
+        (
+            lambda: slowstart.sweep("satellite", {"flow.0.initcwnd": [10]}, seeds=[]),
+            "^seeds: an empty list",
+        ),
+        (
+            lambda: slowstart.sweep([], {"flow.0.initcwnd": [10]}),
+            "^sweep: an empty list of scenarios",
+        ),
+        (lambda: slowstart.sweep("satellite", grid=[]), "^grid: an empty list of points"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            call()

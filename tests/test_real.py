@@ -356,7 +356,84 @@ def test_killed_run_leaves_nothing(tmp_path, emu_built, sig):
         nxt = cli("real", str(small), "--cc", "reno", "--json")
         assert nxt.returncode == 0, nxt.stderr
         assert leftovers(nxt.pid) == []
+        # It says what it removed: the dead run's, by name.
+        assert len(nxt.notes) == 1 and all(x in nxt.notes[0] for x in left), (nxt.notes, left)
     assert leftovers(proc.pid) == []
+
+
+@pytest.mark.faults
+@needs_root
+def test_the_emulator_killed_mid_run_is_one_line_and_nothing_is_left(tmp_path, emu_built):
+    """SIGKILL slowstart-emu mid-transfer: the link and its devices are gone, so the run ends
+    at once (not at its timeout, 90 s here) in one line naming the emulator, and its
+    namespaces, TUN devices (their qdiscs with them), work folder and processes are gone."""
+    scenario = tmp_path / "big.toml"
+    scenario.write_text(SMALL.format(size="200MB").replace('"20s"', '"80s"'))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "slowstart", "real", str(scenario)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+    def sending() -> bool:
+        return any("real/_agents.py send " in x for x in processes(proc.pid))
+
+    assert until(sending, 60), "the run never started sending"
+    emu = [x for x in processes(proc.pid) if "slowstart-emu" in x]
+    assert len(emu) == 1, emu
+    emu_pid = int(emu[0].split()[1].rstrip(":"))
+    os.kill(emu_pid, signal.SIGKILL)
+    _, err = proc.communicate(timeout=60)
+    lines = err.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, err
+    assert lines[0] == f"error: slowstart-emu (pid {emu_pid}) ended mid-run (killed by SIGKILL)"
+    assert until(lambda: leftovers(proc.pid) == [], 30), leftovers(proc.pid)
+    qdiscs = subprocess.run(["tc", "qdisc", "show"], capture_output=True, text=True).stdout
+    assert f"sst{proc.pid}" not in qdiscs
+
+
+@pytest.mark.faults
+@needs_root
+def test_two_real_runs_at_once_stay_apart_and_both_finish(tmp_path, emu_built):
+    """Each names what it makes after its own pid, and neither removes the other's (the other
+    is alive): both deliver every byte, and neither leaves anything."""
+    scenario = tmp_path / "small.toml"
+    scenario.write_text(SMALL.format(size="2MB"))
+    cmd = [sys.executable, "-m", "slowstart", "real", str(scenario), "--json"]
+    runs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)]
+    time.sleep(0.5)  # the second starts while the first sets up or sends
+    runs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for p in runs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert "note: removed" not in err, err
+        assert json.loads(out)["flows"][0]["bytes_delivered"] == 2_000_000
+    for p in runs:
+        assert leftovers(p.pid) == []
+
+
+@pytest.mark.faults
+@needs_root
+def test_runs_sigkilled_at_any_moment_leave_what_the_next_run_removes(tmp_path, emu_built):
+    """SIGKILL `slowstart real` 0.2 to 3 s after it starts: while it loads, sets the testbed
+    up, transfers or tears down. After each, the next run works and, with it, nothing of the
+    killed run is left (its processes die with it; its namespaces and folder go with the next
+    run, which names them)."""
+    small = tmp_path / "small.toml"
+    small.write_text(SMALL.format(size="1MB"))
+    cmd = [sys.executable, "-m", "slowstart", "real", str(small), "--json"]
+    for delay in (0.2, 0.5, 0.8, 1.1, 1.4, 1.7, 2.0, 2.5, 3.0):
+        killed = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        killed.kill()
+        killed.wait()
+        assert until(lambda k=killed: not processes(k.pid), 30), processes(killed.pid)
+        left = leftovers(killed.pid)
+        nxt = cli("real", str(small), "--json")
+        assert nxt.returncode == 0, (delay, nxt.stderr)
+        assert leftovers(killed.pid) == [] and leftovers(nxt.pid) == [], delay
+        assert all(x in "".join(nxt.notes) for x in left), (delay, left, nxt.notes)
 
 
 def until(condition: Callable[[], bool], timeout_s: float) -> bool:
@@ -384,40 +461,65 @@ ecn = {ecn}
 """
 
 
+def standing_queue_s(out: Path, rate_bps: float) -> float:
+    """The bottleneck's time-weighted mean queue, in seconds of its rate, over the second half
+    of flow 0's transfer, from the emulator's own log (`--out`'s queues.parquet): the standing
+    queue a discipline keeps once slow start's burst has passed."""
+    import pandas as pd
+
+    end = json.loads((out / "summary.json").read_text())["flows"][0]["completion_s"]
+    q = pd.read_parquet(out / "queues.parquet")
+    q = q[q["link"] == "bottleneck"]
+    edges = [min(max(t, end / 2), end) for t in [*q["t_s"], end]]
+    spans = [b - a for a, b in zip(edges, edges[1:], strict=False)]
+    held = sum(b * w for b, w in zip(q["queue_bytes"], spans, strict=True))
+    return held / sum(spans) * 8 / rate_bps
+
+
 @needs_root
 def test_real_runs_through_codel_with_and_without_ecn(tmp_path, emu_built):
     """The emulator's link is the simulator's: CoDel (RFC 8289) holds Linux CUBIC's standing
     queue near its 5 ms target where a 10-BDP drop-tail buffer lets it grow; with ECN on both
     ends (net.ipv4.tcp_ecn = 1) it marks CE instead of dropping (RFC 3168), so nothing is
-    retransmitted. Measured 11-24: CoDel + ECN 2 marks, 0 drops, 3.0 ms mean wait; CoDel 2
-    drops, 2 retransmits, 3.2 ms; drop-tail 0 drops, 75 ms, 227 packets at most."""
+    retransmitted. Measured 11-24 on a quiet machine: CoDel + ECN 2 marks, 0 drops, 3.0 ms mean
+    wait; CoDel 2 drops, 2 retransmits, 3.2 ms; drop-tail 0 drops, 75 ms, 227 packets at most.
 
-    def run(name: str, queue: str, ecn: bool) -> tuple[dict, dict]:
+    The standing queue is judged over the transfer's second half, not the whole run's mean
+    wait: that mean is mostly slow start's burst, whose size depends on the round in which
+    CoDel first signals, and host timing moves that round. Beside two processes writing to disk
+    with fsync (as the other pytest worker's stores and Parquet files do; a CPU-bound process
+    does not) the first signal came one or two rounds late in 5 of 10 CoDel runs (6-21 signals
+    against 2) and the whole-run mean reached 22-25 ms in 3, failing `< 15 ms` (issue #43);
+    beside the suite's store, sweep and reproduce tests, late in 1 of 8. The standing queue
+    stayed 2.0-3.3 ms, drop-tail's 155 ms (12-06)."""
+
+    def run(name: str, queue: str, ecn: bool) -> tuple[dict, dict, float]:
         scenario = tmp_path / f"{name}.toml"
         scenario.write_text(AQM.format(queue=queue, ecn=str(ecn).lower()))
-        proc = cli("real", str(scenario), "--json")
+        out = tmp_path / name
+        proc = cli("real", str(scenario), "--json", "--out", str(out))
         assert proc.returncode == 0, proc.stderr
         s = json.loads(proc.stdout)
         assert s["flows"][0]["bytes_delivered"] == 6_000_000
         assert leftovers(proc.pid) == []
-        return s["links"][0], s["flows"][0]
+        return s["links"][0], s["flows"][0], standing_queue_s(out, 20e6)
 
-    marked, marked_flow = run("codel-ecn", 'queue = "codel"', True)
-    dropped, dropped_flow = run("codel", 'queue = "codel"', False)
-    deep, _ = run("droptail", "", False)
+    marked, marked_flow, marked_q = run("codel-ecn", 'queue = "codel"', True)
+    dropped, dropped_flow, dropped_q = run("codel", 'queue = "codel"', False)
+    deep, _, deep_q = run("droptail", "", False)
     assert marked["queue"] == dropped["queue"] == "codel" and deep["queue"] is None
     # ECN: congestion is signalled by marks alone.
     assert marked["marks"] > 0 and marked["drops"] == 0 and marked_flow["retransmits"] == 0
     # Without ECN, CoDel drops and Linux repairs each drop.
     assert dropped["marks"] is None and dropped["drops"] > 0
     assert dropped["drops"] <= dropped_flow["retransmits"] <= dropped["drops"] + 2
-    # CoDel keeps the mean wait near its target; the deep drop-tail buffer does not. Not the
-    # peak: CoDel lets a burst stand for one interval before it acts (RFC 8289 §2, "good
-    # queue"), and slow start's burst then reached 127 packets against drop-tail's 227.
-    assert deep["mean_queue_delay_s"] > 0.030
-    for aqm in (marked, dropped):
-        assert aqm["mean_queue_delay_s"] < 0.015
-        assert aqm["mean_queue_delay_s"] < deep["mean_queue_delay_s"] / 4
+    # CoDel keeps the standing queue near its target; the deep drop-tail buffer does not. Not
+    # the peak, nor the whole run's mean: CoDel lets a burst stand for one interval before it
+    # acts (RFC 8289 §2, "good queue"), and slow start's burst is as large as host timing lets
+    # it grow before the first signal (docstring).
+    assert deep["mean_queue_delay_s"] > 0.030 and deep_q > 0.060
+    for aqm_q in (marked_q, dropped_q):
+        assert aqm_q < 0.010, (marked_q, dropped_q, deep_q)
 
 
 def test_real_flows_agree_on_ecn():

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from slowstart import lazy
+from slowstart import lazy, stopping
 from slowstart.tables import (
     fmt_bytes,
     fmt_rate,
@@ -148,7 +148,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     for line in notices.after(config, result.summary):
         print(f"warning: {line}", file=sys.stderr)
     if interrupted is not None:
-        return _error(f"{interrupted} (the results above stop there)", 130)
+        return _error(f"{interrupted} (the results above stop there)", stopping.status())
     return 0
 
 
@@ -178,21 +178,33 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     for m in metrics:
         sweeps.check_metric(m)
     store = args.store or store_module.default_store()
+    done = [0, 0]
     with progress_module.bar("sweep", unit="runs", quiet=args.quiet) as update:
-        rows = sweeps.sweep(
-            files if len(files) > 1 else files[0],
-            vary,
-            seeds=seeds,
-            set=sets,
-            duration=duration,
-            jobs=args.jobs,
-            grid=grid,
-            store=store,
-            rerun=args.rerun,
-            cluster=args.cluster,
-            traces=args.traces,
-            progress=update,
-        )
+
+        def told(runs: int, total: int) -> None:
+            done[:] = [runs, total]
+            update(runs, total)
+
+        try:
+            rows = sweeps.sweep(
+                files if len(files) > 1 else files[0],
+                vary,
+                seeds=seeds,
+                set=sets,
+                duration=duration,
+                jobs=args.jobs,
+                grid=grid,
+                store=store,
+                rerun=args.rerun,
+                cluster=args.cluster,
+                traces=args.traces,
+                progress=told,
+            )
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the runs done are stored
+            raise KeyboardInterrupt(
+                f"{stopping.word()} after {done[0]} of {done[1]} runs, stored in {store}; "
+                "the same command runs the rest"
+            ) from None
     print(
         f"sweep: {rows.attrs['runs']} runs made, {rows.attrs['stored']} read from {store}",
         file=sys.stderr,
@@ -1184,6 +1196,7 @@ def _error(message: object, status: int) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace], int]
+    stopping.install()  # SIGTERM stops a command as Ctrl-C does
     try:
         args = build_parser().parse_args(argv)
         handler = args.handler
@@ -1196,8 +1209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except (ValueError, OSError) as e:
         return _error(e, EXIT_BAD_INPUT)
-    except KeyboardInterrupt:
-        return _error("interrupted", 130)
+    except KeyboardInterrupt as e:
+        return _error(str(e) or stopping.word(), stopping.status())
     except Exception as e:  # noqa: BLE001 - one line, never a traceback
         return _error(f"internal: {type(e).__name__}: {e}", EXIT_INTERNAL)
 

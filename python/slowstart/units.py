@@ -91,9 +91,26 @@ def parse_int(value: object, field: str, what: str = "an integer >= 0") -> int:
     return value
 
 
+def check_underflow(exact: Fraction, field: str, value: object) -> None:
+    """ScenarioError if `exact` is not 0 but is as a float: below about 5e-324 a number
+    becomes 0 (IEEE 754 binary64), and `path.loss = 1e-400` ran lossless without a word."""
+    if exact != 0 and float(exact) == 0:
+        raise ScenarioError(
+            f"{field}: {value} is too small to hold (a number below about 5e-324 is 0 "
+            "here); write 0 if you mean none"
+        )
+
+
+def _underflowed(value: object, field: str) -> None:
+    """A float too small to hold reaches the parsers as its text (scenario.toml_float)."""
+    if isinstance(value, str) and (m := _QUANTITY.match(value)) and not m.group(2):
+        check_underflow(Fraction(m.group(1).replace("_", "")), field, value)
+
+
 def parse_number(value: object, field: str, what: str) -> float:
     """A finite number (JSON has no NaN or infinity); `what` names the setting's kind in the
     message (`"a number (Hz)"`), its range is the core's."""
+    _underflowed(value, field)
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ScenarioError(f"{field}: expected {what}, got {show(value)}")
     return float(value)
@@ -287,10 +304,12 @@ LOSS_HELP = 'a loss probability in [0, 1) such as 0.001 or "0.1%"'
 
 def parse_loss(value: object, field: str) -> float:
     """A probability, from a number or a percentage; its range is the core's (config.rs)."""
+    _underflowed(value, field)
     if isinstance(value, str) and value.strip().endswith("%"):
         number, unit = split_quantity(value, field, LOSS_HELP)
         if unit != "%":
             raise fail(field, LOSS_HELP, value)
+        check_underflow(number / 100, field, value)
         p = float(number / 100)
     elif isinstance(value, int | float) and not isinstance(value, bool):
         p = float(value)

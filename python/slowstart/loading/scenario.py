@@ -288,9 +288,15 @@ def loads_toml(text: str, where: str) -> dict[str, Any]:
 
 def toml_float(text: str) -> float | str:
     """A TOML float; one too large for a float (`1e400`) stays its text, for the unit parsers
-    to refuse as too large, rather than becoming `inf` (which a size reads as unbounded)."""
+    to refuse as too large, rather than becoming `inf` (which a size reads as unbounded); one
+    too small (`1e-400`, nonzero but 0.0 as a float) stays its text too, for them to refuse
+    rather than run as 0 (`path.loss = 1e-400` ran lossless)."""
     x = float(text)
-    return text if math.isinf(x) and "inf" not in text else x
+    if math.isinf(x) and "inf" not in text:
+        return text
+    if x == 0 and any(c in "123456789" for c in text.lower().partition("e")[0]):
+        return text
+    return x
 
 
 def parse_set_value(text: str) -> Any:

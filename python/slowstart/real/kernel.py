@@ -191,7 +191,7 @@ def run_real(
             for i, r in enumerate(runs):
                 side = "client" if r["web"] else "sender"
                 try:
-                    out, _ = r["active"].communicate(timeout=max(0.1, deadline - time.monotonic()))
+                    out = session.wait(r["active"], deadline)
                 except subprocess.TimeoutExpired:
                     raise RealRunError(f"flow {i}: not finished within {timeout_s:.0f} s") from None
                 if r["active"].returncode != 0:

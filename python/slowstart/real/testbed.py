@@ -460,6 +460,29 @@ class Session:
                 file=sys.stderr,
             )
 
+    def check_emulator(self) -> None:
+        """RealRunError naming slowstart-emu if it has ended: the link is gone, so no flow can
+        finish (its devices went with it), and waiting for one would only end at the run's
+        timeout."""
+        if self.emu is None or self.emu.poll() is None:
+            return
+        status = self.emu.returncode
+        how = f"killed by {signal.Signals(-status).name}" if status < 0 else f"status {status}"
+        raise RealRunError(f"slowstart-emu (pid {self.emu.pid}) ended mid-run ({how})")
+
+    def wait(self, p: subprocess.Popen[str], deadline: float) -> str:
+        """`p`'s stdout once it ends, watching the emulator meanwhile (`check_emulator`);
+        subprocess.TimeoutExpired at `deadline` (time.monotonic())."""
+        while True:
+            self.check_emulator()
+            left = deadline - time.monotonic()
+            try:
+                out, _ = p.communicate(timeout=max(0.01, min(0.2, left)))
+                return out
+            except subprocess.TimeoutExpired:
+                if left <= 0.2:
+                    raise
+
     def tx_dropped(self) -> dict[str, int | None]:
         """Packets each TUN device dropped on its way to the emulator (its queue full): they
         would be losses the emulated link never saw, so they must stay 0."""
@@ -549,7 +572,9 @@ def testbed(
     emulator's statistics are then in `session.stats`; its log stays in `work` until that
     goes. Remains of killed runs go first (`cleanup_stale`). With `pcap`, the emulator writes
     a capture of each direction of the link there."""
-    cleanup_stale()
+    removed = cleanup_stale()
+    if removed:  # a killed run's remains: said, as they are someone's (never a live run's)
+        print(f"note: removed what dead runs left: {', '.join(removed)}", file=sys.stderr)
     session = Session(config, work, mss, pcap)
     _ACTIVE.append(session)
     try:

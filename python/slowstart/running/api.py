@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from slowstart import lazy
+from slowstart import lazy, stopping
 from slowstart.loading import guests
 from slowstart.loading.scenario import load
 from slowstart.paths import output_folder
@@ -254,10 +254,12 @@ def _html_table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C stopped a run; `result` holds what it had simulated (summary `interrupted`)."""
+    """Ctrl-C (or SIGTERM, `slowstart.stopping`) stopped a run; `result` holds what it had
+    simulated (summary `interrupted`)."""
 
     def __init__(self, result: Result) -> None:
-        super().__init__(f"interrupted at {result.summary['sim_time_s']:.3f} s of simulated time")
+        at = result.summary["sim_time_s"]
+        super().__init__(f"{stopping.word()} at {at:.3f} s of simulated time")
         self.result = result
 
 

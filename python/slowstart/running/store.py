@@ -17,7 +17,10 @@ Traces are Parquet files beside the database, `<store>.traces/<key>.<table>.parq
 (to a temporary name, then renamed) before the run's rows. Each batch of runs is one
 transaction, committed as soon as it arrives: a process killed at any moment (SIGKILL
 included) leaves every run it had stored, and nothing half-written that counts as stored.
-Only one process writes a store (the driver of a sweep); DuckDB locks the file.
+DuckDB lets one process at a time open the file (it locks it). A sweep holds it only while it
+reads what is stored and while it stores a batch (`release`, `put`), and a process that finds it
+held waits (`LOCK_WAIT_S`) and tries again: so `report` and `results` read a store while a sweep
+writes it, and two sweeps write one store at once, a run both make stored once.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import io
 import json
 import os
 import stat
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -52,6 +56,7 @@ if TYPE_CHECKING:
 _core = lazy.module("slowstart._core")
 duckdb = lazy.module("duckdb")
 pa = lazy.module("pyarrow")
+pc = lazy.module("pyarrow.compute")
 pd = lazy.module("pandas")
 pq = lazy.module("pyarrow.parquet")
 
@@ -71,6 +76,12 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS flows (key VARCHAR, flow INTEGER, cc VARCHAR, fields VARCHAR);
 CREATE TABLE IF NOT EXISTS peers (key VARCHAR, peer INTEGER, fields VARCHAR);
 """
+
+
+# How long opening a store waits while another process holds it (a sweep storing a batch, a
+# report reading), trying again every LOCK_RETRY_S, before one line says who holds it.
+LOCK_WAIT_S = 120.0
+LOCK_RETRY_S = 0.05
 
 
 def default_store() -> str:
@@ -187,22 +198,53 @@ class Store:
             raise StoreError(f"{self.path}: no such results store")
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        # A file of another kind is refused above; DuckDB would otherwise fetch the extension
-        # that reads it (SQLite's) from the network first.
-        quiet = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
-        try:
-            self.con = duckdb.connect(str(self.path), read_only=read_only, config=quiet)
-        except duckdb.IOException as e:
-            first = str(e).strip().splitlines()[0]
-            raise StoreError(f"{self.path}: cannot open as a results store ({first})") from None
-        except duckdb.Error as e:
-            first = str(e).strip().splitlines()[0]
-            raise StoreError(f"{self.path}: not a results store ({first})") from None
+        self._con: Any = None
+        self._connect()
         try:
             self.schema = self._check_schema(read_only)
         except StoreError:
-            self.con.close()
+            self.close()
             raise
+
+    def _connect(self) -> None:
+        """Open the DuckDB file, waiting up to LOCK_WAIT_S while another process holds it."""
+        # A file of another kind is refused above; DuckDB would otherwise fetch the extension
+        # that reads it (SQLite's) from the network first.
+        quiet = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                self._con = duckdb.connect(str(self.path), read_only=self.read_only, config=quiet)
+                return
+            except duckdb.IOException as e:
+                first = str(e).strip().splitlines()[0]
+                held = "Could not set lock" in first
+                if held and time.monotonic() < deadline:
+                    time.sleep(LOCK_RETRY_S)
+                    continue
+                if held:
+                    holder = first.partition("Conflicting lock is held in ")[2] or "another process"
+                    raise StoreError(
+                        f"{self.path}: held by {holder.split(' See also')[0].rstrip('.')} for "
+                        f"over {LOCK_WAIT_S:.0f} s; try again once it is done"
+                    ) from None
+                raise StoreError(f"{self.path}: cannot open as a results store ({first})") from None
+            except duckdb.Error as e:
+                first = str(e).strip().splitlines()[0]
+                raise StoreError(f"{self.path}: not a results store ({first})") from None
+
+    @property
+    def con(self) -> Any:
+        """The DuckDB connection, opened again if `release` closed it."""
+        if self._con is None:
+            self._connect()
+        return self._con
+
+    def release(self) -> None:
+        """Close the file for other processes until this store is used again."""
+        if self._con is not None:
+            self._con.close()
+            self._con = None
 
     def _check_file(self) -> bool:
         """Whether the store exists; StoreError if it is not a DuckDB file (a folder, a pipe
@@ -266,7 +308,7 @@ class Store:
         return found
 
     def close(self) -> None:
-        self.con.close()
+        self.release()
 
     def __enter__(self) -> Store:
         return self
@@ -387,7 +429,11 @@ class Store:
         name, then renamed, so a file that exists is whole); returns the file's name."""
         file = f"{key}.{name}.parquet"
         tmp = self.trace_dir / f".{file}.{os.getpid()}.tmp"
-        tmp.write_bytes(data)
+        try:
+            tmp.write_bytes(data)
+        except OSError:
+            tmp.unlink(missing_ok=True)  # a disk that filled keeps no half-written file
+            raise
         os.replace(tmp, self.trace_dir / file)
         return file
 
@@ -439,8 +485,19 @@ class Store:
 
     def put(self, records: Iterable[Record], replace: bool = False) -> int:
         """Store completed runs, in one transaction; returns how many. `replace` first removes
-        what the store holds under the same keys (a rerun); without it a key must be new."""
-        records = list(records)
+        what the store holds under the same keys (a rerun); without it a run another process
+        stored meanwhile is kept as it is. A write the disk refuses (full, read-only) is one
+        StoreError naming the store; what earlier batches stored stays."""
+        try:
+            return self._put(list(records), replace)
+        except OSError as e:
+            why = e.strerror or str(e)
+            raise StoreError(f"{self.path}: cannot store runs ({why})") from None
+        except duckdb.Error as e:
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise StoreError(f"{self.path}: cannot store runs ({first})") from None
+
+    def _put(self, records: list[Record], replace: bool) -> int:
         if not records:
             return 0
         self.trace_dir.mkdir(parents=True, exist_ok=True)
@@ -483,11 +540,21 @@ class Store:
         con = self.con
         con.execute("BEGIN TRANSACTION")
         try:
+            con.register("batch_keys", tables["runs"].select(["key"]))
             if replace:
-                con.register("batch_keys", tables["runs"].select(["key"]))
                 for name in ("flows", "peers", "runs"):
                     con.execute(f"DELETE FROM {name} WHERE key IN (SELECT key FROM batch_keys)")
-                con.unregister("batch_keys")
+            else:
+                # Runs another process stored meanwhile (two sweeps of one point) stay as they
+                # are: the same config and engine made them.
+                have = con.execute("SELECT key FROM runs JOIN batch_keys USING (key)").fetchall()
+                if have:
+                    keep = sorted({r.key for r in records} - {k for (k,) in have})
+                    new = pa.array(keep, type=pa.string())
+                    tables = {
+                        n: t.filter(pc.is_in(t["key"], value_set=new)) for n, t in tables.items()
+                    }
+            con.unregister("batch_keys")
             for name, table in tables.items():
                 if table.num_rows:
                     con.register(f"batch_{name}", table)
