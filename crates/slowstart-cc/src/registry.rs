@@ -197,10 +197,11 @@ pub const ALGORITHMS: &[Algorithm] = &[
     },
 ];
 
-/// The ECN feedbacks a built-in algorithm can read, if it needs ECN at all (Linux's
+/// The ECN feedbacks an algorithm can read, if it needs ECN at all (Linux's
 /// TCP_CONG_NEEDS_ECN modules), its default first: DCTCP reads the receiver's per-packet CE
-/// state (RFC 8257 §3.2) or Accurate ECN's count (RFC 9768), Prague only the latter. In the transport's words
-/// (`ecn_feedback`); the flow turns ECN on for it.
+/// state (RFC 8257 §3.2) or Accurate ECN's count (RFC 9768), Prague only the latter; a user's
+/// controller says through its factory ([`crate::external::needs_ecn`], a BPF object by its
+/// flags). In the transport's words (`ecn_feedback`); the flow turns ECN on for it.
 pub fn needs_ecn(name: &str) -> Option<&'static [&'static str]> {
     match name {
         "dctcp" => Some(&["dctcp", "accurate"]),
