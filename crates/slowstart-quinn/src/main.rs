@@ -126,7 +126,7 @@ fn parse() -> Result<Args, String> {
                 } else {
                     slowstart_wasm::register(name, &bytes)
                 };
-                registered.map_err(|e| format!("--guest: {e}"))?;
+                registered.map_err(|e| format!("--guest: {path}: {e}"))?;
             }
             "--start-at" => a.start_at = Some(int(&value)?),
             "--duration-ms" => a.duration_ms = int(&value)?,
