@@ -298,12 +298,12 @@ fn writable_owners() -> &'static [u16] {
     OWNERS.get_or_init(|| {
         let mut owners = vec![0u16; sk::TCP_SOCK_SIZE as usize];
         let mut next = 0u16;
-        fn walk(def: &StructDef, base: u32, owners: &mut [u16], next: &mut u16) {
-            for field in def.fields {
+        fn walk(structure: &StructDef, base: u32, owners: &mut [u16], next: &mut u16) {
+            for field in structure.fields {
                 let start = base + field.offset;
                 match field.ty {
                     Ty::Struct(inner) => {
-                        if let Some(d) = def_of(inner) {
+                        if let Some(d) = def(inner) {
                             walk(d, start, owners, next);
                         }
                     }
@@ -315,9 +315,6 @@ fn writable_owners() -> &'static [u16] {
                     _ => {}
                 }
             }
-        }
-        fn def_of(name: &str) -> Option<&'static StructDef> {
-            def(name)
         }
         if let Some(d) = def("tcp_sock") {
             walk(d, 0, &mut owners, &mut next);

@@ -63,13 +63,8 @@ fn encode<'a>(
     key: &str,
     value: &ParamValue,
 ) -> Result<(&'a object::Global, Vec<u8>), String> {
-    let settable: Vec<&str> = object
-        .globals
-        .iter()
-        .filter(|g| g.size <= 8 && object.data[g.section].name != ".bss")
-        .map(|g| g.name.as_str())
-        .collect();
     let Some(global) = object.globals.iter().find(|g| g.name == key) else {
+        let settable = object.settable_globals();
         return Err(format!(
             "{key}: not a global of {} (its globals: {})",
             object.name,

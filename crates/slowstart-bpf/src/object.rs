@@ -83,6 +83,17 @@ pub struct Object {
     pub poisoned: BTreeMap<usize, String>,
 }
 
+impl Object {
+    /// The globals `key=value` may set: integers with bytes in the file (`.rodata`, `.data`).
+    pub fn settable_globals(&self) -> Vec<&str> {
+        self.globals
+            .iter()
+            .filter(|g| g.size <= 8 && self.data[g.section].name != ".bss")
+            .map(|g| g.name.as_str())
+            .collect()
+    }
+}
+
 /// Helpers (by number, include/uapi/linux/bpf.h) the programs may call.
 pub const HELPERS: &[(i64, &str)] = &[
     (4, "bpf_probe_read"),
@@ -409,7 +420,8 @@ fn struct_ops(
                 HOOKS_NOT_CALLED.join(", ")
             )));
         };
-        let args = prototype_args(btf, member.ty).unwrap_or(1);
+        // `cong_control` took 2 arguments before Linux 6.10 and 4 since: its prototype says.
+        let args = btf.pointee_args(member.ty).unwrap_or(1);
         hooks.insert(
             *hook,
             Entry {
@@ -434,11 +446,6 @@ fn struct_ops(
         )));
     }
     Ok((ops_name, flags, hooks))
-}
-
-/// The parameter count of the function a member points to.
-fn prototype_args(btf: &Btf, ptr: u32) -> Option<usize> {
-    btf.pointee_args(ptr)
 }
 
 /// The globals of `.rodata` and `.data` (and `.bss`, whose bytes are not in the file).

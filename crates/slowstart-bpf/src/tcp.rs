@@ -71,7 +71,8 @@ pub fn kfunc_name(id: i64) -> &'static str {
 struct Kernel {
     now: u64,
     rng: u64,
-    poisoned: Arc<Object>,
+    /// The object, for its poisoned instructions' messages.
+    object: Arc<Object>,
 }
 
 fn socket_at(addr: u64, what: &str) -> Result<(), Fault> {
@@ -198,7 +199,7 @@ impl Host for Kernel {
             }
             id if id >= POISON => {
                 let what = self
-                    .poisoned
+                    .object
                     .poisoned
                     .values()
                     .nth((id - POISON) as usize)
@@ -256,11 +257,8 @@ pub struct Connection {
     ca_state: u32,
     /// Whether the initial slow start has ended (for the phase).
     left_initial: bool,
-    /// Data delivered and CE-marked so far, bytes.
-    delivered: u64,
+    /// Data CE-marked so far, bytes.
     ce_bytes: u64,
-    /// The last ECN feedback carried ECE.
-    ece: bool,
     /// An ECN flow calls `in_ack_event` with its feedback, before the ACK's other events.
     ecn_acks: bool,
 }
@@ -315,7 +313,7 @@ impl Connection {
             kernel: Kernel {
                 now: 0,
                 rng: common.seed ^ 0x5bd1_e995,
-                poisoned: obj.clone(),
+                object: obj.clone(),
             },
             obj,
             mem,
@@ -323,9 +321,7 @@ impl Connection {
             initialized: false,
             ca_state: CA_OPEN,
             left_initial: false,
-            delivered: 0,
             ce_bytes: 0,
-            ece: false,
             ecn_acks: false,
         }
     }
@@ -378,7 +374,6 @@ impl Connection {
     fn refresh(&mut self, now: u64, delivered: u64, in_flight: u64) {
         let mss = self.mss.max(1);
         let m = &mut self.mem;
-        self.delivered = delivered;
         set(m, sk::DELIVERED, delivered.div_ceil(mss) as u32);
         set(m, sk::DELIVERED_CE, self.ce_bytes.div_ceil(mss) as u32);
         // Sequence numbers in bytes from an initial sequence of 0.
@@ -606,9 +601,10 @@ impl Connection {
             EcnEvent::Feedback(fb) => {
                 self.ensure_init()?;
                 self.ce_bytes += fb.ce_bytes;
-                self.ece = fb.ce_bytes > 0;
+
                 self.refresh(fb.now, fb.delivered, fb.in_flight);
-                self.in_ack_event(self.ece)?;
+                // An ACK that reports marks carries ECE (RFC 3168 §6.1.3).
+                self.in_ack_event(fb.ce_bytes > 0)?;
             }
         }
         Ok(())

@@ -241,13 +241,7 @@ fn bpf_object_info<'py>(py: Python<'py>, object: &[u8]) -> PyResult<Bound<'py, P
     out.set_item("flags", o.flags)?;
     out.set_item("hooks", o.hooks.keys().collect::<Vec<_>>())?;
     out.set_item("kfuncs", &o.kfuncs)?;
-    let settable = o
-        .globals
-        .iter()
-        .filter(|g| o.data[g.section].name != ".bss" && g.size <= 8)
-        .map(|g| g.name.clone())
-        .collect::<Vec<_>>();
-    out.set_item("globals", settable)?;
+    out.set_item("globals", o.settable_globals())?;
     Ok(out)
 }
 
