@@ -361,30 +361,45 @@ def test_killed_run_leaves_nothing(tmp_path, emu_built, sig):
     assert leftovers(proc.pid) == []
 
 
+@pytest.fixture(scope="module")
+def stacks_built(emu_built):
+    yield from built("slowstart-udp", "slowstart-quinn")
+
+
+# A stack's data sender, as `ps` shows it: the run is mid-transfer once it runs.
+SENDERS = {
+    "kernel": "real/_agents.py send ",
+    "udp": "slowstart-udp send ",
+    "quinn": "slowstart-quinn client ",
+}
+
+
 @pytest.mark.faults
 @needs_root
-def test_the_emulator_killed_mid_run_is_one_line_and_nothing_is_left(tmp_path, emu_built):
+@pytest.mark.parametrize("stack", list(SENDERS))
+def test_the_emulator_killed_mid_run_is_one_line_and_nothing_is_left(tmp_path, stacks_built, stack):
     """SIGKILL slowstart-emu mid-transfer: the link and its devices are gone, so the run ends
     at once (not at its timeout, 90 s here) in one line naming the emulator, and its
-    namespaces, TUN devices (their qdiscs with them), work folder and processes are gone."""
+    namespaces, TUN devices (their qdiscs with them), work folder and processes are gone. On
+    each stack: every one waits for its endpoints through the testbed's watch."""
     scenario = tmp_path / "big.toml"
     scenario.write_text(SMALL.format(size="200MB").replace('"20s"', '"80s"'))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "slowstart", "real", str(scenario)],
+        [sys.executable, "-m", "slowstart", "real", str(scenario), "--stack", stack],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
 
     def sending() -> bool:
-        return any("real/_agents.py send " in x for x in processes(proc.pid))
+        return any(SENDERS[stack] in x for x in processes(proc.pid))
 
     assert until(sending, 60), "the run never started sending"
     emu = [x for x in processes(proc.pid) if "slowstart-emu" in x]
     assert len(emu) == 1, emu
     emu_pid = int(emu[0].split()[1].rstrip(":"))
     os.kill(emu_pid, signal.SIGKILL)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=60)  # its timeout would be 90 s
     lines = err.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1, err
     assert lines[0] == f"error: slowstart-emu (pid {emu_pid}) ended mid-run (killed by SIGKILL)"

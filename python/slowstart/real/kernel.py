@@ -191,7 +191,7 @@ def run_real(
             for i, r in enumerate(runs):
                 side = "client" if r["web"] else "sender"
                 try:
-                    out = session.wait(r["active"], deadline)
+                    out, _ = session.wait(r["active"], deadline)
                 except subprocess.TimeoutExpired:
                     raise RealRunError(f"flow {i}: not finished within {timeout_s:.0f} s") from None
                 if r["active"].returncode != 0:

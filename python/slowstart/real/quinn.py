@@ -240,7 +240,7 @@ def run_real_quinn(
                 for end, who in (("tx", "client"), ("rx", "server")):
                     p = r[end]
                     try:
-                        out, err = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
+                        out, err = session.wait(p, deadline)
                     except subprocess.TimeoutExpired:
                         raise RealRunError(
                             f"flow {i}: not finished within {timeout_s:.0f} s"

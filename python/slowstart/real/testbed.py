@@ -470,15 +470,14 @@ class Session:
         how = f"killed by {signal.Signals(-status).name}" if status < 0 else f"status {status}"
         raise RealRunError(f"slowstart-emu (pid {self.emu.pid}) ended mid-run ({how})")
 
-    def wait(self, p: subprocess.Popen[str], deadline: float) -> str:
-        """`p`'s stdout once it ends, watching the emulator meanwhile (`check_emulator`);
-        subprocess.TimeoutExpired at `deadline` (time.monotonic())."""
+    def wait(self, p: subprocess.Popen[str], deadline: float) -> tuple[str, str | None]:
+        """`p`'s stdout and stderr once it ends, watching the emulator meanwhile
+        (`check_emulator`); subprocess.TimeoutExpired at `deadline` (time.monotonic())."""
         while True:
             self.check_emulator()
             left = deadline - time.monotonic()
             try:
-                out, _ = p.communicate(timeout=max(0.01, min(0.2, left)))
-                return out
+                return p.communicate(timeout=max(0.01, min(0.2, left)))
             except subprocess.TimeoutExpired:
                 if left <= 0.2:
                     raise

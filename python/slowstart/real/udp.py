@@ -156,7 +156,7 @@ def run_real_udp(
                 for end in ("tx", "rx"):
                     p = r[end]
                     try:
-                        out, err = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
+                        out, err = session.wait(p, deadline)
                     except subprocess.TimeoutExpired:
                         raise RealRunError(
                             f"flow {i}: not finished within {timeout_s:.0f} s"
