@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -363,3 +364,254 @@ def test_a_10000_point_dask_sweep_keeps_the_drivers_memory_flat(tmp_path) -> Non
     growth = (last - at_1000) / at_1000
     print(f"faults: driver RSS {at_1000} kB at 1000 runs, {last} kB at the last, {growth:+.1%}")
     assert at_1000 > 0 and growth < 0.10
+
+
+# --- a cluster of its own: a scheduler and workers started as a user would --------------------
+
+
+class Cluster:
+    """`dask scheduler` and `dask worker` processes on 127.0.0.1 (two single-threaded workers
+    under one nanny each), as a user runs them; stopped at the end."""
+
+    def __init__(self, memory_limit: str = "2GB") -> None:
+        self.dask = str(Path(sys.executable).parent / "dask")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.memory_limit = memory_limit
+        self.scheduler: subprocess.Popen | None = None
+        self.workers: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        self.scheduler = subprocess.Popen(
+            [self.dask, "scheduler", "--host", "127.0.0.1", "--port", str(self.port)]
+            + ["--no-dashboard"],
+            **quiet,
+        )
+        self.workers = subprocess.Popen(
+            [self.dask, "worker", self.address, "--nworkers", "2", "--nthreads", "1"]
+            + ["--memory-limit", self.memory_limit, "--no-dashboard"],
+            **quiet,
+        )
+        self.client("c.wait_for_workers(2, timeout=120)")
+
+    def client(self, code: str) -> str:
+        """`code` run with `c`, a Dask client of this cluster, in a process of its own (a
+        client in the test's process leaves its event loop's sockets to pytest); its stdout."""
+        script = f"import distributed\nwith distributed.Client({self.address!r}) as c:\n"
+        r = subprocess.run(
+            [sys.executable, "-c", script + f"    {code}"],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    def stop(self) -> None:
+        for p in (self.workers, self.scheduler):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+@contextlib.contextmanager
+def cluster(memory_limit: str = "2GB") -> Iterator[Cluster]:
+    c = Cluster(memory_limit)
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+class Proxy:
+    """A TCP relay from a port of its own to `target`; `drop()` cuts every connection it
+    carries (as a network fault would) and goes on accepting new ones."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.carried: list[socket.socket] = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                near, _ = self.listener.accept()
+            except OSError:
+                return
+            far = socket.create_connection(self.target)
+            with self.lock:
+                self.carried += [near, far]
+            for a, b in ((near, far), (far, near)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a: socket.socket, b: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := a.recv(65536):
+                b.sendall(data)
+        for s in (a, b):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+        a.close()  # each socket is `a` of one of the two pipes
+
+    def drop(self) -> None:
+        with self.lock:
+            for s in self.carried:
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+            self.carried.clear()
+
+    def close(self) -> None:
+        self.listener.close()
+        with self.lock:
+            carried = list(self.carried)
+        self.drop()
+        for s in carried:  # closed by their pipes once these see the shutdown
+            until(lambda s=s: s.fileno() == -1, 5)
+
+
+def runs_stored(store: Path) -> int:
+    """Runs in `store` so far (0 before its first batch)."""
+    if not store.exists():
+        return 0
+    with contextlib.suppress(Exception):  # a store still being created
+        return stored(store)[0]
+    return 0
+
+
+# A controller that takes far more memory than its worker may use, on the run with initcwnd 7.
+HOG = """
+import slowstart
+
+
+class Hog(slowstart.Controller):
+    def __init__(self, **common):
+        super().__init__(**common)
+        self.window = 10 * self.mss
+        if self.initcwnd == 7:
+            self.ballast = bytearray(3 << 30)
+            for i in range(0, len(self.ballast), 4096):
+                self.ballast[i] = 1
+
+    def on_ack(self, ev):
+        self.window += ev.bytes_acked
+
+    def on_congestion_event(self, ev):
+        self.window = max(self.window // 2, 2 * self.mss)
+
+    def on_rto(self, now, bytes_in_flight):
+        self.window = self.mss
+
+    def cwnd(self):
+        return self.window
+"""
+
+
+@FAULTS
+def test_a_point_that_runs_its_worker_out_of_memory_is_named_and_the_rest_finish(
+    tmp_path: Path,
+) -> None:
+    """Workers limited to 600 MB; the run with initcwnd 7 takes 3 GB. Its nanny kills the
+    worker each time (Dask gives up after 4), the batch holding it runs again point by point,
+    and the sweep ends in one line naming that point; the 9 others are stored and the failure
+    is in the store's `failed` table."""
+    hog = tmp_path / "hog.py"
+    hog.write_text(HOG)
+    store = tmp_path / "s.duckdb"
+    with cluster("600MB") as c:
+        r = subprocess.run(
+            [*sweep(store, "1,2,3,4,5,6,7,8,9,10", "1", duration="20s")]
+            + ["--set", f"flow.0.cc={hog}:Hog", "--cluster", c.address],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert lines[0].startswith("error: 1 of 10 runs failed, e.g. flow.0.initcwnd=7, seed=1: "), (
+        lines[0]
+    )
+    assert "workers died running it; out of memory?" in lines[0], lines[0]
+    assert stored(store) == (9, 9)
+    with Store(store, read_only=True) as s:
+        failed = s.failed()
+    assert len(failed) == 1 and '"flow.0.initcwnd": "7"' in failed["point"][0], failed
+
+
+@FAULTS
+def test_a_worker_restarted_by_its_nanny_mid_sweep_leaves_every_point_stored_once(
+    tmp_path: Path,
+) -> None:
+    """One worker restarted by its nanny (`Client.restart_workers`) once runs are stored: what
+    it ran is run again, and the sweep ends with every point stored once."""
+    store = tmp_path / "s.duckdb"
+    with cluster() as c:
+        proc = subprocess.Popen(
+            [*sweep(store, "1,2,3,4,5,6,7,8,9,10", "1-4", duration="20s"), "--cluster", c.address],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert until(lambda: runs_stored(store) >= 2 or proc.poll() is not None, 300)
+        assert proc.poll() is None, "the sweep ended before the fault"
+        c.client("c.restart_workers([sorted(c.scheduler_info()['workers'])[0]])")
+        _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    assert stored(store) == (40, 40)
+
+
+@FAULTS
+def test_a_dropped_connection_to_the_scheduler_is_survived(tmp_path: Path) -> None:
+    """The sweep's client reaches the scheduler through a relay that cuts every connection
+    mid-sweep: Dask cancels the client's tasks; the client reconnects, the sweep submits what
+    was lost again and ends with every point stored once."""
+    store = tmp_path / "s.duckdb"
+    with cluster() as c:
+        proxy = Proxy(("127.0.0.1", c.port))
+        try:
+            proc = subprocess.Popen(
+                [*sweep(store, "1,2,3,4,5,6,7,8,9,10", "1-4", duration="20s")]
+                + ["--cluster", f"tcp://127.0.0.1:{proxy.port}"],
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            assert until(lambda: runs_stored(store) >= 2 or proc.poll() is not None, 300)
+            assert proc.poll() is None, "the sweep ended before the fault"
+            proxy.drop()
+            _, err = proc.communicate(timeout=600)
+        finally:
+            proxy.close()
+    assert proc.returncode == 0, err
+    assert stored(store) == (40, 40)
+
+
+@FAULTS
+def test_a_scheduler_that_dies_mid_sweep_is_one_line_and_the_rerun_finishes(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "s.duckdb"
+    with cluster() as c:
+        cmd = [*sweep(store, "1,2,3,4,5,6,7,8,9,10", "1-4", duration="20s")]
+        cmd += ["--cluster", c.address]
+        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+        assert until(lambda: runs_stored(store) >= 2 or proc.poll() is not None, 300)
+        assert proc.poll() is None, "the sweep ended before the fault"
+        assert c.scheduler is not None
+        c.scheduler.kill()
+        _, err = proc.communicate(timeout=300)
+        lines = err.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1, err
+        assert lines[0].startswith(f"error: --cluster {c.address}: lost the scheduler mid-sweep")
+        before = stored(store)
+        assert before[0] == before[1] and 0 < before[0] < 40, before
+        c.stop()
+        c.start()
+        again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert stored(store) == (40, 40)

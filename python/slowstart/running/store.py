@@ -75,6 +75,9 @@ CREATE TABLE IF NOT EXISTS runs (
     wall_s DOUBLE, task_s DOUBLE, stored_at TIMESTAMP);
 CREATE TABLE IF NOT EXISTS flows (key VARCHAR, flow INTEGER, cc VARCHAR, fields VARCHAR);
 CREATE TABLE IF NOT EXISTS peers (key VARCHAR, peer INTEGER, fields VARCHAR);
+CREATE TABLE IF NOT EXISTS failed (
+    key VARCHAR PRIMARY KEY, source VARCHAR, point VARCHAR, config VARCHAR, error VARCHAR,
+    failed_at TIMESTAMP);
 """
 
 
@@ -124,6 +127,18 @@ class Record:
     traces: dict[str, bytes] = field(default_factory=dict)  # table name -> Parquet bytes
     wall_s: float = 0.0  # the run
     task_s: float = 0.0  # the worker's whole task: the run and encoding its traces
+
+
+@dataclass
+class Failure:
+    """A run that could not be made (its worker died each time it ran it): kept in the store's
+    `failed` table until a later run of the same key succeeds."""
+
+    key: str
+    config: str  # canonical JSON
+    error: str
+    source: str = ""
+    point: dict[str, Any] = field(default_factory=dict)
 
 
 def parquet_bytes(table: Any) -> bytes:
@@ -554,6 +569,7 @@ class Store:
                     tables = {
                         n: t.filter(pc.is_in(t["key"], value_set=new)) for n, t in tables.items()
                     }
+            con.execute("DELETE FROM failed WHERE key IN (SELECT key FROM batch_keys)")
             con.unregister("batch_keys")
             for name, table in tables.items():
                 if table.num_rows:
@@ -566,6 +582,27 @@ class Store:
             con.execute("ROLLBACK")
             raise
         return len(records)
+
+    def put_failed(self, failures: Iterable[Failure]) -> None:
+        """Keep runs that could not be made, each with its error, in one transaction."""
+        now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+        rows = [(f.key, f.source, json.dumps(f.point), f.config, f.error, now) for f in failures]
+        if not rows:
+            return
+        try:
+            self.con.executemany("INSERT OR REPLACE INTO failed VALUES (?, ?, ?, ?, ?, ?)", rows)
+        except OSError as e:
+            raise StoreError(f"{self.path}: cannot store runs ({e.strerror or e})") from None
+        except duckdb.Error as e:
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise StoreError(f"{self.path}: cannot store runs ({first})") from None
+
+    @_reads
+    def failed(self) -> pd.DataFrame:
+        """The runs that could not be made: key, source, point, config, error, failed_at."""
+        if "failed" not in self._tables():
+            return pd.DataFrame(columns=["key", "source", "point", "config", "error", "failed_at"])
+        return self.con.execute("SELECT * FROM failed ORDER BY failed_at, key").df()
 
 
 @cache

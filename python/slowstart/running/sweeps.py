@@ -14,9 +14,10 @@ import json
 import logging
 import math
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, CancelledError, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -28,7 +29,7 @@ from slowstart.loading.scenario import load
 from slowstart.paths import scenario_path
 from slowstart.plot import axis_label
 from slowstart.running.api import core_schema, run_config
-from slowstart.running.store import Record, Store, canonical, run_key, traces_of
+from slowstart.running.store import Failure, Record, Store, canonical, run_key, traces_of
 from slowstart.units import U64_MAX, ScenarioError, parse_int, show
 
 if TYPE_CHECKING:
@@ -361,9 +362,22 @@ def run_configs(
         if progress is not None:
             progress(0, total)
         finished = 0
+        failed: dict[str, Failure] = {}
 
         def on_batch(indices: list[int], outs: list[dict[str, Any]]) -> None:
             nonlocal finished
+            for i, out in zip(indices, outs, strict=True):
+                if "failed" in out:  # the point's worker died (execute): kept, named, not run
+                    failed[keys[i]] = Failure(
+                        key=keys[i],
+                        config=texts[i],
+                        source=source,
+                        point=dict(points[i]) if points is not None else {},
+                        error=out["failed"],
+                    )
+            if the_store is not None and failed:
+                the_store.put_failed([failed[keys[i]] for i in indices if keys[i] in failed])
+            pairs = [(i, out) for i, out in zip(indices, outs, strict=True) if "failed" not in out]
             records = [
                 Record(
                     key=keys[i],
@@ -376,7 +390,7 @@ def run_configs(
                     wall_s=out.get("wall_s", 0.0),
                     task_s=out.get("task_s", out.get("wall_s", 0.0)),
                 )
-                for i, out in zip(indices, outs, strict=True)
+                for i, out in pairs
             ]
             if the_store is not None:
                 the_store.put(records, replace=rerun)
@@ -403,10 +417,24 @@ def run_configs(
         if the_store is not None and (stored := [k for k, v in done.items() if v is None]):
             done.update(the_store.stored(stored))
             the_store.release()
+        if failed:
+            raise ScenarioError(failure_line(list(failed.values()), total, the_store))
         return [done[k] for k in keys], total
     finally:
         if close and the_store is not None:
             the_store.close()
+
+
+def failure_line(failed: list[Failure], total: int, store: Store | None) -> str:
+    """One line for the points whose workers died: how many, the first one's point and why,
+    and where the rest is."""
+    first = failed[0]
+    point = ", ".join(f"{k}={v}" for k, v in first.point.items()) or first.key
+    where = f"kept in {store.path}'s `failed` table; " if store is not None else ""
+    return (
+        f"{len(failed)} of {total} runs failed, e.g. {point}: {first.error} ({where}every other "
+        "run finished)"
+    )
 
 
 # A batch of short runs is sized to take about this long (seconds of run time), so that
@@ -515,24 +543,72 @@ def _execute_dask(
     cluster: str,
     set_workers: Callable[[int], None],
 ) -> None:
+    """Batches on a Dask cluster. A batch whose workers all died running it (out of memory,
+    say: Dask's KilledWorker after `distributed.scheduler.allowed-failures` tries) runs again
+    one point per task, and a single point that still kills its worker is finished as
+    {"failed": why}; batches lost with the scheduler's connection run again once the client
+    has reconnected, or the sweep stops in one line when it cannot."""
     with dask_client(cluster) as client:
         workers = max(1, len(client.scheduler_info().get("workers", {})))
         set_workers(workers)
 
-        running = {}
+        running: dict[str, list[int]] = {}
         pending = distributed.as_completed()
-        for _ in range(2 * workers):
-            if (batch := next_batch()) is None:
-                break
+
+        def submit(batch: list[int]) -> None:
             future = client.submit(run_batch, fn, [items[i] for i in batch], pure=False)
             running[future.key] = batch
             pending.add(future)
+
+        for _ in range(2 * workers):
+            if (batch := next_batch()) is None:
+                break
+            submit(batch)
         for future in pending:
-            finish(running.pop(future.key), future.result())
+            batch = running.pop(future.key)
+            try:
+                outs = future.result()
+            except distributed.KilledWorker as e:
+                if len(batch) > 1:
+                    for i in batch:  # find the point that kills its worker
+                        submit([i])
+                    continue
+                outs = [{"failed": f"{_killed(e)}; out of memory?"}]
+            except (CancelledError, distributed.comm.CommClosedError):
+                # The scheduler's connection dropped: its tasks were cancelled, or the result
+                # could not be gathered.
+                _reconnected(client, cluster)
+                submit(batch)
+                continue
+            finish(batch, outs)
             if (batch := next_batch()) is not None:
-                new = client.submit(run_batch, fn, [items[i] for i in batch], pure=False)
-                running[new.key] = batch
-                pending.add(new)
+                submit(batch)
+
+
+# How long a sweep waits for its client to reconnect to the scheduler after the connection
+# dropped, before it stops (the client itself gives up after its `timeout`, CLIENT_TIMEOUT).
+CLIENT_TIMEOUT = "10s"
+RECONNECT_WAIT_S = 30.0
+
+
+def _reconnected(client: Any, cluster: str) -> None:
+    """Wait until `client` is connected again (it retries by itself); ScenarioError naming the
+    scheduler when it gives up."""
+    deadline = time.monotonic() + RECONNECT_WAIT_S
+    while client.status != "running":
+        if client.status in ("closing", "closed") or time.monotonic() > deadline:
+            raise ScenarioError(
+                f"--cluster {cluster}: lost the scheduler mid-sweep (no answer for "
+                f"{CLIENT_TIMEOUT}); the runs finished before are stored, and the same command "
+                "runs the rest"
+            )
+        time.sleep(0.1)
+
+
+def _killed(e: BaseException) -> str:
+    """How many workers died running a task, from Dask's KilledWorker message."""
+    found = re.search(r"on (\d+) different workers", str(e))
+    return f"{found.group(1)} workers died running it" if found else "its workers died"
 
 
 @contextmanager
@@ -556,12 +632,21 @@ def dask_client(cluster: str) -> Iterator[Any]:
             yield client
         return
     if kind in ("tcp", "tls"):
+        # The client's own log lines (a lost connection, keys gathered again) would break the
+        # sweep's one line: what they report, the sweep says (_execute_dask).
+        connect = distributed.Client  # imported first: importing it sets its loggers' levels
+        log = logging.getLogger("distributed.client")
+        level = log.level
+        log.setLevel(logging.CRITICAL)
         try:
-            client = distributed.Client(cluster, timeout="10s")
-        except OSError as e:
-            raise ScenarioError(f"--cluster {cluster}: no scheduler answered ({e})") from None
-        with client:
-            yield client
+            try:
+                client = connect(cluster, timeout=CLIENT_TIMEOUT)
+            except OSError as e:
+                raise ScenarioError(f"--cluster {cluster}: no scheduler answered ({e})") from None
+            with client:
+                yield client
+        finally:
+            log.setLevel(level)
 
 
 def check_workers(jobs: int | None, cluster: str | None) -> None:
