@@ -6,6 +6,7 @@ run in `make test`; those that take minutes or need root are marked `faults` and
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -615,3 +616,58 @@ def test_a_scheduler_that_dies_mid_sweep_is_one_line_and_the_rerun_finishes(
         again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr
     assert stored(store) == (40, 40)
+
+
+@FAULTS
+def test_a_1000_run_reproduce_swarm_interrupted_three_times_resumes_to_the_same_findings(
+    tmp_path: Path,
+) -> None:
+    """`reproduce swarm` over 1 000 small swarms (125 seeds, two buffers, four population and
+    stay settings), stopped by SIGTERM three times as its store fills and then run to the end:
+    the same findings as the same command run once without a stop, and each run stored once."""
+
+    def command(store: Path) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "slowstart",
+            "reproduce",
+            "swarm",
+            "--seeds",
+            "125",
+            "--leechers",
+            "10",
+            "--buffers",
+            "10,50",
+            "--jobs",
+            "2",
+            "--quiet",
+            "--json",
+            "--store",
+            str(store),
+        ]
+
+    resumed = tmp_path / "resumed.duckdb"
+    for stop_at in (150, 400, 700):
+        proc = subprocess.Popen(
+            command(resumed), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        assert until(
+            lambda n=stop_at, p=proc: runs_stored(resumed) >= n or p.poll() is not None, 900
+        )
+        assert proc.poll() is None, "it ended before the stop"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 128 + signal.SIGTERM, err
+        runs, keys = stored(resumed)
+        assert runs == keys and stop_at <= runs < 1000, (runs, keys)
+    last = subprocess.run(command(resumed), capture_output=True, text=True, timeout=1800)
+    assert last.returncode == 0, last.stderr
+    assert stored(resumed) == (1000, 1000)
+
+    once = tmp_path / "once.duckdb"
+    whole = subprocess.run(command(once), capture_output=True, text=True, timeout=1800)
+    assert whole.returncode == 0, whole.stderr
+    found = json.loads(last.stdout)["swarm"]
+    assert found["rows"] == json.loads(whole.stdout)["swarm"]["rows"]
+    assert found["runs"] == 1000
