@@ -10,10 +10,14 @@ def run(
     progress: Callable[[float, float], object] | None = None,
     qlog: str | None = None,
     pcap: str | None = None,
+    stream: Callable[[dict[str, Any]], object] | None = None,
 ) -> dict[str, Any]:
     """Run a canonical JSON config; `progress(now_s, end_s)` about every 100 ms of wall time.
     `qlog` and `pcap` are folders for one qlog file per flow and one capture per link direction
-    (OSError if one cannot be written).
+    (OSError if one cannot be written). `stream(chunk)` takes the trace rows as the run goes
+    (chunk: "flows", "queues", "apps", "phase_names", "link_names", as below); the returned
+    tables then hold only the rows after the last chunk; its exception stops the run and is
+    raised. Not for swarms (ValueError).
 
     Returns {"summary": JSON str, "flows": {column: (bytes, dtype, unset, codes)}, "queues":
     {...}, "apps": {...}, "phase_names": [str], "link_names": [str]} (see api.frame). Ctrl-C

@@ -118,25 +118,30 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     qlog = None if args.qlog is None else api.export_dir(args.qlog, "--qlog")
     pcap = None if args.pcap is None else api.export_dir(args.pcap, "--pcap")
+    stream = None
+    if args.stream:
+        if args.out is None:
+            raise UsageError("--stream: needs --out DIR, the folder the traces go to")
+        stream = api.export_dir(args.out, "--out")
     for line in notices.before(config):
         print(f"warning: {line}", file=sys.stderr)
     interrupted = None
     with progress_module.bar("simulating", quiet=args.quiet) as progress:
         try:
-            result = api.run_config(config, progress, qlog=qlog, pcap=pcap)
+            result = api.run_config(config, progress, qlog=qlog, pcap=pcap, stream=stream)
         except api.Interrupted as e:
             result, interrupted = e.result, e
         except api.ControllerFault as e:
             if not args.out:
                 raise
-            e.result.save(args.out)
+            e.result.save(args.out, traces=not args.stream)
             at = e.result.summary["sim_time_s"]
             return _error(f"{e} (what ran before {at:.6f} s is in {args.out})", EXIT_BAD_INPUT)
     swarm = (
         "swarm" in config
     )  # peers and uplink queues instead of flows (slowstart.reproductions.swarm)
     if args.out is not None:
-        written = result.save(args.out)
+        written = result.save(args.out, traces=not args.stream)
         for path in written:
             print(f"wrote {path}", file=sys.stderr)
     if args.json:
@@ -554,6 +559,12 @@ def build_parser() -> Parser:
     p.add_argument("--out", help="write summary.json, flows/queues.parquet, cwnd.png here")
     p.add_argument("--qlog", metavar="DIR", help="write one qlog file per flow here (.sqlog)")
     p.add_argument("--pcap", metavar="DIR", help="write one capture per link direction here")
+    p.add_argument(
+        "--stream",
+        action="store_true",
+        help="with --out: write the traces there as the run goes, every sampled row in bounded "
+        "memory (long runs; no cwnd.png)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=cmd_run)
 

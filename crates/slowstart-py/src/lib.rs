@@ -12,10 +12,14 @@ use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyBytes, PyDict};
 use slowstart_cc::registry::{ParamValue, ALGORITHMS};
 use slowstart_cc::Phase;
+use slowstart_config::trace::{AppTrace, FlowTrace, QueueTrace};
 use slowstart_config::{GuestRef, Word};
+use slowstart_sim::sim::{TraceChunk, TraceStream};
 use slowstart_sim::ExportDirs;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 mod guest;
 use std::time::{Duration, Instant};
@@ -27,14 +31,18 @@ const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 /// end_s)` is called about every 100 ms of wall time. Ctrl-C (or an exception from `progress`)
 /// stops the run: it returns what it has, its summary saying `interrupted`. `qlog` and `pcap`
 /// are folders to write qlog files and captures into (OSError if they cannot be written).
+/// `stream(chunk)`, when given, takes the trace rows as the run goes (`slowstart_sim::
+/// run_streaming`): `chunk` holds "flows", "queues" and "apps" as the result does, with
+/// "phase_names" and "link_names"; its exception stops the run and is raised.
 #[pyfunction]
-#[pyo3(signature = (config_json, progress=None, qlog=None, pcap=None))]
+#[pyo3(signature = (config_json, progress=None, qlog=None, pcap=None, stream=None))]
 fn run<'py>(
     py: Python<'py>,
     config_json: &str,
     progress: Option<Bound<'py, PyAny>>,
     qlog: Option<PathBuf>,
     pcap: Option<PathBuf>,
+    stream: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut last = Instant::now();
     let mut failure: Option<PyErr> = None;
@@ -58,8 +66,33 @@ fn run<'py>(
         }
     };
     let exports = ExportDirs { qlog, pcap };
-    let mut out = slowstart_sim::run_json_exporting(config_json, &exports, &mut tick)
-        .map_err(|e| PyValueError::new_err(e.0))?;
+    let stream_failure: Rc<RefCell<Option<PyErr>>> = Rc::default();
+    let ran = match stream {
+        None => slowstart_sim::run_json_exporting(config_json, &exports, &mut tick),
+        Some(stream) => {
+            let failed = Rc::clone(&stream_failure);
+            let sink: TraceStream = Box::new(move |chunk: TraceChunk| {
+                Python::attach(|py| {
+                    let tables = PyDict::new(py);
+                    trace_tables(&tables, &chunk.flows, &chunk.queues, &chunk.apps)?;
+                    tables.set_item("phase_names", phase_names())?;
+                    tables.set_item("link_names", chunk.link_names)?;
+                    stream.call1(py, (tables,)).map(drop)
+                })
+                .map_err(|e| {
+                    let line = e.to_string();
+                    *failed.borrow_mut() = Some(e);
+                    line
+                })
+            });
+            slowstart_sim::SimConfig::from_json(config_json)
+                .and_then(|config| slowstart_sim::run_streaming(&config, &exports, &mut tick, sink))
+        }
+    };
+    if let Some(e) = stream_failure.take() {
+        return Err(e);
+    }
+    let mut out = ran.map_err(|e| PyValueError::new_err(e.0))?;
     if guest::take_interrupt() {
         // Ctrl-C inside a Python controller: the user's stop, not the controller's fault.
         out.summary.fault = None;
@@ -78,24 +111,40 @@ fn run<'py>(
         serde_json::to_string(&out.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
     result.set_item("summary", summary)?;
 
+    trace_tables(&result, &out.flows, &out.queues, &out.apps)?;
+    result.set_item("phase_names", phase_names())?;
+    let links: Vec<&str> = out.summary.links.iter().map(|l| l.name.as_str()).collect();
+    result.set_item("link_names", links)?;
+    Ok(result)
+}
+
+/// The trace tables into `into`: "flows", "queues", "apps", each column name -> (bytes,
+/// dtype, unset, codes).
+fn trace_tables(
+    into: &Bound<'_, PyDict>,
+    flows: &FlowTrace,
+    queues: &QueueTrace,
+    apps: &AppTrace,
+) -> PyResult<()> {
+    let py = into.py();
     for (name, columns) in [
-        ("flows", out.flows.columns()),
-        ("queues", out.queues.columns()),
-        ("apps", out.apps.columns()),
+        ("flows", flows.columns()),
+        ("queues", queues.columns()),
+        ("apps", apps.columns()),
     ] {
         let table = PyDict::new(py);
         for c in columns {
             let bytes = PyBytes::new(py, &c.bytes);
             table.set_item(c.name, (bytes, c.dtype, c.unset, c.codes))?;
         }
-        result.set_item(name, table)?;
+        into.set_item(name, table)?;
     }
+    Ok(())
+}
 
-    let phases: Vec<&str> = Phase::ALL.iter().map(|p| p.name()).collect();
-    result.set_item("phase_names", phases)?;
-    let links: Vec<&str> = out.summary.links.iter().map(|l| l.name.as_str()).collect();
-    result.set_item("link_names", links)?;
-    Ok(result)
+/// The phases' names, which the flow trace's `phase` codes index.
+fn phase_names() -> Vec<&'static str> {
+    Phase::ALL.iter().map(|p| p.name()).collect()
 }
 
 /// Parse and validate a canonical JSON config without running it; raises ValueError naming the

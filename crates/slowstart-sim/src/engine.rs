@@ -153,6 +153,13 @@ pub trait Application {
     fn send(&mut self, packet: Packet);
     /// The run is over before its duration (every flow done, the completions reached).
     fn finished(&self) -> bool;
+    /// Every [`PROGRESS_EVERY`] events, before `progress` is asked: false stops the run
+    /// (`interrupted`), as `progress` can. [`Simulation`](crate::Simulation) hands its trace
+    /// rows to a stream here.
+    #[inline(always)]
+    fn at_progress(&mut self) -> bool {
+        true
+    }
 }
 
 /// Run `app` to the end (its duration, or [`Application::finished`]); returns the end time. It
@@ -201,9 +208,8 @@ pub fn advance_with<A: Application>(app: &mut A, progress: Progress) -> u64 {
             end = t;
             break;
         }
-        let engine = app.engine();
-        if told_to_stop(engine.events, t, duration_ns, progress) {
-            engine.interrupted = true;
+        if told_to_stop(app, t, duration_ns, progress) {
+            app.engine().interrupted = true;
             end = t;
             break;
         }
@@ -211,9 +217,12 @@ pub fn advance_with<A: Application>(app: &mut A, progress: Progress) -> u64 {
     end
 }
 
-/// Whether a run stops at `now`: every [`PROGRESS_EVERY`] events `progress` is asked.
-fn told_to_stop(events: u64, now: u64, duration: u64, progress: Progress) -> bool {
-    events & (PROGRESS_EVERY - 1) == 0 && !progress(now, duration)
+/// Whether a run stops at `now`: every [`PROGRESS_EVERY`] events the application
+/// ([`Application::at_progress`]) and `progress` are asked.
+#[inline(always)]
+fn told_to_stop<A: Application>(app: &mut A, now: u64, duration: u64, progress: Progress) -> bool {
+    app.engine().events & (PROGRESS_EVERY - 1) == 0
+        && (!app.at_progress() || !progress(now, duration))
 }
 
 /// The fault of a user's controller on this thread, taken (`slowstart_cc::external`); only

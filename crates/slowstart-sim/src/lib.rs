@@ -92,6 +92,26 @@ pub fn run_exporting(
     Ok(sim.finish(end))
 }
 
+/// [`run_exporting`], handing the trace rows to `stream` as the run goes
+/// ([`Simulation::stream_traces`]); the output's traces hold the last rows. Not for swarms.
+pub fn run_streaming(
+    config: &SimConfig,
+    exports: &ExportDirs,
+    progress: Progress,
+    stream: sim::TraceStream,
+) -> Result<RunOutput, SimError> {
+    if config.swarm.is_some() {
+        return Err(SimError(
+            "stream: traces of swarm scenarios are not streamed (write them at the end)".into(),
+        ));
+    }
+    let mut sim = Simulation::new(config)?;
+    sim.set_exports(exports)?;
+    sim.stream_traces(stream);
+    let end = sim.advance_with(progress);
+    Ok(sim.finish(end))
+}
+
 /// Parse a canonical JSON config, validate it and run it.
 pub fn run_json(config_json: &str) -> Result<RunOutput, SimError> {
     run(&SimConfig::from_json(config_json)?)

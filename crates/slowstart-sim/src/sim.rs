@@ -119,7 +119,28 @@ pub struct Simulation<Q = FlowQueue> {
     /// `--pcap` and `--qlog`, when asked for.
     captures: Option<Box<Captures>>,
     qlogs: Option<Box<Qlogs>>,
+    /// Where trace rows go as the run goes (`stream_traces`), and why it stopped taking them.
+    stream: Option<TraceStream>,
+    stream_error: Option<String>,
 }
+
+/// Trace rows handed over during a run: each table's rows since the last chunk, and the names
+/// their codes index (the phases are [`slowstart_cc::Phase::ALL`]'s).
+pub struct TraceChunk<'a> {
+    pub flows: FlowTrace,
+    pub queues: QueueTrace,
+    pub apps: AppTrace,
+    pub link_names: &'a [&'a str],
+}
+
+/// Takes each chunk of trace rows (to write it out); an error stops the run, named in the
+/// output's `export_error`.
+pub type TraceStream = Box<dyn FnMut(TraceChunk) -> Result<(), String>>;
+
+/// Rows a streamed trace holds before it hands them over (checked every
+/// [`PROGRESS_EVERY`](crate::PROGRESS_EVERY) events): the run's memory stays that of this many
+/// rows, whatever its length.
+pub const STREAM_CHUNK_ROWS: usize = 1 << 16;
 
 impl Simulation {
     pub fn new(cfg: &SimConfig) -> Result<Self, SimError> {
@@ -232,10 +253,49 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
             app_sampler: Sampler::new(cfg.trace.flow_interval_ns, cfg.trace.max_rows, n_flows),
             captures: None,
             qlogs: None,
+            stream: None,
+            stream_error: None,
         })
     }
 
     /// Write captures and qlog files as the run goes (see [`crate::export`]).
+    /// Hand the trace rows to `stream` as the run goes, in chunks of about
+    /// [`STREAM_CHUNK_ROWS`], instead of keeping them (and thinning them at `trace.max_rows`):
+    /// a run of any length keeps every sampled row in bounded memory. What is left at the end
+    /// is the output's traces, as without a stream.
+    pub fn stream_traces(&mut self, stream: TraceStream) {
+        for sampler in [
+            &mut self.flow_sampler,
+            &mut self.queue_sampler,
+            &mut self.app_sampler,
+        ] {
+            sampler.never_thin();
+        }
+        self.stream = Some(stream);
+    }
+
+    /// The rows held so far, to the stream; false (the run stops) if it failed.
+    fn hand_over_traces(&mut self) -> bool {
+        let Some(stream) = self.stream.as_mut() else {
+            return true;
+        };
+        let links: Vec<&str> = self.topo.channels.iter().map(|c| c.name.as_str()).collect();
+        let chunk = TraceChunk {
+            flows: std::mem::take(&mut self.flow_trace),
+            queues: std::mem::take(&mut self.queue_trace),
+            apps: std::mem::take(&mut self.app_trace),
+            link_names: &links,
+        };
+        match stream(chunk) {
+            Ok(()) => true,
+            Err(e) => {
+                self.stream = None;
+                self.stream_error = Some(e);
+                false
+            }
+        }
+    }
+
     pub fn set_exports(&mut self, dirs: &ExportDirs) -> Result<(), SimError> {
         if let Some(dir) = &dirs.pcap {
             let views = self
@@ -622,6 +682,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
         if let Some(x) = self.qlogs.take() {
             export_error = export_error.or(x.finish().err());
         }
+        export_error = export_error.or(self.stream_error.take());
         let flows = self
             .flows
             .iter()
@@ -766,5 +827,13 @@ impl<Q: Queue<Event<FlowStart>>> Application for Simulation<Q> {
     #[inline(always)]
     fn finished(&self) -> bool {
         self.unfinished_flows == 0 && !self.run_to_end
+    }
+
+    fn at_progress(&mut self) -> bool {
+        if self.stream.is_none() {
+            return true;
+        }
+        let held = self.flow_trace.len() + self.queue_trace.len() + self.app_trace.len();
+        held < STREAM_CHUNK_ROWS || self.hand_over_traces()
     }
 }

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 _core = lazy.module("slowstart._core")
 np = lazy.module("numpy")
 pa = lazy.module("pyarrow")
+pq = lazy.module("pyarrow.parquet")
 pd = lazy.module("pandas")
 
 
@@ -107,6 +108,36 @@ def arrow_table(table: Table, names: dict[str, list[str]]) -> Any:
         else:
             columns[name] = pa.array(values)
     return pa.table(columns)
+
+
+class TraceFiles:
+    """A run's trace rows appended to `folder`/flows.parquet, queues.parquet (and apps.parquet
+    when it has rows) as the core hands them over (`_core.run(stream=...)`): a run of any
+    length keeps every sampled row in bounded memory. Each chunk is one Parquet row group."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.writers: dict[str, Any] = {}
+
+    def __call__(self, chunk: dict[str, Any]) -> None:
+        names = {"phases": list(chunk["phase_names"]), "links": list(chunk["link_names"])}
+        for name in ("flows", "queues", "apps"):
+            table = arrow_table(chunk[name], names)
+            if not table.num_rows and (name in self.writers or name == "apps"):
+                continue
+            if name not in self.writers:
+                path = self.folder / f"{name}.parquet"
+                self.writers[name] = pq.ParquetWriter(path, table.schema, compression="lz4")
+            self.writers[name].write_table(table)
+
+    def close(self) -> None:
+        for writer in self.writers.values():
+            writer.close()
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """A table as written, read back (empty if it had no rows)."""
+        path = self.folder / f"{name}.parquet"
+        return pd.read_parquet(path) if path.exists() else pd.DataFrame()
 
 
 class _Pending:
@@ -226,14 +257,19 @@ class Result:
 
         return plot_cwnd(self.flows, title=title or self.summary.get("scenario"))
 
-    def save(self, out_dir: str | os.PathLike[str]) -> list[Path]:
+    def save(self, out_dir: str | os.PathLike[str], traces: bool = True) -> list[Path]:
         """Write summary.json, flows.parquet, queues.parquet, cwnd.png (and apps.parquet when
         a flow has a BitTorrent application) into `out_dir`; a swarm's files are
-        summary.json, queues.parquet, peers.parquet and swarm.png."""
+        summary.json, queues.parquet, peers.parquet and swarm.png. Without `traces`, only
+        summary.json (the traces were streamed there: `run(stream=...)`)."""
         if "swarm" in self.config:
             return save_run(self, out_dir)
         out = output_folder(out_dir, "out_dir")
         out.mkdir(parents=True, exist_ok=True)
+        if not traces:
+            path = out / "summary.json"
+            path.write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
+            return [path]
         paths = [out / n for n in ("summary.json", "flows.parquet", "queues.parquet", "cwnd.png")]
         paths[0].write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
         self.flows.to_parquet(paths[1], index=False)
@@ -298,27 +334,40 @@ def run_config(
     *,
     qlog: str | os.PathLike[str] | None = None,
     pcap: str | os.PathLike[str] | None = None,
+    stream: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Run an already canonical config. `progress(now_s, end_s)` is called about every 100 ms
     of wall time; Ctrl-C raises Interrupted, a user's misbehaving controller ControllerFault,
     each carrying the partial result. `qlog` and
-    `pcap` are folders: one qlog file per flow (`.sqlog`), one capture per link direction."""
+    `pcap` are folders: one qlog file per flow (`.sqlog`), one capture per link direction.
+    `stream` is a folder the traces go to as the run goes (TraceFiles: every sampled row, in
+    bounded memory); the result's frames read them back from there."""
     qlog_dir = None if qlog is None else export_dir(qlog, "qlog")
     pcap_dir = None if pcap is None else export_dir(pcap, "pcap")
+    files = None if stream is None else TraceFiles(Path(export_dir(stream, "stream")))
     guests.register(config)
     start = time.perf_counter()
-    out = _core.run(json.dumps(config), progress, qlog_dir, pcap_dir)
+    try:
+        out = _core.run(json.dumps(config), progress, qlog_dir, pcap_dir, files)
+        if files is not None:
+            files(out)  # the rows after the last chunk
+    finally:
+        if files is not None:
+            files.close()
     wall_s = time.perf_counter() - start
     summary = json.loads(out["summary"])
     summary.setdefault("wall_s", wall_s)
     names = {"phases": list(out["phase_names"]), "links": list(out["link_names"])}
+    tables = {n: _Pending(frame, out[n], names) for n in ("flows", "queues", "apps")}
+    if files is not None:
+        tables = {n: _Pending(files.frame, n) for n in tables}
     result = Result(
         config=config,
         summary=summary,
-        flows=_Pending(frame, out["flows"], names),
-        queues=_Pending(frame, out["queues"], names),
+        flows=tables["flows"],
+        queues=tables["queues"],
         phase_names=names["phases"],
-        apps=_Pending(frame, out["apps"], names),
+        apps=tables["apps"],
     )
     if summary.get("fault"):
         raise ControllerFault(result)
@@ -336,13 +385,16 @@ def run(
     duration: str | int | float | None = None,
     qlog: str | os.PathLike[str] | None = None,
     pcap: str | os.PathLike[str] | None = None,
+    stream: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Load a scenario (TOML path or dict), apply overrides, run it.
 
     `cc` replaces every flow's algorithm ("reno", "lss:max_ssthresh=100"); `set` is a list of
     "key=value" overrides such as "flow.0.initcwnd=20"; `seed` and `duration` ("10s") override
-    the scenario's; `qlog` and `pcap` name folders for qlog files and captures. Bad input
-    raises ValueError naming the field.
+    the scenario's; `qlog` and `pcap` name folders for qlog files and captures; `stream` a
+    folder the traces are written to as the run goes (flows.parquet, queues.parquet: every
+    sampled row, in bounded memory, for long runs). Bad input raises ValueError naming the
+    field.
     """
     config = load(scenario, cc=cc, set=set, seed=seed, duration=duration)
-    return run_config(config, qlog=qlog, pcap=pcap)
+    return run_config(config, qlog=qlog, pcap=pcap, stream=stream)
