@@ -15,8 +15,9 @@ def run(
     `qlog` and `pcap` are folders for one qlog file per flow and one capture per link direction
     (OSError if one cannot be written).
 
-    Returns {"summary": JSON str, "flows": {column: (bytes, dtype, unset, codes)}, "queues":
-    {...}, "apps": {...}, "phase_names": [str], "link_names": [str]} (see api.frame). Ctrl-C
+    Returns {"summary": JSON str, "kind": "flows" or "swarm", "flows": {column: (bytes, dtype,
+    unset, codes)}, "queues": {...}, "apps": {...}, "phase_names": [str], "link_names": [str]}
+    (see running.columns.decode). Ctrl-C
     stops the run and returns what it has, its summary saying "interrupted". Raises
     ValueError("<field>: <message>") for a bad config.
     """

@@ -77,6 +77,8 @@ fn run<'py>(
     let summary =
         serde_json::to_string(&out.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
     result.set_item("summary", summary)?;
+    // What the run was of ("flows", "swarm"): Python picks its result class by it, once.
+    result.set_item("kind", out.summary.kind.name())?;
 
     for (name, columns) in [
         ("flows", out.flows.columns()),
