@@ -29,7 +29,7 @@ from slowstart.reports.score_metrics import (
     harm_throughput,
     incumbent_numbers,
 )
-from slowstart.running.api import Result, run
+from slowstart.running.api import FlowsResult, Result, run
 
 # A 12 Mbps, 100 ms path: 100 packets of 1500 bytes in flight fill it (BDP 150 000 bytes); its
 # 10-BDP buffer first overflows in slow start's eighth round, after what these tests read.
@@ -134,7 +134,7 @@ def _synthetic(rate_bps: float, rtt_s: float) -> Result:
     )
     config = {"flows": [{"start_ns": 0}, {"start_ns": 2_000_000_000}], "duration_ns": 10**10}
     summary = {"sim_time_s": 10.0, "flows": [{"completion_s": None}, {"completion_s": None}]}
-    return Result(config, summary, flows, pd.DataFrame())
+    return FlowsResult(config, summary, flows, pd.DataFrame())
 
 
 def test_harm_is_ware_et_als_relative_loss_of_the_incumbent():

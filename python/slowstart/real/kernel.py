@@ -34,7 +34,7 @@ from slowstart.real.testbed import (
     testbed,
     workdir,
 )
-from slowstart.running.api import Result
+from slowstart.running.api import FlowsResult, Result
 
 if TYPE_CHECKING:
     from slowstart.running.api import Result
@@ -217,4 +217,6 @@ def run_real(
     summary = kernel_summary(config, flows, runs, session.stats)
     for warning in summary["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
-    return Result(config=config, summary=summary, flows=flows, queues=queues, phase_names=PHASES)
+    return FlowsResult(
+        config=config, summary=summary, flows=flows, queues=queues, phase_names=PHASES
+    )

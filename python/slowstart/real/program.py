@@ -53,7 +53,7 @@ from slowstart.real.testbed import (
     testbed,
     workdir,
 )
-from slowstart.running.api import Result
+from slowstart.running.api import FlowsResult
 
 np = lazy.module("numpy")
 pd = lazy.module("pandas")
@@ -311,7 +311,9 @@ def run_programs(config: dict[str, Any], pcap: str | None = None, keep: Path | N
     summary = _summary(config, runs, session.stats, t_base)
     for warning in summary["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
-    return Result(config=config, summary=summary, flows=flows, queues=queues, phase_names=PHASES)
+    return FlowsResult(
+        config=config, summary=summary, flows=flows, queues=queues, phase_names=PHASES
+    )
 
 
 def _not_kept(folder: str, names: list[str]) -> list[str]:
@@ -642,5 +644,7 @@ def shell(config: dict[str, Any], argv: list[str], pcap: str | None = None) -> t
         "warnings": tun_warnings(session.stats),
     }
     empty = frame("flows", {c: [] for c in _flow_columns()}, {})
-    result = Result(config=config, summary=summary, flows=empty, queues=queues, phase_names=PHASES)
+    result = FlowsResult(
+        config=config, summary=summary, flows=empty, queues=queues, phase_names=PHASES
+    )
     return status, result

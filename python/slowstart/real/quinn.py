@@ -51,7 +51,7 @@ from slowstart.real.testbed import (
     testbed,
     workdir,
 )
-from slowstart.running.api import Result
+from slowstart.running.api import FlowsResult, Result
 
 np = lazy.module("numpy")
 pd = lazy.module("pandas")
@@ -271,7 +271,9 @@ def run_real_quinn(
         summary["calls"] = [r["calls_text"] for r in runs]
     for warning in summary["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
-    return Result(config=config, summary=summary, flows=flows, queues=queues, phase_names=phases)
+    return FlowsResult(
+        config=config, summary=summary, flows=flows, queues=queues, phase_names=phases
+    )
 
 
 def _summary(

@@ -50,7 +50,7 @@ from slowstart import lazy
 from slowstart.real import testbed
 from slowstart.real.summary import frame, schema
 from slowstart.real.testbed import LINUX_CC, RealUnavailable
-from slowstart.running.api import Result, run_config
+from slowstart.running.api import SwarmResult, run_config
 from slowstart.running.swarm_results import delay_target
 
 lt = lazy.module("libtorrent")
@@ -418,8 +418,7 @@ def run_swarm(config: dict[str, Any], pcap: str | None = None, progress: Any = N
         summary = _summary(config, peers, t0, data)
         queues = _queues(peers, t0, w["queue_sample_ns"])
         requests = _requests(peers, t0)
-    result = Result(config=config, summary=summary, flows=_no_flows(), queues=queues)
-    result.requests = requests  # type: ignore[attr-defined]
+    result = SwarmResult(config, summary, _no_flows(), queues, connections=requests)
     for warning in summary["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
     return result

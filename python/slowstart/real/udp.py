@@ -54,7 +54,7 @@ from slowstart.real.testbed import (
     workdir,
 )
 from slowstart.real.udp_endpoint import write_guests
-from slowstart.running.api import Result, shown_name
+from slowstart.running.api import FlowsResult, Result, shown_name
 
 np = lazy.module("numpy")
 pd = lazy.module("pandas")
@@ -176,7 +176,9 @@ def run_real_udp(
     summary = _summary(config, flows, runs, session.stats)
     for warning in summary["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
-    return Result(config=config, summary=summary, flows=flows, queues=queues, phase_names=phases)
+    return FlowsResult(
+        config=config, summary=summary, flows=flows, queues=queues, phase_names=phases
+    )
 
 
 def _start_flows(
