@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "docs"))
 import hooks  # noqa: E402 - docs/hooks.py, the generated parts' writer
 
 from slowstart.loading.scenario import load  # noqa: E402
-from slowstart.reports.score import load_suite  # noqa: E402
+from slowstart.reports.score_suite import load_suite  # noqa: E402
 from slowstart.running.sweepplan import load_plan  # noqa: E402
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]

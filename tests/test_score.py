@@ -15,13 +15,7 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT, chromium, cli, foreground, needs_browser
-from slowstart.reports.score import (
-    column,
-    default_controllers,
-    load_suite,
-    score,
-    select,
-)
+from slowstart.reports.score import column, default_controllers, score
 from slowstart.reports.score_metrics import (
     METRICS,
     Run,
@@ -29,6 +23,7 @@ from slowstart.reports.score_metrics import (
     harm_throughput,
     incumbent_numbers,
 )
+from slowstart.reports.score_suite import load_suite, select
 from slowstart.running.api import FlowsResult, Result, run
 
 # A 12 Mbps, 100 ms path: 100 packets of 1500 bytes in flight fill it (BDP 150 000 bytes); its

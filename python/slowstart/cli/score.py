@@ -17,6 +17,7 @@ from slowstart.cli.common import (
 progress_module = lazy.module("slowstart.progress")
 score = lazy.module("slowstart.reports.score")
 score_page = lazy.module("slowstart.reports.score_page")
+score_suite = lazy.module("slowstart.reports.score_suite")
 store_module = lazy.module("slowstart.running.store")
 
 
@@ -53,7 +54,7 @@ def add_parser(sub: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     folder_option(args, "out")
     file_option(args, "store")
-    suite = score.select(score.load_suite(args.suite), args.path or [])
+    suite = score_suite.select(score_suite.load_suite(args.suite), args.path or [])
     store = args.store or store_module.default_store()
     with progress_module.bar("score", unit="runs", quiet=args.quiet) as update:
         card = score.score(

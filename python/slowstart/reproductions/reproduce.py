@@ -51,7 +51,7 @@ from slowstart.reproductions.links_study import links_figures, missing_traces
 from slowstart.reproductions.links_study import variants as links_variants
 from slowstart.reproductions.net100_cross import run_blast, run_parallel
 from slowstart.running.api import Result, run_config
-from slowstart.running.sweeps import open_store
+from slowstart.running.batches import open_store
 from slowstart.running.measures import (
     Measure,
     acked_until_resume_bdp,
