@@ -12,7 +12,8 @@ import slowstart
 from conftest import cli
 from slowstart import cli as front
 from slowstart.cli import listing
-from slowstart.real import stacks
+from slowstart.real import program_ends, stacks, swarm
+from slowstart.running import api
 from slowstart.units import ScenarioError
 
 
@@ -29,10 +30,17 @@ def broken(error: Exception):
     return handle
 
 
-@pytest.mark.parametrize("error", [KeyError("flows"), AttributeError("no attribute 'x'")])
+@pytest.mark.parametrize(
+    "error",
+    [
+        KeyError("flows"),
+        AttributeError("no attribute 'x'"),
+        ValueError("invalid literal for int() with base 10: 'x'"),
+    ],
+)
 def test_a_bug_is_exit_1_and_one_line_naming_it(monkeypatch, capsys, error):
-    """Today's KeyError was once mapped to exit 2 as `missing "flows"`: a bug looked like the
-    user's mistake."""
+    """A KeyError was once mapped to exit 2 as `missing "flows"`, and any ValueError to exit
+    2: a bug looked like the user's mistake."""
     monkeypatch.setattr(listing, "handle", broken(error))
     assert front.main(["list"]) == 1
     err = capsys.readouterr().err
@@ -55,6 +63,13 @@ def test_bad_input_is_exit_2_and_one_line_with_or_without_debug(monkeypatch, cap
     monkeypatch.setattr(listing, "handle", broken(ScenarioError("path.rate: expected a rate")))
     assert front.main([*debug, "list"]) == 2
     assert capsys.readouterr().err == "error: path.rate: expected a rate\n"
+
+
+def test_the_real_stacks_refusals_are_bad_input():
+    """What a stack cannot run, or a program pair or real swarm refuses, is the user's input:
+    a ScenarioError, exit 2 (they were ValueErrors, told from bugs by nothing)."""
+    for kind in (program_ends.ProgramError, swarm.SwarmError, api.ControllerFault):
+        assert issubclass(kind, ScenarioError), kind
 
 
 def test_every_stack_choice_is_a_registry_entry():

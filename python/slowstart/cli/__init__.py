@@ -1,9 +1,10 @@
 """The `slowstart` command: one module per command, each adding its parser and its handler;
 this module only dispatches.
 
-Bad input (ScenarioError and its kin: a usage error, a file that cannot be read or written, a
-machine that cannot run the testbed) exits with status 2 and one `error: ...` line on stderr.
-Anything else is a bug: status 1, one line naming it, its traceback with `--debug`.
+Bad input (ScenarioError and its kin: a usage error, a controller refused or misbehaving, a
+file that cannot be read or written, a real run the machine or its programs refuse) exits with
+status 2 and one `error: ...` line on stderr. Anything else is a bug: status 1, one line naming
+it, its traceback with `--debug`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from slowstart.cli.compare import format_compare, format_compare_both
 from slowstart.cli.real import check_bpf, check_real_cc, format_real
 from slowstart.units import ScenarioError
 
+guests = lazy.module("slowstart.loading.guests")
 testbed = lazy.module("slowstart.real.testbed")
 
 __all__ = [
@@ -64,12 +66,15 @@ def build_parser() -> Parser:
 
 def bad_input(e: BaseException) -> bool:
     """Whether `e` is the user's input refused (exit 2), not a bug: a ScenarioError (the
-    loader's and the store's), a usage error, a ValueError the core or a stack raises naming
-    the field (slowstart/_core.pyi), an OSError on a path the user gave, or a testbed this
-    machine cannot run."""
-    if isinstance(e, ScenarioError | UsageError | ValueError | OSError):
-        return True
-    return "slowstart.real.testbed" in sys.modules and isinstance(e, testbed.RealUnavailable)
+    loader's, the store's, the stacks', a controller's fault), a usage error, a controller that
+    cannot be loaded (GuestError), an OSError on a path or device, or a real run this machine
+    or its programs refuse (RealUnavailable, RealRunError). Modules not loaded raised none."""
+    kin: tuple[type[BaseException], ...] = (ScenarioError, UsageError, OSError)
+    if "slowstart.loading.guests" in sys.modules:
+        kin += (guests.GuestError,)
+    if "slowstart.real.testbed" in sys.modules:
+        kin += (testbed.RealUnavailable, testbed.RealRunError)
+    return isinstance(e, kin)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

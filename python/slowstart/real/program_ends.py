@@ -19,6 +19,7 @@ from slowstart.real.testbed import (
     PARENT_ENV,
     Session,
 )
+from slowstart.units import ScenarioError
 
 # A server has this long to listen on its port (or die saying why): a Python HTTP server
 # starts in about 0.1 s on an idle 2-core machine; a generous margin for a busy one.
@@ -29,7 +30,7 @@ STOP_GRACE_S = 2.0
 STDERR_LINES = 3
 
 
-class ProgramError(ValueError):
+class ProgramError(ScenarioError):
     """A program of a flow failed, or cannot run: one line, exit status 2."""
 
 

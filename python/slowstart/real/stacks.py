@@ -147,7 +147,7 @@ BOTH = ("kernel", "udp")
 
 def for_config(config: Config, chosen: str | None) -> Stack:
     """The stack that carries `config`'s flows: their [flow.program] pairs if they have them,
-    else `chosen` (--stack), else the default. ValueError if --stack was given beside
+    else `chosen` (--stack), else the default. ScenarioError if --stack was given beside
     programs."""
     if program.has_programs(config):
         if chosen is not None:

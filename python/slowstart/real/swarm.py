@@ -59,6 +59,7 @@ from slowstart.real.swarm_peers import (
 )
 from slowstart.real.testbed import LINUX_CC, RealUnavailable
 from slowstart.running.api import SwarmResult, run_config
+from slowstart.units import ScenarioError
 
 lt = lazy.module("libtorrent")
 np = lazy.module("numpy")
@@ -85,7 +86,7 @@ SETTLED_S = 1.5
 _PEER = Path(__file__).with_name("_swarm_peer.py")
 
 
-class SwarmError(ValueError):
+class SwarmError(ScenarioError):
     """The real swarm cannot run this scenario, or failed: one line, exit status 2."""
 
 

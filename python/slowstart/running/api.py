@@ -17,6 +17,7 @@ from slowstart.paths import output_folder
 from slowstart.running.columns import Table, arrow_table, core_schema, frame, shown_name
 from slowstart.running.result import FlowsResult, Result, RunKind, _Pending
 from slowstart.running.swarm_results import SwarmResult
+from slowstart.units import ScenarioError
 
 __all__ = [
     "RESULTS",
@@ -54,7 +55,7 @@ class Interrupted(KeyboardInterrupt):
         self.result = result
 
 
-class ControllerFault(ValueError):
+class ControllerFault(ScenarioError):
     """A user's controller misbehaved and stopped the run; the message is the core's one line
     (the controller, the method, the simulated time, what it did) and `result` holds what was
     simulated before (summary `fault`)."""
@@ -70,7 +71,7 @@ class ControllerFault(ValueError):
 
 
 def export_dir(path: str | os.PathLike[str], option: str) -> str:
-    """Create folder `path` for an export and check it takes files; ValueError naming `option`
+    """Create folder `path` for an export and check it takes files; ScenarioError naming `option`
     (e.g. "--pcap") if not."""
     folder = output_folder(path, option)
     try:
@@ -79,7 +80,7 @@ def export_dir(path: str | os.PathLike[str], option: str) -> str:
         probe.touch()
         probe.unlink()
     except OSError as e:
-        raise ValueError(f"{option}: cannot write to {str(folder)!r}: {e.strerror}") from None
+        raise ScenarioError(f"{option}: cannot write to {str(folder)!r}: {e.strerror}") from None
     return str(folder)
 
 
