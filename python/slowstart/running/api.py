@@ -99,7 +99,10 @@ def run_config(
     pcap_dir = None if pcap is None else export_dir(pcap, "pcap")
     guests.register(config)
     start = time.perf_counter()
-    out = _core.run(json.dumps(config), progress, qlog_dir, pcap_dir)
+    try:
+        out = _core.run(json.dumps(config), progress, qlog_dir, pcap_dir)
+    except ValueError as e:  # the core's "<field>: <message>" for a config it cannot build
+        raise ScenarioError(str(e)) from None
     wall_s = time.perf_counter() - start
     summary = json.loads(out["summary"])
     summary.setdefault("wall_s", wall_s)
