@@ -99,7 +99,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"internal: {type(e).__name__}: {e} (a bug; rerun with --debug for its traceback)",
             EXIT_INTERNAL,
         )
-
-
-if __name__ == "__main__":
-    sys.exit(main())
