@@ -155,8 +155,9 @@ def handle(args: argparse.Namespace) -> int:
     if api.RunKind.of(config) is api.RunKind.SWARM:
         return _real_swarm(args, config, pcap)
     stack = stacks.for_config(config, args.stack)
-    keep = None if args.out is None else Path(api.export_dir(args.out, "--out"))
-    result = stack.run(config, pcap, keep if stack.name == "program" else None)
+    # A program pair's logs and qlog files are copied into --out as it runs.
+    keep = args.out is not None and stack.name == "program"
+    result = stack.run(config, pcap, Path(api.export_dir(args.out, "--out")) if keep else None)
     if args.out is not None:
         for path in result.save(args.out):
             print(f"wrote {path}", file=sys.stderr)
