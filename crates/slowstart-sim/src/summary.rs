@@ -221,3 +221,63 @@ pub struct SwarmSummary {
     pub tcp: TransportTotals,
     pub utp: TransportTotals,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(kind: RunKind) -> Summary {
+        Summary {
+            scenario: "s".into(),
+            seed: 1,
+            sim_time_s: 0.0,
+            events: 0,
+            flows: vec![],
+            links: vec![],
+            apps: vec![],
+            cross: vec![],
+            kind,
+            interrupted: true,
+            fault: None,
+        }
+    }
+
+    /// The kind is written without a tag, where a swarm's fields always were: a run of flows
+    /// has neither `peers` nor `swarm`, a swarm `swarm` (and `peers` when it has any) between
+    /// `apps` and `interrupted` (bench/digest.py hashes this JSON).
+    #[test]
+    fn the_kind_is_written_in_place_without_a_tag() {
+        let flows = serde_json::to_string(&summary(RunKind::Flows)).unwrap();
+        assert_eq!(
+            flows,
+            r#"{"scenario":"s","seed":1,"sim_time_s":0.0,"events":0,"flows":[],"links":[],"apps":[],"interrupted":true}"#
+        );
+        let totals = TransportTotals::default();
+        let swarm = SwarmSummary {
+            population: Population::Mixed,
+            seeding: Seeding::NeverLeave,
+            file_bytes: 1,
+            pieces: 1,
+            blocks_per_piece: 1,
+            peers_joined: 0,
+            completions: 0,
+            connections_opened: 0,
+            stopped_at_completions: false,
+            stale_packets: 0,
+            tcp: totals.clone(),
+            utp: totals,
+        };
+        let s = summary(RunKind::Swarm {
+            peers: vec![],
+            swarm,
+        });
+        assert_eq!(s.kind.name(), "swarm");
+        assert!(s.peers().is_empty() && s.swarm().is_some());
+        let text = serde_json::to_string(&s).unwrap();
+        assert!(
+            text.starts_with(r#"{"scenario":"s","seed":1,"sim_time_s":0.0,"events":0,"flows":[],"links":[],"apps":[],"swarm":{"population":"#),
+            "{text}"
+        );
+        assert!(text.ends_with(r#""interrupted":true}"#), "{text}");
+    }
+}
