@@ -146,7 +146,7 @@ def _variant(data: dict[str, Any], where: str) -> Variant:
     )
 
 
-def _experiment(name: str, data: dict[str, Any]) -> Experiment:
+def experiment_of(name: str, data: dict[str, Any]) -> Experiment:
     """An experiment from its data file's table (`name`: the file's stem)."""
     where = f"reproductions/data/{name}.toml"
     unknown = set(data) - EXPERIMENT_KEYS
@@ -188,7 +188,7 @@ def load_experiments() -> dict[str, Experiment]:
         if entry.name.endswith(".toml"):
             data = tomllib.loads(entry.read_text(encoding="utf-8"))
             found.append((data.get("position", 0), entry.name.removesuffix(".toml"), data))
-    return {name: _experiment(name, data) for _, name, data in sorted(found)}
+    return {name: experiment_of(name, data) for _, name, data in sorted(found)}
 
 
 EXPERIMENTS: dict[str, Experiment] = load_experiments()
