@@ -37,14 +37,18 @@ class Stack:
     flow_settings: dict[str, Any]
     mss: Callable[[Config], int]
     refuses: Callable[[str, str], str | None] = field(default=lambda at, cc: None)
+    # A label read from the config instead of `label` (a program pair's: its server's program).
+    label_of: Callable[[Config], str] | None = None
     # Chosen with --stack; the program pairs are chosen by the scenario itself.
     choosable: bool = True
 
     def who(self, config: Config) -> str:
-        """The label of this stack's real runs; a program pair's by its server's program."""
-        if self.name != "program":
-            return self.label
-        return ", ".join(sorted({Path(f["program"]["server"][0]).name for f in config["flows"]}))
+        """The label of this stack's real runs of `config`."""
+        return self.label if self.label_of is None else self.label_of(config)
+
+
+def _servers(config: Config) -> str:
+    return ", ".join(sorted({Path(f["program"]["server"][0]).name for f in config["flows"]}))
 
 
 def kernel_like(config: Config) -> Config:
@@ -133,6 +137,7 @@ STACKS = {
             like=lambda config: config,
             flow_settings={},
             mss=lambda config: int(config["flows"][0]["mss"]),
+            label_of=_servers,
             choosable=False,
         ),
     )
