@@ -19,7 +19,8 @@ import slowstart
 from conftest import ROOT, cli
 from slowstart.loading.scenario import load
 from slowstart.reports import score_page
-from slowstart.reports.score import Cell, Scorecard, format_text, load_suite, score
+from slowstart.reports.score import Cell, Scorecard, format_text, score
+from slowstart.reports.score_suite import load_suite
 from slowstart.reproductions import reproduce
 from slowstart.running import notices, sweeps
 from slowstart.running.store import run_key

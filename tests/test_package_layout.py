@@ -4,10 +4,11 @@ sits at the top of its module, where a reader (and this test) sees it.
 The graph is read from the source with `ast`, not by importing: an edge is a module-level
 `import`/`from` of one of the package's own modules, or a module's name in a string outside
 functions, as `lazy.module("slowstart.X")` (slowstart/lazy.py) names it: imported on first use,
-the edge is there all the same. Imports under `if TYPE_CHECKING:` are left out: they never run,
-and annotations may name any module. Imports inside a function or method are not allowed at all
-(heavy libraries go through `lazy.module`). The subpackages are layers, each importing only from
-those below it (LAYERS).
+the edge is there all the same. Imports under `if TYPE_CHECKING:` count too: they never run,
+but a cycle through them is two modules that each need the other to be read (issue #38: one
+stood between running/api.py and running/swarm_results.py). Imports inside a function or method
+are not allowed at all (heavy libraries go through `lazy.module`). The subpackages are layers,
+each importing only from those below it (LAYERS).
 
 grimp (3.19) builds the same graph from the import statements, but it does not see the
 `lazy.module` edges, through which a cycle could come back unseen; reading the source is forty
@@ -36,21 +37,14 @@ def module_names() -> dict[str, Path]:
     return out
 
 
-def is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def top_level(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The statements that run when the module is imported, through `if`/`try`/`with` blocks,
-    not under `if TYPE_CHECKING:` and not inside a function or class body's functions."""
+    """The statements at a module's top, through `if`/`try`/`with` blocks (`if TYPE_CHECKING:`
+    included), not inside a function or class body's functions."""
     out: list[ast.stmt] = []
     for node in body:
         out.append(node)
         if isinstance(node, ast.If):
-            if not is_type_checking(node.test):
-                out += top_level(node.body)
+            out += top_level(node.body)
             out += top_level(node.orelse)
         elif isinstance(node, ast.Try):
             for block in (node.body, node.orelse, node.finalbody):
@@ -181,7 +175,7 @@ def test_no_import_inside_a_function():
 
 def test_the_checks_see_what_they_look_for(tmp_path):
     """The graph reader and the cycle finder on a made-up package: a cycle through a lazy
-    module and a `from . import`, and one hidden by TYPE_CHECKING, which does not count."""
+    module and a `from . import`, and an import under TYPE_CHECKING, which counts."""
     graph = {
         "p": set(),
         "p.a": {"p.b"},
@@ -206,7 +200,16 @@ def test_the_checks_see_what_they_look_for(tmp_path):
     for node in body:
         if isinstance(node, ast.Import | ast.ImportFrom):
             edges |= imported("p.a", path, node, own)
-    assert edges == {"p.b", "p.c"}
+    assert edges == {"p.b", "p.c", "p.d"}
+    # A cycle only a type checker follows is a cycle.
+    typed = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from p.a import x\n"
+    body = top_level(ast.parse(typed).body)
+    edges = set()
+    for node in body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            edges |= imported("p.b", tmp_path / "b.py", node, own)
+    assert edges == {"p.a"}
+    assert cycles({"p.a": {"p.b"}, "p.b": edges}) == [["p.a", "p.b", "p.a"]]
 
 
 # The subpackages from the bottom up (docs/contributing.md, "Layout"): a module may

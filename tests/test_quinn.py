@@ -49,12 +49,12 @@ def test_without_cc_each_flow_keeps_the_scenarios_own():
 
 
 def test_real_runs_are_labelled_by_their_stack():
-    from slowstart.real.compare import stack_label
+    from slowstart.real.stacks import STACKS
 
-    assert stack_label("quinn", {}) == "quinn"
-    assert stack_label("kernel", {}) == "Linux"
+    assert STACKS["quinn"].who({}) == "quinn"
+    assert STACKS["kernel"].who({}) == "Linux"
     program = {"program": {"server": ["gtlsserver", "--quiet"], "client": ["gtlsclient"]}}
-    assert stack_label("program", {"flows": [program]}) == "gtlsserver"
+    assert STACKS["program"].who({"flows": [program]}) == "gtlsserver"
 
 
 def test_flows_quinn_cannot_run_are_named():

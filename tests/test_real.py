@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from conftest import NETWORK, ROOT, built, cli
 from slowstart.cli import check_real_cc, format_compare, format_compare_both
-from slowstart.real import compare, testbed
+from slowstart.real import compare, stacks, testbed
 from slowstart.real import kernel as real_kernel
 from slowstart.real import summary as real_summary
 
@@ -1040,7 +1040,7 @@ def test_compare_simulates_a_web_page_as_long_as_the_real_run_lasted():
     from slowstart.loading.scenario import load
     from slowstart.paths import scenario_path
 
-    config = compare.kernel_like(load(scenario_path("real-web"), cc="cubic"))
+    config = stacks.kernel_like(load(scenario_path("real-web"), cc="cubic"))
     alone = compare.simulate_beside(config, [])
     end = alone.summary["sim_time_s"]
 

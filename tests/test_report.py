@@ -57,7 +57,8 @@ def test_the_page_holds_everything_and_links_nothing(page: Path):
 
 
 def test_the_swarm_study_shows_its_findings_verdicts_and_figures(page: Path):
-    from slowstart.reproductions.swarm import FINDING_COLUMNS, TITLE
+    from slowstart.reproductions.swarm_findings import FINDING_COLUMNS
+    from slowstart.reproductions.swarm_study import TITLE
 
     text = page.read_text()
     section = text[text.index(f"<h2>swarm: {html.escape(TITLE)}</h2>") :]

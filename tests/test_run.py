@@ -153,7 +153,7 @@ def test_phase_spans_last_until_the_next_phase():
 
 
 def test_a_results_repr_is_one_line(satellite):
-    assert repr(satellite) == "<Result satellite: 1 flow, 10.418 s simulated, seed 1>"
+    assert repr(satellite) == "<FlowsResult satellite: 1 flow, 10.418 s simulated, seed 1>"
 
 
 def test_a_result_shows_its_tables_and_figure_in_a_notebook(satellite):

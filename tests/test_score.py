@@ -15,13 +15,7 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT, chromium, cli, foreground, needs_browser
-from slowstart.reports.score import (
-    column,
-    default_controllers,
-    load_suite,
-    score,
-    select,
-)
+from slowstart.reports.score import column, default_controllers, score
 from slowstart.reports.score_metrics import (
     METRICS,
     Run,
@@ -29,7 +23,8 @@ from slowstart.reports.score_metrics import (
     harm_throughput,
     incumbent_numbers,
 )
-from slowstart.running.api import Result, run
+from slowstart.reports.score_suite import load_suite, select
+from slowstart.running.api import FlowsResult, Result, run
 
 # A 12 Mbps, 100 ms path: 100 packets of 1500 bytes in flight fill it (BDP 150 000 bytes); its
 # 10-BDP buffer first overflows in slow start's eighth round, after what these tests read.
@@ -134,7 +129,7 @@ def _synthetic(rate_bps: float, rtt_s: float) -> Result:
     )
     config = {"flows": [{"start_ns": 0}, {"start_ns": 2_000_000_000}], "duration_ns": 10**10}
     summary = {"sim_time_s": 10.0, "flows": [{"completion_s": None}, {"completion_s": None}]}
-    return Result(config, summary, flows, pd.DataFrame())
+    return FlowsResult(config, summary, flows, pd.DataFrame())
 
 
 def test_harm_is_ware_et_als_relative_loss_of_the_incumbent():

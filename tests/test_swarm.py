@@ -458,7 +458,7 @@ def test_a_store_gives_back_each_study_as_it_was_run(tmp_path):
 
 def test_a_swarm_result_shows_its_peers_in_a_notebook():
     r = small_run()
-    assert repr(r).startswith("<Result swarm-adsl: 7 peers, 6 completed, ")
+    assert repr(r).startswith("<SwarmResult swarm-adsl: 7 peers, 6 completed, ")
     html = r._repr_html_()
     assert "completion_s median" in html and "transport" in html
     assert 'src="data:image/png;base64,' in html

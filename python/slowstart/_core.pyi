@@ -19,8 +19,9 @@ def run(
     tables then hold only the rows after the last chunk; its exception stops the run and is
     raised. Not for swarms (ValueError).
 
-    Returns {"summary": JSON str, "flows": {column: (bytes, dtype, unset, codes)}, "queues":
-    {...}, "apps": {...}, "phase_names": [str], "link_names": [str]} (see api.frame). Ctrl-C
+    Returns {"summary": JSON str, "kind": "flows" or "swarm", "flows": {column: (bytes, dtype,
+    unset, codes)}, "queues": {...}, "apps": {...}, "phase_names": [str], "link_names": [str]}
+    (see running.columns.decode). Ctrl-C
     stops the run and returns what it has, its summary saying "interrupted". Raises
     ValueError("<field>: <message>") for a bad config.
     """

@@ -6,7 +6,7 @@ SIGTERM raise KeyboardInterrupt like SIGINT, so every path that handles Ctrl-C (
 partial result, a sweep's stored batches, a real run's testbed) handles it too; the command
 then exits with 128 + the signal (143), as a shell reports a process SIGTERM ended. `timeout`
 signals the whole process group: a sweep's worker processes ignore both signals and are ended
-by the driver (`running.sweeps._stop`).
+by the driver (`running.batches._stop`).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def word() -> str:
 def ignore_in_worker(driver: int | None = None) -> None:
     """A worker process of the driver (pid `driver`) leaves Ctrl-C and SIGTERM to it (both
     reach the whole process group from a terminal or `timeout`); the driver ends it
-    (`running.sweeps._stop`). It dies with the driver: a SIGKILLed sweep left its idle pool
+    (`running.batches._stop`). It dies with the driver: a SIGKILLed sweep left its idle pool
     workers running forever (they hold the task queue's write end, so never see it close)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)

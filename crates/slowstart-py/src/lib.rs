@@ -110,6 +110,8 @@ fn run<'py>(
     let summary =
         serde_json::to_string(&out.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
     result.set_item("summary", summary)?;
+    // What the run was of ("flows", "swarm"): Python picks its result class by it, once.
+    result.set_item("kind", out.summary.kind.name())?;
 
     trace_tables(&result, &out.flows, &out.queues, &out.apps)?;
     result.set_item("phase_names", phase_names())?;

@@ -13,7 +13,7 @@ use slowstart_transport::{
 use crate::engine::{Application, Engine, Event, EventQueue, Queue};
 use crate::export::qlog::Qlogs;
 use crate::export::{tcp::TcpView, Captures, ExportDirs};
-use crate::summary::{seconds, FlowSummary, RunOutput, Summary};
+use crate::summary::{seconds, FlowSummary, RunKind, RunOutput, Summary};
 use crate::SimError;
 use slowstart_apps::{App, Ctx};
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
@@ -751,8 +751,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
                 links,
                 apps,
                 cross,
-                peers: vec![],
-                swarm: None,
+                kind: RunKind::Flows,
                 interrupted: self.engine.interrupted,
                 fault: self.engine.fault,
             },

@@ -1,7 +1,7 @@
 //! What a run reports: the summary (its flows, links, applications, cross traffic and, for a
-//! swarm, its peers), the sampled series beside it, and the names both are written under
-//! ([`schema_json`]). The flows' simulation ([`crate::sim`]) and the swarm ([`crate::swarm`])
-//! both fill it; neither imports the other.
+//! swarm, its peers: the [`RunKind`]), the sampled series beside it, and the names both are
+//! written under ([`schema_json`]). The flows' simulation ([`crate::sim`]) and the swarm
+//! ([`crate::swarm`]) both fill it; neither imports the other.
 
 use serde::Serialize;
 
@@ -35,11 +35,10 @@ pub struct Summary {
     /// Per cross-traffic source (`[[cross]]`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cross: Vec<CrossSummary>,
-    /// Swarm runs: one row per peer.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub peers: Vec<PeerSummary>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub swarm: Option<SwarmSummary>,
+    /// What the run was of; a swarm's `peers` and `swarm` are written here, between `cross`
+    /// and `interrupted`, as they always were.
+    #[serde(flatten)]
+    pub kind: RunKind,
     /// The run was stopped before its end (Ctrl-C, or a user's controller faulted); what it
     /// holds is up to `sim_time_s`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -47,6 +46,49 @@ pub struct Summary {
     /// What a user's controller did wrong, when that stopped the run (`slowstart_cc::external`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fault: Option<String>,
+}
+
+/// What a run was of: flows (their rows are [`Summary::flows`]) or a BitTorrent swarm, whose
+/// peers and totals only a swarm has. Written without a tag: a swarm's summary holds `peers`
+/// (when it has any) and `swarm`, a run of flows neither.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum RunKind {
+    Flows,
+    Swarm {
+        /// One row per peer.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        peers: Vec<PeerSummary>,
+        swarm: SwarmSummary,
+    },
+}
+
+impl RunKind {
+    /// The kind's name, as the binding hands it to Python (`slowstart.running.result.RunKind`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            RunKind::Flows => "flows",
+            RunKind::Swarm { .. } => "swarm",
+        }
+    }
+}
+
+impl Summary {
+    /// A swarm run's totals; None for a run of flows.
+    pub fn swarm(&self) -> Option<&SwarmSummary> {
+        match &self.kind {
+            RunKind::Swarm { swarm, .. } => Some(swarm),
+            RunKind::Flows => None,
+        }
+    }
+
+    /// A swarm run's peers, one row each; none for a run of flows.
+    pub fn peers(&self) -> &[PeerSummary] {
+        match &self.kind {
+            RunKind::Swarm { peers, .. } => peers,
+            RunKind::Flows => &[],
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -178,4 +220,64 @@ pub struct SwarmSummary {
     pub stale_packets: u64,
     pub tcp: TransportTotals,
     pub utp: TransportTotals,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(kind: RunKind) -> Summary {
+        Summary {
+            scenario: "s".into(),
+            seed: 1,
+            sim_time_s: 0.0,
+            events: 0,
+            flows: vec![],
+            links: vec![],
+            apps: vec![],
+            cross: vec![],
+            kind,
+            interrupted: true,
+            fault: None,
+        }
+    }
+
+    /// The kind is written without a tag, where a swarm's fields always were: a run of flows
+    /// has neither `peers` nor `swarm`, a swarm `swarm` (and `peers` when it has any) between
+    /// `apps` and `interrupted` (bench/digest.py hashes this JSON).
+    #[test]
+    fn the_kind_is_written_in_place_without_a_tag() {
+        let flows = serde_json::to_string(&summary(RunKind::Flows)).unwrap();
+        assert_eq!(
+            flows,
+            r#"{"scenario":"s","seed":1,"sim_time_s":0.0,"events":0,"flows":[],"links":[],"apps":[],"interrupted":true}"#
+        );
+        let totals = TransportTotals::default();
+        let swarm = SwarmSummary {
+            population: Population::Mixed,
+            seeding: Seeding::NeverLeave,
+            file_bytes: 1,
+            pieces: 1,
+            blocks_per_piece: 1,
+            peers_joined: 0,
+            completions: 0,
+            connections_opened: 0,
+            stopped_at_completions: false,
+            stale_packets: 0,
+            tcp: totals.clone(),
+            utp: totals,
+        };
+        let s = summary(RunKind::Swarm {
+            peers: vec![],
+            swarm,
+        });
+        assert_eq!(s.kind.name(), "swarm");
+        assert!(s.peers().is_empty() && s.swarm().is_some());
+        let text = serde_json::to_string(&s).unwrap();
+        assert!(
+            text.starts_with(r#"{"scenario":"s","seed":1,"sim_time_s":0.0,"events":0,"flows":[],"links":[],"apps":[],"swarm":{"population":"#),
+            "{text}"
+        );
+        assert!(text.ends_with(r#""interrupted":true}"#), "{text}");
+    }
 }

@@ -47,12 +47,12 @@ fn every_leecher_gets_the_whole_file_once() {
     let cfg = small_swarm(8, 1000, Population::Mixed);
     let out = crate::run(&cfg).unwrap();
     let s = &out.summary;
-    let swarm = s.swarm.as_ref().unwrap();
+    let swarm = s.swarm().unwrap();
     assert_eq!(swarm.completions, 8);
     assert!(swarm.stopped_at_completions);
     let file = 1_000_000;
     let mut ranks = vec![];
-    for p in s.peers.iter().filter(|p| !p.initial_seed) {
+    for p in s.peers().iter().filter(|p| !p.initial_seed) {
         // Without end game no block is asked for twice, chokes included.
         assert_eq!(p.bytes_down, file, "peer {} got every block once", p.id);
         assert_eq!(p.duplicate_bytes, 0);
@@ -65,11 +65,11 @@ fn every_leecher_gets_the_whole_file_once() {
     ranks.sort();
     assert_eq!(ranks, (1..=8).collect::<Vec<_>>());
     // What was downloaded was uploaded: bytes conserved across the swarm.
-    let up: u64 = s.peers.iter().map(|p| p.bytes_up).sum();
-    let down: u64 = s.peers.iter().map(|p| p.bytes_down).sum();
+    let up: u64 = s.peers().iter().map(|p| p.bytes_up).sum();
+    let down: u64 = s.peers().iter().map(|p| p.bytes_down).sum();
     assert_eq!(up, down);
-    assert!(s.peers.iter().any(|p| p.transport == "utp"));
-    assert!(s.peers.iter().any(|p| p.transport == "tcp"));
+    assert!(s.peers().iter().any(|p| p.transport == "utp"));
+    assert!(s.peers().iter().any(|p| p.transport == "tcp"));
 }
 
 #[test]
@@ -94,7 +94,7 @@ fn either_queue_gives_the_same_swarm() {
     let heaps = SwarmSim::<EventQueue<Event<SwarmEvent>>>::with_queue(&cfg)
         .unwrap()
         .run();
-    assert_eq!(calendar.summary.swarm.as_ref().unwrap().completions, 6);
+    assert_eq!(calendar.summary.swarm().unwrap().completions, 6);
     assert_eq!(
         serde_json::to_string(&calendar.summary).unwrap(),
         serde_json::to_string(&heaps.summary).unwrap()
@@ -130,9 +130,9 @@ fn choking_keeps_to_the_slots_and_rechokes_on_time() {
     swarm_mut(&mut cfg).seeding = Seeding::RandomStay;
     swarm_mut(&mut cfg).stop_after_completions = Some(16);
     let (out, log) = SwarmSim::new(&cfg).unwrap().with_log().run_logged();
-    assert!(out.summary.swarm.as_ref().unwrap().completions >= 16);
+    assert!(out.summary.swarm().unwrap().completions >= 16);
     // Peers come and go and chokes move, yet no block is sent twice.
-    assert!(out.summary.peers.iter().all(|p| p.duplicate_bytes == 0));
+    assert!(out.summary.peers().iter().all(|p| p.duplicate_bytes == 0));
     let mut unchoked: std::collections::HashMap<u32, std::collections::BTreeSet<u32>> =
         Default::default();
     let mut decisions = 0;
@@ -195,14 +195,14 @@ fn random_stay_replaces_those_who_leave() {
     swarm_mut(&mut cfg).stop_after_completions = Some(12);
     let out = crate::run(&cfg).unwrap();
     let s = &out.summary;
-    let left = s.peers.iter().filter(|p| p.left_s.is_some()).count();
-    let replacements = s.peers.iter().filter(|p| p.replacement).count();
+    let left = s.peers().iter().filter(|p| p.left_s.is_some()).count();
+    let replacements = s.peers().iter().filter(|p| p.replacement).count();
     assert!(left > 0);
     assert_eq!(left, replacements, "each departure brings a new leecher");
-    for p in s.peers.iter().filter(|p| p.left_s.is_some()) {
+    for p in s.peers().iter().filter(|p| p.left_s.is_some()) {
         assert!(p.left_s.unwrap() >= p.done_s.unwrap());
     }
-    assert!(s.peers.iter().all(|p| p.transport == "utp"));
+    assert!(s.peers().iter().all(|p| p.transport == "utp"));
     // The queue series samples uplinks only (even link numbers), at 10 Hz.
     assert!(!out.queues.is_empty());
     assert!(out.queues.link.iter().all(|l| l % 2 == 0));
@@ -269,7 +269,12 @@ fn libtorrents_request_queue_grows_with_the_rate_where_a_fixed_pipeline_stalls()
         w.bittorrent.pipeline = 1;
         w.bittorrent.request_queue_time_ns = queue_time_ns;
         let out = crate::run(&cfg).unwrap();
-        let leecher = out.summary.peers.iter().find(|p| !p.initial_seed).unwrap();
+        let leecher = out
+            .summary
+            .peers()
+            .iter()
+            .find(|p| !p.initial_seed)
+            .unwrap();
         assert_eq!(leecher.bytes_down, 1_000_000);
         (leecher.completion_s.unwrap(), leecher.request_queue_mean)
     };
@@ -307,7 +312,7 @@ fn a_connection_carries_its_openers_transport_both_ways_when_asked() {
         let mut cfg = small_swarm(6, 500, Population::Mixed);
         swarm_mut(&mut cfg).connection_transport = choice;
         let out = crate::run(&cfg).unwrap();
-        let swarm = out.summary.swarm.unwrap();
+        let swarm = out.summary.swarm().unwrap();
         (swarm.tcp.data_packets_sent, swarm.utp.data_packets_sent)
     };
     let (by_uploader, by_connector) = (
@@ -330,7 +335,7 @@ fn libtorrents_picker_spends_the_seed_on_new_pieces_where_the_modules_repeats_th
         w.piece_bytes = 256 * 1024;
         w.bittorrent.piece_picker = picker;
         let (out, log) = SwarmSim::new(&cfg).unwrap().with_log().run_logged();
-        let peers = &out.summary.peers;
+        let peers = out.summary.peers();
         assert!(peers
             .iter()
             .all(|p| p.initial_seed || p.completion_s.is_some()));
@@ -386,7 +391,12 @@ fn libtorrent_asks_a_fast_connection_for_whole_pieces() {
             w.bittorrent.whole_pieces_threshold_ns = 20 * SEC;
         }
         let (out, log) = SwarmSim::new(&cfg).unwrap().with_log().run_logged();
-        let leecher = out.summary.peers.iter().find(|p| !p.initial_seed).unwrap();
+        let leecher = out
+            .summary
+            .peers()
+            .iter()
+            .find(|p| !p.initial_seed)
+            .unwrap();
         assert_eq!(leecher.bytes_down, 4_000_000);
         assert_eq!(leecher.duplicate_bytes, 0);
         let picks = log
@@ -487,9 +497,9 @@ fn messages_in_the_data_stream_wait_behind_piece_data_and_keep_every_byte() {
             }
         }
         let out = sim.finish(end);
-        let swarm = out.summary.swarm.unwrap();
+        let swarm = out.summary.swarm().unwrap();
         assert_eq!(swarm.completions, 5);
-        for p in out.summary.peers.iter().filter(|p| !p.initial_seed) {
+        for p in out.summary.peers().iter().filter(|p| !p.initial_seed) {
             assert_eq!(p.bytes_down, 3_000_000, "peer {}", p.id);
             assert_eq!(p.duplicate_bytes, 0);
         }
@@ -547,7 +557,7 @@ fn held_requests_keep_the_wire_to_the_queues_target() {
     assert!(over(&held) < over(&all_sent) / 2, "{held:?}");
     // Holding loses no block and asks for none twice.
     let out = run(true, 0).run();
-    for p in out.summary.peers.iter().filter(|p| !p.initial_seed) {
+    for p in out.summary.peers().iter().filter(|p| !p.initial_seed) {
         assert_eq!(p.bytes_down, 2_000_000);
         assert_eq!(p.duplicate_bytes, 0);
     }

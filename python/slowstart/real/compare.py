@@ -7,17 +7,12 @@ the slow-start rounds (cwnd per round trip) of each, and a figure overlays their
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from slowstart import lazy
-from slowstart.real.kernel import run_real
-from slowstart.real.program import run_programs
-from slowstart.real.quinn import QUIC_FLOW, QUIC_MSS, quic_like, run_real_quinn
-from slowstart.real.summary import HEADER_BYTES, MSS, cwnd_at
-from slowstart.real.udp import UDP_FLOW, UDP_MSS, run_real_udp, udp_like
+from slowstart.real.stacks import BOTH, STACKS
+from slowstart.real.summary import MSS, cwnd_at
 from slowstart.running.api import run_config
 
 if TYPE_CHECKING:
@@ -27,21 +22,6 @@ if TYPE_CHECKING:
 
 mpl_figure = lazy.module("matplotlib.figure")
 np = lazy.module("numpy")
-
-
-def kernel_like(config: dict[str, Any]) -> dict[str, Any]:
-    """The config with every flow as the kernel runs it, for a like-for-like simulation:
-    segments as Linux sends them over MTU 1500 (MSS 1448, 52 bytes of headers with
-    timestamps), byte counting, since Linux 3.9 removed `net.ipv4.tcp_abc` and
-    tcp_slow_start() grows cwnd by the segments each ACK covers, and the receiver's quick-ACK
-    start (tcp_incr_quickack)."""
-    cfg = json.loads(json.dumps(config))
-    for f in cfg["flows"]:
-        f.update(KERNEL_FLOW)
-    return cfg
-
-
-KERNEL_FLOW = {"mss": MSS, "header_bytes": HEADER_BYTES, "abc": True, "quickack": True}
 
 
 METRICS = ("completion_s", "slow_start_exit_s", "cwnd_at_exit_bytes", "retransmits", "loss_events")
@@ -127,28 +107,13 @@ def simulate_beside(config: dict[str, Any], reals: list[Result]) -> Result:
 
 
 def compare(config: dict[str, Any], runs: int = 3, stack: str = "kernel") -> dict[str, Any]:
-    """Simulate the config as the stack sends it and run it `runs` times for real: Linux TCP
-    (`kernel`, MSS 1448), the simulator's own transport over UDP (`udp`, MSS 1424) or quinn
-    (`quinn` with the flow's controller, `quinn-native` with quinn's own; quinn.py)."""
-    if stack == "udp":
-        like = udp_like(config)
-        reals = [run_real_udp(config) for _ in range(runs)]
-        settings, mss = UDP_FLOW, UDP_MSS
-    elif stack in ("quinn", "quinn-native"):
-        like = quic_like(config)
-        reals = [run_real_quinn(config, stack=stack) for _ in range(runs)]
-        settings, mss = QUIC_FLOW, QUIC_MSS
-    elif stack == "program":
-        # A program's packet sizes are its own: the simulation takes the scenario's (`mss`,
-        # `header_bytes`), which a user sets to the program's.
-
-        like = config
-        reals = [run_programs(config) for _ in range(runs)]
-        settings, mss = {}, config["flows"][0]["mss"]
-    else:
-        like = kernel_like(config)
-        reals = [run_real(config) for _ in range(runs)]
-        settings, mss = KERNEL_FLOW, MSS
+    """Simulate the config as the stack sends it and run it `runs` times for real on that
+    stack (slowstart.real.stacks: Linux TCP with MSS 1448, the simulator's own transport over
+    UDP with MSS 1424, quinn, or the flows' program pairs)."""
+    chosen = STACKS[stack]
+    like = chosen.like(config)
+    reals = [chosen.run(config, None, None) for _ in range(runs)]
+    settings, mss = chosen.flow_settings, chosen.mss(config)
     sim = simulate_beside(like, reals)
     sim_m = _metrics(sim.summary, sim.flows, config)
     real_m = [_metrics(r.summary, r.flows, config) for r in reals]
@@ -200,28 +165,7 @@ def plain(key: str, v: float | None) -> str:
 def compare_both(config: dict[str, Any], runs: int = 3) -> dict[str, Any]:
     """`compare --stack both`: the kernel and the UDP comparisons of one config. Each stack
     has its own simulation, sized as that stack sends (MSS 1448 and 1424)."""
-    return {
-        "stack": "both",
-        "kernel": compare(config, runs=runs, stack="kernel"),
-        "udp": compare(config, runs=runs, stack="udp"),
-    }
-
-
-# Who ran the real runs, by --stack: the legend's "real (...)".
-STACK_LABELS = {
-    "kernel": "Linux",
-    "udp": "UDP stack",
-    "quinn": "quinn",
-    "quinn-native": "quinn's own cc",
-}
-
-
-def stack_label(stack: str, config: dict[str, Any]) -> str:
-    """The label of a stack's real runs; a program pair by its server's program name."""
-    if stack == "program":
-        programs = {Path(f["program"]["server"][0]).name for f in config["flows"]}
-        return ", ".join(sorted(programs))
-    return STACK_LABELS[stack]
+    return {"stack": "both", **{s: compare(config, runs=runs, stack=s) for s in BOTH}}
 
 
 def overlay_plot(

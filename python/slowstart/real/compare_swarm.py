@@ -135,7 +135,7 @@ def compare_swarm(
             rows["sim"].append(run_metrics(run_config(cfg), cfg, real=False))
             real = run_swarm(cfg)
             rows["real"].append(run_metrics(real, cfg, real=True))
-            reqs.append(real.requests)  # type: ignore[attr-defined]
+            reqs.append(real.connections)  # type: ignore[attr-defined]
             step += 1
             if progress is not None:
                 progress(step, total)

@@ -34,7 +34,8 @@ from slowstart.real.testbed import (
     testbed,
     workdir,
 )
-from slowstart.running.api import Result
+from slowstart.running.api import FlowsResult, Result
+from slowstart.units import ScenarioError
 
 if TYPE_CHECKING:
     from slowstart.running.api import Result
@@ -66,30 +67,30 @@ def _web(flow: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def check_flows(config: dict[str, Any]) -> None:
-    """ValueError naming the first flow Linux TCP cannot run here."""
+    """ScenarioError naming the first flow Linux TCP cannot run here."""
     for i, flow in enumerate(config["flows"]):
         kind = (flow.get("app") or {"kind": "bulk"})["kind"]
         if kind not in ("bulk", "web"):
-            raise ValueError(f"app.{i}.kind: real runs accept bulk or web, got {kind!r}")
+            raise ScenarioError(f"app.{i}.kind: real runs accept bulk or web, got {kind!r}")
         if kind == "bulk" and flow.get("size_bytes") is None:
-            raise ValueError(f'flow.{i}.size: a real bulk flow needs a size such as "10MB"')
+            raise ScenarioError(f'flow.{i}.size: a real bulk flow needs a size such as "10MB"')
         cc = flow["cc"]["name"]
         if cc not in LINUX_CC and not bpf.is_bpf(flow["cc"]):
-            raise ValueError(
+            raise ScenarioError(
                 f"flow.{i}.cc: real runs accept {', '.join(LINUX_CC)} or PATH.bpf.o, got {cc!r}"
             )
         # The server's route carries initcwnd and the client's initrwnd, one route each way,
         # so every flow over the path shares them.
         for key in ("initcwnd", "initrwnd"):
             if flow[key] != config["flows"][0][key]:
-                raise ValueError(
+                raise ScenarioError(
                     f"flow.{i}.{key}: real flows share one route, so it must equal flow.0's "
                     f"{config['flows'][0][key]}, got {flow[key]}"
                 )
         # ECN is negotiated per namespace (net.ipv4.tcp_ecn), so all flows or none.
         ecn, ecn0 = flow.get("ecn", False), config["flows"][0].get("ecn", False)
         if ecn != ecn0:
-            raise ValueError(
+            raise ScenarioError(
                 f"flow.{i}.ecn: real flows share one net.ipv4.tcp_ecn, so it must equal "
                 f"flow.0's {str(ecn0).lower()}"
             )
@@ -217,4 +218,6 @@ def run_real(
     summary = kernel_summary(config, flows, runs, session.stats)
     for warning in summary["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
-    return Result(config=config, summary=summary, flows=flows, queues=queues, phase_names=PHASES)
+    return FlowsResult(
+        config=config, summary=summary, flows=flows, queues=queues, phase_names=PHASES
+    )

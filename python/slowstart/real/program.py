@@ -28,10 +28,8 @@ which `compare` overlays on the simulation of the same path and controller.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -41,6 +39,15 @@ from pathlib import Path
 from typing import Any
 
 from slowstart import lazy
+from slowstart.real.program_ends import (
+    PLACEHOLDER,
+    End,
+    ProgramError,
+    fill,
+    port_taken,
+    self_signed,
+    wait_listening,
+)
 from slowstart.real.summary import frame, in_schema, link_rows, queues_frame, schema, tun_warnings
 from slowstart.real.testbed import (
     LINUX_CC,
@@ -53,19 +60,12 @@ from slowstart.real.testbed import (
     testbed,
     workdir,
 )
-from slowstart.running.api import Result
+from slowstart.running.api import FlowsResult
 
 np = lazy.module("numpy")
 pd = lazy.module("pandas")
 
 
-# A server has this long to listen on its port (or die saying why): a Python HTTP server
-# starts in about 0.1 s on an idle 2-core machine; a generous margin for a busy one.
-LISTEN_TIMEOUT_S = 20.0
-# After the client, the server gets this long to exit on SIGTERM before SIGKILL.
-STOP_GRACE_S = 2.0
-# Lines of a failed program's stderr shown in the error.
-STDERR_LINES = 3
 # Where Debian packages the programs a user tries first; `make programs` installs those the
 # tests run (Makefile).
 MAKE_PROGRAMS = ("ngtcp2-server", "ngtcp2-client", "curl")
@@ -77,13 +77,6 @@ DEBIAN_PACKAGE = {
 }
 
 
-class ProgramError(ValueError):
-    """A program of a flow failed, or cannot run: one line, exit status 2."""
-
-
-_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-
-
 def _uses(config: dict[str, Any], name: str) -> list[int]:
     """The flows whose commands use `{name}`."""
     return [
@@ -91,7 +84,7 @@ def _uses(config: dict[str, Any], name: str) -> list[int]:
         for i, f in enumerate(config["flows"])
         if f.get("program")
         and any(
-            name in _PLACEHOLDER.findall(a) for a in f["program"]["server"] + f["program"]["client"]
+            name in PLACEHOLDER.findall(a) for a in f["program"]["server"] + f["program"]["client"]
         )
     ]
 
@@ -147,139 +140,6 @@ def check_programs(config: dict[str, Any]) -> None:
         )
 
 
-def _child_setup(at_ns: int) -> Any:
-    """What the child does before exec: die with the run (PR_SET_PDEATHSIG survives exec),
-    then wait until `at_ns` (monotonic), so a client starts on time without a fork's delay."""
-
-    def setup() -> None:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        while (left := at_ns - time.monotonic_ns()) > 0:
-            time.sleep(left / 1e9)
-
-    return setup
-
-
-def _self_signed(work: Path) -> tuple[Path, Path]:
-    key, cert = work / "key.pem", work / "cert.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
-        + ["-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1"]
-        + ["-subj", "/CN=slowstart"],
-        check=True,
-        capture_output=True,
-    )
-    return key, cert
-
-
-def _fill(argv: list[str], values: dict[str, str]) -> list[str]:
-    return [_PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), a) for a in argv]
-
-
-class End:
-    """One program of a flow: its command, namespace, process (a group of its own) and logs."""
-
-    def __init__(self, flow: int, role: str, ns: str, argv: list[str], folder: Path) -> None:
-        self.flow, self.role, self.ns, self.argv = flow, role, ns, argv
-        self.out, self.err = folder / f"{role}.out", folder / f"{role}.err"
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.started_ns = self.ended_ns = 0
-        self.stopped = False
-
-    @property
-    def name(self) -> str:
-        return f"flow {self.flow}'s {self.role} ({Path(self.argv[0]).name})"
-
-    def start(self, cwd: Path, at_ns: int = 0) -> None:
-        """Start it in `cwd`, at `at_ns` (monotonic) if given; returns once it has."""
-        with open(self.out, "wb") as out, open(self.err, "wb") as err:
-            self.proc = subprocess.Popen(
-                ["ip", "netns", "exec", self.ns, *self.argv],
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                cwd=cwd,
-                env={**os.environ, PARENT_ENV: str(os.getpid())},
-                start_new_session=True,
-                preexec_fn=_child_setup(at_ns),
-            )
-        self.started_ns = time.monotonic_ns()
-
-    def poll(self) -> int | None:
-        assert self.proc is not None
-        status = self.proc.poll()
-        if status is not None and not self.ended_ns:
-            self.ended_ns = time.monotonic_ns()
-        return status
-
-    def stderr_tail(self) -> str:
-        lines = self.err.read_text(errors="replace").strip().splitlines()
-        return " | ".join(line.strip() for line in lines[-STDERR_LINES:]) or "no stderr"
-
-    def failed(self, status: int) -> ProgramError:
-        err = self.stderr_tail()
-        if "address already in use" in err.lower():  # EADDRINUSE's strerror
-            line = next(x for x in reversed(err.split(" | ")) if "in use" in x.lower())
-            return ProgramError(f"{self.name}: port in use: {line}")
-        return ProgramError(f"{self.name} exited with status {status}: {err}")
-
-    def kill(self) -> None:
-        """SIGTERM to its process group, SIGKILL after STOP_GRACE_S."""
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.stopped = True
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-
-
-def _bound(pid: int, ns: str, port: int) -> bool | None:
-    """Whether a socket in namespace `ns` listens on (TCP) or is bound to (UDP) `port`, read
-    from /proc/PID/net of a process in it; None while `pid` is not in `ns` yet (`ip netns
-    exec` is still setting it up) or gone."""
-    try:
-        if os.stat(f"/proc/{pid}/ns/net").st_ino != os.stat(f"/run/netns/{ns}").st_ino:
-            return None
-        for table, listening in (("tcp", "0A"), ("tcp6", "0A"), ("udp", None), ("udp6", None)):
-            with contextlib.suppress(FileNotFoundError):
-                for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
-                    fields = line.split()
-                    local, state = fields[1], fields[3]
-                    if int(local.rsplit(":", 1)[1], 16) == port and state == (listening or state):
-                        return True
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    return False
-
-
-def _wait_listening(server: End, port: int) -> None:
-    deadline = time.monotonic() + LISTEN_TIMEOUT_S
-    assert server.proc is not None
-    while time.monotonic() < deadline:
-        status = server.poll()
-        if status is not None:
-            raise server.failed(status)
-        if _bound(server.proc.pid, server.ns, port):
-            return
-        time.sleep(0.01)
-    raise ProgramError(
-        f"{server.name}: not listening on port {port} after {LISTEN_TIMEOUT_S:.0f} s "
-        "(does its command bind {addr} and {port}?)"
-    )
-
-
-def _port_taken(session: Session, ns: str, port: int) -> bool:
-    """Whether a process of this run already holds `port` in `ns`."""
-    pids = subprocess.run(
-        ["ip", "netns", "pids", ns], capture_output=True, text=True, check=False
-    ).stdout.split()
-    return any(_bound(int(p), ns, port) for p in pids)
-
-
 def run_programs(config: dict[str, Any], pcap: str | None = None, keep: Path | None = None) -> Any:
     """Run a canonical config's program flows through the emulated path; with `pcap`, the
     emulator's captures go there; with `keep`, each flow's logs and qlog files are copied to
@@ -292,7 +152,7 @@ def run_programs(config: dict[str, Any], pcap: str | None = None, keep: Path | N
     with workdir() as work:
         keys: dict[str, str] = {}
         if _uses(config, "key") or _uses(config, "cert"):
-            key, cert = _self_signed(work)
+            key, cert = self_signed(work)
             keys = {"key": str(key), "cert": str(cert)}
         with testbed(config, work, 1448, pcap) as session:
             try:
@@ -311,7 +171,9 @@ def run_programs(config: dict[str, Any], pcap: str | None = None, keep: Path | N
     summary = _summary(config, runs, session.stats, t_base)
     for warning in summary["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
-    return Result(config=config, summary=summary, flows=flows, queues=queues, phase_names=PHASES)
+    return FlowsResult(
+        config=config, summary=summary, flows=flows, queues=queues, phase_names=PHASES
+    )
 
 
 def _not_kept(folder: str, names: list[str]) -> list[str]:
@@ -357,7 +219,7 @@ def _start(
             i,
             "server",
             server_ns,
-            _fill(
+            fill(
                 prog["server"],
                 {**common, "addr": server_addr, "peer": client_addr, "out": str(folder / "server")},
             ),
@@ -367,7 +229,7 @@ def _start(
             i,
             "client",
             client_ns,
-            _fill(
+            fill(
                 prog["client"],
                 {**common, "addr": client_addr, "peer": server_addr, "out": str(folder / "client")},
             ),
@@ -384,13 +246,13 @@ def _start(
                 "sender": "server" if server_sends else "client",
             }
         )
-        if _port_taken(session, server_ns, port):
+        if port_taken(session, server_ns, port):
             raise ProgramError(
                 f"flow.{i}.program: port in use: {port} is already bound in {server_ns} "
                 "(by an earlier flow's program)"
             )
         server.start(folder / "server")
-        _wait_listening(server, port)
+        wait_listening(server, port)
     t_base = session.time_zero()
     for r in sorted(runs, key=lambda r: r["flow"]["start_ns"]):
         r["start_at"] = t_base + int(r["flow"]["start_ns"])
@@ -642,5 +504,7 @@ def shell(config: dict[str, Any], argv: list[str], pcap: str | None = None) -> t
         "warnings": tun_warnings(session.stats),
     }
     empty = frame("flows", {c: [] for c in _flow_columns()}, {})
-    result = Result(config=config, summary=summary, flows=empty, queues=queues, phase_names=PHASES)
+    result = FlowsResult(
+        config=config, summary=summary, flows=empty, queues=queues, phase_names=PHASES
+    )
     return status, result

@@ -51,7 +51,8 @@ from slowstart.real.testbed import (
     testbed,
     workdir,
 )
-from slowstart.running.api import Result
+from slowstart.running.api import FlowsResult, Result
+from slowstart.units import ScenarioError
 
 np = lazy.module("numpy")
 pd = lazy.module("pandas")
@@ -109,7 +110,7 @@ def cc_args(flow: dict[str, Any], stack: str) -> list[str]:
     cc = flow["cc"]
     if stack == "quinn-native":
         if cc["name"] not in QUINN_CC or cc.get("params"):
-            raise ValueError(
+            raise ScenarioError(
                 f"--cc: quinn's own controllers are {', '.join(QUINN_CC)} (no parameters), "
                 f"got {cc['name']!r} (--stack quinn runs every slowstart algorithm)"
             )
@@ -125,7 +126,7 @@ def _word(v: Any) -> str:
 
 
 def check_cc(binary: str, config: dict[str, Any], stack: str) -> None:
-    """ValueError with the adapter's own line for a controller it refuses (`slowstart-quinn
+    """ScenarioError with the adapter's own line for a controller it refuses (`slowstart-quinn
     check`: LEDBAT and uTP, which need one-way delays), before a testbed is set up."""
     for flow in config["flows"]:
         args = cc_args(flow, stack)
@@ -134,20 +135,22 @@ def check_cc(binary: str, config: dict[str, Any], stack: str) -> None:
         p = subprocess.run([binary, "check", *args], capture_output=True, text=True, check=False)
         if p.returncode != 0:
             why = p.stderr.strip().splitlines()
-            raise ValueError((why[-1] if why else f"status {p.returncode}").removeprefix("error: "))
+            raise ScenarioError(
+                (why[-1] if why else f"status {p.returncode}").removeprefix("error: ")
+            )
 
 
 def check_flows(config: dict[str, Any]) -> None:
-    """ValueError naming the first flow quinn cannot run here."""
+    """ScenarioError naming the first flow quinn cannot run here."""
     for i, flow in enumerate(config["flows"]):
         kind = (flow.get("app") or {"kind": "bulk"})["kind"]
         if kind != "bulk":
-            raise ValueError(f"app.{i}.kind: the quinn stack runs bulk flows, got {kind!r}")
+            raise ScenarioError(f"app.{i}.kind: the quinn stack runs bulk flows, got {kind!r}")
         if flow.get("size_bytes") is None:
-            raise ValueError(f'flow.{i}.size: a real bulk flow needs a size such as "10MB"')
+            raise ScenarioError(f'flow.{i}.size: a real bulk flow needs a size such as "10MB"')
         guest = flow["cc"].get("guest")
         if guest is not None and guest["kind"] not in ("wasm", "bpf"):
-            raise ValueError(
+            raise ScenarioError(
                 f"flow.{i}.cc: a Python controller runs in the simulator only; quinn runs "
                 "WebAssembly and BPF controllers"
             )
@@ -155,7 +158,7 @@ def check_flows(config: dict[str, Any]) -> None:
         for d in ("forward", "reverse"):
             if link[d].get("drops"):
                 # QUIC's packets are encrypted: the emulator cannot tell which segment one is.
-                raise ValueError(
+                raise ScenarioError(
                     f"link {link['name']}.{d}.drops: the quinn stack's packets are encrypted, so "
                     "the emulator cannot drop a given segment; use loss or the queue"
                 )
@@ -271,7 +274,9 @@ def run_real_quinn(
         summary["calls"] = [r["calls_text"] for r in runs]
     for warning in summary["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
-    return Result(config=config, summary=summary, flows=flows, queues=queues, phase_names=phases)
+    return FlowsResult(
+        config=config, summary=summary, flows=flows, queues=queues, phase_names=phases
+    )
 
 
 def _summary(

@@ -51,6 +51,7 @@ from typing import Any
 
 from slowstart.loading.defaults import defaults
 from slowstart.paths import REPO
+from slowstart.units import ScenarioError
 
 PORT = 5001
 SND_ADDR, RCV_ADDR = "10.200.0.1", "10.200.0.2"
@@ -290,7 +291,7 @@ def cleanup_stale() -> list[str]:
 
 
 def check_available(config: dict[str, Any]) -> None:
-    """RealUnavailable if this machine cannot run it, ValueError if the config has no one
+    """RealUnavailable if this machine cannot run it, ScenarioError if the config has no one
     bottleneck to emulate."""
     reason = unavailable_reason()
     if reason:
@@ -303,7 +304,7 @@ def bottleneck(config: dict[str, Any]) -> dict[str, Any]:
     that cross it (`cross_directions`)."""
     links = {link["name"]: link for link in config["links"]}
     if set(links) != {"access", "bottleneck"}:
-        raise ValueError("real: only [path] scenarios (one bottleneck) can run for real")
+        raise ScenarioError("real: only [path] scenarios (one bottleneck) can run for real")
     cross_directions(config)
     return links["bottleneck"]
 
@@ -328,7 +329,7 @@ def cross_directions(config: dict[str, Any]) -> list[str]:
             directions.append("reverse")
         else:
             field = "dst" if src in SENDER_SIDE + RECEIVER_SIDE else "src"
-            raise ValueError(
+            raise ScenarioError(
                 f"cross.{i}.{field}: a real run emulates only the bottleneck (router to "
                 "receiver), so a source must cross it: from sender or router to receiver, or "
                 f"from receiver to sender or router; got {src} to {dst}"
@@ -343,7 +344,7 @@ def flow_ports(config: dict[str, Any]) -> list[int]:
     for i, flow in enumerate(config["flows"]):
         port = (flow.get("program") or {}).get("port") or PORT + i
         if port in ports:
-            raise ValueError(
+            raise ScenarioError(
                 f"flow.{i}.program.port: {port} is flow {ports.index(port)}'s port too; "
                 "the emulator tells flows apart by their ports"
             )

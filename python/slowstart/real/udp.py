@@ -54,7 +54,8 @@ from slowstart.real.testbed import (
     workdir,
 )
 from slowstart.real.udp_endpoint import write_guests
-from slowstart.running.api import Result, shown_name
+from slowstart.running.api import FlowsResult, Result, shown_name
+from slowstart.units import ScenarioError
 
 np = lazy.module("numpy")
 pd = lazy.module("pandas")
@@ -90,9 +91,9 @@ def _check_flows(config: dict[str, Any]) -> None:
     for i, flow in enumerate(config["flows"]):
         kind = _kind(flow)
         if kind not in ("bulk", "web"):
-            raise ValueError(f"app.{i}.kind: the UDP stack runs bulk or web flows, got {kind!r}")
+            raise ScenarioError(f"app.{i}.kind: the UDP stack runs bulk or web flows, got {kind!r}")
         if kind == "bulk" and flow.get("size_bytes") is None:
-            raise ValueError(f'flow.{i}.size: a real bulk flow needs a size such as "10MB"')
+            raise ScenarioError(f'flow.{i}.size: a real bulk flow needs a size such as "10MB"')
         _check_importable(f"flow.{i}.cc", flow["cc"]["name"])
 
 
@@ -105,7 +106,7 @@ def _check_importable(field: str, name: str) -> None:
     cls = payload.content
     if cls.__module__ == "__main__" or "<locals>" in cls.__qualname__:
         where = "__main__" if cls.__module__ == "__main__" else "a function"
-        raise ValueError(
+        raise ScenarioError(
             f"{field}: {cls.__qualname__} is defined in {where}, which the UDP endpoint cannot "
             "import; define it in a module, or name it as PATH.py:CLASS"
         )
@@ -176,7 +177,9 @@ def run_real_udp(
     summary = _summary(config, flows, runs, session.stats)
     for warning in summary["warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
-    return Result(config=config, summary=summary, flows=flows, queues=queues, phase_names=phases)
+    return FlowsResult(
+        config=config, summary=summary, flows=flows, queues=queues, phase_names=phases
+    )
 
 
 def _start_flows(
@@ -261,7 +264,7 @@ def _failure(flow: int, who: str, status: int, stderr: str, what: str = "failed"
     user's controller that faulted: the line names it), else RealRunError naming the flow."""
     why = (stderr or "").strip().splitlines()
     if status == EXIT_BAD_INPUT and why:
-        return ValueError(why[-1].removeprefix("error: "))
+        return ScenarioError(why[-1].removeprefix("error: "))
     return RealRunError(
         f"flow {flow}: the UDP {who} {what}: " + (why[-1] if why else f"status {status}")
     )

@@ -17,6 +17,7 @@ from slowstart.loading.scenario import load
 from slowstart.paths import scenario_path
 from slowstart.reproductions.experiment import runnable
 from slowstart.reproductions.reproduce import EXPERIMENTS
+from slowstart.running.result import RunKind
 from slowstart.units import parse_buffer
 
 # Scenarios for `slowstart real` (real-*) and swarms ([swarm], no [[flow]]) are left out: the
@@ -60,9 +61,11 @@ def scenario(path: Path) -> dict[str, Any] | None:
     """One scenario for the page, or None if the page does not draw it."""
     text = path.read_text("utf-8")
     raw = tomllib.loads(text)
-    if path.stem.startswith(_LEFT_OUT) or "swarm" in raw:
+    if path.stem.startswith(_LEFT_OUT):
         return None
     config = load(path)
+    if RunKind.of(config) is RunKind.SWARM:  # the browser's engine runs flows
+        return None
     return {
         "name": path.stem,
         "description": raw.get("description", ""),

@@ -37,17 +37,16 @@ from slowstart.reproductions.reproduce import (
     run_experiment,
     tally,
 )
-from slowstart.reproductions.swarm import (
+from slowstart.reproductions.swarm import stored_studies
+from slowstart.reproductions.swarm_figures import write_outputs
+from slowstart.reproductions.swarm_findings import (
     FINDING_COLUMNS,
     FINDING_NOTES,
-    SOURCE,
-    TITLE,
     describe,
     findings,
-    stored_studies,
-    write_outputs,
 )
-from slowstart.reproductions.swarm import tally as swarm_tally
+from slowstart.reproductions.swarm_findings import tally as swarm_tally
+from slowstart.reproductions.swarm_study import SOURCE, TITLE
 from slowstart.running.store import Store, engine_version, run_key
 from slowstart.running.sweeps import aggregate, default_metric
 from slowstart.units import ScenarioError, split_quantity

@@ -27,7 +27,7 @@ from slowstart.paths import scenario_path
 from slowstart.reproductions.experiment import Row
 from slowstart.running.api import Result, run_config
 from slowstart.running.measures import delivered_between
-from slowstart.units import parse_time
+from slowstart.units import ScenarioError, parse_time
 
 if TYPE_CHECKING:
     from slowstart.reproductions.experiment import Experiment, Row
@@ -55,7 +55,7 @@ def scenario(marking: str = "step", timescale: float = 1.0) -> dict[str, Any]:
     port, every time multiplied by `timescale`."""
     raw = copy.deepcopy(read_scenario(scenario_path(SCENARIO)))
     if marking not in MARKINGS:
-        raise ValueError(f"marking: expected one of {', '.join(MARKINGS)}, got {marking!r}")
+        raise ScenarioError(f"marking: expected one of {', '.join(MARKINGS)}, got {marking!r}")
     if marking == "ns3-red":
         for link in raw["link"]:
             for key in ("queue", "reverse_queue"):

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from slowstart import lazy
 from slowstart.paths import REPO
 from slowstart.plot import heat_colours
-from slowstart.reproductions.experiment import runnable
+from slowstart.reproductions.experiment import Variant, runnable
 from slowstart.running.api import Result
 
 if TYPE_CHECKING:
@@ -70,6 +70,21 @@ LINKS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
         ("ATT-LTE-driving-2016.down", "ATT-LTE-driving-2016.up"),
     ),
 )
+
+
+def variants() -> tuple[Variant, ...]:
+    """The experiment's variants: every algorithm over every link, an LTE link's skipped with
+    a reason where its trace files are absent (`missing_traces`)."""
+    return tuple(
+        Variant(
+            f"{algo} | {link}",
+            (f'flow.0.cc="{cc}"', *overrides),
+            None,
+            unavailable=(lambda files=files: missing_traces(files)) if files else None,
+        )
+        for algo, cc in ALGORITHMS
+        for link, overrides, files in LINKS
+    )
 
 
 def missing_traces(files: tuple[str, ...]) -> str | None:

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import os
 import textwrap
+import tomllib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +47,13 @@ from slowstart.reproductions.l4s_figures import (
     rtt_rise_ms,
 )
 from slowstart.reproductions.ledbat_figures import LEDBAT_HOLD_S, LEDBAT_SETTLED_S, ledbat_figures
-from slowstart.reproductions.links_study import ALGORITHMS as LINK_ALGORITHMS
-from slowstart.reproductions.links_study import LINKS, links_figures, missing_traces
+from slowstart.reproductions.links_study import links_figures, missing_traces
+from slowstart.reproductions.links_study import variants as links_variants
 from slowstart.reproductions.net100_cross import run_blast, run_parallel
 from slowstart.running.api import Result, run_config
+from slowstart.running.batches import open_store
 from slowstart.running.measures import (
+    Measure,
     acked_until_resume_bdp,
     cwnd_after_recovery_bdp,
     facts_table,
@@ -59,20 +63,6 @@ from slowstart.running.measures import (
 )
 from slowstart.running.plan import first_object
 from slowstart.running.store import Record, Store, run_key, traces_of
-from slowstart.running.sweeps import open_store
-
-NO_DELACK, DELACK = "flow.0.delayed_ack=false", "flow.0.delayed_ack=true"
-HSTCP31 = ('flow.0.cc="hstcp:low_window=31"',)
-HSTCP38 = ('flow.0.cc="hstcp:low_window=38"',)
-TUNED_AIMD = ('flow.0.cc="aimd:a=15,b=0.3"',)
-HYSTART = 'flow.0.cc="cubic:slow_start=hystart"'
-# Linux 2.4 advertises 3/4 of the receive buffer (tcp_adv_win_scale = 2): a buffer sized for
-# 2000 segments opens a window of 1500.
-LINUX24_WINDOW = "flow.0.max_window=1500seg"
-# picoquic's 3 Mbps return path (satellite_basic_test): picoquic asks for an ACK every 10
-# packets when the RTT is above 100 ms and the rate above 16 Mbps (picoquic_compute_ack_gap);
-# every 10th full segment is about 1 Mbps of ACKs at 250 Mbps.
-THIN = ('path.reverse_rate="3Mbps"', "flow.0.ack_every=10")
 
 
 def facts_figures(exp: Experiment, results: list[Result], out: Path) -> list[Path]:
@@ -87,484 +77,121 @@ def facts_figures(exp: Experiment, results: list[Result], out: Path) -> list[Pat
     return written
 
 
-EXPERIMENTS: dict[str, Experiment] = {
-    e.name: e
-    for e in [
-        Experiment(
-            name="floyd",
-            title="Floyd's early loss: seconds from an early slow-start loss to the window cap",
-            source="net100, Floyd's TCP slow-start and AIMD mods (ns-2, 500 Mbps, 80 ms, 3500 seg)",
-            scenario="lfn-early-loss",
-            metric="time_to_window_cap_s",
-            unit="s",
-            tolerance=0.10,
-            common=("flow.0.abc=false",),
-            variants=(
-                Variant("standard TCP", ("flow.0.delayed_ack=false",), 284),
-                Variant("standard TCP (del ACK)", ("flow.0.delayed_ack=true",), 577),
-                Variant(
-                    "standard TCP, jumbo frames",
-                    ("flow.0.delayed_ack=false", "flow.0.mss=8960"),
-                    47,
-                ),
-                Variant(
-                    "standard TCP (del ACK), jumbo frames",
-                    ("flow.0.delayed_ack=true", "flow.0.mss=8960"),
-                    91,
-                ),
-            ),
-        ),
-        Experiment(
-            name="bittorrent",
-            title="A new seeding uTP connection: when the seed leaves slow start",
-            source="libtorrent blog, slow start (BitTorrent request slow start, libtorrent 1.0.6)",
-            scenario="bittorrent-request-slowstart",
-            metric="slow_start_exit_s",
-            unit="s",
-            tolerance=0.25,
-            common=(),
-            variants=(
-                Variant(
-                    "request queue by rate only (before 1.0.6)",
-                    ("app.0.app_slow_start=false",),
-                    3.2,
-                ),
-                Variant(
-                    "request slow start (1.0.6)", ("app.0.app_slow_start=true",), 1.0, bound="<"
-                ),
-            ),
-            figures=request_ramp_figures,
-        ),
-        Experiment(
-            name="web-initcwnd",
-            title="A 17 kB page on a new connection, 10 Mbps, 50 ms RTT",
-            source="Habets 2011, Optimizing TCP slow start (initcwnd/initrwnd)",
-            scenario="web-initcwnd",
-            metric="apps.0.objects.0 (first object of the web flow)",
-            unit="",
-            tolerance=0.25,
-            common=(),
-            variants=(
-                Variant(
-                    "defaults of the time (initcwnd 3, initrwnd 4): first to last byte",
-                    (),
-                    0.170,
-                    metric="apps.0.objects.0.first_to_last_s",
-                    unit=" s",
-                ),
-                Variant(
-                    "defaults of the time: stalls (published 4-6)",
-                    (),
-                    5,
-                    metric="apps.0.objects.0.stalls",
-                ),
-                Variant(
-                    "initcwnd 20, initrwnd 20: round trips in all",
-                    ("flow.0.initcwnd=20", "flow.0.initrwnd=20"),
-                    2,
-                    metric=lambda s: (first_object(s) or {}).get("round_trips"),
-                ),
-                Variant(
-                    "initcwnd 20, initrwnd 20: first to last byte (single-digit ms)",
-                    ("flow.0.initcwnd=20", "flow.0.initrwnd=20"),
-                    0.0099,
-                    metric="apps.0.objects.0.first_to_last_s",
-                    bound="<",
-                    unit=" s",
-                ),
-            ),
-            figures=window_grid_figures,
-        ),
-        Experiment(
-            name="floyd-aimd",
-            title="Floyd's early loss: Floyd AIMD (HighSpeed) and tuned AIMD, back to the cap",
-            source="net100, Floyd's TCP slow-start and AIMD mods (ns-2, 500 Mbps, 80 ms, 3500 seg)",
-            scenario="lfn-early-loss",
-            metric="time_to_window_cap_s",
-            unit="s",
-            tolerance=0.15,
-            common=("flow.0.abc=false", "duration=100s"),
-            variants=(
-                Variant("Floyd AIMD (ns-2 low_window 31)", (*HSTCP31, NO_DELACK), 35),
-                Variant("Floyd AIMD (ns-2 low_window 31, del ACK)", (*HSTCP31, DELACK), 71),
-                Variant("Floyd AIMD (RFC 3649 low_window 38)", (*HSTCP38, NO_DELACK), 35),
-                Variant("Floyd AIMD (RFC 3649 low_window 38, del ACK)", (*HSTCP38, DELACK), 71),
-                Variant("tuned AIMD (0.3, 15)", (*TUNED_AIMD, NO_DELACK), 19),
-                Variant("tuned AIMD (0.3, 15) (del ACK)", (*TUNED_AIMD, DELACK), 38),
-            ),
-        ),
-        Experiment(
-            name="lss",
-            title="Limited Slow-Start against a slow-start loss burst (10 s, 2000-seg window)",
-            source="net100, Floyd's slow-start and AIMD mods (PSC to LBL, 75 ms, no delayed ACK)",
-            scenario="net100-lss",
-            metric="goodput over the 10 s run",
-            unit=" Mbps",
-            tolerance=0.15,
-            common=(),
-            variants=(
-                Variant("standard slow start (reno)", ('flow.0.cc="reno"',), 98, goodput_mbps),
-                Variant("LSS max_ssthresh 100 (lss)", ('flow.0.cc="lss"',), 192, goodput_mbps),
-                Variant(
-                    "LSS max_ssthresh 200 (lss)",
-                    ('flow.0.cc="lss:max_ssthresh=200"',),
-                    204,
-                    goodput_mbps,
-                ),
-                Variant(
-                    "LSS 100, 1500-seg window (Linux 2.4 keeps 1/4 of the buffer)",
-                    ('flow.0.cc="lss"', LINUX24_WINDOW),
-                    192,
-                    goodput_mbps,
-                ),
-                Variant(
-                    "LSS 200, 1500-seg window (Linux 2.4 keeps 1/4 of the buffer)",
-                    ('flow.0.cc="lss:max_ssthresh=200"', LINUX24_WINDOW),
-                    204,
-                    goodput_mbps,
-                ),
-            ),
-        ),
-        Experiment(
-            name="atou",
-            title="Limited Slow-Start stretches slow start: 87 ms, 1000-segment window, over UDP",
-            source="net100, Floyd's slow-start mods in atou, their TCP over UDP (ORNL-NERSC)",
-            scenario="net100-atou",
-            metric="seconds to the 1000-segment window; stretch = LSS less standard",
-            unit=" s",
-            tolerance=0.25,
-            common=(),
-            variants=(
-                Variant("standard slow start (reno)", ('flow.0.cc="reno"',), None),
-                Variant("LSS max_ssthresh 100 (lss)", ('flow.0.cc="lss:max_ssthresh=100"',), None),
-            ),
-            runner=lambda exp, out, progress: run_atou(exp, out, progress),
-        ),
-        Experiment(
-            name="blast",
-            title="Recovery after a 0.5 s UDP blast: standard, HighSpeed and Scalable TCP alone",
-            source="net100, Floyd's slow-start and AIMD mods (Kelly's Scalable TCP, "
-            "California-CERN)",
-            scenario="net100-blast",
-            metric="seconds from the blast (3 s) until cwnd is back at the 1000-segment window",
-            unit=" s",
-            tolerance=0.0,
-            common=(),
-            variants=(
-                Variant("standard TCP (reno)", ('flow.0.cc="reno"',), None),
-                Variant("Floyd's HighSpeed TCP (hstcp)", ('flow.0.cc="hstcp"',), None),
-                Variant("Kelly's Scalable TCP (scalable)", ('flow.0.cc="scalable"',), None),
-            ),
-            runner=lambda exp, out, progress: run_blast(exp, out, progress),
-        ),
-        Experiment(
-            name="parallel",
-            title="4 parallel Reno streams vs one AIMD (0.125, 4) stream, without and with LSS",
-            source="net100, Floyd's slow-start and AIMD mods (ORNL-CERN, WAD-tuned AIMD)",
-            scenario="net100-parallel",
-            metric="goodput over the 10 s run (all streams added)",
-            unit=" Mbps",
-            tolerance=0.25,
-            common=(),
-            variants=(
-                Variant("4 parallel standard streams (reno), aggregate", (), 82),
-                Variant("one stream, AIMD (0.125, 4)", ('flow.0.cc="aimd:a=4,b=0.125"',), 38),
-                Variant(
-                    "one stream, AIMD (0.125, 4), Limited Slow-Start",
-                    ('flow.0.cc="aimd:a=4,b=0.125,slow_start=lss"',),
-                    29,
-                ),
-            ),
-            runner=lambda exp, out, progress: run_parallel(exp, out, progress),
-        ),
-        Experiment(
-            name="vegas-gamma",
-            title="Vegas leaving slow start at gamma vs handing over to Limited Slow-Start",
-            source="net100, Floyd's slow-start and AIMD mods (atou Vegas, PSC-ORNL, OC-12, 77 ms)",
-            scenario="net100-vegas-gamma",
-            metric="goodput over the 10 s run",
-            unit=" Mbps",
-            tolerance=0.25,
-            common=(),
-            variants=(
-                Variant(
-                    "Vegas (alpha 1, beta 3, gamma 1)",
-                    ('flow.0.cc="vegas:alpha=1,beta=3,gamma=1,round_rtt=mean"',),
-                    36,
-                    goodput_mbps,
-                ),
-                Variant(
-                    "Vegas, LSS at gamma (vegas-lss)",
-                    ('flow.0.cc="vegas-lss:alpha=1,beta=3,gamma=1,round_rtt=mean"',),
-                    232,
-                    goodput_mbps,
-                ),
-            ),
-        ),
-        Experiment(
-            name="satellite",
-            title="100 MB over 250 Mbps, 600 ms: completion time by slow-start rule",
-            source="picoquic blog, Faster slow start for satellite links? (Huitema 2020)",
-            # picoquic's own test link: no queue limit, flow control not binding, paced.
-            scenario="satellite-picoquic-test",
-            metric="completion_s",
-            unit="s",
-            tolerance=0.25,
-            # picoquic paces everything it sends (QUIC), so every variant is paced here.
-            common=(
-                "flow.0.pacing=true",
-                "trace.flow_interval=10ms",
-                "trace.queue_interval=10ms",
-            ),
-            variants=(
-                Variant("standard slow start (reno)", ('flow.0.cc="reno"',), None),
-                Variant("cubic, HyStart", (HYSTART,), 8.9),
-                Variant("cubic, HyStart++", ('flow.0.cc="cubic:slow_start=hystart++"',), None),
-                Variant("cubic, SEARCH", ('flow.0.cc="cubic:slow_start=search"',), None),
-                Variant(
-                    "hystart-pb (peak-bandwidth start)",
-                    ('flow.0.cc="hystart-pb"',),
-                    5.2,
-                    requires=("hystart-pb",),
-                ),
-                Variant(
-                    "hystart-pb, initial window not scaled by RTT",
-                    ('flow.0.cc="hystart-pb:long_rtt_initcwnd=false"',),
-                    None,
-                    requires=("hystart-pb",),
-                ),
-                Variant("bbr", ('flow.0.cc="bbr"',), None, requires=("bbr",)),
-                Variant("reno, 3 Mbps return, ACK every 10", ('flow.0.cc="reno"', *THIN), None),
-                Variant("cubic, HyStart, 3 Mbps return, ACK every 10", (HYSTART, *THIN), 8.9),
-                Variant(
-                    "hystart-pb, 3 Mbps return, ACK every 10",
-                    ('flow.0.cc="hystart-pb"', *THIN),
-                    5.2,
-                    requires=("hystart-pb",),
-                ),
-                Variant(
-                    "bbr, 3 Mbps return, ACK every 10",
-                    ('flow.0.cc="bbr"', *THIN),
-                    None,
-                    requires=("bbr",),
-                ),
-                # A router with a 1-BDP buffer and a Linux-like receiver (scenarios/satellite.toml).
-                *(
-                    Variant(
-                        f"{label}, 1-BDP buffer, Linux receive window",
-                        (cc,),
-                        None,
-                        scenario="satellite",
-                        requires=requires,
-                    )
-                    for label, cc, requires in (
-                        ("cubic, HyStart", HYSTART, ()),
-                        ("cubic, HyStart++", 'flow.0.cc="cubic:slow_start=hystart++"', ()),
-                        ("cubic, SEARCH", 'flow.0.cc="cubic:slow_start=search"', ()),
-                        ("hystart-pb", 'flow.0.cc="hystart-pb"', ("hystart-pb",)),
-                        ("bbr", 'flow.0.cc="bbr"', ("bbr",)),
-                    )
-                ),
-            ),
-            figures=lambda exp, results, out: facts_figures(exp, results, out),
-        ),
-        Experiment(
-            name="careful-resume",
-            title="100 MB over 250/3 Mbps, 600 ms: Careful Resume from a saved BDP vs unseeded",
-            source="picoquic satellite_cubic_test and satellite_cubic_seeded_test (pass "
-            "thresholds); RFC 9959",
-            scenario="careful-resume",
-            metric="completion_s",
-            unit="s",
-            tolerance=0.0,
-            common=(),
-            variants=(
-                Variant(
-                    "unseeded picoquic CUBIC start (hystart-pb)",
-                    ('flow.0.cc="hystart-pb"',),
-                    6.5,
-                    bound="<",
-                ),
-                Variant(
-                    "careful resume, jump to the whole saved BDP (picoquic's seed)",
-                    ('flow.0.cc.jump="full"',),
-                    5.0,
-                    bound="<",
-                ),
-                Variant("careful resume, jump to half the saved BDP (RFC 9959)", (), None),
-                Variant("unseeded reno", ('flow.0.cc="reno"',), None),
-                Variant(
-                    "careful resume around reno, half",
-                    ('flow.0.cc="careful-resume:saved_cwnd=12842,saved_rtt_ms=600"',),
-                    None,
-                ),
-            ),
-        ),
-        Experiment(
-            name="rapid-start",
-            title="Rapid Start's first loss: acknowledged before resuming, cwnd after recovery",
-            source="draft-kazuho-ccwg-rapid-start-02, Appendix A model (W = 3 full BDP, 2/3 lost)",
-            scenario="rapid-start",
-            metric="full BDPs (path BDP + queue)",
-            unit=" BDP",
-            tolerance=0.25,
-            common=(),
-            variants=tuple(
-                Variant(f"{label}: {what}", (cc,), published, measure=measure)
-                for label, cc, beta in (
-                    ("Reno base", 'flow.0.cc="rapid-start"', 0.5),
-                    ("CUBIC base", 'flow.0.cc="rapid-start:base=cubic"', 0.7),
-                    (
-                        "Reno base, TCP recovery period",
-                        'flow.0.cc="rapid-start:recovery_period=tcp"',
-                        0.5,
-                    ),
-                )
-                for what, published, measure in (
-                    ("acknowledged before sending resumes", 1 - beta, acked_until_resume_bdp),
-                    ("cwnd after the recovery", beta, cwnd_after_recovery_bdp),
-                )
-            )
-            + (
-                Variant(
-                    "standard slow start (reno): cwnd after the recovery",
-                    ('flow.0.cc="reno"',),
-                    None,
-                    measure=cwnd_after_recovery_bdp,
-                ),
-            ),
-        ),
-        Experiment(
-            name="links",
-            title="Every slow start behind drop-tail (1 and 10 BDP), CoDel and recorded LTE links",
-            source="issue 13 (no publication); LTE traces: Winstein et al., NSDI 2013",
-            scenario="slow-start-links",
-            metric="time_to_full_bw_s",
-            unit="s",
-            tolerance=0.0,
-            common=(),
-            variants=tuple(
-                Variant(
-                    f"{algo} | {link}",
-                    (f'flow.0.cc="{cc}"', *overrides),
-                    None,
-                    unavailable=(lambda files=files: missing_traces(files)) if files else None,
-                )
-                for algo, cc in LINK_ALGORITHMS
-                for link, overrides, files in LINKS
-            ),
-            figures=links_figures,
-        ),
-        Experiment(
-            name="ledbat",
-            title="LEDBAT alone holds the queue at its 100 ms target; beside Reno it yields",
-            source="RFC 6817 (TARGET 100 ms; yields to TCP); uTP: BEP 29, libtorrent",
-            scenario="ledbat-alone",
-            metric="queuing delay settled (s) / LEDBAT's share beside Reno",
-            unit="",
-            tolerance=0.20,
-            common=(),
-            variants=(
-                *(
-                    Variant(
-                        f"{cc} alone: bottleneck queuing delay after 30 s",
-                        (f'flow.0.cc="{cc}"',),
-                        0.100,
-                        unit=" s",
-                        measure=settled_queue_delay(LEDBAT_SETTLED_S),
-                    )
-                    for cc in ("ledbat", "utp")
-                ),
-                *(
-                    Variant(
-                        f"{cc} vs reno: {cc}'s share, 30 s after Reno's slow start",
-                        (f'flow.0.cc="{cc}"',),
-                        0.20,
-                        bound="<",
-                        measure=share_once_avoiding(0, 1, LEDBAT_HOLD_S),
-                        scenario="ledbat-vs-reno",
-                    )
-                    for cc in ("ledbat", "utp")
-                ),
-            ),
-            figures=ledbat_figures,
-        ),
-        Experiment(
-            name="dctcp",
-            title="DCTCP across two bottlenecks: 40 senders, 10 and 1 Gbps, rates from 4 s to 5 s",
-            source="Alizadeh et al., DCTCP, SIGCOMM 2010, Fig. 17, in ns-3's "
-            "examples/tcp/dctcp-example.cc setup (its comment gives ns-3's own results)",
-            scenario="dctcp-fig17",
-            metric="mean rate per sender of a group, Jain's index, mean queueing delay",
-            unit=" Mbps",
-            tolerance=0.10,
-            common=(),
-            variants=tuple(
-                Variant(label, (), published, bound=bound, unit=unit)
-                for label, published, bound, unit in (
-                    ("step at K (paper): S1 senders, mean rate", 46, "=", None),
-                    ("step at K (paper): S3 senders, mean rate", 54, "=", None),
-                    ("step at K (paper): S2 senders, mean rate", 475, "=", None),
-                    ("step at K (paper): Jain's index, lowest group", 0.99, ">", ""),
-                    ("step at K: T2 -> R1 queueing delay", None, "=", " ms"),
-                    ("step at K: T1 -> T2 queueing delay", None, "=", " ms"),
-                    ("ns-3's RED: S1 senders, mean rate", 23, "=", None),
-                    ("ns-3's RED: S3 senders, mean rate", 74, "=", None),
-                    ("ns-3's RED: S2 senders, mean rate", 471, "=", None),
-                    ("ns-3's RED: Jain's index, lowest group", 0.99, ">", ""),
-                    ("ns-3's RED: T2 -> R1 queueing delay", 1.0, "=", " ms"),
-                    ("ns-3's RED: T1 -> T2 queueing delay", 0.2, "=", " ms"),
-                )
-            ),
-            runner=lambda exp, out, progress: run_fig17(exp, out, progress),
-        ),
-        Experiment(
-            name="prague",
-            title="Four 1 MB responses over 10 Mbps, 20 ms: Prague with a CE step at 5 ms, "
-            "Reno on drop-tail",
-            source="picoquic PR #1378 (picoquictest/l4s_test.c: l4s_prague, l4s_reno)",
-            scenario="prague-l4s",
-            metric="losses, the RTT's rise above its minimum, time to the last byte",
-            unit="",
-            tolerance=0.25,
-            common=(),
-            variants=tuple(
-                Variant(f"{label}: {what}", overrides, published, metric, unit=unit, measure=m)
-                for label, overrides, published_by_what in (
-                    ("prague, CE step at 5 ms", (), (5, 6, 3.7)),
-                    (
-                        "reno, drop-tail",
-                        ('flow.0.cc="reno"', 'path.queue="droptail"'),
-                        (35, 25, 4.0),
-                    ),
-                )
-                for (what, metric, unit, m), published in zip(
-                    (
-                        ("losses (retransmissions)", "flows.0.retransmits", "", None),
-                        ("RTT peak above the minimum", None, " ms", rtt_rise_ms),
-                        ("the four responses complete", "flows.0.completion_s", " s", None),
-                    ),
-                    published_by_what,
-                    strict=True,
-                )
-            )
-            + tuple(
-                Variant(
-                    f"{label}: RTT peak above the minimum, responses 2-4",
-                    overrides,
-                    None,
-                    unit=" ms",
-                    measure=rtt_rise_after_first_response_ms,
-                )
-                for label, overrides in (
-                    ("prague, CE step at 5 ms", ()),
-                    ("reno, drop-tail", ('flow.0.cc="reno"', 'path.queue="droptail"')),
-                )
-            ),
-            figures=l4s_figures,
-        ),
-    ]
+# The functions a data file names (data/*.toml): an experiment's own figures, a runner of its
+# variants, a variant's measure of the whole run, a metric computed from the summary.
+FIGURES: dict[str, Callable[[Experiment, list[Result], Path], list[Path]]] = {
+    "facts": facts_figures,
+    "request-ramp": request_ramp_figures,
+    "window-grid": window_grid_figures,
+    "links": links_figures,
+    "ledbat": ledbat_figures,
+    "l4s": l4s_figures,
 }
+RUNNERS: dict[str, Callable[..., tuple[list[Row], list[Path]]]] = {
+    "atou": run_atou,
+    "blast": run_blast,
+    "parallel": run_parallel,
+    "dctcp-fig17": run_fig17,
+}
+MEASURES: dict[str, Measure] = {
+    "acked-until-resume-bdp": acked_until_resume_bdp,
+    "cwnd-after-recovery-bdp": cwnd_after_recovery_bdp,
+    "rtt-rise-ms": rtt_rise_ms,
+    "rtt-rise-after-first-response-ms": rtt_rise_after_first_response_ms,
+    "queue-delay-settled": settled_queue_delay(LEDBAT_SETTLED_S),
+    "share-once-reno-avoids": share_once_avoiding(0, 1, LEDBAT_HOLD_S),
+}
+METRICS: dict[str, Callable[[dict[str, Any]], float | None]] = {
+    "goodput-mbps": goodput_mbps,
+    "first-object-round-trips": lambda s: (first_object(s) or {}).get("round_trips"),
+}
+# Variants made in code, for an experiment whose variants are a grid of settings.
+VARIANTS: dict[str, Callable[[], tuple[Variant, ...]]] = {"links-study": links_variants}
+
+EXPERIMENT_KEYS = {"position", "title", "source", "scenario", "metric", "unit", "tolerance"}
+EXPERIMENT_KEYS |= {"common", "flow", "figures", "runner", "variant", "variants"}
+VARIANT_KEYS = {"label", "overrides", "published", "metric", "bound", "unit", "measure"}
+VARIANT_KEYS |= {"scenario", "requires", "traces"}
+
+
+def _named(table: dict[str, Any], name: str, where: str) -> Any:
+    if name not in table:
+        raise ValueError(f"{where}: expected one of {', '.join(table)}, got {name!r}")
+    return table[name]
+
+
+def _variant(data: dict[str, Any], where: str) -> Variant:
+    unknown = set(data) - VARIANT_KEYS
+    if unknown:
+        raise ValueError(
+            f"{where}: unknown keys {sorted(unknown)} (accepted: {sorted(VARIANT_KEYS)})"
+        )
+    metric = data.get("metric")
+    if isinstance(metric, dict):
+        metric = _named(METRICS, metric["function"], f"{where}.metric.function")
+    traces = tuple(data.get("traces", ()))
+    return Variant(
+        label=data["label"],
+        overrides=tuple(data["overrides"]),
+        published=data.get("published"),
+        metric=metric,
+        bound=data.get("bound", "="),
+        unit=data.get("unit"),
+        measure=None
+        if "measure" not in data
+        else _named(MEASURES, data["measure"], f"{where}.measure"),
+        scenario=data.get("scenario"),
+        requires=tuple(data.get("requires", ())),
+        unavailable=(lambda: missing_traces(traces)) if traces else None,
+    )
+
+
+def experiment_of(name: str, data: dict[str, Any]) -> Experiment:
+    """An experiment from its data file's table (`name`: the file's stem)."""
+    where = f"reproductions/data/{name}.toml"
+    unknown = set(data) - EXPERIMENT_KEYS
+    if unknown:
+        raise ValueError(
+            f"{where}: unknown keys {sorted(unknown)} (accepted: {sorted(EXPERIMENT_KEYS)})"
+        )
+    if "variants" in data:
+        variants = _named(VARIANTS, data["variants"], f"{where}: variants")()
+    else:
+        variants = tuple(
+            _variant(v, f"{where}: variant {i}") for i, v in enumerate(data.get("variant", []))
+        )
+    return Experiment(
+        name=name,
+        title=data["title"],
+        source=data["source"],
+        scenario=data["scenario"],
+        metric=data["metric"],
+        unit=data["unit"],
+        tolerance=data["tolerance"],
+        common=tuple(data.get("common", ())),
+        variants=variants,
+        flow=data.get("flow", 0),
+        figures=None
+        if "figures" not in data
+        else _named(FIGURES, data["figures"], f"{where}: figures"),
+        runner=None
+        if "runner" not in data
+        else _named(RUNNERS, data["runner"], f"{where}: runner"),
+    )
+
+
+def load_experiments() -> dict[str, Experiment]:
+    """Every experiment of data/*.toml, shipped with the package (importlib.resources), by
+    name (the file's stem), in the order of their `position`."""
+    found = []
+    for entry in resources.files("slowstart.reproductions").joinpath("data").iterdir():
+        if entry.name.endswith(".toml"):
+            data = tomllib.loads(entry.read_text(encoding="utf-8"))
+            found.append((data.get("position", 0), entry.name.removesuffix(".toml"), data))
+    return {name: experiment_of(name, data) for _, name, data in sorted(found)}
+
+
+EXPERIMENTS: dict[str, Experiment] = load_experiments()
 
 
 # Studies of many runs with statistics and figures of their own, run only when named (they

@@ -44,7 +44,7 @@ from slowstart import lazy
 from slowstart.loading import guests
 from slowstart.paths import output_file
 from slowstart.running import api
-from slowstart.running.api import Result, _Pending, arrow_table, frame
+from slowstart.running.api import RESULTS, Result, RunKind, _Pending, arrow_table, frame
 from slowstart.units import ScenarioError
 from slowstart.version import __version__
 
@@ -383,7 +383,8 @@ class Store:
                 return None  # a trace went missing: run it again
             frames[name] = pd.read_parquet(path) if path is not None else pd.DataFrame()
         phases = list(frames["flows"]["phase"].cat.categories) if "phase" in frames["flows"] else []
-        return Result(config, summary, frames["flows"], frames["queues"], phases, frames["apps"])
+        kind = RESULTS[RunKind.of(config)]
+        return kind(config, summary, frames["flows"], frames["queues"], phases, frames["apps"])
 
     @_reads
     def find(self, prefix: str) -> str:

@@ -17,13 +17,12 @@ from slowstart import lazy
 from slowstart.loading.defaults import spellings
 from slowstart.loading.scenario import core_algorithms
 from slowstart.paths import output_folder
+from slowstart.running.result import Result, RunKind, _Pending
 from slowstart.tables import fmt_bytes, table
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-
-    from slowstart.running.api import Result
 
 mpl_figure = lazy.module("matplotlib.figure")
 np = lazy.module("numpy")
@@ -62,10 +61,6 @@ PEER_COLUMNS = (
 
 
 # --- one run ----------------------------------------------------------------------------------
-
-
-def is_swarm(summary: dict[str, Any]) -> bool:
-    return "swarm" in summary and "peers" in summary
 
 
 def peers_frame(summary: dict[str, Any]) -> pd.DataFrame:
@@ -285,23 +280,51 @@ def format_uplinks(summary: dict[str, Any], queues: pd.DataFrame | None) -> str:
     return "\n".join(parts)
 
 
-def save_run(result: Result, out_dir: str | os.PathLike[str]) -> list[Path]:
-    """A swarm run's files: summary.json, queues.parquet, peers.parquet and swarm.png; a real
-    swarm's also connections.parquet, its peers' per-connection samples."""
+class SwarmResult(Result):
+    """A swarm's run: `summary["peers"]` one row per peer, `queues` the uplinks' series;
+    `connections`, a real swarm's per-connection samples (real/swarm.py), None otherwise."""
 
-    out = output_folder(out_dir, "out_dir")
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [out / n for n in ("summary.json", "queues.parquet", "peers.parquet", "swarm.png")]
-    paths[0].write_text(json.dumps(result.summary, indent=2) + "\n", encoding="utf-8")
-    result.queues.to_parquet(paths[1], index=False)
-    peers_frame(result.summary).to_parquet(paths[2], index=False)
-    ms = packet_ms(result.config["swarm"]) if "swarm" in result.config else None
-    plot_run(result.summary, result.queues, ms_per_packet=ms).savefig(paths[3], dpi=120)
-    connections = getattr(result, "requests", None)  # a real swarm's (real/swarm.py)
-    if connections is not None:
-        paths.append(out / "connections.parquet")
-        connections.to_parquet(paths[-1], index=False)
-    return paths
+    kind = RunKind.SWARM
+
+    def __init__(
+        self,
+        config: dict[str, Any],
+        summary: dict[str, Any],
+        flows: pd.DataFrame | _Pending,
+        queues: pd.DataFrame | _Pending,
+        phase_names: list[str] | None = None,
+        apps: pd.DataFrame | _Pending | None = None,
+        connections: pd.DataFrame | None = None,
+    ) -> None:
+        super().__init__(config, summary, flows, queues, phase_names, apps)
+        self.connections = connections
+
+    def _what(self) -> str:
+        sw = self.summary["swarm"]
+        return f"{sw['peers_joined']} peers, {sw['completions']} completed"
+
+    def text(self) -> str:
+        return format_swarm(self.summary, self.queues)
+
+    def plot(self, title: str | None = None) -> Figure:
+        """Completion time against rank and the uplink queues (plot_run)."""
+        ms = packet_ms(self.config["swarm"])
+        return plot_run(self.summary, self.queues, ms_per_packet=ms)
+
+    def save(self, out_dir: str | os.PathLike[str]) -> list[Path]:
+        """A swarm run's files: summary.json, queues.parquet, peers.parquet and swarm.png; a
+        real swarm's also connections.parquet, its peers' per-connection samples."""
+        out = output_folder(out_dir, "out_dir")
+        out.mkdir(parents=True, exist_ok=True)
+        paths = [out / n for n in ("summary.json", "queues.parquet", "peers.parquet", "swarm.png")]
+        paths[0].write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
+        self.queues.to_parquet(paths[1], index=False)
+        peers_frame(self.summary).to_parquet(paths[2], index=False)
+        self.plot().savefig(paths[3], dpi=120)
+        if self.connections is not None:
+            paths.append(out / "connections.parquet")
+            self.connections.to_parquet(paths[-1], index=False)
+        return paths
 
 
 # --- figures ----------------------------------------------------------------------------------

@@ -54,7 +54,9 @@ use slowstart_transport::sender::SenderStats;
 use slowstart_transport::{Connection, Fired, Received, TimerKind};
 
 use crate::engine::{Application, CalendarQueue, Engine, Event, Queue};
-use crate::summary::{seconds, PeerSummary, RunOutput, Summary, SwarmSummary, TransportTotals};
+use crate::summary::{
+    seconds, PeerSummary, RunKind, RunOutput, Summary, SwarmSummary, TransportTotals,
+};
 use crate::swarm::choker::{self, Candidate};
 use crate::swarm::pieces::{Bitfield, BlockState, Layout, Pieces, WHOLE_PIECES_MAX_BYTES};
 use crate::SimError;
@@ -1531,8 +1533,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 links: self.channels.iter().map(LinkSummary::of).collect(),
                 apps: vec![],
                 cross: vec![],
-                peers,
-                swarm: Some(swarm),
+                kind: RunKind::Swarm { peers, swarm },
                 interrupted: self.engine.interrupted,
                 fault: self.engine.fault,
             },
