@@ -23,7 +23,7 @@ from slowstart.reports.score import Cell, Scorecard, format_text, score
 from slowstart.reports.score_suite import load_suite
 from slowstart.reproductions import reproduce
 from slowstart.running import notices, sweeps
-from slowstart.running.store import run_key
+from slowstart.running.records import run_key
 from slowstart.units import ScenarioError
 
 SMALL = {

@@ -17,7 +17,8 @@ import pytest
 import slowstart
 from conftest import ROOT, cli
 from slowstart.loading.scenario import load
-from slowstart.running.store import SCHEMA_VERSION, Store, StoreError, run_key
+from slowstart.running.records import run_key
+from slowstart.running.store import SCHEMA_VERSION, Store, StoreError
 from slowstart.running.sweeps import sweep
 
 # A few ms of wall time per run.

@@ -47,7 +47,8 @@ from slowstart.reproductions.swarm_findings import (
 )
 from slowstart.reproductions.swarm_findings import tally as swarm_tally
 from slowstart.reproductions.swarm_study import SOURCE, TITLE
-from slowstart.running.store import Store, engine_version, run_key
+from slowstart.running.records import engine_version, run_key
+from slowstart.running.store import Store
 from slowstart.running.sweeps import aggregate, default_metric
 from slowstart.units import ScenarioError, split_quantity
 

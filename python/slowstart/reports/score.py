@@ -59,7 +59,7 @@ from slowstart.reports.score_suite import select as select  # (docs/scorecard.md
 from slowstart.running.api import run_config
 from slowstart.running.batches import check_workers, open_store, run_configs
 from slowstart.running.measures import path_bdp_bytes
-from slowstart.running.store import canonical, engine_version
+from slowstart.running.records import canonical, engine_version
 from slowstart.tables import table
 from slowstart.units import ScenarioError
 

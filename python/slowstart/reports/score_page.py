@@ -28,7 +28,7 @@ from slowstart.reports.score import (
     shown_unit,
 )
 from slowstart.reports.score_metrics import METRICS
-from slowstart.running.store import engine_version
+from slowstart.running.records import engine_version
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -62,7 +62,8 @@ from slowstart.running.measures import (
     share_once_avoiding,
 )
 from slowstart.running.plan import first_object
-from slowstart.running.store import Record, Store, run_key, traces_of
+from slowstart.running.records import Record, run_key, traces_of
+from slowstart.running.store import Store
 
 
 def facts_figures(exp: Experiment, results: list[Result], out: Path) -> list[Path]:

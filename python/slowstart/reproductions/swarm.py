@@ -36,7 +36,7 @@ from slowstart.reproductions.swarm_study import (
 )
 from slowstart.running.api import run_config
 from slowstart.running.batches import check_workers, run_configs
-from slowstart.running.store import canonical, engine_version
+from slowstart.running.records import canonical, engine_version
 from slowstart.running.swarm_results import (
     DISCARD,
     KEEP,

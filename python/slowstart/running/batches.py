@@ -17,7 +17,8 @@ from typing import Any, TypeVar
 from slowstart import lazy, stopping
 from slowstart.loading import guests
 from slowstart.running.api import run_config
-from slowstart.running.store import Failure, Record, Store, canonical, run_key, traces_of
+from slowstart.running.records import Failure, Record, canonical, run_key, traces_of
+from slowstart.running.store import Store
 from slowstart.units import ScenarioError
 
 distributed = lazy.module("distributed")

@@ -27,26 +27,28 @@ from __future__ import annotations
 
 import datetime
 import functools
-import hashlib
-import io
 import json
 import os
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from slowstart import lazy
-from slowstart.loading import guests
 from slowstart.paths import output_file
 from slowstart.running import api
-from slowstart.running.api import RESULTS, Result, RunKind, _Pending, arrow_table, frame
+from slowstart.running.api import RESULTS, Result, RunKind
+from slowstart.running.records import (
+    TRACES,
+    Failure,
+    Record,
+    canonical,
+    engine_version,
+    traces_of,
+)
 from slowstart.units import ScenarioError
-from slowstart.version import __version__
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,7 +67,6 @@ pq = lazy.module("pyarrow.parquet")
 # one is refused with a message naming both.
 SCHEMA_VERSION = 1
 DEFAULT_STORE = "out/results.duckdb"
-TRACES = ("flows", "queues", "apps")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name VARCHAR PRIMARY KEY, value VARCHAR);
@@ -90,88 +91,6 @@ LOCK_RETRY_S = 0.05
 def default_store() -> str:
     """`$SLOWSTART_STORE`, else out/results.duckdb."""
     return os.environ.get("SLOWSTART_STORE") or DEFAULT_STORE
-
-
-@cache
-def engine_version() -> str:
-    """The package version and the first 12 hex digits of the core extension's SHA-256."""
-    digest = hashlib.sha256(Path(_core.__file__).read_bytes()).hexdigest()[:12]
-    return f"{__version__}+core.{digest}"
-
-
-def canonical(config: dict[str, Any]) -> str:
-    """A config as JSON with sorted keys and no spaces: the text its key hashes."""
-    return json.dumps(config, sort_keys=True, separators=(",", ":"))
-
-
-def run_key(config: dict[str, Any], version: str | None = None, text: str | None = None) -> str:
-    """The content hash of a canonical config (its seed included) and the engine version;
-    `text` is `canonical(config)` when the caller has it already."""
-    if guests.guest_names(config):  # a user's controller is keyed by its code
-        text = canonical(guests.keyed_by_code(config))
-    text = canonical(config) if text is None else text
-    data = f"{text}\n{version or engine_version()}".encode()
-    return hashlib.sha256(data).hexdigest()[:32]
-
-
-@dataclass
-class Record:
-    """One completed run, ready to store."""
-
-    key: str
-    config: dict[str, Any] | str  # the config, or its canonical JSON
-    summary: dict[str, Any]
-    source: str = ""
-    point: dict[str, Any] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
-    traces: dict[str, bytes] = field(default_factory=dict)  # table name -> Parquet bytes
-    wall_s: float = 0.0  # the run
-    task_s: float = 0.0  # the worker's whole task: the run and encoding its traces
-
-
-@dataclass
-class Failure:
-    """A run that could not be made (its worker died each time it ran it): kept in the store's
-    `failed` table until a later run of the same key succeeds."""
-
-    key: str
-    config: str  # canonical JSON
-    error: str
-    source: str = ""
-    point: dict[str, Any] = field(default_factory=dict)
-
-
-def parquet_bytes(table: Any) -> bytes:
-    """A trace table (Arrow, or a DataFrame) as Parquet: lz4, dictionaries only for the
-    columns that are already dictionaries (link, phase), statistics only on `t_s` (what a
-    time-range query prunes on). Twice as fast as pyarrow's defaults and 14% smaller on a
-    short run's traces (docs/changelog.md)."""
-    if not isinstance(table, pa.Table):
-        table = pa.Table.from_pandas(table, preserve_index=False)
-    buf = io.BytesIO()
-    pq.write_table(
-        table,
-        buf,
-        compression="lz4",
-        use_dictionary=[f.name for f in table.schema if pa.types.is_dictionary(f.type)],
-        write_statistics=[f.name for f in table.schema if f.name == "t_s"],
-    )
-    return buf.getvalue()
-
-
-def traces_of(result: Result) -> dict[str, bytes]:
-    """A run's non-empty trace tables as Parquet bytes (straight from the core's columns when
-    the table was not read as a DataFrame yet)."""
-    out = {}
-    for name in TRACES:
-        pending = result._frames[name]
-        if isinstance(pending, _Pending) and pending.build is frame:
-            table = arrow_table(*pending.args)
-            if table.num_rows:
-                out[name] = parquet_bytes(table)
-        elif len(df := getattr(result, name)):
-            out[name] = parquet_bytes(df)
-    return out
 
 
 class StoreError(ScenarioError):
