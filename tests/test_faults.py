@@ -544,6 +544,12 @@ def test_a_point_that_runs_its_worker_out_of_memory_is_named_and_the_rest_finish
     with Store(store, read_only=True) as s:
         failed = s.failed()
     assert len(failed) == 1 and '"flow.0.initcwnd": "7"' in failed["point"][0], failed
+    listed = subprocess.run(
+        [sys.executable, "-m", "slowstart", "results", str(store)], capture_output=True, text=True
+    )
+    assert listed.returncode == 0, listed.stderr
+    named = [x for x in listed.stdout.splitlines() if x.startswith("failed: ")]
+    assert len(named) == 1 and "out of memory?" in named[0], listed.stdout
 
 
 @FAULTS

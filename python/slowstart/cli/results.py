@@ -67,6 +67,7 @@ def handle(args: argparse.Namespace) -> int:
     with store_module.Store(args.store, read_only=True) as store:
         frame = store.table(args.table)
         runs = store.runs()
+        failed = store.failed()
     for path, write in (
         (args.csv, lambda p: frame.to_csv(p, index=False)),
         (args.parquet, lambda p: frame.to_parquet(p, index=False)),
@@ -89,4 +90,6 @@ def handle(args: argparse.Namespace) -> int:
             f"one run's traces and figure: slowstart results {args.store} --traces KEY --out DIR "
             "(each row's key: --json or --csv)"
         )
+    for _, f in failed.iterrows():  # runs a sweep could not make (their workers died)
+        print(f"failed: {f['source'] or 'run'} {f['key'][:12]} {f['point']}: {f['error']}")
     return 0
