@@ -60,7 +60,7 @@ pub mod trace;
 
 pub use cc_text::{parse_cc, CcText, GuestRef, Word, CC_HELP};
 pub use config::*;
-pub use derived::{stall_threshold, substream_seed};
+pub use derived::{stall_threshold, substream_seed, SeedStream};
 pub use keys::{keys_json, Fill, Key, Unit, KEYS};
 pub use recorder::{FlowMetrics, FlowRecorder};
 

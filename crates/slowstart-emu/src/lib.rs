@@ -44,6 +44,11 @@ use slowstart_link::summary::LinkSummary;
 use slowstart_transport::packet::{Kind, Packet, CE, RETRANSMISSION};
 use slowstart_transport::wire;
 
+/// The reverse direction's loss and queue draws take the seed xor this (the forward direction's
+/// take the seed itself): the emulator's own two streams, older than `SeedStream` and kept so
+/// an emulated run seeded the same draws the same.
+const REVERSE_STREAM: u64 = 0x9e37_79b9_7f4a_7c15;
+
 /// Forward is sender side → receiver side; reverse carries the ACKs back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -365,13 +370,7 @@ impl Emulator {
         Emulator {
             channels: [
                 Channel::new("forward".into(), 1, &cfg.forward, cfg.seed),
-                // A distinct stream for the reverse direction, as the simulator seeds per link.
-                Channel::new(
-                    "reverse".into(),
-                    0,
-                    &cfg.reverse,
-                    cfg.seed ^ 0x9e37_79b9_7f4a_7c15,
-                ),
+                Channel::new("reverse".into(), 0, &cfg.reverse, cfg.seed ^ REVERSE_STREAM),
             ],
             held: [HashMap::new(), HashMap::new()],
             clock: [0; 2],
