@@ -54,6 +54,7 @@ mod config;
 mod derived;
 mod keys;
 pub mod recorder;
+mod schema;
 #[doc(hidden)]
 pub mod testing;
 pub mod trace;
@@ -63,6 +64,7 @@ pub use config::*;
 pub use derived::{stall_threshold, substream_seed, SeedStream};
 pub use keys::{keys_json, Fill, Key, Unit, KEYS};
 pub use recorder::{FlowMetrics, FlowRecorder};
+pub use schema::defaults_json;
 
 /// An error in a scenario or config, naming the field and what is accepted.
 #[derive(Clone, Debug, PartialEq, Eq)]
