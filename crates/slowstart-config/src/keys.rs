@@ -1,6 +1,6 @@
 //! The scenario's TOML keys: which keys each table of a scenario file takes, in the order
 //! messages list them, each with its unit kind (how the loader reads its value) and the
-//! canonical field it fills (config.rs). The Python loader (python/slowstart/loading/scenario.py)
+//! canonical field it fills (config/). The Python loader (python/slowstart/loading/scenario.py)
 //! reads this table through `defaults_json`'s `keys`; it copies none of it.
 //!
 //! A key whose canonical field has another name (`size` fills `size_bytes`) names it; a key the

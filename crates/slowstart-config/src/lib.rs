@@ -10,8 +10,9 @@
 //! [`Discipline`], [`FlowConfig`] with its transport settings and [`AppConfig`],
 //! [`CrossConfig`], [`TraceConfig`], [`SwarmConfig`]): every default (`impl Default`, the
 //! `*_DEFAULTS` tables), every bound, every accepted word, and the checks that name the field
-//! and what is accepted ([`SimConfig::validate`], [`SimError`]). [`defaults_json`] hands all
-//! of them to Python, which copies none.
+//! and what is accepted ([`SimConfig::validate`], [`SimError`]), one module of config/ per table
+//! (link, queue, path, flow, program, app, cross, trace, swarm). [`defaults_json`] (schema.rs)
+//! hands all of them to Python, which copies none.
 //!
 //! # The scenario's keys
 //! [`KEYS`] (keys.rs): which TOML keys each scenario table takes, in the order messages list
@@ -46,7 +47,7 @@
 //! `slowstart_emu`, `slowstart_quinn` and the binding. Nothing here runs anything: the
 //! recorder is told.
 //!
-//! Start reading at [`SimConfig`] and [`FlowConfig`] (config.rs), then [`FlowConfig::transport`]
+//! Start reading at [`SimConfig`] and [`FlowConfig`] (config/), then [`FlowConfig::transport`]
 //! and [`FlowConfig::common_params`], what a run builds a connection from.
 
 pub mod cc_text;

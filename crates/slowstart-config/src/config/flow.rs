@@ -236,6 +236,44 @@ impl FlowConfig {
         }
         Ok(())
     }
+
+    /// Check the flow as flow `i` of a run of `duration_ns` whose nodes `known` accepts: its
+    /// ends, transport, size, start, application and program.
+    pub(super) fn validate(
+        &self,
+        i: usize,
+        known: &dyn Fn(&str) -> bool,
+        duration_ns: u64,
+    ) -> Result<(), SimError> {
+        let at = format!("flow.{i}");
+        for (end, name) in [("src", &self.src), ("dst", &self.dst)] {
+            if !known(name) {
+                return Err(err(format!("{at}.{end}: unknown node '{name}'")));
+            }
+        }
+        if self.src == self.dst {
+            return Err(err(format!(
+                "{at}.dst: src and dst must differ, both are '{}'",
+                self.dst
+            )));
+        }
+        self.validate_transport(&at)?;
+        if self.size_bytes == Some(0) {
+            return Err(err(format!("{at}.size: must be > 0 bytes or \"inf\"")));
+        }
+        if self.start_ns >= duration_ns {
+            return Err(err(format!(
+                "{at}.start: {} s is not before the run ends (duration {} s)",
+                self.start_ns as f64 / 1e9,
+                duration_ns as f64 / 1e9
+            )));
+        }
+        validate_app(i, self)?;
+        if let Some(p) = &self.program {
+            p.validate(&format!("{at}.program"))?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

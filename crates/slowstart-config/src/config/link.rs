@@ -141,3 +141,95 @@ fn trace_times<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
     }
     d.deserialize_any(Times)
 }
+
+impl DirectionConfig {
+    /// Check the direction named `at` (`links.0.forward`): its messages name its canonical
+    /// fields, which the loader names back as the scenario wrote them (keys.rs). Its queue must
+    /// hold a packet of `largest` bytes; its drops name flows below `flows`.
+    pub(super) fn validate(&self, at: &str, largest: u64, flows: usize) -> Result<(), SimError> {
+        in_range(&format!("{at}.rate_bps"), self.rate_bps, 1, MAX_RATE_BPS)?;
+        in_range(&format!("{at}.delay_ns"), self.delay_ns, 0, MAX_DELAY_NS)?;
+        in_range(&format!("{at}.jitter_ns"), self.jitter_ns, 0, MAX_DELAY_NS)?;
+        if !(0.0..1.0).contains(&self.loss) {
+            return Err(err(format!(
+                "{at}.loss: must be in [0, 1), got {}",
+                self.loss
+            )));
+        }
+        if let Some(&last) = self.rate_trace_ms.last() {
+            if self.rate_trace_ms.windows(2).any(|w| w[0] > w[1]) {
+                return Err(err(format!("{at}.rate_trace_ms: times must not decrease")));
+            }
+            in_range(
+                &format!("{at}.rate_trace_ms"),
+                last,
+                1,
+                MAX_DELAY_NS / 1_000_000,
+            )?;
+        }
+        if let Some(g) = &self.gilbert_elliott {
+            for (name, v) in [
+                ("p", g.p),
+                ("r", g.r),
+                ("loss_bad", g.loss_bad),
+                ("loss_good", g.loss_good),
+            ] {
+                if !(0.0..=1.0).contains(&v) {
+                    return Err(err(format!(
+                        "{at}.gilbert_elliott.{name}: must be in [0, 1], got {v}"
+                    )));
+                }
+            }
+            // Every packet lost in the long run, as `loss = 1` would be: the states
+            // the chain keeps visiting lose all (it starts good; r = 0 keeps it bad).
+            let lost_for_good = if g.p == 0.0 {
+                g.loss_good == 1.0
+            } else if g.r == 0.0 {
+                g.loss_bad == 1.0
+            } else {
+                g.loss_good == 1.0 && g.loss_bad == 1.0
+            };
+            if lost_for_good {
+                let field = if g.p > 0.0 && g.r == 0.0 {
+                    "loss_bad"
+                } else {
+                    "loss_good"
+                };
+                return Err(err(format!(
+                    "{at}.gilbert_elliott.{field}: with p = {}, r = {}, loss_bad = {} and \
+                     loss_good = {} every packet is lost (as loss = 1); lower it",
+                    g.p, g.r, g.loss_bad, g.loss_good
+                )));
+            }
+        }
+        match self.queue {
+            QueueLimit::Packets(n) => in_range(&format!("{at}.queue"), n, 1, MAX_QUEUE_PACKETS)?,
+            QueueLimit::Bytes(b) => {
+                if b < largest {
+                    return Err(err(format!(
+                        "{at}.queue: {b} bytes hold no full-size packet \
+                         ({largest} bytes with headers)"
+                    )));
+                }
+                in_range(&format!("{at}.queue"), b, largest, MAX_QUEUE_BYTES)?
+            }
+        }
+        self.discipline.validate(at, largest)?;
+        for (j, dspec) in self.drops.iter().enumerate() {
+            if dspec.flow as usize >= flows {
+                return Err(err(format!(
+                    "{at}.drops.{j}.flow: no flow {} (flows are numbered 0 to {} in \
+                     file order)",
+                    dspec.flow,
+                    flows - 1
+                )));
+            }
+            if dspec.seq == 0 {
+                return Err(err(format!(
+                    "{at}.drops.{j}.seq: must be >= 1 (segments count from 1), got 0"
+                )));
+            }
+        }
+        Ok(())
+    }
+}

@@ -180,9 +180,7 @@ impl SimConfig {
     pub fn validate(&self) -> Result<(), SimError> {
         in_range("duration", self.duration_ns, 1, MAX_DURATION_NS)?;
         let t = &self.trace;
-        in_range("trace.flow_interval", t.flow_interval_ns, 0, MAX_DELAY_NS)?;
-        in_range("trace.queue_interval", t.queue_interval_ns, 0, MAX_DELAY_NS)?;
-        in_range("trace.max_rows", t.max_rows, MIN_TRACE_ROWS, MAX_TRACE_ROWS)?;
+        t.validate()?;
         if let Some(swarm) = &self.swarm {
             if !self.nodes.is_empty()
                 || !self.links.is_empty()
@@ -212,34 +210,16 @@ impl SimConfig {
             return Err(err("flow: at least one [[flow]] is needed".into()));
         }
         for (i, f) in self.flows.iter().enumerate() {
-            let at = format!("flow.{i}");
-            for (end, name) in [("src", &f.src), ("dst", &f.dst)] {
-                if !known(name) {
-                    return Err(err(format!("{at}.{end}: unknown node '{name}'")));
-                }
-            }
-            if f.src == f.dst {
-                return Err(err(format!(
-                    "{at}.dst: src and dst must differ, both are '{}'",
-                    f.dst
-                )));
-            }
-            f.validate_transport(&at)?;
-            if f.size_bytes == Some(0) {
-                return Err(err(format!("{at}.size: must be > 0 bytes or \"inf\"")));
-            }
-            if f.start_ns >= self.duration_ns {
-                return Err(err(format!(
-                    "{at}.start: {} s is not before the run ends (duration {} s)",
-                    f.start_ns as f64 / 1e9,
-                    self.duration_ns as f64 / 1e9
-                )));
-            }
-            validate_app(i, f)?;
-            if let Some(p) = &f.program {
-                p.validate(&format!("{at}.program"))?;
-            }
+            f.validate(i, &known, self.duration_ns)?;
         }
+        // A queue must take the largest packet a flow sends, or nothing ever passes.
+        let largest = self
+            .flows
+            .iter()
+            .map(|f| f.mss.saturating_add(f.header_bytes))
+            .chain(self.cross.iter().map(|c| c.packet_bytes))
+            .max()
+            .unwrap_or(1);
         for (i, l) in self.links.iter().enumerate() {
             for (end, name) in [("a", &l.a), ("b", &l.b)] {
                 if !known(name) {
@@ -255,97 +235,7 @@ impl SimConfig {
             // A direction's messages name its canonical fields; the loader names them as the
             // scenario wrote them, through the keys that fill them (keys.rs).
             for (dir, d) in [("forward", &l.forward), ("reverse", &l.reverse)] {
-                let at = format!("links.{i}.{dir}");
-                in_range(&format!("{at}.rate_bps"), d.rate_bps, 1, MAX_RATE_BPS)?;
-                in_range(&format!("{at}.delay_ns"), d.delay_ns, 0, MAX_DELAY_NS)?;
-                in_range(&format!("{at}.jitter_ns"), d.jitter_ns, 0, MAX_DELAY_NS)?;
-                if !(0.0..1.0).contains(&d.loss) {
-                    return Err(err(format!("{at}.loss: must be in [0, 1), got {}", d.loss)));
-                }
-                if let Some(&last) = d.rate_trace_ms.last() {
-                    if d.rate_trace_ms.windows(2).any(|w| w[0] > w[1]) {
-                        return Err(err(format!("{at}.rate_trace_ms: times must not decrease")));
-                    }
-                    in_range(
-                        &format!("{at}.rate_trace_ms"),
-                        last,
-                        1,
-                        MAX_DELAY_NS / 1_000_000,
-                    )?;
-                }
-                if let Some(g) = &d.gilbert_elliott {
-                    for (name, v) in [
-                        ("p", g.p),
-                        ("r", g.r),
-                        ("loss_bad", g.loss_bad),
-                        ("loss_good", g.loss_good),
-                    ] {
-                        if !(0.0..=1.0).contains(&v) {
-                            return Err(err(format!(
-                                "{at}.gilbert_elliott.{name}: must be in [0, 1], got {v}"
-                            )));
-                        }
-                    }
-                    // Every packet lost in the long run, as `loss = 1` would be: the states
-                    // the chain keeps visiting lose all (it starts good; r = 0 keeps it bad).
-                    let lost_for_good = if g.p == 0.0 {
-                        g.loss_good == 1.0
-                    } else if g.r == 0.0 {
-                        g.loss_bad == 1.0
-                    } else {
-                        g.loss_good == 1.0 && g.loss_bad == 1.0
-                    };
-                    if lost_for_good {
-                        let field = if g.p > 0.0 && g.r == 0.0 {
-                            "loss_bad"
-                        } else {
-                            "loss_good"
-                        };
-                        return Err(err(format!(
-                            "{at}.gilbert_elliott.{field}: with p = {}, r = {}, loss_bad = {} and \
-                             loss_good = {} every packet is lost (as loss = 1); lower it",
-                            g.p, g.r, g.loss_bad, g.loss_good
-                        )));
-                    }
-                }
-                // A queue must take the largest packet a flow sends, or nothing ever passes.
-                let largest = self
-                    .flows
-                    .iter()
-                    .map(|f| f.mss.saturating_add(f.header_bytes))
-                    .chain(self.cross.iter().map(|c| c.packet_bytes))
-                    .max()
-                    .unwrap_or(1);
-                match d.queue {
-                    QueueLimit::Packets(n) => {
-                        in_range(&format!("{at}.queue"), n, 1, MAX_QUEUE_PACKETS)?
-                    }
-                    QueueLimit::Bytes(b) => {
-                        if b < largest {
-                            return Err(err(format!(
-                                "{at}.queue: {b} bytes hold no full-size packet \
-                                 ({largest} bytes with headers)"
-                            )));
-                        }
-                        in_range(&format!("{at}.queue"), b, largest, MAX_QUEUE_BYTES)?
-                    }
-                }
-                d.discipline.validate(&at, largest)?;
-                for (j, dspec) in d.drops.iter().enumerate() {
-                    if dspec.flow as usize >= self.flows.len() {
-                        return Err(err(format!(
-                            "{at}.drops.{j}.flow: no flow {} (flows are numbered 0 to {} in \
-                             file order)",
-                            dspec.flow,
-                            self.flows.len() - 1
-                        )));
-                    }
-                    if dspec.seq == 0 {
-                        return Err(err(format!(
-                            "{at}.drops.{j}.seq: must be >= 1 (segments count from 1), got 0"
-                        )));
-                    }
-                }
+                d.validate(&format!("links.{i}.{dir}"), largest, self.flows.len())?;
             }
         }
         let mut cross_packets: u128 = 0;

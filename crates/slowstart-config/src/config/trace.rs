@@ -26,3 +26,26 @@ impl Default for TraceConfig {
 /// Most rows a trace table keeps, and fewest (decimation keeps every other row).
 pub const MAX_TRACE_ROWS: u64 = 1_000_000_000;
 pub const MIN_TRACE_ROWS: u64 = 2;
+
+impl TraceConfig {
+    pub(super) fn validate(&self) -> Result<(), SimError> {
+        in_range(
+            "trace.flow_interval",
+            self.flow_interval_ns,
+            0,
+            MAX_DELAY_NS,
+        )?;
+        in_range(
+            "trace.queue_interval",
+            self.queue_interval_ns,
+            0,
+            MAX_DELAY_NS,
+        )?;
+        in_range(
+            "trace.max_rows",
+            self.max_rows,
+            MIN_TRACE_ROWS,
+            MAX_TRACE_ROWS,
+        )
+    }
+}
