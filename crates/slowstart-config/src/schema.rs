@@ -37,8 +37,11 @@ fn words_json() -> serde_json::Value {
 
 /// Every default of the canonical config as one JSON object, read by the Python loader
 /// (`_core.defaults()`): `flow` (a flow's fields but its ends), `web` and `bittorrent` (a
-/// flow's application), `trace`, `swarm` (with its `tcp` and `utp` transports), `path` and
-/// `cross` (a `[[cross]]` source's, its ends included; `rate_bps` has none), `program` (a
+/// flow's application), `trace`, `swarm` (with its `tcp` and `utp` transports),
+/// `swarm_decided` (a swarm transport's fields the swarm decides: its ends, size, start, app),
+/// `path` (by the `[path]` key each default is of, in canonical units; a buffer in BDPs),
+/// `path_access_queue` (the access link's queue, which no key sets), `cross` (a `[[cross]]`
+/// source's, its ends included; `rate_bps` has none), `program` (a
 /// `[flow.program]`'s, its commands excepted) and `program_placeholders` (name: meaning).
 /// Fields written only when set (`ecn`) are written here too, with their default. `queue`: each
 /// queue discipline's parameters, keyed by its `kind` (drop-tail has none). `words`: every
@@ -66,6 +69,15 @@ pub fn defaults_json() -> String {
         v
     };
     let swarm = SwarmConfig::default();
+    // The fields of a swarm transport's connections the swarm decides itself (the keys
+    // NOT_IN_SWARM_FLOW fill), the same for both transports.
+    let transport = serde_json::to_value(&swarm.tcp).expect("a config serializes");
+    let decided: serde_json::Map<String, serde_json::Value> = crate::keys::keys_of("flow")
+        .iter()
+        .filter(|k| crate::keys::NOT_IN_SWARM_FLOW.contains(&k.key))
+        .flat_map(crate::keys::fills_of)
+        .filter_map(|fill| Some((fill.field.to_string(), transport.get(fill.field)?.clone())))
+        .collect();
     let mut swarm_json = serde_json::to_value(&swarm).expect("a config serializes");
     swarm_json["tcp"] = flow(swarm.tcp);
     swarm_json["utp"] = flow(swarm.utp);
@@ -120,14 +132,22 @@ pub fn defaults_json() -> String {
     })
     .collect();
     let flow_json = flow(FlowConfig::new("", ""));
+    let words = words_json();
     serde_json::json!({
-        "keys": crate::keys::keys_json(&flow_json),
+        "keys": crate::keys::keys_json(&flow_json, &words),
         "flow": flow_json,
         "web": web_json,
         "bittorrent": BittorrentConfig::default(),
         "trace": TraceConfig::default(),
         "swarm": swarm_json,
-        "path": PATH_DEFAULTS,
+        "swarm_decided": decided,
+        "path": {
+            "buffer": {"bdp": PATH_DEFAULTS.buffer_bdp},
+            "loss": PATH_DEFAULTS.loss,
+            "jitter": PATH_DEFAULTS.jitter_ns,
+            "access_rate": PATH_DEFAULTS.access_rate_bps,
+        },
+        "path_access_queue": QueueLimit::Bytes(PATH_DEFAULTS.access_buffer_bytes),
         "queue": queue,
         "cross": serde_json::from_str::<CrossConfig>("{}").expect("every field has a default"),
         "program": program_json,
@@ -137,7 +157,7 @@ pub fn defaults_json() -> String {
                 .map(|(name, meaning)| (name.to_string(), (*meaning).into()))
                 .collect(),
         ),
-        "words": words_json(),
+        "words": words,
         "limits": {
             "trace_ms": MAX_DELAY_NS / 1_000_000,
             "scenario_file_bytes": MAX_SCENARIO_FILE_BYTES,
@@ -198,7 +218,11 @@ mod tests {
         assert!(d["flow"].get("src").is_none() && d["web"].get("response_bytes").is_none());
         assert_eq!(d["trace"]["max_rows"], 2_000_000);
         assert_eq!(d["web"]["request_bytes"], 400);
-        assert_eq!(d["path"]["access_rate_bps"], 10_000_000_000u64);
+        assert_eq!(d["path"]["access_rate"], 10_000_000_000u64);
+        let path_keys = crate::keys::keys_of("path");
+        for key in d["path"].as_object().unwrap().keys() {
+            assert!(path_keys.iter().any(|k| k.key == key), "path.{key}");
+        }
         assert_eq!(
             (&d["cross"]["src"], &d["cross"]["dst"]),
             (&"sender".into(), &"receiver".into())

@@ -1,11 +1,9 @@
 //! The `[path]` shorthand's defaults (the loader expands a path into nodes and links).
 
-use serde::Serialize;
-
 /// The `[path]` shorthand's defaults, for the loader that expands it into nodes and links:
 /// the bottleneck's buffer in multiples of its BDP, no loss or jitter, and the sender's access
 /// link (10 Gbps with a 100 MB buffer, fast enough never to be the bottleneck).
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug)]
 pub struct PathDefaults {
     pub buffer_bdp: u64,
     pub loss: f64,
