@@ -675,7 +675,7 @@ fn unwritten_flow_fields(flow: &serde_json::Value) -> serde_json::Map<String, se
 }
 
 /// The table as JSON, for `defaults_json` (`flow`: the default flow it lists; `words`: every
-/// choice's words by key): `{"tables": {TABLE: [{key, unit, field, fields, doc, fallback?,
+/// choice's `[word, value]` pairs in order, by key): `{"tables": {TABLE: [{key, unit, field, fields, doc, fallback?,
 /// words?, unwritten?}]}, ...}`, `fallback` the key whose value a key left out takes, `words`
 /// a word key's accepted words, `field` the one
 /// canonical field a key fills (null where it fills several or the config does not keep it),
@@ -711,8 +711,8 @@ pub fn keys_json(flow: &serde_json::Value, words: &serde_json::Value) -> serde_j
                     entry["fallback"] = k.fallback.into();
                 }
                 if let (Word, Some(listed)) = (k.unit, words.get(k.key)) {
-                    let accepted: Vec<_> = listed.as_object().into_iter().flatten().collect();
-                    entry["words"] = accepted.iter().map(|(w, _)| w.as_str()).collect();
+                    let pairs = listed.as_array().into_iter().flatten();
+                    entry["words"] = pairs.map(|pair| pair[0].clone()).collect();
                 }
                 let flow_table = name == "flow" || name == "swarm.transport";
                 if let (true, [one]) = (flow_table, fills.as_slice()) {

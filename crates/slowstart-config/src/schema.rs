@@ -5,16 +5,17 @@ use serde::Serialize;
 
 use crate::*;
 
-/// Every choice's words, each with the canonical value it stands for, keyed by the setting:
-/// the loader turns a scenario's `"50-50"` into `"mixed"` with it (and leaves other words to
-/// [`SimConfig::from_json`] to refuse).
-fn words_json() -> serde_json::Value {
+/// Every choice's words in the order messages list them, each with the canonical value it
+/// stands for (`[word, value]` pairs), keyed by the setting: the loader turns a scenario's
+/// `"50-50"` into `"mixed"` with them (and leaves other words to [`SimConfig::from_json`] to
+/// refuse).
+fn word_lists() -> serde_json::Value {
     fn table<T: Serialize>(words: &[(&str, T)]) -> serde_json::Value {
         let pairs = words.iter().map(|(w, v)| {
             let canonical = serde_json::to_value(v).expect("a choice serializes");
-            (w.to_string(), canonical)
+            serde_json::json!([w, canonical])
         });
-        serde_json::Value::Object(pairs.collect())
+        serde_json::Value::Array(pairs.collect())
     }
     serde_json::json!({
         "recovery": table(Recovery::WORDS),
@@ -45,7 +46,8 @@ fn words_json() -> serde_json::Value {
 /// `[flow.program]`'s, its commands excepted) and `program_placeholders` (name: meaning).
 /// Fields written only when set (`ecn`) are written here too, with their default. `queue`: each
 /// queue discipline's parameters, keyed by its `kind` (drop-tail has none). `words`: every
-/// choice's accepted words and the canonical value of each. `limits`: bounds the front end
+/// choice's accepted words and the canonical value of each; `word_lists` the same as lists of
+/// `[word, value]` in the order messages list them. `limits`: bounds the front end
 /// applies before a config exists (a trace's times, the files it reads, a sweep's size).
 pub fn defaults_json() -> String {
     let flow = |f: FlowConfig| {
@@ -132,9 +134,20 @@ pub fn defaults_json() -> String {
     })
     .collect();
     let flow_json = flow(FlowConfig::new("", ""));
-    let words = words_json();
+    let lists = word_lists();
+    // The same, each choice's words as a map (word: value).
+    let words: serde_json::Map<String, serde_json::Value> = lists
+        .as_object()
+        .expect("a table of choices")
+        .iter()
+        .map(|(choice, pairs)| {
+            let pairs = pairs.as_array().expect("a list of pairs").iter();
+            let map = pairs.map(|p| (p[0].as_str().expect("a word").to_string(), p[1].clone()));
+            (choice.clone(), serde_json::Value::Object(map.collect()))
+        })
+        .collect();
     serde_json::json!({
-        "keys": crate::keys::keys_json(&flow_json, &words),
+        "keys": crate::keys::keys_json(&flow_json, &lists),
         "flow": flow_json,
         "web": web_json,
         "bittorrent": BittorrentConfig::default(),
@@ -158,6 +171,7 @@ pub fn defaults_json() -> String {
                 .collect(),
         ),
         "words": words,
+        "word_lists": lists,
         "limits": {
             "trace_ms": MAX_DELAY_NS / 1_000_000,
             "scenario_file_bytes": MAX_SCENARIO_FILE_BYTES,
@@ -174,14 +188,25 @@ mod tests {
 
     #[test]
     fn every_word_stands_for_a_value_that_serializes_as_the_loader_writes_it() {
-        let words = words_json();
+        let d: serde_json::Value = serde_json::from_str(&defaults_json()).unwrap();
+        let words = &d["words"];
         assert_eq!(words["population"]["50-50"], "mixed");
         assert_eq!(words["seeding"]["random-stay"], "random_stay");
         assert_eq!(words["recovery"]["rfc6675"], "rfc6675");
         assert_eq!(words["cwnd_limited"]["strict"], "strict");
         assert_eq!(words["ecn_reduction"]["prr"], "prr");
-        let d: serde_json::Value = serde_json::from_str(&defaults_json()).unwrap();
-        assert_eq!(d["words"], words);
+        // The lists hold the same pairs, in the order messages list them.
+        let population = serde_json::json!([
+            ["tcp", "tcp"],
+            ["utp", "utp"],
+            ["50-50", "mixed"],
+            ["mixed", "mixed"]
+        ]);
+        assert_eq!(d["word_lists"]["population"], population);
+        assert_eq!(
+            d["word_lists"].as_object().unwrap().len(),
+            words.as_object().unwrap().len()
+        );
     }
 
     #[test]

@@ -170,12 +170,19 @@ def canonical_word(choice: str, value: object) -> object:
     return words.get(value, value) if isinstance(value, str) else value
 
 
+def choices(choice: str) -> tuple[str, ...]:
+    """The canonical values of a choice, in the order the core lists its words: `population`
+    is ("tcp", "utp", "mixed")."""
+    pairs = _core_defaults()["word_lists"][choice]
+    return tuple(dict.fromkeys(value for _, value in pairs))
+
+
 def spellings() -> dict[str, str]:
     """Canonical values a scenario spells otherwise ("mixed" is "50-50", "never_leave"
     "never-leave"): the first of the core's words for each, where it differs."""
     out: dict[str, str] = {}
-    for words in _core_defaults()["words"].values():
-        for word, value in words.items():
+    for pairs in _core_defaults()["word_lists"].values():
+        for word, value in pairs:
             if word != value:
                 out.setdefault(value, word)
     return out
