@@ -45,7 +45,8 @@ fn word_lists() -> serde_json::Value {
 /// source's, its ends included; `rate_bps` has none), `program` (a
 /// `[flow.program]`'s, its commands excepted) and `program_placeholders` (name: meaning).
 /// Fields written only when set (`ecn`) are written here too, with their default. `queue`: each
-/// queue discipline's parameters, keyed by its `kind` (drop-tail has none). `words`: every
+/// queue discipline's parameters, keyed by its `kind` (drop-tail has none); `queue_docs`: each
+/// discipline's one line. `words`: every
 /// choice's accepted words and the canonical value of each; `word_lists` the same as lists of
 /// `[word, value]` in the order messages list them. `limits`: bounds the front end
 /// applies before a config exists (a trace's times, the files it reads, a sweep's size).
@@ -106,33 +107,39 @@ pub fn defaults_json() -> String {
     let o = program_json.as_object_mut().expect("a struct is an object");
     o.remove("server");
     o.remove("client");
-    let queue: serde_json::Map<String, serde_json::Value> = [
+    let disciplines = [
+        Discipline::DropTail,
         Discipline::Codel(CodelConfig::default()),
         Discipline::FqCodel(FqCodelConfig::default()),
         Discipline::Pie(PieConfig::default()),
         Discipline::Red(RedConfig::default()),
         Discipline::DualPi2(DualPi2Config::default()),
-    ]
-    .iter()
-    .map(|d| {
-        let mut v = serde_json::to_value(d).expect("a config serializes");
-        let kind = v
-            .as_object_mut()
-            .and_then(|o| o.remove("kind"))
-            .expect("a discipline is tagged by its kind");
-        // Written only when off in a config; the loader lists every default.
-        match (d, v.as_object_mut()) {
-            (Discipline::Red(c), Some(o)) => {
-                o.insert("hard_drop".into(), c.hard_drop.into());
+    ];
+    let queue_docs: serde_json::Map<String, serde_json::Value> = disciplines
+        .iter()
+        .map(|d| (d.name().to_string(), d.doc().into()))
+        .collect();
+    let queue: serde_json::Map<String, serde_json::Value> = disciplines[1..]
+        .iter()
+        .map(|d| {
+            let mut v = serde_json::to_value(d).expect("a config serializes");
+            let kind = v
+                .as_object_mut()
+                .and_then(|o| o.remove("kind"))
+                .expect("a discipline is tagged by its kind");
+            // Written only when off in a config; the loader lists every default.
+            match (d, v.as_object_mut()) {
+                (Discipline::Red(c), Some(o)) => {
+                    o.insert("hard_drop".into(), c.hard_drop.into());
+                }
+                (Discipline::DualPi2(c), Some(o)) => {
+                    o.insert("drop_overload".into(), c.drop_overload.into());
+                }
+                _ => {}
             }
-            (Discipline::DualPi2(c), Some(o)) => {
-                o.insert("drop_overload".into(), c.drop_overload.into());
-            }
-            _ => {}
-        }
-        (kind.as_str().expect("a kind is a word").to_string(), v)
-    })
-    .collect();
+            (kind.as_str().expect("a kind is a word").to_string(), v)
+        })
+        .collect();
     let flow_json = flow(FlowConfig::new("", ""));
     let lists = word_lists();
     // The same, each choice's words as a map (word: value).
@@ -162,6 +169,7 @@ pub fn defaults_json() -> String {
         },
         "path_access_queue": QueueLimit::Bytes(PATH_DEFAULTS.access_buffer_bytes),
         "queue": queue,
+        "queue_docs": queue_docs,
         "cross": serde_json::from_str::<CrossConfig>("{}").expect("every field has a default"),
         "program": program_json,
         "program_placeholders": serde_json::Value::Object(
@@ -244,6 +252,19 @@ mod tests {
         assert_eq!(d["trace"]["max_rows"], 2_000_000);
         assert_eq!(d["web"]["request_bytes"], 400);
         assert_eq!(d["path"]["access_rate"], 10_000_000_000u64);
+        let docs: Vec<_> = d["queue_docs"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        let mut kinds: Vec<_> = d["keys"]["queue_kinds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .collect();
+        kinds.sort_by_key(|k| k.as_str());
+        assert_eq!(serde_json::json!(docs), serde_json::json!(kinds));
         let path_keys = crate::keys::keys_of("path");
         for key in d["path"].as_object().unwrap().keys() {
             assert!(path_keys.iter().any(|k| k.key == key), "path.{key}");

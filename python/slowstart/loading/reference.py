@@ -23,6 +23,7 @@ from slowstart import lazy
 from slowstart.loading.defaults import (
     _core_defaults,
     defaults,
+    key_names,
     key_table,
     rate_text,
     spellings,
@@ -288,27 +289,13 @@ def _params(params: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-# One line on each discipline; the parameters and their defaults are the core's.
-QUEUE_DOCS = {
-    "droptail": "first in, first out; arrivals to a full buffer are dropped (the default)",
-    "codel": "CoDel (RFC 8289): drops at dequeue once the sojourn time stays above target",
-    "fq_codel": "FQ-CoDel (RFC 8290): CoDel per flow queue, served by deficit round robin",
-    "pie": "PIE (RFC 8033): drops at enqueue with a probability steered by queue delay",
-    "red": "RED (Floyd and Jacobson 1993) with gentle (Floyd 2000), on the average queue",
-    "dualpi2": "DualPI2 (RFC 9332): an L queue for ECT(1) and CE beside a classic one, coupled",
-}
-
-
 def queues() -> str:
     """Every queue discipline with its parameters, defaults and bounds."""
-    core = _core_defaults()["queue"]
-    kinds = ["droptail", *core]
-    if set(kinds) != set(QUEUE_DOCS):
-        raise ValueError(f"queue disciplines {kinds} against the documented {list(QUEUE_DOCS)}")
+    docs = _core_defaults()["queue_docs"]
     out = []
-    for kind in kinds:
-        out += [f"## `{kind}`", "", f"{QUEUE_DOCS[kind]}.", ""]
-        if kind == "droptail":
+    for kind in key_names("queue_kinds"):
+        out += [f"## `{kind}`", "", f"{docs[kind]}.", ""]
+        if not key_table(f"queue.{kind}"):
             out += ["No parameters.", ""]
             continue
         out += ["| parameter | default | bound | meaning |", "| --- | --- | --- | --- |"]

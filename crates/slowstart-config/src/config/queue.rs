@@ -34,6 +34,30 @@ impl Discipline {
             Discipline::DualPi2(_) => "dualpi2",
         }
     }
+
+    /// One line on what the discipline does, for the reference pages.
+    pub fn doc(&self) -> &'static str {
+        match self {
+            Discipline::DropTail => {
+                "first in, first out; arrivals to a full buffer are dropped (the default)"
+            }
+            Discipline::Codel(_) => {
+                "CoDel (RFC 8289): drops at dequeue once the sojourn time stays above target"
+            }
+            Discipline::FqCodel(_) => {
+                "FQ-CoDel (RFC 8290): CoDel per flow queue, served by deficit round robin"
+            }
+            Discipline::Pie(_) => {
+                "PIE (RFC 8033): drops at enqueue with a probability steered by queue delay"
+            }
+            Discipline::Red(_) => {
+                "RED (Floyd and Jacobson 1993) with gentle (Floyd 2000), on the average queue"
+            }
+            Discipline::DualPi2(_) => {
+                "DualPI2 (RFC 9332): an L queue for ECT(1) and CE beside a classic one, coupled"
+            }
+        }
+    }
 }
 
 /// CoDel, RFC 8289.
