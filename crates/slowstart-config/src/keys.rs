@@ -1,7 +1,8 @@
 //! The scenario's TOML keys: which keys each table of a scenario file takes, in the order
 //! messages list them, each with its unit kind (how the loader reads its value) and the
-//! canonical field it fills (config/). The Python loader (python/slowstart/loading/scenario.py)
-//! reads this table through `defaults_json`'s `keys`; it copies none of it.
+//! canonical field it fills (config/), its one-line meaning (the reference pages) and the key
+//! a left-out one falls back to. The Python loader (python/slowstart/loading/tables.py,
+//! `read_keys`) reads this table through `defaults_json`'s `keys`; it copies none of it.
 //!
 //! A key whose canonical field has another name (`size` fills `size_bytes`) names it; a key the
 //! loader expands into several fields (`swarm.delay`, a link's `rate` and its trace, each

@@ -16,8 +16,10 @@
 //!
 //! # The scenario's keys
 //! [`KEYS`] (keys.rs): which TOML keys each scenario table takes, in the order messages list
-//! them, each with its [`Unit`] and the canonical field it fills; the loader reads them
-//! through [`defaults_json`] (`keys`), and a test holds every canonical field to a key.
+//! them, each with its [`Unit`], the canonical field it fills, its one-line meaning and the
+//! key it falls back to; the loader, the reference pages and the swarm's words read them
+//! through [`defaults_json`] (`keys`, `word_lists`), and a test holds every canonical field to
+//! a key.
 //!
 //! # What a run derives from it
 //! [`substream_seed`] (each component's own random stream from the scenario's seed),

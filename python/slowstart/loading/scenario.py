@@ -1,9 +1,10 @@
 """Scenario loading: a TOML file (or dict) plus overrides → the canonical config for the core.
 
-The canonical config mirrors the serde structs in crates/slowstart-config/src/config.rs: integer
-ns, bytes and bits per second. That file owns every default (read here through
-slowstart.loading.defaults) and every bound (`load` has the core check the result); this module owns
-the scenario's words: units, the `[path]` shorthand, overrides. Every error is a ScenarioError
+The canonical config mirrors the serde structs in crates/slowstart-config/src/config/: integer
+ns, bytes and bits per second. The core owns every default, key and word (read here through
+slowstart.loading.defaults) and every bound (`load` has the core check the result); the loader
+owns how a scenario is written: units, the `[path]` shorthand (links.py), overrides
+(overrides.py). This module builds the config from the tables. Every error is a ScenarioError
 whose message starts with the dotted field (`flow.0.mss`, `path.rate`) and says what is
 accepted.
 """
@@ -175,7 +176,7 @@ def transport(
 
 def build_cross(item: object, i: int) -> dict[str, Any]:
     """A `[[cross]]` table → the canonical CrossConfig: units resolved, nothing else decided
-    here (what is left out takes config.rs's default; the core checks the values)."""
+    here (what is left out takes the core's default; the core checks the values)."""
     at = f"cross.{i}"
     return read_keys("cross", check_table(item, at, keys("cross")), at)
 
@@ -208,7 +209,7 @@ def _swarm_bittorrent(value: object) -> dict[str, Any]:
 
 
 def build_swarm(value: object, algorithms: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """`[swarm]` → the canonical SwarmConfig (crates/slowstart-config/src/config.rs); by hand
+    """`[swarm]` → the canonical SwarmConfig (crates/slowstart-config/src/config/swarm.rs); by hand
     only what a key's value does not say alone: the access buffers at their rates."""
     w = {**defaults("swarm"), "bittorrent": {}, "tcp": {}, "utp": {}}
     w.update(check_table(value, "swarm", keys("swarm")))
@@ -309,7 +310,7 @@ def load(
     algorithms: list[dict[str, Any]] | None | str = "core",
 ) -> dict[str, Any]:
     """A scenario file or dict with overrides → the canonical config (not yet run), checked
-    by the core's own rules (crates/slowstart-config/src/config.rs `validate`) when it is built."""
+    by the core's own rules (crates/slowstart-config/src/config/ `validate`) when it is built."""
     raw = apply_overrides(read_scenario(source), cc=cc, set=set, seed=seed, duration=duration)
     if algorithms == "core":
         algorithms = core_algorithms()
