@@ -81,10 +81,10 @@ def test_a_left_out_key_loads_as_the_cores_default():
     bittorrent = {k: v for k, v in CORE["bittorrent"].items() if v is not None}  # blocks: none
     assert cfg["flows"][2]["app"] == {"kind": "bittorrent", **bittorrent}
     access, bottleneck = cfg["links"]
-    assert access["forward"]["rate_bps"] == CORE["path"]["access_rate_bps"]
-    assert access["forward"]["queue"] == {"bytes": CORE["path"]["access_buffer_bytes"]}
+    assert access["forward"]["rate_bps"] == CORE["path"]["access_rate"]
+    assert access["forward"]["queue"] == CORE["path_access_queue"]
     # 1 BDP of 10 Mbps x 10 ms.
-    assert bottleneck["forward"]["queue"] == {"bytes": 12_500 * CORE["path"]["buffer_bdp"]}
+    assert bottleneck["forward"]["queue"] == {"bytes": 12_500 * CORE["path"]["buffer"]["bdp"]}
     assert bottleneck["forward"]["loss"] == CORE["path"]["loss"]
 
 

@@ -34,11 +34,17 @@ def algorithms() -> str:
     for an algorithm without one), params: [{name, doc, default, accepted}]}."""
 
 def defaults() -> str:
-    """JSON object of every default of the canonical config: flow, web, bittorrent, trace,
-    swarm (with its tcp and utp transports), path, queue (each discipline's parameters, by
-    kind), words: each choice's accepted words with the canonical value of each
-    (crates/slowstart-config/src/config.rs), and keys: each scenario table's TOML keys in
-    order, {key, unit, field} (crates/slowstart-config/src/keys.rs)."""
+    """JSON object of every default of the canonical config (crates/slowstart-config/src/
+    config/, exported by schema.rs): flow, web, bittorrent, trace, swarm (with its tcp and utp
+    transports), swarm_decided (a swarm transport's fields the swarm sets itself), path (by
+    `[path]` key) and path_access_queue, cross, program, queue (each discipline's parameters,
+    by kind); words and word_lists: each choice's accepted words with the canonical value of
+    each (a map, and [word, value] pairs in the order messages list them); limits; and keys
+    (crates/slowstart-config/src/keys.rs): {"tables": {TABLE: [{key, unit, field, fields,
+    doc, fallback?, words?, unwritten?}]}, "not_in_swarm_flow", "not_with_swarm",
+    "swarm_tables", "queue_kinds"}, each table's TOML keys in the order messages list them,
+    with the canonical fields each fills, its one-line meaning, the key it falls back to and
+    the words it accepts."""
 
 def schema() -> str:
     """JSON object of the names a run reports under: `flow` and `link` (an empty summary row

@@ -5,9 +5,28 @@ use slowstart_cc::CommonParams;
 
 use crate::FlowConfig;
 
-/// Seed for component `index` of kind `salt`: SplitMix64 of the scenario seed, so every
-/// component has its own random stream.
-pub fn substream_seed(seed: u64, salt: u64, index: u64) -> u64 {
+/// The random streams a run draws from, one per kind of component; the numbers are the salts
+/// [`substream_seed`] mixes in, fixed so that a scenario and seed give the same run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeedStream {
+    /// A link direction's loss and queue draws, per channel (topology, a swarm's access links).
+    Channel = 1,
+    /// A flow's controller (`CommonParams::seed`), in the engine, a swarm and the UDP stack.
+    Controller = 2,
+    /// A cross-traffic source's on/off draws, per source (the engine and the emulator).
+    CrossSource = 3,
+    /// A swarm's own draws: arrivals, access delays, tracker answers, how long a seed stays.
+    Swarm = 10,
+    /// A swarm peer's draws: the optimistic unchoke and piece picking.
+    Peer = 11,
+    /// Initial sequence numbers of exported captures, per flow and connection (export/tcp.rs).
+    CaptureIsn = 0x7c9,
+}
+
+/// Seed for component `index` of `stream`: SplitMix64 of the scenario seed, so every component
+/// has its own random stream.
+pub fn substream_seed(seed: u64, stream: SeedStream, index: u64) -> u64 {
+    let salt = stream as u64;
     let mut z =
         seed ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

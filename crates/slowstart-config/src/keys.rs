@@ -1,7 +1,8 @@
 //! The scenario's TOML keys: which keys each table of a scenario file takes, in the order
 //! messages list them, each with its unit kind (how the loader reads its value) and the
-//! canonical field it fills (config.rs). The Python loader (python/slowstart/loading/scenario.py)
-//! reads this table through `defaults_json`'s `keys`; it copies none of it.
+//! canonical field it fills (config/), its one-line meaning (the reference pages) and the key
+//! a left-out one falls back to. The Python loader (python/slowstart/loading/tables.py,
+//! `read_keys`) reads this table through `defaults_json`'s `keys`; it copies none of it.
 //!
 //! A key whose canonical field has another name (`size` fills `size_bytes`) names it; a key the
 //! loader expands into several fields (`swarm.delay`, a link's `rate` and its trace, each
@@ -82,6 +83,10 @@ pub struct Key {
     /// below the expanded config: `links.1.forward.delay_ns`); empty where the field is the key
     /// itself.
     pub fields: &'static [Fill],
+    /// One line on what it means, for the reference pages and the CLI's help.
+    pub doc: &'static str,
+    /// The key whose value it takes when left out (`reverse_rate` takes `rate`'s), or "".
+    pub fallback: &'static str,
 }
 
 /// A canonical field a key fills, and the part of the key's value it is read from.
@@ -107,15 +112,32 @@ const fn sub(field: &'static str, from: &'static str) -> Fill {
 pub const NOT_KEPT: &[Fill] = &[f("(not kept)")];
 
 const fn key(key: &'static str, unit: Unit) -> Key {
-    Key {
-        key,
-        unit,
-        fields: &[],
-    }
+    to(key, unit, &[])
 }
 
 const fn to(key: &'static str, unit: Unit, fields: &'static [Fill]) -> Key {
-    Key { key, unit, fields }
+    Key {
+        key,
+        unit,
+        fields,
+        doc: "",
+        fallback: "",
+    }
+}
+
+impl Key {
+    /// The key with its one-line meaning.
+    const fn doc(self, doc: &'static str) -> Key {
+        Key { doc, ..self }
+    }
+
+    /// The key, taking `forward`'s value when left out.
+    const fn or(self, forward: &'static str) -> Key {
+        Key {
+            fallback: forward,
+            ..self
+        }
+    }
 }
 
 use Unit::*;
@@ -123,36 +145,54 @@ use Unit::*;
 /// A `[[flow]]` table's keys (FlowConfig); a swarm's `tcp` and `utp` take all but
 /// [`NOT_IN_SWARM_FLOW`].
 const FLOW: &[Key] = &[
-    key("cc", Cc),
-    to("size", SizeOrInf, &[f("size_bytes")]),
-    to("start", Time, &[f("start_ns")]),
-    key("mss", Positive),
-    key("header_bytes", Count),
-    key("initcwnd", Positive),
-    key("initrwnd", Positive),
-    to("max_rwnd", Window, &[f("max_rwnd_bytes")]),
-    to("max_window", Window, &[f("max_window_bytes")]),
-    key("handshake", Bool),
-    key("delayed_ack", Bool),
-    to("delack_timeout", Time, &[f("delack_timeout_ns")]),
-    key("ack_every", Positive),
-    key("quickack", Bool),
-    key("abc", Bool),
-    to("min_rto", Time, &[f("min_rto_ns")]),
-    to("max_rto", Time, &[f("max_rto_ns")]),
-    key("pacing", Bool),
-    key("pacer", Word),
-    key("recovery", Word),
-    key("loss_detection", Word),
-    key("ecn", Bool),
-    key("ecn_feedback", Word),
-    key("receiver_ecn", Word),
-    key("ecn_reduction", Word),
-    key("cwnd_limited", Word),
-    key("src", Word),
-    key("dst", Word),
-    key("app", Table),
-    key("program", Table),
+    key("cc", Cc).doc("algorithm: `\"name\"`, `\"name:key=value,...\"` or a table `{name = ...}`"),
+    to("size", SizeOrInf, &[f("size_bytes")]).doc("bytes to transfer (\"inf\": an endless stream)"),
+    to("start", Time, &[f("start_ns")]).doc("when the flow starts"),
+    key("mss", Positive).doc("payload bytes per segment"),
+    key("header_bytes", Count).doc("TCP/IP header bytes on the wire per packet"),
+    key("initcwnd", Positive).doc("initial congestion window, segments"),
+    key("initrwnd", Positive).doc("initial receive window, segments"),
+    to("max_rwnd", Window, &[f("max_rwnd_bytes")])
+        .doc("receive window ceiling: a size or \"Nseg\" (\"inf\": none)"),
+    to("max_window", Window, &[f("max_window_bytes")])
+        .doc("send window ceiling: a size or \"Nseg\" (\"inf\": none)"),
+    key("handshake", Bool).doc("one RTT of SYN/SYN-ACK before data"),
+    key("delayed_ack", Bool).doc("the receiver delays ACKs (RFC 1122)"),
+    to("delack_timeout", Time, &[f("delack_timeout_ns")]).doc("the delayed-ACK timer"),
+    key("ack_every", Positive).doc("with delayed ACKs, ACK every N full segments"),
+    key("quickack", Bool).doc("Linux's quick ACKs at the start and while the window grows"),
+    key("abc", Bool).doc("byte counting (RFC 3465); false counts per ACK, as ns-2 did"),
+    to("min_rto", Time, &[f("min_rto_ns")]).doc("retransmission timer floor"),
+    to("max_rto", Time, &[f("max_rto_ns")]).doc("retransmission timer ceiling"),
+    key("pacing", Bool).doc("pace sending at the controller's rate"),
+    key("pacer", Word).doc(
+        "with pacing, \"linux\" (the controller's rate, else Linux's) or \"quinn\" (quinn's \
+             token bucket at 1.25 cwnd/srtt, whatever the controller's rate)",
+    ),
+    key("recovery", Word).doc("\"prr\" (RFC 6937) or \"rfc6675\" (the plain pipe rule)"),
+    key("loss_detection", Word)
+        .doc("\"rack\" (RACK-TLP, RFC 8985) or \"dupthresh\" (RFC 6675 only)"),
+    key("ecn", Bool).doc("ECN (RFC 3168): data ECN-capable, the window reduced on ECE"),
+    key("ecn_feedback", Word).doc(
+        "\"classic\" (RFC 3168: ECE until CWR), \"dctcp\" (RFC 8257: ECE per packet's CE \
+             state) or \"accurate\" (RFC 9768: the ACE count of CE packets)",
+    ),
+    key("receiver_ecn", Word).doc(
+        "the receiver's ECN, settled at the handshake (RFC 9768 §3.1.1): \"same\" (gives \
+             what the sender asks), \"accurate\" (AccECN, else RFC 3168), \"classic\" (RFC 3168) \
+             or \"none\"",
+    ),
+    key("ecn_reduction", Word).doc(
+        "how an ECN echo lowers the window: \"immediate\" (cwnd to ssthresh at once) or \
+             \"prr\" (PRR, RFC 6937, paces it down as Linux's CWR state does: tcp_input.c \
+             `tcp_cwnd_reduction`)",
+    ),
+    key("cwnd_limited", Word)
+        .doc("when slow start grows a held-back cwnd: \"linux\" or \"strict\""),
+    key("src", Word).doc("the sending node (required in the general form)"),
+    key("dst", Word).doc("the receiving node (required in the general form)"),
+    key("app", Table).doc("what runs on the connection: \"bulk\", or a web or bittorrent table"),
+    key("program", Table).doc("a real program pair that carries the flow in `slowstart real`"),
 ];
 
 /// A `[[flow]]` key a swarm transport does not take: the swarm decides it itself.
@@ -171,17 +211,20 @@ pub const KEYS: &[(&str, &[Key])] = &[
     (
         "top",
         &[
-            key("name", Text),
-            to("description", Text, NOT_KEPT),
-            to("duration", Time, &[f("duration_ns")]),
-            key("seed", Count),
-            to("path", Table, &[f("nodes"), f("links")]),
-            key("nodes", List),
-            to("link", Tables, &[f("links")]),
-            to("flow", Tables, &[f("flows")]),
-            key("cross", Tables),
-            key("trace", Table),
-            key("swarm", Table),
+            key("name", Text).doc("the scenario's name (default: the file name)"),
+            to("description", Text, NOT_KEPT).doc("one line shown by `slowstart list`"),
+            to("duration", Time, &[f("duration_ns")]).doc("simulated time (required)"),
+            key("seed", Count).doc("drives random loss, jitter and every random draw (default 0)"),
+            to("path", Table, &[f("nodes"), f("links")])
+                .doc("the shorthand: one sender, one bottleneck, one receiver (below)"),
+            key("nodes", List).doc("the general form's node names, with [[link]] tables"),
+            to("link", Tables, &[f("links")]).doc("the general form's links (below)"),
+            to("flow", Tables, &[f("flows")])
+                .doc("the flows (below); at least one but with [swarm]"),
+            key("cross", Tables).doc("traffic without congestion control (below)"),
+            key("trace", Table).doc("how the run is sampled (below)"),
+            key("swarm", Table)
+                .doc("a BitTorrent swarm over access links, instead of path and flows (below)"),
         ],
     ),
     // Each `[path]` key fills fields of the two links it expands into (scenario.py
@@ -197,13 +240,16 @@ pub const KEYS: &[(&str, &[Key])] = &[
                     f("links.1.forward.rate_bps"),
                     sub("links.1.forward.rate_trace_ms", "trace"),
                 ],
-            ),
+            )
+            .doc("bottleneck rate, forward (required), or `{trace = FILE}`"),
             to(
                 "rtt",
                 Time,
                 &[f("links.1.forward.delay_ns"), f("links.1.reverse.delay_ns")],
-            ),
-            to("buffer", Buffer, &[f("links.1.forward.queue")]),
+            )
+            .doc("base round-trip propagation delay, rtt/2 each way (required)"),
+            to("buffer", Buffer, &[f("links.1.forward.queue")])
+                .doc("bottleneck buffer, both directions unless reverse_buffer"),
             to(
                 "loss",
                 Loss,
@@ -211,12 +257,14 @@ pub const KEYS: &[(&str, &[Key])] = &[
                     f("links.1.forward.loss"),
                     f("links.1.forward.gilbert_elliott"),
                 ],
-            ),
+            )
+            .doc("random loss (forward), or a Gilbert-Elliott table `{p, r, ...}`"),
             to(
                 "access_rate",
                 Rate,
                 &[f("links.0.forward.rate_bps"), f("links.0.reverse.rate_bps")],
-            ),
+            )
+            .doc("the sender's own link, both ways"),
             to(
                 "reverse_rate",
                 RateOrTrace,
@@ -224,73 +272,114 @@ pub const KEYS: &[(&str, &[Key])] = &[
                     f("links.1.reverse.rate_bps"),
                     sub("links.1.reverse.rate_trace_ms", "trace"),
                 ],
+            )
+            .doc("bottleneck rate for ACKs")
+            .or("rate"),
+            to("reverse_buffer", Buffer, &[f("links.1.reverse.queue")])
+                .doc("the reverse direction's buffer")
+                .or("buffer"),
+            to("jitter", Time, &[f("links.1.forward.jitter_ns")])
+                .doc("extra delay per packet in [0, jitter] (forward), never reordering"),
+            to("drop", Tables, &[f("links.1.forward.drops")])
+                .doc("deterministic drops (forward): `[{flow = 0, seq = 50}]`"),
+            to("queue", Queue, &[f("links.1.forward.discipline")]).doc(
+                "discipline: \"droptail\", \"codel\", \"fq_codel\", \"pie\", \"red\", \
+                     \"dualpi2\", or a table",
             ),
-            to("reverse_buffer", Buffer, &[f("links.1.reverse.queue")]),
-            to("jitter", Time, &[f("links.1.forward.jitter_ns")]),
-            to("drop", Tables, &[f("links.1.forward.drops")]),
-            to("queue", Queue, &[f("links.1.forward.discipline")]),
-            to("reverse_queue", Queue, &[f("links.1.reverse.discipline")]),
+            to("reverse_queue", Queue, &[f("links.1.reverse.discipline")])
+                .doc("the reverse direction's discipline")
+                .or("queue"),
             to(
                 "ecn",
                 Bool,
                 &[f("links.1.forward.ecn"), f("links.1.reverse.ecn")],
-            ),
+            )
+            .doc("the queue marks ECN-capable packets instead of dropping them"),
         ],
     ),
     (
         "link",
         &[
-            key("name", Text),
-            key("a", Word),
-            key("b", Word),
+            key("name", Text).doc("the link's name (default \"a-b\" from its ends)"),
+            key("a", Word).doc("one end; forward is a to b (required)"),
+            key("b", Word).doc("the other end (required)"),
             to(
                 "rate",
                 RateOrTrace,
                 &[f("forward.rate_bps"), sub("forward.rate_trace_ms", "trace")],
-            ),
-            to("delay", Time, &[f("forward.delay_ns")]),
-            to("buffer", Buffer, &[f("forward.queue")]),
+            )
+            .doc("line rate, forward (required), or `{trace = FILE}`"),
+            to("delay", Time, &[f("forward.delay_ns")]).doc("one-way propagation delay (required)"),
+            to("buffer", Buffer, &[f("forward.queue")])
+                .doc("buffer: packets, bytes or a time at the line rate (required)"),
             to(
                 "loss",
                 Loss,
                 &[f("forward.loss"), f("forward.gilbert_elliott")],
-            ),
+            )
+            .doc("random loss (forward), or a Gilbert-Elliott table `{p, r, ...}`"),
             to(
                 "reverse_rate",
                 RateOrTrace,
                 &[f("reverse.rate_bps"), sub("reverse.rate_trace_ms", "trace")],
+            )
+            .doc("the reverse direction's rate")
+            .or("rate"),
+            to("reverse_delay", Time, &[f("reverse.delay_ns")])
+                .doc("the reverse direction's delay")
+                .or("delay"),
+            to("reverse_buffer", Buffer, &[f("reverse.queue")])
+                .doc("the reverse direction's buffer")
+                .or("buffer"),
+            to("jitter", Time, &[f("forward.jitter_ns")])
+                .doc("extra delay per packet in [0, jitter] (forward), never reordering"),
+            to("drop", Tables, &[f("forward.drops")])
+                .doc("deterministic drops (forward): `[{flow = 0, seq = 50}]`"),
+            to("queue", Queue, &[f("forward.discipline")]).doc(
+                "discipline: \"droptail\", \"codel\", \"fq_codel\", \"pie\", \"red\", \
+                     \"dualpi2\", or a table",
             ),
-            to("reverse_delay", Time, &[f("reverse.delay_ns")]),
-            to("reverse_buffer", Buffer, &[f("reverse.queue")]),
-            to("jitter", Time, &[f("forward.jitter_ns")]),
-            to("drop", Tables, &[f("forward.drops")]),
-            to("queue", Queue, &[f("forward.discipline")]),
-            to("reverse_queue", Queue, &[f("reverse.discipline")]),
-            to("ecn", Bool, &[f("forward.ecn"), f("reverse.ecn")]),
+            to("reverse_queue", Queue, &[f("reverse.discipline")])
+                .doc("the reverse direction's discipline")
+                .or("queue"),
+            to("ecn", Bool, &[f("forward.ecn"), f("reverse.ecn")])
+                .doc("the queue marks ECN-capable packets instead of dropping them"),
         ],
     ),
-    ("drop", &[key("flow", Count), key("seq", Count)]),
+    (
+        "drop",
+        &[
+            key("flow", Count)
+                .doc("the flow whose segment is dropped, numbered from 0 in file order"),
+            key("seq", Count).doc("the data segment dropped, counted from 1"),
+        ],
+    ),
     (
         "cross",
         &[
-            key("kind", Word),
-            key("src", Word),
-            key("dst", Word),
-            to("rate", Rate, &[f("rate_bps")]),
-            to("packet_size", Size, &[f("packet_bytes")]),
-            to("start", Time, &[f("start_ns")]),
-            to("stop", Time, &[f("stop_ns")]),
-            to("on", Time, &[f("on_ns")]),
-            to("off", Time, &[f("off_ns")]),
-            key("distribution", Word),
+            key("kind", Word).doc("\"cbr\" (always on) or \"onoff\" (on and off periods)"),
+            key("src", Word).doc("the sending node"),
+            key("dst", Word).doc("the receiving node"),
+            to("rate", Rate, &[f("rate_bps")])
+                .doc("the rate while on, every byte of the packet counted (required)"),
+            to("packet_size", Size, &[f("packet_bytes")]).doc("bytes on the wire per packet"),
+            to("start", Time, &[f("start_ns")]).doc("when it starts"),
+            to("stop", Time, &[f("stop_ns")]).doc("when it stops (default: the end of the run)"),
+            to("on", Time, &[f("on_ns")])
+                .doc("onoff: (mean) on period (left out: ns-2's Exponential default)"),
+            to("off", Time, &[f("off_ns")])
+                .doc("onoff: (mean) off period (left out: ns-2's Exponential default)"),
+            key("distribution", Word).doc("onoff: \"exponential\" or \"fixed\" periods"),
         ],
     ),
     (
         "trace",
         &[
-            to("flow_interval", Time, &[f("flow_interval_ns")]),
-            to("queue_interval", Time, &[f("queue_interval_ns")]),
-            key("max_rows", Count),
+            to("flow_interval", Time, &[f("flow_interval_ns")])
+                .doc("sample each flow at most this often (0: every ACK)"),
+            to("queue_interval", Time, &[f("queue_interval_ns")])
+                .doc("sample each queue at most this often (0: every change)"),
+            key("max_rows", Count).doc("rows per table; past it, every other row goes"),
         ],
     ),
     ("flow", FLOW),
@@ -299,126 +388,172 @@ pub const KEYS: &[(&str, &[Key])] = &[
     (
         "swarm",
         &[
-            key("seeds", Count),
-            key("leechers", Count),
-            to("arrival_mean", Time, &[f("arrival_mean_ns")]),
-            to("file", Size, &[f("file_bytes")]),
-            to("piece", Size, &[f("piece_bytes")]),
-            to("block", Size, &[f("block_bytes")]),
-            key("population", Word),
-            key("connection_transport", Word),
-            key("seeding", Word),
-            key("stay_factor", Number),
-            to("stop_after", CountOrNone, &[f("stop_after_completions")]),
-            to("queue_sample", Time, &[f("queue_sample_ns")]),
-            to("up", Rate, &[f("access.up_bps")]),
-            to("down", Rate, &[f("access.down_bps")]),
-            to("buffer", Buffer, &[f("access.up_queue")]),
-            to("down_buffer", Buffer, &[f("access.down_queue")]),
+            key("seeds", Count).doc("seeds at t = 0; they never leave"),
+            key("leechers", Count).doc("leechers arriving with exponential inter-arrival times"),
+            to("arrival_mean", Time, &[f("arrival_mean_ns")]).doc("mean inter-arrival time"),
+            to("file", Size, &[f("file_bytes")]).doc("the file"),
+            to("piece", Size, &[f("piece_bytes")]).doc("a piece (block <= piece <= file)"),
+            to("block", Size, &[f("block_bytes")]).doc("a block, the request unit"),
+            key("population", Word)
+                .doc("the leechers' upload transport: \"tcp\", \"utp\" or \"50-50\""),
+            key("connection_transport", Word).doc(
+                "\"uploader\": each direction its uploader's transport (the paper's); \
+                     \"connector\": both the opener's, as a real connection",
+            ),
+            key("seeding", Word).doc("\"never-leave\" or \"random-stay\" after completing"),
+            key("stay_factor", Number).doc("random-stay: mean stay over the own download time"),
+            to("stop_after", CountOrNone, &[f("stop_after_completions")])
+                .doc("end at this many completions (\"none\": never)"),
+            to("queue_sample", Time, &[f("queue_sample_ns")])
+                .doc("how often uplink and request queues are sampled (a real swarm's peers too)"),
+            to("up", Rate, &[f("access.up_bps")]).doc("every access link's uplink"),
+            to("down", Rate, &[f("access.down_bps")]).doc("every access link's downlink"),
+            to("buffer", Buffer, &[f("access.up_queue")]).doc("uplink drop-tail buffer"),
+            to("down_buffer", Buffer, &[f("access.down_queue")]).doc("downlink buffer"),
             to(
                 "delay",
                 TimeRange,
                 &[f("access.delay_min_ns"), f("access.delay_max_ns")],
-            ),
-            key("bittorrent", Table),
-            key("tcp", Table),
-            key("utp", Table),
+            )
+            .doc("one-way delay of each access link: [min, max] or one time"),
+            key("bittorrent", Table).doc("the BitTorrent protocol's settings, below"),
+            key("tcp", Table).doc("TCP uploads and control connections: [[flow]] keys"),
+            key("utp", Table).doc("uTP uploads: [[flow]] keys"),
         ],
     ),
     (
         "swarm.bittorrent",
         &[
-            key("tracker_peers", Count),
-            key("min_peers", Count),
-            key("max_initiate", Count),
-            key("max_connections", Count),
-            to("reannounce", Time, &[f("reannounce_ns")]),
-            key("unchoke_slots", Count),
-            to("rechoke", Time, &[f("rechoke_ns")]),
-            to("rate_window", Time, &[f("rate_window_ns")]),
-            to("optimistic", Time, &[f("optimistic_ns")]),
-            key("new_peer_weight", Count),
-            key("pipeline", Count),
-            to("request_queue_time", Time, &[f("request_queue_time_ns")]),
-            key("piece_picker", Word),
+            key("tracker_peers", Count).doc("peers a tracker announce returns"),
+            key("min_peers", Count).doc("below this many, announce again"),
+            key("max_initiate", Count).doc("connections a peer opens itself"),
+            key("max_connections", Count).doc("connections a peer keeps"),
+            to("reannounce", Time, &[f("reannounce_ns")]).doc("tracker re-announce interval"),
+            key("unchoke_slots", Count).doc("uploads at once, the optimistic one included"),
+            to("rechoke", Time, &[f("rechoke_ns")]).doc("choke decision interval"),
+            to("rate_window", Time, &[f("rate_window_ns")])
+                .doc("window of the rates chokes are decided on"),
+            to("optimistic", Time, &[f("optimistic_ns")]).doc("optimistic unchoke interval"),
+            key("new_peer_weight", Count).doc("weight of new peers in the optimistic draw"),
+            key("pipeline", Count).doc("requests outstanding per connection"),
+            to("request_queue_time", Time, &[f("request_queue_time_ns")]).doc(
+                "0: always `pipeline` requests; else libtorrent's queue, this long of the \
+                     connection's download rate, from `pipeline` (docs/real-swarm.md)",
+            ),
+            key("piece_picker", Word).doc(
+                "\"module\": a started piece first (the paper's); \"libtorrent\": rarest \
+                     first, a started piece first only among the equally rare \
+                     (docs/real-swarm.md)",
+            ),
             to(
                 "whole_pieces_threshold",
                 Time,
                 &[f("whole_pieces_threshold_ns")],
+            )
+            .doc(
+                "0: off; else with the \"libtorrent\" picker, a connection that brings a \
+                     piece within this long is asked for whole pieces (libtorrent: 20s)",
             ),
-            key("hold_requests_beyond_target", Bool),
-            key("send_buffer", Word),
+            key("hold_requests_beyond_target", Bool).doc(
+                "false: every picked block requested at once; true: beyond the request \
+                     queue's target they wait at the downloader, as libtorrent's \
+                     (docs/real-swarm.md)",
+            ),
+            key("send_buffer", Word).doc(
+                "\"transport\": the next block once the last has left the transport (the \
+                     paper's); \"libtorrent\": while the unsent bytes are below the watermark \
+                     (docs/real-swarm.md)",
+            ),
             to(
                 "send_buffer_watermark",
                 Size,
                 &[f("send_buffer_watermark_bytes")],
-            ),
+            )
+            .doc("the watermark's upper bound (libtorrent: 500KiB)"),
             to(
                 "send_buffer_low_watermark",
                 Size,
                 &[f("send_buffer_low_watermark_bytes")],
-            ),
-            key("send_buffer_watermark_factor", Count),
+            )
+            .doc("the watermark's lower bound (libtorrent: 10KiB)"),
+            key("send_buffer_watermark_factor", Count)
+                .doc("the watermark, percent of the payload uploaded in the last second (50)"),
             to(
                 "send_not_sent_low_watermark",
                 Size,
                 &[f("send_not_sent_low_watermark_bytes")],
+            )
+            .doc("unsent bytes a TCP socket holds beyond the watermark (libtorrent: 16KiB)"),
+            key("messages", Word).doc(
+                "\"separate\": a control stream each way (the model's); \"with_data\": in \
+                     the sender's data stream behind its piece data, as on a real connection",
             ),
-            key("messages", Word),
-            key("end_game", Bool),
-            key("anti_snubbing", Bool),
-            to("snub", Time, &[f("snub_ns")]),
-            key("super_seeding", Bool),
+            key("end_game", Bool).doc("request the last blocks from every peer"),
+            key("anti_snubbing", Bool).doc("choke peers that send nothing for `snub`"),
+            to("snub", Time, &[f("snub_ns")]).doc("anti-snubbing's timeout"),
+            key("super_seeding", Bool).doc("not modelled: true is refused"),
         ],
     ),
     // A flow's application (`app = {kind = "web", ...}`, AppConfig), one table per kind.
-    ("app.bulk", &[key("kind", Word)]),
+    (
+        "app.bulk",
+        &[key("kind", Word).doc("\"bulk\", \"web\" or \"bittorrent\"")],
+    ),
     (
         "app.web",
         &[
-            key("kind", Word),
-            to("request", Size, &[f("request_bytes")]),
-            to("response", Sizes, &[f("response_bytes")]),
-            key("objects", Count),
-            key("keep_alive", Bool),
+            key("kind", Word).doc("\"bulk\", \"web\" or \"bittorrent\""),
+            to("request", Size, &[f("request_bytes")]).doc("bytes of each request"),
+            to("response", Sizes, &[f("response_bytes")])
+                .doc("the object, or a list of sizes cycled over the fetches"),
+            key("objects", Count).doc("sequential fetches (default: one per response size)"),
+            key("keep_alive", Bool).doc("one connection for every object, else one each"),
         ],
     ),
     (
         "app.bittorrent",
         &[
-            key("kind", Word),
-            to("block", Size, &[f("block_bytes")]),
-            to("queue_time", Time, &[f("queue_time_ns")]),
-            key("min_queue", Count),
-            key("max_queue", Count),
-            key("app_slow_start", Bool),
+            key("kind", Word).doc("\"bulk\", \"web\" or \"bittorrent\""),
+            to("block", Size, &[f("block_bytes")]).doc("bytes per request"),
+            to("queue_time", Time, &[f("queue_time_ns")])
+                .doc("target = rate x queue_time / block (libtorrent)"),
+            key("min_queue", Count).doc("least requests kept outstanding"),
+            key("max_queue", Count).doc("most requests kept outstanding"),
+            key("app_slow_start", Bool).doc("libtorrent 1.0.6's request slow start"),
             to(
                 "slow_start_threshold",
                 Size,
                 &[f("slow_start_threshold_bytes")],
-            ),
-            key("blocks", Count),
+            )
+            .doc("growth per second below which it ends"),
+            key("blocks", Count).doc("blocks to download (default: until the end)"),
         ],
     ),
     // A real program pair carrying a flow in `slowstart real` (ProgramConfig).
     (
         "program",
         &[
-            key("server", Command),
-            key("client", Command),
-            key("sends", Word),
-            key("port", Count),
-            key("ends", Word),
+            key("server", Command)
+                .doc("command started first (a string split as by a shell, or a list)"),
+            key("client", Command)
+                .doc("command started at the flow's start; its exit ends the flow"),
+            key("sends", Word)
+                .doc("\"server\" (a download) or \"client\" (an upload): runs in ss-snd"),
+            key("port", Count).doc("the server's port (default: 5001 + the flow's index)"),
+            key("ends", Word)
+                .doc("\"client\": its exit ends the flow; \"both\": the server exits too"),
         ],
     ),
     // A Gilbert-Elliott `loss = {p = ..., ...}` table (GilbertElliott): netem's gemodel.
     (
         "loss",
         &[
-            key("p", Probability),
-            key("r", Probability),
-            key("loss_bad", Probability),
-            key("loss_good", Probability),
+            key("p", Probability)
+                .doc("probability of going from the good state to the bad one, per packet"),
+            key("r", Probability)
+                .doc("probability of going from the bad state back to the good one, per packet"),
+            key("loss_bad", Probability).doc("loss probability in the bad state"),
+            key("loss_good", Probability).doc("loss probability in the good state"),
         ],
     ),
     // A link's queue discipline (`queue = {kind = "codel", ...}`, Discipline), one table per
@@ -427,53 +562,66 @@ pub const KEYS: &[(&str, &[Key])] = &[
     (
         "queue.codel",
         &[
-            to("target", Time, &[f("target_ns")]),
-            to("interval", Time, &[f("interval_ns")]),
-            to("mtu", Size, &[f("mtu_bytes")]),
+            to("target", Time, &[f("target_ns")])
+                .doc("acceptable standing queue delay (RFC 8289 §4.4)"),
+            to("interval", Time, &[f("interval_ns")])
+                .doc("window over which the sojourn time must stay above target (§4.3)"),
+            to("mtu", Size, &[f("mtu_bytes")])
+                .doc("no drop while at most this many bytes are queued (§5.5 `maxpacket`)"),
         ],
     ),
     (
         "queue.fq_codel",
         &[
-            key("flows", Positive),
-            to("quantum", Size, &[f("quantum_bytes")]),
-            to("target", Time, &[f("target_ns")]),
-            to("interval", Time, &[f("interval_ns")]),
-            to("memory_limit", Size, &[f("memory_limit_bytes")]),
+            key("flows", Positive).doc("flow queues (RFC 8290 §5.2)"),
+            to("quantum", Size, &[f("quantum_bytes")])
+                .doc("bytes a queue may send per round (§5.2)"),
+            to("target", Time, &[f("target_ns")]).doc("each queue's CoDel target"),
+            to("interval", Time, &[f("interval_ns")]).doc("each queue's CoDel interval"),
+            to("memory_limit", Size, &[f("memory_limit_bytes")])
+                .doc("bytes queued in all before the fattest flow loses packets (§4.1)"),
         ],
     ),
     (
         "queue.pie",
         &[
-            to("target", Time, &[f("target_ns")]),
-            to("t_update", Time, &[f("t_update_ns")]),
-            key("alpha", Gain),
-            key("beta", Gain),
-            to("max_burst", Time, &[f("max_burst_ns")]),
+            to("target", Time, &[f("target_ns")])
+                .doc("target queue delay `QDELAY_REF` (RFC 8033 §4.2)"),
+            to("t_update", Time, &[f("t_update_ns")])
+                .doc("drop probability update interval `T_UPDATE` (§4.2)"),
+            key("alpha", Gain).doc("integral gain, Hz (§4.2)"),
+            key("beta", Gain).doc("proportional gain, Hz (§4.2)"),
+            to("max_burst", Time, &[f("max_burst_ns")]).doc("burst allowance `MAX_BURST` (§4.4)"),
         ],
     ),
     (
         "queue.red",
         &[
-            key("min_th", Packets),
-            key("max_th", Packets),
-            key("max_p", Fraction),
-            key("w_q", Fraction),
-            key("gentle", Bool),
-            key("hard_drop", Bool),
+            key("min_th", Packets).doc("average queue, packets, above which packets are signalled"),
+            key("max_th", Packets)
+                .doc("average queue, packets, at which the probability reaches max_p"),
+            key("max_p", Fraction).doc("signal probability at max_th"),
+            key("w_q", Fraction).doc("weight of each sample in the average queue"),
+            key("gentle", Bool)
+                .doc("between max_th and 2 max_th the probability rises to 1 (Floyd 2000)"),
+            key("hard_drop", Bool)
+                .doc("forced signals are drops (RFC 3168 §7); false marks ECN-capable packets"),
         ],
     ),
     (
         "queue.dualpi2",
         &[
-            to("target", Time, &[f("target_ns")]),
-            to("t_update", Time, &[f("t_update_ns")]),
-            key("alpha", Gain),
-            key("beta", Gain),
-            to("step", Time, &[f("step_ns")]),
-            key("coupling", Gain),
-            key("c_protection", Fraction),
-            key("drop_overload", Bool),
+            to("target", Time, &[f("target_ns")])
+                .doc("PI2's target queueing delay (RFC 9332 §A.1)"),
+            to("t_update", Time, &[f("t_update_ns")]).doc("update period of the base probability"),
+            key("alpha", Gain).doc("integral gain, Hz"),
+            key("beta", Gain).doc("proportional gain, Hz"),
+            to("step", Time, &[f("step_ns")]).doc("an L packet that waited this long is marked"),
+            key("coupling", Gain).doc("k: L packets are marked with k p'"),
+            key("c_protection", Fraction)
+                .doc("share of the bytes the C queue gets while both queues wait"),
+            key("drop_overload", Bool)
+                .doc("on overload (k p' above 1, §4.2.3) drop instead of marking"),
         ],
     ),
 ];
@@ -527,15 +675,17 @@ fn unwritten_flow_fields(flow: &serde_json::Value) -> serde_json::Map<String, se
         .collect()
 }
 
-/// The table as JSON, for `defaults_json` (`flow`: the default flow it lists):
-/// `{"tables": {TABLE: [{key, unit, field, fields, unwritten?}]}, ...}`, `field` the one
+/// The table as JSON, for `defaults_json` (`flow`: the default flow it lists; `words`: every
+/// choice's `[word, value]` pairs in order, by key): `{"tables": {TABLE: [{key, unit, field, fields, doc, fallback?,
+/// words?, unwritten?}]}, ...}`, `fallback` the key whose value a key left out takes, `words`
+/// a word key's accepted words, `field` the one
 /// canonical field a key fills (null where it fills several or the config does not keep it),
 /// `fields` every field it fills as `{field, from}` ([`Fill`]), `unwritten` (present only for
 /// such a field) the value at which a config leaves the field out, so that the loader does
 /// too; then `not_in_swarm_flow`, `not_with_swarm`, `swarm_tables` and `queue_kinds`
 /// (the kinds of the `queue.KIND` tables in their order; `tables` is a map, which JSON does
 /// not keep in order).
-pub fn keys_json(flow: &serde_json::Value) -> serde_json::Value {
+pub fn keys_json(flow: &serde_json::Value, words: &serde_json::Value) -> serde_json::Value {
     let unwritten = unwritten_flow_fields(flow);
     let mut tables = serde_json::Map::new();
     let names = KEYS
@@ -556,8 +706,15 @@ pub fn keys_json(flow: &serde_json::Value) -> serde_json::Value {
                     .map(|fill| serde_json::json!({"field": fill.field, "from": fill.from}))
                     .collect();
                 let mut entry = serde_json::json!({
-                    "key": k.key, "unit": k.unit, "field": field, "fields": fields,
+                    "key": k.key, "unit": k.unit, "field": field, "fields": fields, "doc": k.doc,
                 });
+                if !k.fallback.is_empty() {
+                    entry["fallback"] = k.fallback.into();
+                }
+                if let (Word, Some(listed)) = (k.unit, words.get(k.key)) {
+                    let pairs = listed.as_array().into_iter().flatten();
+                    entry["words"] = pairs.map(|pair| pair[0].clone()).collect();
+                }
                 let flow_table = name == "flow" || name == "swarm.transport";
                 if let (true, [one]) = (flow_table, fills.as_slice()) {
                     if let Some(value) = unwritten.get(one.field) {
@@ -584,8 +741,8 @@ mod tests {
     use crate::{
         AccessConfig, BittorrentConfig, CodelConfig, CrossConfig, DirectionConfig, Discipline,
         DropSpec, DualPi2Config, FlowConfig, FqCodelConfig, GilbertElliott, LinkConfig, PieConfig,
-        ProgramConfig, RedConfig, SimConfig, SwarmBittorrentConfig, SwarmConfig, TraceConfig,
-        WebConfig,
+        ProgramConfig, Recovery, RedConfig, SimConfig, SwarmBittorrentConfig, SwarmConfig,
+        TraceConfig, WebConfig,
     };
     use serde::de::DeserializeOwned;
     use std::collections::BTreeSet;
@@ -899,5 +1056,31 @@ mod tests {
                 "swarm.{name}"
             );
         }
+    }
+    #[test]
+    fn every_key_has_a_meaning_and_its_fallback_is_a_key_of_its_table_with_its_unit() {
+        for (table, keys) in KEYS {
+            for k in keys.iter() {
+                let at = format!("{table}.{}", k.key);
+                assert!(!k.doc.is_empty() && !k.doc.contains('\n'), "{at}: one line");
+                if !k.fallback.is_empty() {
+                    let forward = keys.iter().find(|f| f.key == k.fallback);
+                    assert_eq!(forward.map(|f| f.unit), Some(k.unit), "{at}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_word_key_lists_the_words_the_core_accepts() {
+        let d: serde_json::Value = serde_json::from_str(&crate::defaults_json()).unwrap();
+        let recovery = d["keys"]["tables"]["flow"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["key"] == "recovery")
+            .unwrap();
+        let want: Vec<_> = Recovery::WORDS.iter().map(|(w, _)| *w).collect();
+        assert_eq!(recovery["words"], serde_json::json!(want));
     }
 }

@@ -10,13 +10,16 @@
 //! [`Discipline`], [`FlowConfig`] with its transport settings and [`AppConfig`],
 //! [`CrossConfig`], [`TraceConfig`], [`SwarmConfig`]): every default (`impl Default`, the
 //! `*_DEFAULTS` tables), every bound, every accepted word, and the checks that name the field
-//! and what is accepted ([`SimConfig::validate`], [`SimError`]). [`defaults_json`] hands all
-//! of them to Python, which copies none.
+//! and what is accepted ([`SimConfig::validate`], [`SimError`]), one module of config/ per table
+//! (link, queue, path, flow, program, app, cross, trace, swarm). [`defaults_json`] (schema.rs)
+//! hands all of them to Python, which copies none.
 //!
 //! # The scenario's keys
 //! [`KEYS`] (keys.rs): which TOML keys each scenario table takes, in the order messages list
-//! them, each with its [`Unit`] and the canonical field it fills; the loader reads them
-//! through [`defaults_json`] (`keys`), and a test holds every canonical field to a key.
+//! them, each with its [`Unit`], the canonical field it fills, its one-line meaning and the
+//! key it falls back to; the loader, the reference pages and the swarm's words read them
+//! through [`defaults_json`] (`keys`, `word_lists`), and a test holds every canonical field to
+//! a key.
 //!
 //! # What a run derives from it
 //! [`substream_seed`] (each component's own random stream from the scenario's seed),
@@ -46,7 +49,7 @@
 //! `slowstart_emu`, `slowstart_quinn` and the binding. Nothing here runs anything: the
 //! recorder is told.
 //!
-//! Start reading at [`SimConfig`] and [`FlowConfig`] (config.rs), then [`FlowConfig::transport`]
+//! Start reading at [`SimConfig`] and [`FlowConfig`] (config/), then [`FlowConfig::transport`]
 //! and [`FlowConfig::common_params`], what a run builds a connection from.
 
 pub mod cc_text;
@@ -54,15 +57,17 @@ mod config;
 mod derived;
 mod keys;
 pub mod recorder;
+mod schema;
 #[doc(hidden)]
 pub mod testing;
 pub mod trace;
 
 pub use cc_text::{parse_cc, CcText, GuestRef, Word, CC_HELP};
 pub use config::*;
-pub use derived::{stall_threshold, substream_seed};
+pub use derived::{stall_threshold, substream_seed, SeedStream};
 pub use keys::{keys_json, Fill, Key, Unit, KEYS};
 pub use recorder::{FlowMetrics, FlowRecorder};
+pub use schema::defaults_json;
 
 /// An error in a scenario or config, naming the field and what is accepted.
 #[derive(Clone, Debug, PartialEq, Eq)]

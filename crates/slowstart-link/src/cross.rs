@@ -14,14 +14,14 @@ use serde::Serialize;
 use slowstart_transport::packet::{Kind, Packet};
 
 use crate::channel::Channel;
-use slowstart_config::substream_seed;
 use slowstart_config::CrossConfig;
+use slowstart_config::{substream_seed, SeedStream};
 
 /// The seed of source `k`'s on/off draws in a run seeded `seed`, as `Simulation::new` seeds it
-/// (sim.rs: `substream_seed(cfg.seed, 3, k)`), so that a source built elsewhere (the link
+/// (sim.rs: `substream_seed(cfg.seed, SeedStream::CrossSource, k)`), so that a source built elsewhere (the link
 /// emulator, crates/slowstart-emu) sends at the simulated times.
 pub fn source_seed(seed: u64, k: usize) -> u64 {
-    substream_seed(seed, 3, k as u64)
+    substream_seed(seed, SeedStream::CrossSource, k as u64)
 }
 
 /// Per-source counts, packets and bytes on the wire.

@@ -4,7 +4,7 @@ use std::collections::{HashMap, VecDeque};
 
 use crate::channel::Channel;
 use slowstart_config::SimError;
-use slowstart_config::{substream_seed, SimConfig};
+use slowstart_config::{substream_seed, SeedStream, SimConfig};
 
 pub struct Topology {
     pub node_names: Vec<String>,
@@ -38,7 +38,7 @@ impl Topology {
             for (from, to, dir, suffix) in [(a, b, &l.forward, ""), (b, a, &l.reverse, ":reverse")]
             {
                 let id = channels.len() as u32;
-                let seed = substream_seed(cfg.seed, 1, id as u64);
+                let seed = substream_seed(cfg.seed, SeedStream::Channel, id as u64);
                 channels.push(Channel::new(format!("{}{suffix}", l.name), to, dir, seed));
                 out[from as usize].push(id);
                 into[to as usize].push(from);

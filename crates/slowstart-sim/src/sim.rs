@@ -18,7 +18,7 @@ use crate::SimError;
 use slowstart_apps::{App, Ctx};
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
 use slowstart_config::SimConfig;
-use slowstart_config::{stall_threshold, substream_seed, FlowRecorder};
+use slowstart_config::{stall_threshold, substream_seed, FlowRecorder, SeedStream};
 use slowstart_link::channel::Channel;
 use slowstart_link::cross::CrossSource;
 pub use slowstart_link::summary::LinkSummary;
@@ -156,7 +156,8 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
         let mut flows = Vec::with_capacity(cfg.flows.len());
         let mut routes = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
-            let common = f.common_params(substream_seed(cfg.seed, 2, i as u64));
+            let common =
+                f.common_params(substream_seed(cfg.seed, SeedStream::Controller, i as u64));
             let cc =
                 Controller::new(&f.cc, &common).map_err(|e| SimError(format!("flow.{i}.{e}")))?;
             let (src, dst) = (topo.node(&f.src), topo.node(&f.dst));
@@ -227,7 +228,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
             // (no MSS: scheduled drops number flow segments only).
             routes.push(Route { src, dst, mss: 1 });
             let id = (n_flows + k) as u32;
-            let seed = substream_seed(cfg.seed, 3, k as u64);
+            let seed = substream_seed(cfg.seed, SeedStream::CrossSource, k as u64);
             cross.push(CrossSource::new(c, id, src, dst, cfg.duration_ns, seed));
         }
         let n_channels = topo.channels.len();

@@ -31,7 +31,7 @@ use std::net::{SocketAddr, UdpSocket};
 use slowstart_cc::external;
 use slowstart_cc::{Controller, Phase};
 use slowstart_config::trace::{write_csv, FlowTrace};
-use slowstart_config::{stall_threshold, substream_seed, FlowConfig};
+use slowstart_config::{stall_threshold, substream_seed, FlowConfig, SeedStream};
 
 use crate::clock::now_ns;
 use crate::{run_client, run_receiver, run_sender, run_server, Limits, ServerOptions};
@@ -58,7 +58,7 @@ struct Args {
 impl Args {
     /// The controller's seed, derived from the scenario's as in the simulation.
     fn controller_seed(&self) -> u64 {
-        substream_seed(self.seed, 2, self.id as u64)
+        substream_seed(self.seed, SeedStream::Controller, self.id as u64)
     }
 }
 

@@ -1,5 +1,5 @@
 """Applications on a flow: `app = {kind = "web", ...}` (or an `[flow.app]` table) → the
-canonical `app` of crates/slowstart-config/src/config.rs; and the real programs that may carry a
+canonical `app` of crates/slowstart-config/src/config/app.rs; and the real programs that may carry a
 flow in `slowstart real` (`[flow.program]`, `parse_program`).
 
 `kind` is "bulk" (the default: `size` bytes written at once), "web" (an HTTP/1.1-like client
@@ -94,7 +94,7 @@ def parse_app(value: object, i: int) -> dict[str, Any]:
 
 
 # `[flow.program]`: a server and a client command run in the two namespaces of a real run
-# (crates/slowstart-config/src/config.rs `ProgramConfig`, which checks the placeholders).
+# (crates/slowstart-config/src/config/program.rs `ProgramConfig`, which checks the placeholders).
 COMMAND_HELP = 'a command line such as "curl -o {dir}/got http://{peer}:{port}/data" or a list'
 
 

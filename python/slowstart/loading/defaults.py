@@ -1,14 +1,14 @@
 """The core's defaults, as a scenario file would write them.
 
-crates/slowstart-config/src/config.rs owns every default (`defaults_json`, read once per process
-through `_core.defaults()`); this turns its canonical values back into scenario values, so the
-loader parses a left-out key exactly as if the user had written its default: `*_ns` times as
-"40ms", `*_bytes` sizes as "1514B" ("inf" for none), rates as "1Gbps", queue limits
-as "200pkt" or "N B", an algorithm as {name = ..., param = ...}. Which keys a scenario table
-takes, in which order messages list them, in which unit and which canonical fields they fill,
-is the core's too (crates/slowstart-config/src/keys.rs: `keys`, `key_units`, `key_table`,
-`key_names`), an application's, a program's, a Gilbert-Elliott table's and a queue
-discipline's included.
+crates/slowstart-config owns every default (config/, exported by schema.rs `defaults_json`,
+read once per process through `_core.defaults()`) and every key (keys.rs): which keys a scenario
+table takes, in which order messages list them, in which unit, which canonical fields they
+fill, what each means, which key a left-out one falls back to and which words it accepts
+(`keys`, `key_units`, `key_table`, `key_names`), an application's, a program's, a
+Gilbert-Elliott table's and a queue discipline's included. This turns the canonical defaults
+back into scenario values under their keys, so the loader parses a left-out key exactly as if
+the user had written its default: times as "40ms", sizes as "1514B" ("inf" for none), rates as
+"1Gbps", queue limits as "200pkt" or "N B", an algorithm as {name = ..., param = ...}.
 """
 
 from __future__ import annotations
@@ -55,29 +55,53 @@ def rate_text(bps: int) -> str:
     return f"{bps}bps"
 
 
-def _queue_text(limit: dict[str, int]) -> str:
-    """{"packets": 200} → "200pkt"; {"bytes": N} → "N B"."""
-    return f"{limit['packets']}pkt" if "packets" in limit else size_text(limit["bytes"])
+def _buffer_text(limit: dict[str, int]) -> str:
+    """{"packets": 200} → "200pkt"; {"bytes": N} → "N B"; {"bdp": 1} → "1bdp"."""
+    if "packets" in limit:
+        return f"{limit['packets']}pkt"
+    return f"{limit['bdp']}bdp" if "bdp" in limit else size_text(limit["bytes"])
 
 
-# Keys a scenario spells as the canonical config does, unit suffix and all.
-_SAME = ("header_bytes",)
+# A value as a scenario writes it, by its key's unit kind (keys.rs `Unit`); a unit kind not
+# listed is written as the core writes it. None is "no limit" or "never", as the unit says.
+_TEXT = {
+    "time": time_text,
+    "time_range": lambda values: [time_text(v) for v in values],
+    "rate": rate_text,
+    "rate_or_trace": rate_text,
+    "size": size_text,
+    "size_or_inf": size_text,
+    "window": size_text,
+    "buffer": _buffer_text,
+    "cc": lambda cc: {"name": cc["name"], **cc["params"]},
+}
+_NONE = {"size_or_inf": "inf", "window": "inf", "count_or_none": "none"}
 
 
-def as_written(canonical: dict[str, Any]) -> dict[str, Any]:
-    """A canonical table's defaults under the scenario's keys and in its units."""
+def written(unit: str, value: Any) -> Any:
+    """A canonical value as a scenario writes a key of kind `unit`: 40_000_000 ns "40ms"."""
+    if value is None:
+        return _NONE.get(unit)
+    return _TEXT[unit](value) if unit in _TEXT else value
+
+
+def _field(canonical: dict[str, Any], field: str) -> Any:
+    """The value at a dotted canonical field (`access.up_bps`); KeyError where it has none."""
+    for part in field.split("."):
+        canonical = canonical[part]
+    return canonical
+
+
+def as_written(table: str, canonical: dict[str, Any]) -> dict[str, Any]:
+    """A canonical table's defaults under `table`'s keys, as keys.rs maps fields to keys, and
+    in their units; a key whose field has no default is left out."""
     out: dict[str, Any] = {}
-    for key, value in canonical.items():
-        if key in _SAME:
-            out[key] = value
-        elif key.endswith("_ns"):
-            out[key[: -len("_ns")]] = time_text(value)
-        elif key.endswith("_bytes"):
-            out[key[: -len("_bytes")]] = "inf" if value is None else size_text(value)
-        elif key == "cc":
-            out[key] = {"name": value["name"], **value["params"]}
-        else:
-            out[key] = value
+    for key, k in key_table(table).items():
+        try:
+            values = [_field(canonical, field) for field, part in k.fields if not part]
+        except KeyError:
+            continue
+        out[key] = written(k.unit, values if k.unit == "time_range" else values[0])
     return out
 
 
@@ -95,39 +119,42 @@ def _core_defaults() -> dict[str, Any]:
 @functools.cache
 def _tables() -> dict[str, dict[str, Any]]:
     core = _core_defaults()
-    path, swarm = core["path"], core["swarm"]
-    access = swarm["access"]
-    rest = {k: v for k, v in swarm.items() if k not in ("access", "bittorrent", "tcp", "utp")}
-    written = as_written(rest)
-    stop = written.pop("stop_after_completions")
+    swarm = core["swarm"]
+    path = key_table("path").items()
+    tables = key_names("swarm_tables")
     return {
-        "flow": as_written(core["flow"]),
-        "web": as_written(core["web"]),
-        "bittorrent": as_written(core["bittorrent"]),
-        "trace": as_written(core["trace"]),
-        "path": {
-            "buffer": f"{path['buffer_bdp']}bdp",
-            "loss": path["loss"],
-            "access_rate": rate_text(path["access_rate_bps"]),
-            "jitter": time_text(path["jitter_ns"]),
-        },
-        "path_access_queue": {"bytes": path["access_buffer_bytes"]},
-        "cross": {"src": core["cross"]["src"], "dst": core["cross"]["dst"]},
-        "program": as_written(core["program"]),
-        "swarm": {
-            **written,
-            "stop_after": "none" if stop is None else stop,
-            "up": rate_text(access["up_bps"]),
-            "down": rate_text(access["down_bps"]),
-            "buffer": _queue_text(access["up_queue"]),
-            "down_buffer": _queue_text(access["down_queue"]),
-            "delay": [time_text(access["delay_min_ns"]), time_text(access["delay_max_ns"])],
-        },
-        "swarm.bittorrent": as_written(swarm["bittorrent"]),
-        "swarm.tcp": as_written(swarm["tcp"]),
-        "swarm.utp": as_written(swarm["utp"]),
-        **{f"queue.{kind}": as_written(params) for kind, params in core["queue"].items()},
+        "flow": as_written("flow", core["flow"]),
+        "web": as_written("app.web", core["web"]),
+        "bittorrent": as_written("app.bittorrent", core["bittorrent"]),
+        "trace": as_written("trace", core["trace"]),
+        "path": {key: written(k.unit, core["path"][key]) for key, k in path if key in core["path"]},
+        "path_access_queue": core["path_access_queue"],
+        "cross": as_written("cross", core["cross"]),
+        "program": as_written("program", core["program"]),
+        "swarm": {k: v for k, v in as_written("swarm", swarm).items() if k not in tables},
+        "swarm.bittorrent": as_written("swarm.bittorrent", swarm["bittorrent"]),
+        "swarm.tcp": as_written("swarm.transport", swarm["tcp"]),
+        "swarm.utp": as_written("swarm.transport", swarm["utp"]),
+        **{f"queue.{kind}": as_written(f"queue.{kind}", p) for kind, p in core["queue"].items()},
     }
+
+
+def swarm_decided() -> dict[str, Any]:
+    """A swarm transport's canonical fields the swarm decides itself (its ends, size, start
+    and application), as the core lists them, in the order of their keys."""
+    decided = _core_defaults()["swarm_decided"]
+    flow = key_table("flow")
+    fields = [field for key in key_names("not_in_swarm_flow") for field, _ in flow[key].fields]
+    return {field: decided[field] for field in fields if field in decided}
+
+
+def fallback(table: str, given: dict[str, Any], key: str, at: str) -> tuple[Any, str]:
+    """The value of `table`'s `key` in `given` and the field to name it by, `at.KEY`; left
+    out, the value of the key it falls back to (keys.rs: `reverse_rate` takes `rate`'s), named
+    by that key."""
+    if key not in given:
+        key = key_table(table)[key].fallback
+    return given[key], f"{at}.{key}"
 
 
 def has_words(choice: str) -> bool:
@@ -143,12 +170,19 @@ def canonical_word(choice: str, value: object) -> object:
     return words.get(value, value) if isinstance(value, str) else value
 
 
+def choices(choice: str) -> tuple[str, ...]:
+    """The canonical values of a choice, in the order the core lists its words: `population`
+    is ("tcp", "utp", "mixed")."""
+    pairs = _core_defaults()["word_lists"][choice]
+    return tuple(dict.fromkeys(value for _, value in pairs))
+
+
 def spellings() -> dict[str, str]:
     """Canonical values a scenario spells otherwise ("mixed" is "50-50", "never_leave"
     "never-leave"): the first of the core's words for each, where it differs."""
     out: dict[str, str] = {}
-    for words in _core_defaults()["words"].values():
-        for word, value in words.items():
+    for pairs in _core_defaults()["word_lists"].values():
+        for word, value in pairs:
             if word != value:
                 out.setdefault(value, word)
     return out
@@ -189,19 +223,29 @@ class Key(NamedTuple):
     # where from the whole value): `[path]`'s `rate` fills ("links.1.forward.rate_bps", "") and
     # ("links.1.forward.rate_trace_ms", "trace").
     fields: tuple[tuple[str, str], ...]
-    # The value at which a config leaves its field out (config.rs serializes it only when
+    # The value at which a config leaves its field out (the core serializes it only when
     # set), as a 1-tuple; () where the field is always written.
     unwritten: tuple[Any, ...]
+    # One line on what it means.
+    doc: str
+    # The key whose value it takes when left out ("" for none).
+    fallback: str
+    # The words it accepts, where the core lists them.
+    words: tuple[str, ...]
 
 
 @functools.cache
 def key_table(table: str) -> dict[str, Key]:
-    """Each of `table`'s keys (see `keys`) → its unit kind, fields and unwritten value."""
+    """Each of `table`'s keys (see `keys`) → its unit kind, fields, unwritten value, meaning,
+    fallback and words."""
     return {
         k["key"]: Key(
             k["unit"],
             tuple((f["field"], f["from"]) for f in k["fields"]),
             (k["unwritten"],) if "unwritten" in k else (),
+            k["doc"],
+            k.get("fallback", ""),
+            tuple(k.get("words", ())),
         )
         for k in _core_defaults()["keys"]["tables"][table]
     }
@@ -217,7 +261,7 @@ def key_names(name: str) -> tuple[str, ...]:
 
 
 def limits() -> dict[str, int]:
-    """Bounds the loader applies before the core sees a config (config.rs `defaults_json`):
+    """Bounds the loader applies before the core sees a config (schema.rs `defaults_json`):
     `trace_ms` (a trace's largest time), `scenario_file_bytes`, `trace_file_bytes` and
     `controller_file_bytes` (the largest files read; the last is the core's largest
     WebAssembly module, slowstart-wasm `MODULE_LIMIT`), `sweep_points` (the most runs in one

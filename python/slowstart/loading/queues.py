@@ -2,11 +2,11 @@
 and trace-driven capacity.
 
 `queue = "codel"` or `queue = {kind = "codel", target = "5ms"}` becomes the canonical
-`discipline` table of crates/slowstart-config/src/config.rs. Parameters left out take the defaults
-of the algorithm's document, which live there alone (`slowstart list` shows them, read through
-`_core.defaults()`). Which keys a discipline takes, their unit kinds and the canonical fields
-they fill are the core's too (crates/slowstart-config/src/keys.rs, tables `queue.KIND`); how a
-value of each unit kind is read stays here.
+`discipline` table of crates/slowstart-config/src/config/queue.rs. Parameters left out take the
+defaults of the algorithm's document, which live there alone (`slowstart list` shows them, read
+through `_core.defaults()`). Which keys a discipline takes, their unit kinds and the canonical
+fields they fill are the core's too (crates/slowstart-config/src/keys.rs, tables `queue.KIND`);
+how a value of each unit kind is read stays here.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def parameter_key(field: str) -> str:
 
 def default_parameters(kind: str) -> str:
     """A discipline's defaults as a scenario writes them, in the order of its keys:
-    `target = "5ms", interval = "100ms", mtu = "1514B"` (config.rs owns the values)."""
+    `target = "5ms", interval = "100ms", mtu = "1514B"` (config/queue.rs owns the values)."""
     params = key_table(f"queue.{kind}")
     if not params:
         return ""
@@ -66,7 +66,7 @@ def default_parameters(kind: str) -> str:
 
 def _parameter(unit: str, value: object, field: str) -> Any:
     """A parameter in canonical units, read as its unit kind says (keys.rs `Unit`); its range
-    is the core's (config.rs `Discipline::validate`)."""
+    is the core's (config/queue.rs `Discipline::validate`)."""
     if unit == "time":
         return parse_time(value, field)
     if unit == "size":
@@ -158,7 +158,7 @@ def parse_gilbert_elliott(value: dict[str, Any], field: str) -> dict[str, float]
 
 class Trace(NamedTuple):
     """A Mahimahi trace as the canonical config carries it: its times (ms) as one line of
-    text, separated by spaces, which the core reads into integers (config.rs,
+    text, separated by spaces, which the core reads into integers (config/link.rs,
     `rate_trace_ms`); `count` and `last_ms` for its mean rate."""
 
     times: str
@@ -219,7 +219,7 @@ def read_trace(name: str, field: str) -> Trace:
         starts = np.flatnonzero(digit & ~np.concatenate(([False], digit[:-1])))
         _refuse_trace_line(data, int(starts[over[0]]), field, name)
     del data
-    # The mean rate divides by the last time; their order is the core's to check (config.rs).
+    # The mean rate divides by the last time; their order is the core's to check (config/link.rs).
     if not times.size or times[-1] == 0:
         raise ScenarioError(f"{field}: {name}: no delivery opportunities after 0 ms")
     count, last_ms = int(times.size), int(times[-1])

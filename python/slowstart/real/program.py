@@ -48,7 +48,14 @@ from slowstart.real.program_ends import (
     self_signed,
     wait_listening,
 )
-from slowstart.real.summary import frame, in_schema, link_rows, queues_frame, schema, tun_warnings
+from slowstart.real.summary import (
+    empty_trace,
+    in_schema,
+    link_rows,
+    queues_frame,
+    trace_frame,
+    tun_warnings,
+)
 from slowstart.real.testbed import (
     LINUX_CC,
     PARENT_ENV,
@@ -377,28 +384,24 @@ def _flows_frame(runs: list[dict[str, Any]], t_base: int, emu_log: Path) -> Any:
         )
         phase = np.where(df["state"].isin(PHASES), df["state"].astype(str), by_window)
         frames.append(
-            frame(
+            trace_frame(
                 "flows",
-                {
-                    "t_s": (df["t_ms"] / 1e3 + (origin - t_base) / 1e9).to_numpy(),
-                    "flow": np.full(len(df), r["id"], dtype=np.uint32),
-                    "cwnd_bytes": df["cwnd"].astype(np.uint64).to_numpy(),
-                    "ssthresh_bytes": ssthresh.to_numpy(),
-                    "inflight_bytes": df["bytes_in_flight"].fillna(0).astype(np.uint64).to_numpy(),
-                    "srtt_s": (df["smoothed_rtt"].astype(float) / 1e3).to_numpy(),
-                    "delivered_bytes": np.full(len(df), np.nan),
-                    "phase": pd.Categorical(phase, categories=PHASES),
-                },
+                [
+                    (df["t_ms"] / 1e3 + (origin - t_base) / 1e9).to_numpy(),
+                    np.full(len(df), r["id"], dtype=np.uint32),
+                    df["cwnd"].astype(np.uint64).to_numpy(),
+                    ssthresh.to_numpy(),
+                    df["bytes_in_flight"].fillna(0).astype(np.uint64).to_numpy(),
+                    (df["smoothed_rtt"].astype(float) / 1e3).to_numpy(),
+                    np.full(len(df), np.nan),
+                    pd.Categorical(phase, categories=PHASES),
+                ],
                 {},
             )
         )
     if not frames:
-        return frame("flows", {c: [] for c in _flow_columns()}, {})
+        return empty_trace("flows")
     return pd.concat(frames, ignore_index=True)
-
-
-def _flow_columns() -> list[str]:
-    return schema()["flows"]
 
 
 def _summary(
@@ -503,7 +506,7 @@ def shell(config: dict[str, Any], argv: list[str], pcap: str | None = None) -> t
         "tun_tx_dropped": session.stats.get("tun_tx_dropped", {}),
         "warnings": tun_warnings(session.stats),
     }
-    empty = frame("flows", {c: [] for c in _flow_columns()}, {})
+    empty = empty_trace("flows")
     result = FlowsResult(
         config=config, summary=summary, flows=empty, queues=queues, phase_names=PHASES
     )

@@ -33,11 +33,11 @@ from slowstart.real.summary import (
     cross_rows,
     cross_warnings,
     cwnd_at,
-    frame,
     in_schema,
     link_rows,
     queues_frame,
     schema,
+    trace_frame,
     tun_warnings,
 )
 from slowstart.real.testbed import (
@@ -174,18 +174,18 @@ def _flows_frame(path: Path, flow_id: int, start_s: float, t0_ns: int) -> Any:
     df = df[df["t_ms"] * 1e6 >= t0_ns]
     scale = QUIC_MSS / QUIC_DATAGRAM
     ssthresh = (df["ssthresh"] if "ssthresh" in df else pd.Series(np.nan, index=df.index)) * scale
-    return frame(
+    return trace_frame(
         "flows",
-        {
-            "t_s": (df["t_ms"] * 1e6 - t0_ns) / 1e9 + start_s,
-            "flow": np.full(len(df), flow_id, dtype=np.uint32),
-            "cwnd_bytes": (df["congestion_window"] * scale).round().astype(np.uint64),
-            "ssthresh_bytes": ssthresh.astype(np.float64),
-            "inflight_bytes": (df["bytes_in_flight"] * scale).round().astype(np.uint64),
-            "srtt_s": df["smoothed_rtt"] / 1e3,
-            "delivered_bytes": np.full(len(df), np.nan),
-            "phase": df["state"].astype(str),
-        },
+        [
+            (df["t_ms"] * 1e6 - t0_ns) / 1e9 + start_s,
+            np.full(len(df), flow_id, dtype=np.uint32),
+            (df["congestion_window"] * scale).round().astype(np.uint64),
+            ssthresh.astype(np.float64),
+            (df["bytes_in_flight"] * scale).round().astype(np.uint64),
+            df["smoothed_rtt"] / 1e3,
+            np.full(len(df), np.nan),
+            df["state"].astype(str),
+        ],
         {"cwnd_datagram_bytes": df["congestion_window"].astype(np.uint64)},
     )
 

@@ -57,6 +57,21 @@ def frame(kind: str, columns: dict[str, Any], extras: dict[str, Any]) -> pd.Data
     return pd.DataFrame({**{c: columns[c] for c in schema()[kind]}, **extras})
 
 
+def trace_frame(kind: str, columns: list[Any], extras: dict[str, Any]) -> pd.DataFrame:
+    """A trace table (`flows`, `queues`) from its columns in the order the core declares them
+    (crates/slowstart-config/src/trace.rs, named by `_core.schema()`), then `extras`. A count
+    of columns other than the core's is a bug here, and raises."""
+    names = schema()[kind]
+    if len(columns) != len(names):
+        raise RuntimeError(f"{kind}: {len(columns)} columns for the core's {', '.join(names)}")
+    return pd.DataFrame({**dict(zip(names, columns, strict=True)), **extras})
+
+
+def empty_trace(kind: str) -> pd.DataFrame:
+    """A trace table with the core's columns and no row."""
+    return trace_frame(kind, [[] for _ in schema()[kind]], {})
+
+
 def flows_frame(trace: dict[str, Any], t0: int, flow_id: int, start_s: float) -> pd.DataFrame:
     """TCP_INFO samples → the simulator's flow trace; `t0` (the flow's actual start) is put
     at the flow's scenario `start_s`."""
@@ -74,18 +89,18 @@ def flows_frame(trace: dict[str, Any], t0: int, flow_id: int, start_s: float) ->
     )
     if "bbr_cwnd_gain" in df and (df["bbr_cwnd_gain"] > 0).any():
         phase = _bbr_modes(df["bbr_pacing_gain"], df["bbr_cwnd_gain"])
-    return frame(
+    return trace_frame(
         "flows",
-        {
-            "t_s": (df["t_ns"] - t0) / 1e9 + start_s,
-            "flow": np.full(len(df), flow_id, dtype=np.uint32),
-            "cwnd_bytes": cwnd.astype(np.uint64),
-            "ssthresh_bytes": ssthresh * mss,
-            "inflight_bytes": inflight.astype(np.uint64),
-            "srtt_s": df["rtt"] / 1e6,
-            "delivered_bytes": df["bytes_acked"].clip(lower=1).astype(np.uint64) - 1,
-            "phase": pd.Categorical(phase, categories=PHASES),
-        },
+        [
+            (df["t_ns"] - t0) / 1e9 + start_s,
+            np.full(len(df), flow_id, dtype=np.uint32),
+            cwnd.astype(np.uint64),
+            ssthresh * mss,
+            inflight.astype(np.uint64),
+            df["rtt"] / 1e6,
+            df["bytes_acked"].clip(lower=1).astype(np.uint64) - 1,
+            pd.Categorical(phase, categories=PHASES),
+        ],
         {
             "ca_state": df["ca_state"].map(_CA_STATES),
             "min_rtt_s": df["min_rtt"] / 1e6,
@@ -117,16 +132,16 @@ def queues_frame(log: Path, t0: int) -> pd.DataFrame:
     directions), times from `t0`."""
     q = pd.read_csv(log)
     q = q[q["event"] != "deliver"] if len(q) else q
-    return frame(
+    return trace_frame(
         "queues",
-        {
-            "t_s": (q["t_ns"] - t0) / 1e9,
-            "link": pd.Categorical(
+        [
+            (q["t_ns"] - t0) / 1e9,
+            pd.Categorical(
                 q["dir"].map({"forward": "bottleneck", "reverse": "bottleneck:reverse"})
             ),
-            "queue_bytes": q["queue_bytes"].astype(np.uint64),
-            "queue_packets": q["queue_packets"].astype(np.uint64),
-        },
+            q["queue_bytes"].astype(np.uint64),
+            q["queue_packets"].astype(np.uint64),
+        ],
         {},
     ).reset_index(drop=True)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from slowstart import lazy
+from slowstart.real.summary import empty_trace, trace_frame
 from slowstart.running.swarm_results import delay_target
 
 lt = lazy.module("libtorrent")
@@ -187,18 +188,10 @@ def queues_of(peers: list[Peer], t0: int, every_ns: int) -> Any:
         if not p.emu_log.exists():
             continue
         b, n = occupancy(p.emu_log, "forward", times)
-        parts.append(
-            pd.DataFrame(
-                {
-                    "t_s": (times - t0) / 1e9,
-                    "link": f"peer{p.id}.up",
-                    "queue_bytes": np.asarray(b, dtype=np.uint64),
-                    "queue_packets": np.asarray(n, dtype=np.uint64),
-                }
-            )
-        )
+        columns = [(times - t0) / 1e9, f"peer{p.id}.up", np.asarray(b, dtype=np.uint64)]
+        parts.append(trace_frame("queues", [*columns, np.asarray(n, dtype=np.uint64)], {}))
     if not parts:
-        return pd.DataFrame(columns=["t_s", "link", "queue_bytes", "queue_packets"])
+        return empty_trace("queues")
     out = pd.concat(parts, ignore_index=True)
     out["link"] = out["link"].astype("category")
     return out

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from slowstart import lazy
-from slowstart.loading.defaults import spellings
+from slowstart.loading.defaults import choices, spellings
 from slowstart.loading.scenario import core_algorithms
 from slowstart.paths import output_folder
 from slowstart.running.result import Result, RunKind, _Pending
@@ -29,17 +29,12 @@ np = lazy.module("numpy")
 pd = lazy.module("pandas")
 
 
-POPULATIONS = ("tcp", "utp", "mixed")
-SEEDINGS = ("never_leave", "random_stay")
-LABELS = {
-    "tcp": "TCP",
-    "utp": "uTP",
-    "mixed": "50-50",
-    "never_leave": "never leave",
-    "random_stay": "random stay",
-}
-# The options' spelling in scenarios and overrides: the core's words (config.rs).
+# The options and their spelling in scenarios and overrides: the core's words (config/swarm.rs).
+POPULATIONS = choices("population")
+SEEDINGS = choices("seeding")
 SPELLING = spellings()
+LABELS = {"tcp": "TCP", "utp": "uTP", "mixed": SPELLING["mixed"]}
+LABELS |= {seeding: seeding.replace("_", " ") for seeding in SEEDINGS}
 COLOURS = {"tcp": "#c2410c", "utp": "#1f3b73", "mixed": "#2e7d32"}
 # The paper: per run, the first 50 completions are the transient, the next 50 are kept.
 DISCARD, KEEP = 50, 50

@@ -8,7 +8,7 @@
 use etherparse::{IpNumber, Ipv4Header, TcpHeader, TcpOptionElement};
 use slowstart_transport::packet::{Kind, Packet, CE, CWR, ECE, ECT, ECT1};
 
-use slowstart_config::substream_seed;
+use slowstart_config::{substream_seed, SeedStream};
 
 /// Zero payload for checksums, as large as an IPv4 packet's payload can be.
 static ZEROS: [u8; 65_535] = [0; 65_535];
@@ -264,7 +264,7 @@ impl TcpView {
 /// Initial sequence numbers of connection `conn` of `flow` (client, server): fixed, but spread
 /// over the sequence space as RFC 6528's would be.
 fn isns(flow: u32, conn: u8) -> (u32, u32) {
-    let isn = substream_seed(flow as u64, 0x7c9, conn as u64);
+    let isn = substream_seed(flow as u64, SeedStream::CaptureIsn, conn as u64);
     (isn as u32, (isn >> 32) as u32)
 }
 

@@ -60,8 +60,8 @@ use crate::summary::{
 use crate::swarm::choker::{self, Candidate};
 use crate::swarm::pieces::{Bitfield, BlockState, Layout, Pieces, WHOLE_PIECES_MAX_BYTES};
 use crate::SimError;
-use slowstart_config::substream_seed;
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
+use slowstart_config::{substream_seed, SeedStream};
 use slowstart_config::{
     BittorrentConfig, ConnectionTransport, FlowConfig, Messages, Population, Seeding, SendBuffer,
     SimConfig, SwarmBittorrentConfig, SwarmConfig,
@@ -397,7 +397,11 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             ends: Vec::new(),
             halves: Vec::new(),
             tracker: Vec::new(),
-            rng: Xoshiro256PlusPlus::seed_from_u64(substream_seed(config.seed, 10, 0)),
+            rng: Xoshiro256PlusPlus::seed_from_u64(substream_seed(
+                config.seed,
+                SeedStream::Swarm,
+                0,
+            )),
             layout,
             leechers_arrived: 0,
             completions: 0,
@@ -478,7 +482,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         ] {
             let dir = slowstart_config::DirectionConfig::lossless(rate, delay_ns, queue);
             let name = if c.is_multiple_of(2) { "up" } else { "down" };
-            let rng_seed = substream_seed(self.seed, 1, c as u64);
+            let rng_seed = substream_seed(self.seed, SeedStream::Channel, c as u64);
             self.channels
                 .push(Channel::new(format!("peer{id}.{name}"), c, &dir, rng_seed));
         }
@@ -503,7 +507,11 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             duplicate_bytes: 0,
             requests_outstanding: 0,
             request_samples: 0,
-            rng: Xoshiro256PlusPlus::seed_from_u64(substream_seed(self.seed, 11, id as u64)),
+            rng: Xoshiro256PlusPlus::seed_from_u64(substream_seed(
+                self.seed,
+                SeedStream::Peer,
+                id as u64,
+            )),
         });
         self.tracker.push(id);
         self.engine
@@ -597,7 +605,8 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             Transport::Tcp => &self.cfg.tcp,
             Transport::Utp => &self.cfg.utp,
         };
-        let common = template.common_params(substream_seed(self.seed, 2, h as u64));
+        let common =
+            template.common_params(substream_seed(self.seed, SeedStream::Controller, h as u64));
         let cc = Controller::rebuild(&template.cc, &common);
         let data = template.transport();
         let control = self.cfg.tcp.transport();
