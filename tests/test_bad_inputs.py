@@ -16,8 +16,9 @@ import duckdb
 import pytest
 
 import slowstart
+from conftest import cli
 from slowstart.cli import main
-from slowstart.loading.defaults import limits
+from slowstart.loading.defaults import choices, limits, spellings
 
 U = "18446744073709551615"  # u64::MAX
 
@@ -645,3 +646,15 @@ def test_what_ran_as_something_else_without_a_word_is_one_line(
     ]:
         with pytest.raises(ValueError, match=message):
             call()
+
+
+def test_an_unknown_population_names_the_cores_words() -> None:
+    """`compare --populations` lists what the core accepts, spelled as a scenario spells it."""
+    r = cli("compare", "real-swarm", "--populations", "utp,bittorrent")
+    words = [spellings().get(v, v) for v in choices("population")]
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert lines[0] == (
+        f"error: --populations: expected {', '.join(words[:-1])} or {words[-1]} "
+        '(comma-separated), got "bittorrent"'
+    )

@@ -141,9 +141,10 @@ def canonical_population(word: str) -> str:
     word; ScenarioError naming --populations otherwise."""
     value = defaults.canonical_word("population", word.strip())
     if value not in swarm_results.POPULATIONS:
-        raise ScenarioError(
-            f'--populations: expected utp, tcp or 50-50 (comma-separated), got "{word}"'
-        )
+        spelled = defaults.spellings()
+        words = [spelled.get(v, v) for v in swarm_results.POPULATIONS]
+        accepted = f"{', '.join(words[:-1])} or {words[-1]}"
+        raise ScenarioError(f'--populations: expected {accepted} (comma-separated), got "{word}"')
     return str(value)
 
 
