@@ -1411,11 +1411,14 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
     /// swarm's peers report `download_queue_length`).
     fn sample_queues(&mut self) {
         let now = self.engine.now;
+        // Only libtorrent's request queue counts requests (`Side::requests`): without it the
+        // walk over every leecher's connections would read them all for nothing.
+        let count_requests = self.cfg.bittorrent.request_queue_time_ns > 0;
         for (p, peer) in self.peers.iter_mut().enumerate() {
             if !peer.active {
                 continue;
             }
-            if peer.done_ns.is_none() {
+            if count_requests && peer.done_ns.is_none() {
                 for &c in &peer.conns {
                     let side = &self.conns[c as usize].sides
                         [usize::from(self.ends[c as usize][0] != p as u32)];
