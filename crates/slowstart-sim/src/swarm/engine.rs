@@ -59,6 +59,7 @@ use crate::summary::{
 };
 use crate::swarm::choker::{self, Candidate};
 use crate::swarm::pieces::{Bitfield, BlockState, Layout, Pieces, WHOLE_PIECES_MAX_BYTES};
+use crate::swarm::tracker::Tracker;
 use crate::SimError;
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
 use slowstart_config::{substream_seed, SeedStream};
@@ -341,7 +342,7 @@ pub struct SwarmSim<Q = SwarmQueue> {
     /// Per connection: `halves[c][i]`, `ends[c][i]` uploads to `ends[c][1 - i]`; `None` once
     /// the connection closed.
     halves: Vec<Option<Box<[Half; 2]>>>,
-    tracker: Vec<u32>,
+    tracker: Tracker,
     rng: Xoshiro256PlusPlus,
     layout: Layout,
     leechers_arrived: u64,
@@ -396,7 +397,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             conns: Vec::new(),
             ends: Vec::new(),
             halves: Vec::new(),
-            tracker: Vec::new(),
+            tracker: Tracker::default(),
             rng: Xoshiro256PlusPlus::seed_from_u64(substream_seed(
                 config.seed,
                 SeedStream::Swarm,
@@ -513,7 +514,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 id as u64,
             )),
         });
-        self.tracker.push(id);
+        self.tracker.join(id);
         self.engine
             .queue
             .push(self.engine.now, Event::App(SwarmEvent::Announce(id)));
@@ -539,15 +540,10 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         }
         let bt = &self.cfg.bittorrent;
         if (self.peers[p as usize].conns.len() as u64) < bt.min_peers {
-            let others: Vec<u32> = self.tracker.iter().copied().filter(|&x| x != p).collect();
-            let k = (bt.tracker_peers as usize).min(others.len());
-            let mut pool = others;
-            // A partial Fisher-Yates shuffle: k distinct peers at random.
-            for i in 0..k {
-                let j = self.rng.random_range(i..pool.len());
-                pool.swap(i, j);
-            }
-            for &q in &pool[..k] {
+            let drawn = self
+                .tracker
+                .draw(p, bt.tracker_peers as usize, &mut self.rng);
+            for q in drawn {
                 let connected = self.connected(p, q);
                 let peer = &mut self.peers[p as usize];
                 if !connected && !peer.known.contains(&q) {
@@ -710,7 +706,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         }
         peer.active = false;
         peer.left_ns = Some(self.engine.now);
-        self.tracker.retain(|&x| x != p);
+        self.tracker.leave(p);
         for c in self.peers[p as usize].conns.clone() {
             self.close(c);
         }
