@@ -49,7 +49,12 @@ use slowstart_transport::{Connection, Fired, Io, TimerKind};
 use crate::{Progress, PROGRESS_EVERY};
 
 /// What happens when an event fires; `X` is the application's own events.
+///
+/// A 4-byte tag: with the default one-byte tag the payload starts at an odd offset, and the
+/// loop's copies of a popped event were overlapping 8- and 4-byte moves whose reads stalled
+/// on store forwarding (issue #37: 6 to 9% of the loop's samples at 3 000 leechers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u32)]
 pub enum Event<X> {
     /// The head packet of a link direction (channel) reaches the far node.
     ChannelHead(u32),
@@ -637,19 +642,20 @@ impl<E: Copy> CalendarQueue<E> {
             }
             (prev, n) = (n, self.nodes[n as usize].next);
         }
-        let node = self.nodes[least as usize];
+        let node = &self.nodes[least as usize];
+        let (key, event, next) = (node.key, node.event, node.next);
         if before == NIL {
-            self.heads[slot] = node.next;
-            if node.next == NIL {
+            self.heads[slot] = next;
+            if next == NIL {
                 self.busy[slot / 64] &= !(1 << (slot % 64));
             }
         } else {
-            self.nodes[before as usize].next = node.next;
+            self.nodes[before as usize].next = next;
         }
         self.nodes[least as usize].next = self.free;
         self.free = least;
         self.in_ring -= 1;
-        Some((time_of(node.key), node.event))
+        Some((time_of(key), event))
     }
 
     pub fn len(&self) -> usize {

@@ -79,6 +79,7 @@ use slowstart_apps::bittorrent::{
 /// The swarm's own events ([`Event::App`]); a channel's head and a transport timer of
 /// half-connection `h` (`Event::Timer(h, ..)`) are the engine's.
 #[derive(Clone, Copy, Debug)]
+#[repr(u32)] // an aligned payload, as the engine's `Event`
 pub enum SwarmEvent {
     /// The next of the scheduled leechers arrives.
     Arrival,
