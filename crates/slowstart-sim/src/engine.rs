@@ -476,22 +476,18 @@ impl<E: Copy> Queue<E> for EventQueue<E> {
     }
 }
 
-/// Bucket width of [`CalendarQueue`]: 2^15 ns, about 33 us. A 100-leecher swarm has about 16 000
+/// The calendar's reach: 2^26 ns, about 67 ms, past every link head of an ADSL swarm (a
+/// 1500-byte packet at 1 Mbps is 12 ms, plus at most 25 ms of propagation). Entries further
+/// ahead (retransmission timers, rechokes, arrivals) wait in a heap until the ring reaches them.
+const CALENDAR_REACH_SHIFT: u32 = 26;
+/// The widest bucket, 2^15 ns (about 33 us; 2048 buckets): a 100-leecher swarm has about 16 000
 /// events per simulated second (`scenarios/swarm-adsl.toml`: 12.4 M events over 757 s), so a
 /// bucket holds one or two entries.
-const CALENDAR_SHIFT: u32 = 15;
-/// Buckets in the ring: 2048 of 33 us reach 67 ms ahead, past every link head of an ADSL swarm
-/// (a 1500-byte packet at 1 Mbps is 12 ms, plus at most 25 ms of propagation). Entries further
-/// ahead (retransmission timers, rechokes, arrivals) wait in a heap until the ring reaches them.
-const CALENDAR_BUCKETS: u64 = 2048;
-const CALENDAR_WORDS: usize = CALENDAR_BUCKETS as usize / 64;
+const CALENDAR_WIDEST_SHIFT: u32 = 15;
+/// The narrowest, 2^10 ns (65 536 buckets: 256 kB of list heads).
+const CALENDAR_NARROWEST_SHIFT: u32 = 10;
 /// No node: the end of a bucket's list or of the free list.
 const NIL: u32 = u32::MAX;
-
-/// The calendar bucket of an entry's key.
-fn bucket_of(key: u128) -> u64 {
-    time_of(key) >> CALENDAR_SHIFT
-}
 
 #[derive(Clone, Copy)]
 struct Node<E> {
@@ -507,16 +503,25 @@ struct Node<E> {
 ///
 /// A swarm keeps a few hundred link heads spread over the next tens of milliseconds; a heap
 /// sifts each through four levels, a calendar puts it in the bucket of its time. Bucket `b`
-/// (times `b << CALENDAR_SHIFT` up to the next bucket's) is slot `b % CALENDAR_BUCKETS` while
-/// `cursor <= b < cursor + CALENDAR_BUCKETS`; `cursor` is the bucket of the last pop, and no
-/// event is ever scheduled before the last pop, so no entry lies behind it. A slot is a list
-/// of nodes; nodes are reused last freed first, so a push writes to memory a recent pop used.
+/// (times `b << shift` up to the next bucket's) is slot `b % buckets` while
+/// `cursor <= b < cursor + buckets`; no entry lies behind `cursor` (the bucket of the last pop,
+/// or below it after a resize), since no event is ever scheduled before the last pop. A slot is
+/// a list of nodes, unordered, so a pop scans its bucket; nodes are reused last freed first, so
+/// a push writes to memory a recent pop used.
+///
+/// The ring's reach stays 2^[`CALENDAR_REACH_SHIFT`] ns; its buckets narrow as the entries in
+/// it grow, as Brown's calendar resizes, so a bucket keeps about one entry however large the
+/// swarm (issue #37: at 3 000 leechers the fixed 33 us buckets' scans were 9% of the loop's
+/// samples). A width of 2^`shift` ns: halved when the ring holds more entries than buckets,
+/// doubled back when it holds fewer than one in eight.
 pub struct CalendarQueue<E> {
     /// Each slot's first node.
     heads: Box<[u32]>,
     /// Bit `i` set: slot `i` holds entries; a pop finds the next busy slot a word of 64 at a
     /// time instead of stepping through empty buckets.
-    busy: [u64; CALENDAR_WORDS],
+    busy: Box<[u64]>,
+    /// Buckets are 2^shift ns wide; there are 2^(CALENDAR_REACH_SHIFT - shift) of them.
+    shift: u32,
     nodes: Vec<Node<E>>,
     free: u32,
     cursor: u64,
@@ -529,9 +534,11 @@ pub struct CalendarQueue<E> {
 
 impl<E> Default for CalendarQueue<E> {
     fn default() -> Self {
+        let buckets = 1usize << (CALENDAR_REACH_SHIFT - CALENDAR_WIDEST_SHIFT);
         Self {
-            heads: vec![NIL; CALENDAR_BUCKETS as usize].into_boxed_slice(),
-            busy: [0; CALENDAR_WORDS],
+            heads: vec![NIL; buckets].into_boxed_slice(),
+            busy: vec![0; buckets / 64].into_boxed_slice(),
+            shift: CALENDAR_WIDEST_SHIFT,
             nodes: Vec::new(),
             free: NIL,
             cursor: 0,
@@ -543,14 +550,36 @@ impl<E> Default for CalendarQueue<E> {
 }
 
 impl<E: Copy> CalendarQueue<E> {
+    /// Buckets in the ring.
+    #[inline(always)]
+    fn buckets(&self) -> u64 {
+        self.heads.len() as u64
+    }
+
+    /// The slot of bucket `bucket` (the buckets are a power of two).
+    #[inline(always)]
+    fn slot(&self, bucket: u64) -> usize {
+        (bucket & (self.buckets() - 1)) as usize
+    }
+
+    /// The bucket of an entry's key.
+    #[inline(always)]
+    fn bucket_of(&self, key: u128) -> u64 {
+        time_of(key) >> self.shift
+    }
+
     /// Schedule `event` at `time`, which must not be earlier than the last pop's.
     #[inline]
     pub fn push(&mut self, time: u64, event: E) {
         let key = next_key(time, &mut self.inserted);
-        let bucket = bucket_of(key);
+        let bucket = self.bucket_of(key);
         debug_assert!(bucket >= self.cursor, "scheduled before the last pop");
-        if bucket - self.cursor < CALENDAR_BUCKETS {
-            self.put(bucket, key, event);
+        if bucket - self.cursor < self.buckets() {
+            let n = self.node(key, event);
+            self.link(bucket, n);
+            if self.in_ring as u64 > self.buckets() && self.shift > CALENDAR_NARROWEST_SHIFT {
+                self.resize(self.shift - 1);
+            }
         } else {
             self.later.push(key, event);
         }
@@ -562,12 +591,15 @@ impl<E: Copy> CalendarQueue<E> {
         self.push(time, event);
     }
 
+    /// A node holding (key, event), the last freed if any.
     #[inline(always)]
-    fn put(&mut self, bucket: u64, key: u128, event: E) {
-        let slot = (bucket % CALENDAR_BUCKETS) as usize;
-        let next = self.heads[slot];
-        let node = Node { key, event, next };
-        let n = if self.free == NIL {
+    fn node(&mut self, key: u128, event: E) -> u32 {
+        let node = Node {
+            key,
+            event,
+            next: NIL,
+        };
+        if self.free == NIL {
             self.nodes.push(node);
             (self.nodes.len() - 1) as u32
         } else {
@@ -575,23 +607,63 @@ impl<E: Copy> CalendarQueue<E> {
             self.free = self.nodes[n as usize].next;
             self.nodes[n as usize] = node;
             n
-        };
+        }
+    }
+
+    /// Put node `n` at the head of bucket `bucket`'s list.
+    #[inline(always)]
+    fn link(&mut self, bucket: u64, n: u32) {
+        let slot = self.slot(bucket);
+        self.nodes[n as usize].next = self.heads[slot];
         self.heads[slot] = n;
         self.busy[slot / 64] |= 1 << (slot % 64);
         self.in_ring += 1;
     }
 
+    /// Buckets 2^`shift` ns wide, over the same reach: every entry of the ring moves to its
+    /// new bucket (or, when buckets widen, to `later` if it is now beyond the ring's reach).
+    #[cold]
+    fn resize(&mut self, shift: u32) {
+        let buckets = 1usize << (CALENDAR_REACH_SHIFT - shift);
+        let heads = std::mem::replace(&mut self.heads, vec![NIL; buckets].into_boxed_slice());
+        self.busy = vec![0; buckets / 64].into_boxed_slice();
+        // The last pop's bucket in the new width, or below it: still behind no entry.
+        self.cursor = if shift < self.shift {
+            self.cursor << (self.shift - shift)
+        } else {
+            self.cursor >> (shift - self.shift)
+        };
+        self.shift = shift;
+        self.in_ring = 0;
+        for &head in heads.iter() {
+            let mut n = head;
+            while n != NIL {
+                let Node { key, event, next } = self.nodes[n as usize];
+                let bucket = self.bucket_of(key);
+                if bucket - self.cursor < self.buckets() {
+                    self.link(bucket, n);
+                } else {
+                    self.later.push(key, event);
+                    self.nodes[n as usize].next = self.free;
+                    self.free = n;
+                }
+                n = next;
+            }
+        }
+    }
+
     /// Buckets from the cursor's to the first busy one, going round the ring (one is busy).
     fn next_busy(&self) -> u64 {
-        let start = (self.cursor % CALENDAR_BUCKETS) as usize;
+        let words = self.busy.len();
+        let start = self.slot(self.cursor);
         let (w, bit) = (start / 64, start % 64);
         let here = self.busy[w] & (u64::MAX << bit);
         if here != 0 {
             return (here.trailing_zeros() as usize - bit) as u64;
         }
         let mut ahead = 64 - bit;
-        for k in 1..=CALENDAR_WORDS {
-            let word = self.busy[(w + k) % CALENDAR_WORDS];
+        for k in 1..=words {
+            let word = self.busy[(w + k) & (words - 1)];
             if word != 0 {
                 return (ahead + word.trailing_zeros() as usize) as u64;
             }
@@ -603,12 +675,13 @@ impl<E: Copy> CalendarQueue<E> {
     /// Move the entries of `later` that the ring now reaches into their buckets.
     fn pull_later(&mut self) {
         while let Some(key) = self.later.top() {
-            let bucket = bucket_of(key);
-            if bucket - self.cursor >= CALENDAR_BUCKETS {
+            let bucket = self.bucket_of(key);
+            if bucket - self.cursor >= self.buckets() {
                 break;
             }
             let event = self.later.pop();
-            self.put(bucket, key, event);
+            let n = self.node(key, event);
+            self.link(bucket, n);
         }
     }
 
@@ -616,7 +689,7 @@ impl<E: Copy> CalendarQueue<E> {
         if self.in_ring == 0 {
             // Nothing within reach: jump to the earliest later entry's bucket.
             let key = self.later.top()?;
-            self.cursor = bucket_of(key);
+            self.cursor = self.bucket_of(key);
             self.pull_later();
         } else {
             let skip = self.next_busy();
@@ -626,7 +699,7 @@ impl<E: Copy> CalendarQueue<E> {
                 self.pull_later();
             }
         }
-        let slot = (self.cursor % CALENDAR_BUCKETS) as usize;
+        let slot = self.slot(self.cursor);
         // A bucket holds a few entries, unordered: take the least key. `before` is the node
         // linking to the least (NIL: the slot's head).
         let (mut before, mut least) = (NIL, self.heads[slot]);
@@ -637,19 +710,23 @@ impl<E: Copy> CalendarQueue<E> {
             }
             (prev, n) = (n, self.nodes[n as usize].next);
         }
-        let node = self.nodes[least as usize];
+        let node = &self.nodes[least as usize];
+        let (key, event, next) = (node.key, node.event, node.next);
         if before == NIL {
-            self.heads[slot] = node.next;
-            if node.next == NIL {
+            self.heads[slot] = next;
+            if next == NIL {
                 self.busy[slot / 64] &= !(1 << (slot % 64));
             }
         } else {
-            self.nodes[before as usize].next = node.next;
+            self.nodes[before as usize].next = next;
         }
         self.nodes[least as usize].next = self.free;
         self.free = least;
         self.in_ring -= 1;
-        Some((time_of(node.key), node.event))
+        if (self.in_ring as u64) < self.buckets() / 8 && self.shift < CALENDAR_WIDEST_SHIFT {
+            self.resize(self.shift + 1);
+        }
+        Some((time_of(key), event))
     }
 
     pub fn len(&self) -> usize {
@@ -724,7 +801,7 @@ mod tests {
                     }
                 } else {
                     // Steps of nanoseconds, of about a bucket, of about the ring, and far.
-                    let step = [1u64, 1 << (CALENDAR_SHIFT - 6), 1 << (CALENDAR_SHIFT + 5), 1 << 40];
+                    let step = [1u64, 1 << (CALENDAR_WIDEST_SHIFT - 6), 1 << (CALENDAR_WIDEST_SHIFT + 5), 1 << 40];
                     let t = now + dt * step[scale as usize];
                     q.push(t, Event::App(n as u32));
                     reference.insert((t, n));
@@ -737,6 +814,42 @@ mod tests {
             }
             proptest::prop_assert!(reference.is_empty());
         }
+    }
+
+    /// With tens of thousands of entries within reach the buckets narrow, and widen again as
+    /// the ring empties; pops keep (time, insertion) order through both.
+    #[test]
+    fn calendar_resizes_with_the_entries_in_reach() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(37);
+        let mut q = CalendarQueue::<Event<u32>>::default();
+        let mut reference = std::collections::BTreeSet::new();
+        let (mut now, mut n) = (0u64, 0u32);
+        let mut narrowest = q.shift;
+        let pop = |q: &mut CalendarQueue<Event<u32>>,
+                   reference: &mut std::collections::BTreeSet<(u64, u32)>,
+                   now: &mut u64| {
+            let got = q.pop();
+            assert_eq!(got, reference.pop_first().map(|(t, n)| (t, Event::App(n))));
+            *now = got.expect("not empty").0;
+        };
+        // Fill to 80 000 pending, nine in ten within the ring's reach, popping one in three.
+        while reference.len() < 80_000 {
+            let t = now + rng.random_range(0..(1u64 << CALENDAR_REACH_SHIFT) / 9 * 10);
+            q.push(t, Event::App(n));
+            reference.insert((t, n));
+            n += 1;
+            if n % 3 == 0 {
+                pop(&mut q, &mut reference, &mut now);
+            }
+            narrowest = narrowest.min(q.shift);
+        }
+        assert_eq!(narrowest, CALENDAR_NARROWEST_SHIFT);
+        while !reference.is_empty() {
+            pop(&mut q, &mut reference, &mut now);
+        }
+        assert_eq!(q.pop(), None);
+        assert_eq!(q.shift, CALENDAR_WIDEST_SHIFT);
     }
 
     proptest::proptest! {

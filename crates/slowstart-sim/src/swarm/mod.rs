@@ -3,6 +3,7 @@
 //!
 //! - [`pieces`]: the file in pieces and blocks, bitfields, piece selection.
 //! - [`choker`]: who gets an upload slot.
+//! - [`tracker`]: the active peers and an announce's answer.
 //! - [`engine`]: peers, connections that open and close: the swarm as an application of the
 //!   one event loop ([`crate::engine`]), over a calendar queue.
 //!
@@ -19,5 +20,6 @@
 pub mod choker;
 pub mod engine;
 pub mod pieces;
+pub mod tracker;
 
 pub use engine::SwarmSim;
