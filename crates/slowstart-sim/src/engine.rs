@@ -509,7 +509,7 @@ struct Node<E> {
 /// a list of nodes, unordered, so a pop scans its bucket; nodes are reused last freed first, so
 /// a push writes to memory a recent pop used.
 ///
-/// The ring's reach stays 2^[`CALENDAR_REACH_SHIFT`] ns; its buckets narrow as the entries in
+/// The ring's reach stays 2^`CALENDAR_REACH_SHIFT` ns; its buckets narrow as the entries in
 /// it grow, as Brown's calendar resizes, so a bucket keeps about one entry however large the
 /// swarm (issue #37: at 3 000 leechers the fixed 33 us buckets' scans were 9% of the loop's
 /// samples). A width of 2^`shift` ns: halved when the ring holds more entries than buckets,

@@ -5,7 +5,7 @@ use super::*;
 
 /// A connection and its transport. Every field but the ends has a default (the `default_*`
 /// functions below, named in `#[serde(default)]`): what a `[[flow]]` table that leaves the key
-/// out gets, here and in the Python loader, which reads them through [`defaults_json`].
+/// out gets, here and in the Python loader, which reads them through [`defaults_json`](crate::schema::defaults_json).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {

@@ -5,7 +5,9 @@
 //! - [`choker`]: who gets an upload slot.
 //! - [`tracker`]: the active peers and an announce's answer.
 //! - [`engine`]: peers, connections that open and close: the swarm as an application of the
-//!   one event loop ([`crate::engine`]), over a calendar queue.
+//!   one event loop ([`crate::engine`]), over a calendar queue; its peer-wire messages
+//!   (`engine/messages.rs`), choking (`engine/choking.rs`) and results (`engine/results.rs`)
+//!   in modules of their own.
 //!
 //! Every peer sits behind its own access link (an up and a down channel, drop-tail); the core
 //! between them has infinite capacity and no delay, so a packet from peer `a` to peer `b` crosses
