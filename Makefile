@@ -11,7 +11,7 @@ EXTENSION_FEATURES ?=
 STAMP := $(VENV)/.setup-stamp$(if $(EXTENSION_FEATURES),-$(EXTENSION_FEATURES))
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
 
-.PHONY: setup demo wheel test test-stress test-faults test-explore rust-test python-test lint fmt bench browser node tshark programs ns2 \
+.PHONY: setup demo wheel crates test test-stress test-faults test-explore rust-test python-test lint fmt bench browser node tshark programs ns2 \
 	guests bpf web docs \
 	figures clean
 
@@ -180,6 +180,17 @@ rust-test: guests web
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo test --workspace --exclude slowstart-py
 	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --quiet
+	@$(MAKE) --no-print-directory crates
+
+# The crates others depend on, as crates.io would take them: packaged and built from the
+# package alone (slowstart-guest against the slowstart-cc packaged beside it), then the
+# publish dry run. slowstart-quinn only lists its files: its slowstart-config, -wasm and -bpf
+# are not crates to publish, so crates.io cannot resolve it yet (docs/install.md).
+PUBLISHED := -p slowstart-cc -p slowstart-guest
+crates:
+	cargo package --quiet --allow-dirty $(PUBLISHED)
+	cargo publish --quiet --dry-run --allow-dirty $(PUBLISHED)
+	cargo package --quiet --allow-dirty --list -p slowstart-quinn >/dev/null
 
 lint: setup
 	$(VENV)/bin/ruff check .
