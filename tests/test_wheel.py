@@ -23,10 +23,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The environment of a new venv with the built wheel installed, nothing from the checkout."""
     tmp = tmp_path_factory.mktemp("wheel")
     dist = tmp / "dist"
-    # The features `make setup` built the extension with, so nothing is compiled again.
-    features = os.environ.get("EXTENSION_FEATURES", "")
+    # The features `make setup` built the extension with (make expands the reference), so
+    # nothing is compiled again.
     subprocess.run(
-        ["make", "--no-print-directory", "wheel", f"DIST={dist}", f"WHEEL_FEATURES={features}"],
+        [
+            "make",
+            "--no-print-directory",
+            "wheel",
+            f"DIST={dist}",
+            "WHEEL_FEATURES=$(EXTENSION_FEATURES)",
+        ],
         cwd=ROOT,
         check=True,
         capture_output=True,
