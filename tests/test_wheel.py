@@ -4,6 +4,7 @@ folder with no scenarios/ of its own, finding everything in the installed packag
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -25,19 +26,13 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     dist = tmp / "dist"
     # The features `make setup` built the extension with (make expands the reference), so
     # nothing is compiled again.
-    subprocess.run(
-        [
-            "make",
-            "--no-print-directory",
-            "wheel",
-            f"DIST={dist}",
-            "WHEEL_FEATURES=$(EXTENSION_FEATURES)",
-        ],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        timeout=900,
-    )
+    make = ["make", "--no-print-directory", "wheel", f"DIST={dist}"]
+    make.append("WHEEL_FEATURES=$(EXTENSION_FEATURES)")
+    # `make wheel` stages its data in the checkout: one at a time, each pytest worker its own.
+    with open(tmp_path_factory.getbasetemp().parent / "make-wheel.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built = subprocess.run(make, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert built.returncode == 0, built.stderr[-2000:]
     wheels = list(dist.glob("slowstart-*-abi3-*.whl"))
     assert len(wheels) == 1 and list(dist.glob("slowstart-*.tar.gz")), sorted(dist.iterdir())
     venv = tmp / "venv"
