@@ -65,6 +65,7 @@ def test_the_installed_package_finds_its_own_data_and_version(installed, tmp_pat
     assert Path(installed["VIRTUAL_ENV"]) in Path(repo).parents
     workspace = tomllib.loads((ROOT / "Cargo.toml").read_text())["workspace"]["package"]
     assert version == core_version == workspace["version"]
+    assert user(installed, tmp_path, "slowstart", "--version").stdout == f"slowstart {version}\n"
     assert found == ["scorecard.toml", "Cargo.toml", "reno.bpf.c", "steps.txt"]
 
 
