@@ -20,6 +20,8 @@
 //! [`abi`] is the contract between host and guest, for guests written in other languages (C,
 //! Zig): its exports, the layout of the exchange block, and the version the host checks at load.
 
+#![warn(missing_docs)]
+
 // The README's example, run by `cargo test --doc` (the README is what crates.io shows).
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
