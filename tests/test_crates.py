@@ -28,7 +28,7 @@ def test_the_published_crates_carry_what_crates_io_shows():
         assert package.get("publish", True), name
         for key in ("description", "readme", "keywords", "categories"):
             assert package.get(key), (name, key)
-        for key in ("version", "license", "repository", "rust-version", "edition"):
+        for key in ("version", "license", "rust-version", "edition"):
             assert package.get(key) == {"workspace": True}, (name, key)
         readme = (ROOT / "crates" / name / package["readme"]).read_text()
         assert "```rust\n" in readme, name  # run by `cargo test --doc` (ReadmeDoctests)
