@@ -57,9 +57,9 @@ pub const INITIAL_GROWTH_CNT: u64 = 20;
 /// The avoidance rule of CUBIC (RFC 9438 §4).
 #[derive(Clone, Debug)]
 pub struct Cubic {
-    /// C, segments / s³ (RFC 9438 §4.2: 0.4).
+    /// C, segments / s³ (RFC 9438: 0.4).
     pub c: f64,
-    /// beta_cubic: the fraction of cwnd kept on loss (RFC 9438 §4.6: 0.7).
+    /// beta_cubic: the fraction of cwnd kept on loss (RFC 9438: 0.7).
     pub beta: f64,
     /// Whether W_max is lowered further when losses come below it (RFC 9438 §4.7).
     pub fast_convergence: bool,

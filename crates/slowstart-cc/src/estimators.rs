@@ -94,7 +94,8 @@ pub struct PacketRateState {
     pub delivered: u64,
     /// When `delivered` was last updated before the packet was sent (`P.delivered_time`).
     pub delivered_time: Nanos,
-    /// Send time of the first packet of the flight it belongs to (`P.first_sent_time`).
+    /// Start of its send interval: the send time of the newest packet delivered before it was
+    /// sent, or its own after an idle (`P.first_sent_time`).
     pub first_sent_time: Nanos,
     /// When the packet was sent.
     pub sent_time: Nanos,

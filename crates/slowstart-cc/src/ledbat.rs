@@ -36,7 +36,7 @@ pub const BASE_HISTORY: usize = 10;
 pub const ALLOWED_INCREASE: u64 = 1;
 /// §2.4.2: "INIT_CWND and MIN_CWND SHOULD both be 2."
 pub const INIT_CWND: u64 = 2;
-/// MIN_CWND, segments: cwnd never goes below it.
+/// MIN_CWND, segments: the floor of delay-based and loss reductions (a timeout sets one MSS).
 pub const MIN_CWND: u64 = 2;
 /// §2.4.2: "the sender SHOULD use at least 4 delay samples in each RTT"; our FILTER is the minimum
 /// of the last 4 (libtorrent uses the last 3).

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 pub enum ParamValue {
     /// `true` or `false`.
     Bool(bool),
-    /// A number (TOML's integers and floats both read as `f64`).
+    /// A number, whole or not.
     Number(f64),
     /// A word, such as a rule's name.
     Text(String),

@@ -22,7 +22,8 @@ pub const PARAMS: &[ParamInfo] = &[
     },
 ];
 
-/// The avoidance rule of `scalable`: +1 segment per `ai_count` acked, remove `b` of cwnd on loss.
+/// The avoidance rule of `scalable`: +1 segment per `ai_count` segments acked (per cwnd below
+/// that), remove `b` of cwnd on loss.
 #[derive(Clone, Debug)]
 pub struct Scalable {
     /// Acked segments per one-segment increase: 1/a (Linux TCP_SCALABLE_AI_CNT = 100).
