@@ -11,7 +11,7 @@ EXTENSION_FEATURES ?=
 STAMP := $(VENV)/.setup-stamp$(if $(EXTENSION_FEATURES),-$(EXTENSION_FEATURES))
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml)
 
-.PHONY: setup demo test test-stress test-faults test-explore rust-test python-test lint fmt bench browser node tshark programs ns2 \
+.PHONY: setup demo wheel crates test test-stress test-faults test-explore rust-test python-test lint fmt bench browser node tshark programs ns2 \
 	guests bpf web docs \
 	figures clean
 
@@ -61,15 +61,33 @@ $(STAMP): $(VENV)/bin/maturin pyproject.toml $(RUST_SOURCES)
 	@echo "setup: installing dependencies and building the extension (log: $(VENV)/setup.log)"
 	@touch $(VENV)/.setup-started
 	@$(PY) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
-		print("\n".join(p["dependencies"] + p["optional-dependencies"]["dev"]))' \
+		print("\n".join(p["dependencies"] + sum(p["optional-dependencies"].values(), [])))' \
 		> $(VENV)/requirements.txt
 	@$(VENV)/bin/pip install --quiet -r $(VENV)/requirements.txt
-	@VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin develop --release --extras dev \
+	@VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin develop --release \
 		$(if $(EXTENSION_FEATURES),--features $(EXTENSION_FEATURES)) \
 		> $(VENV)/setup.log 2>&1 || { cat $(VENV)/setup.log; exit 1; }
 	@$(PY) -c 'import slowstart._core'
 	@rm -f $(VENV)/.setup-stamp*
 	@mv $(VENV)/.setup-started $@
+
+# The wheel (abi3, Python 3.11+) and the sdist into $(DIST). The wheel has wasmtime built in
+# (feature jit: a user's WebAssembly controller runs 1.6 times as fast as on wasmi, for 20
+# minutes more of building here, once; docs/performance.md). WHEEL_FEATURES=$(EXTENSION_FEATURES)
+# builds it from `make setup`'s release build instead, as tests/test_wheel.py does. The
+# scenarios, the suite, the traces and the examples git tracks are copied into the wheel's data
+# first (pyproject.toml, [tool.maturin]).
+DIST ?= dist
+WHEEL_FEATURES ?= jit
+WHEEL_DATA := python/wheel-data/platlib/slowstart/_data
+WHEEL_FOLDERS := scenarios suites traces examples/python examples/wasm-controller examples/bpf
+
+wheel: setup
+	@find $(WHEEL_DATA) -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} +
+	@git ls-files -z $(WHEEL_FOLDERS) | xargs -0 cp --parents -t $(WHEEL_DATA)
+	$(VENV)/bin/maturin build --quiet --release --out $(DIST) \
+		$(if $(WHEEL_FEATURES),--features $(WHEEL_FEATURES))
+	$(VENV)/bin/maturin sdist --out $(DIST) >/dev/null
 
 demo: setup
 	$(VENV)/bin/slowstart reproduce floyd
@@ -166,6 +184,17 @@ rust-test: guests web
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo test --workspace --exclude slowstart-py
 	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --quiet
+	@$(MAKE) --no-print-directory crates
+
+# The crates others depend on, as crates.io would take them: packaged and each built from its
+# package alone, against the others packaged beside it (slowstart-quinn needs four more,
+# docs/install.md), then put through the publish dry run together (its build is the one
+# `cargo package` just made).
+PUBLISHED := -p slowstart-cc -p slowstart-guest -p slowstart-transport -p slowstart-config \
+	-p slowstart-wasm -p slowstart-bpf -p slowstart-quinn
+crates:
+	cargo package --quiet --allow-dirty $(PUBLISHED)
+	cargo publish --quiet --dry-run --allow-dirty --no-verify $(PUBLISHED)
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from slowstart import lazy
-from slowstart.version import __version__ as __version__
 
 if TYPE_CHECKING:
     from slowstart.loading.guests import Controller
@@ -19,8 +18,10 @@ if TYPE_CHECKING:
     from slowstart.running.store import results
     from slowstart.running.sweeps import sweep
     from slowstart.units import ScenarioError
+    from slowstart.version import __version__
 
 __all__ = [
+    "__version__",
     "Controller",
     "ControllerFault",
     "Result",
@@ -34,9 +35,10 @@ __all__ = [
 ]
 
 # Imported on first use (slowstart.lazy), so the CLI's error paths and `list` need not load
-# pandas, and the command's first moments load nothing (slowstart.launch: Ctrl-C then ends it
-# without a trace).
+# pandas, `import slowstart` loads no extension (__version__ is the extension's), and the
+# command's first moments load nothing (slowstart.launch: Ctrl-C then ends it without a trace).
 _LAZY = {
+    "__version__": "slowstart.version",
     "Controller": "slowstart.loading.guests",
     "ScenarioError": "slowstart.units",
     "Result": "slowstart.running.api",

@@ -1,6 +1,8 @@
-"""Where the repository's scenarios/ folder is: under the working directory, else beside the
-package source (an editable install from the repository); the built-in scorecard suite;
-reading a file a user names, and checking where a user asks for files to be written."""
+"""Where the scenarios, the scorecard suite, the recorded traces and the examples are: in the
+checkout the package runs from (an editable install, `make setup`), else the copy the wheel
+ships (`make wheel`: the package's `_data`, found with importlib.resources); a scenarios/ folder
+under the working directory comes first. Also reading a file a user names, and checking where a
+user asks for files to be written."""
 
 from __future__ import annotations
 
@@ -8,12 +10,29 @@ import os
 import stat
 from pathlib import Path
 
+from slowstart import lazy
 from slowstart.units import ScenarioError, show
 
-REPO = Path(__file__).resolve().parents[2]
+# Read only where the package is installed (10 ms of imports a checkout need not pay).
+resources = lazy.module("importlib.resources")
+
+
+def _data_root() -> Path:
+    """The folder holding scenarios/, suites/, traces/ and examples/: the checkout above the
+    package when there is one, else the wheel's copy (the same layout, Makefile `wheel`)."""
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "Cargo.toml").is_file() and (checkout / "scenarios").is_dir():
+        return checkout
+    # An installed wheel is a folder on disk, so the Traversable is a Path.
+    return Path(str(resources.files("slowstart") / "_data"))
+
+
+REPO = _data_root()
 PACKAGE_SCENARIOS = REPO / "scenarios"
 # The built-in scorecard suite (`slowstart score`).
 SUITE = REPO / "suites" / "scorecard.toml"
+# Python controllers, the WebAssembly template and the BPF examples (docs/controllers.md).
+EXAMPLES = REPO / "examples"
 
 
 def scenario_dirs() -> list[Path]:

@@ -1,3 +1,5 @@
-"""The package's version (pyproject.toml's `version`), below every module that names it."""
+"""The package's version: the extension's (`_core.__version__`), which is the Cargo workspace's
+(Cargo.toml `[workspace.package]`, its one owner; maturin gives it to pyproject.toml's dynamic
+version)."""
 
-__version__ = "0.1.0"
+from slowstart._core import __version__ as __version__

@@ -8,6 +8,7 @@ use crate::params::{Accepts, ParamInfo};
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent, Nanos};
 
+/// The parameters of `aimd`.
 pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "a",
@@ -40,9 +41,12 @@ pub const PARAMS: &[ParamInfo] = &[
     },
 ];
 
+/// The avoidance rule of `aimd`: `+a` segments per RTT, keep `1 - b` of cwnd on loss.
 #[derive(Clone, Debug)]
 pub struct Aimd {
+    /// Segments added per RTT (re-tuned to a(w) in periodic mode).
     pub a: f64,
+    /// Fraction of cwnd removed on loss (re-tuned to b(w) in periodic mode).
     pub b: f64,
     /// `Some` in periodic mode: the table and the re-tuning interval.
     pub periodic: Option<(HighSpeedTable, Nanos)>,
@@ -50,6 +54,7 @@ pub struct Aimd {
 }
 
 impl Aimd {
+    /// Static mode: `a` and `b` never change.
     pub fn fixed(a: f64, b: f64) -> Self {
         Aimd {
             a,
@@ -59,6 +64,7 @@ impl Aimd {
         }
     }
 
+    /// Periodic mode: a and b re-tuned from `table` at the current window every `period` ns.
     pub fn periodic(table: HighSpeedTable, period: Nanos) -> Self {
         Aimd {
             a: 1.0,

@@ -84,14 +84,19 @@ pub const EXTRA_ACKED_MAX: Nanos = 100 * MS;
 /// smallest feasible; kept from draft-cardwell-iccrg-bbr-congestion-control-02 §4.6.3: below
 /// 1.2 Mbps the send quantum may shrink to one SMSS.
 pub const SEND_QUANTUM_LOW_RATE: u64 = 1_200_000 / 8;
+/// §5.6.3: the send quantum is at most 64 KB, bytes.
 pub const SEND_QUANTUM_MAX: u64 = 64 * 1024;
 
 /// The BBR state machine (§5.1.1), ProbeBW with its four phases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
+    /// §5.3.1: pacing gain 2.77 until the pipe is full.
     Startup,
+    /// §5.3.2: draining the queue Startup built.
     Drain,
+    /// §5.3.3: cycling through the ProbeBW phases.
     ProbeBw(ProbeBwPhase),
+    /// §5.3.4: cwnd cut to 0.5 BDP (at least 4 packets) to refresh the min RTT.
     ProbeRtt,
 }
 
@@ -254,12 +259,15 @@ impl Bbr {
         bbr
     }
 
+    /// Current state (§5.1.1).
     pub fn state(&self) -> State {
         self.state
     }
+    /// Current `BBR.pacing_gain`.
     pub fn pacing_gain(&self) -> f64 {
         self.pacing_gain
     }
+    /// Current `BBR.cwnd_gain`.
     pub fn cwnd_gain(&self) -> f64 {
         self.cwnd_gain
     }
@@ -275,6 +283,7 @@ impl Bbr {
     pub fn min_rtt(&self) -> Nanos {
         self.min_rtt
     }
+    /// Packet-timed rounds begun so far (`BBR.round_count`, §5.5.1).
     pub fn round_count(&self) -> u64 {
         self.round.count()
     }

@@ -87,9 +87,13 @@ pub const EXTRA_ACKED_MAX: Nanos = 100 * MS;
 /// `enum bbr_mode`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
+    /// `BBR_STARTUP`: ramping up at `bbr_high_gain` (2.885) until the bandwidth stops growing.
     Startup,
+    /// `BBR_DRAIN`: draining the queue Startup built.
     Drain,
+    /// `BBR_PROBE_BW`: cycling the pacing gain through 8 phases around the estimated bandwidth.
     ProbeBw,
+    /// `BBR_PROBE_RTT`: cwnd cut to 4 packets to refresh the min RTT.
     ProbeRtt,
 }
 
@@ -193,6 +197,7 @@ impl Bbr1 {
         b
     }
 
+    /// Current mode (`bbr->mode`).
     pub fn mode(&self) -> Mode {
         self.mode
     }
@@ -200,6 +205,7 @@ impl Bbr1 {
     pub fn pacing_gain(&self) -> u64 {
         self.pacing_gain
     }
+    /// Current cwnd gain in units of [`BBR_UNIT`].
     pub fn cwnd_gain(&self) -> u64 {
         self.cwnd_gain
     }
@@ -211,12 +217,15 @@ impl Bbr1 {
     pub fn max_bw(&self) -> u64 {
         self.bw.get()
     }
+    /// Min RTT estimate (`bbr->min_rtt_us`, in ns; `u64::MAX` before any sample).
     pub fn min_rtt(&self) -> Nanos {
         self.min_rtt
     }
+    /// `bbr_full_bw_reached`: Startup found the pipe full.
     pub fn full_bw_reached(&self) -> bool {
         self.full_bw_reached
     }
+    /// Packet-timed rounds begun so far (`bbr->rtt_cnt`).
     pub fn round_count(&self) -> u64 {
         self.round.count()
     }

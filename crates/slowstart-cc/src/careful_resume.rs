@@ -30,6 +30,7 @@ use crate::params::{Accepts, ParamInfo, Params};
 use crate::SECOND;
 use crate::{mul_div, AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SentEvent};
 
+/// The parameters of `careful-resume`.
 pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "base",
@@ -88,8 +89,10 @@ enum State {
     Normal,
 }
 
+/// Careful Resume (RFC 9959 §4) around a loss-based base controller.
 #[derive(Clone, Debug)]
 pub struct CarefulResume<A: AvoidanceRule> {
+    /// The normal CC it starts with and returns to (Reno or CUBIC).
     pub base: LossBased<A>,
     state: State,
     /// jump_cwnd, bytes.

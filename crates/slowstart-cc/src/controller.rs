@@ -9,6 +9,7 @@ use crate::Nanos;
 /// A data packet left the sender.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SentEvent {
+    /// When the packet was sent.
     pub now: Nanos,
     /// Payload bytes in this packet.
     pub bytes: u64,
@@ -23,6 +24,7 @@ pub struct SentEvent {
 /// One ACK arrived and delivered `bytes_acked` new bytes (cumulatively or by SACK).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AckEvent {
+    /// When the ACK arrived.
     pub now: Nanos,
     /// Bytes newly delivered by this ACK (cumulative advance plus newly SACKed), RFC 6937's
     /// `DeliveredData`.
@@ -31,8 +33,9 @@ pub struct AckEvent {
     pub mss: u64,
     /// RTT sample from this ACK (Karn's rule applied by the transport), if any.
     pub rtt: Option<Nanos>,
-    /// Smoothed RTT and minimum RTT seen so far by the transport (0 before the first sample).
+    /// Smoothed RTT seen so far by the transport (0 before the first sample).
     pub srtt: Nanos,
+    /// Minimum RTT seen so far by the transport (0 before the first sample).
     pub min_rtt: Nanos,
     /// One-way delay of the data packet that triggered this ACK (receiver clock minus sender
     /// timestamp; only differences and minima are meaningful, LEDBAT RFC 6817 §3.4.1).
@@ -42,8 +45,9 @@ pub struct AckEvent {
     pub rate: Option<RateSample>,
     /// Total bytes delivered so far, after this ACK.
     pub delivered: u64,
-    /// Bytes in flight before and after processing this ACK.
+    /// Bytes in flight before processing this ACK.
     pub prior_in_flight: u64,
+    /// Bytes in flight after processing this ACK.
     pub bytes_in_flight: u64,
     /// Whether the cwnd, not the application or another window, limited sending (Linux
     /// `tcp_is_cwnd_limited`, RFC 7661): loss-based controllers grow only when it is true.
@@ -60,6 +64,7 @@ pub struct AckEvent {
 /// an ECN echo (ECE), at most once per window of data (RFC 3168 §6.1.2).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CongestionEvent {
+    /// When the episode started (the loss was detected or the ECE arrived).
     pub now: Nanos,
     /// The signal is an ECN mark, not a loss: nothing needs retransmitting, and loss-based
     /// controllers back off by RFC 8511's beta_ecn where they implement it.
@@ -68,6 +73,7 @@ pub struct CongestionEvent {
     pub bytes_lost: u64,
     /// Bytes in flight when the loss was detected (RFC 5681 `FlightSize`).
     pub bytes_in_flight: u64,
+    /// Sender's MSS in bytes.
     pub mss: u64,
 }
 
@@ -76,6 +82,7 @@ pub struct CongestionEvent {
 /// ECN, before the ACK's loss detection and its ECN echo ([`CongestionEvent`] with `ecn`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EcnFeedback {
+    /// When the ACK arrived.
     pub now: Nanos,
     /// Bytes newly delivered by this ACK (as [`AckEvent::bytes_acked`]).
     pub acked_bytes: u64,
@@ -88,6 +95,7 @@ pub struct EcnFeedback {
     /// Bytes still in flight after this ACK: `delivered + in_flight` is the data sent so far,
     /// which ends the current window of data (Linux tcp_dctcp.c `next_seq = snd_nxt`).
     pub in_flight: u64,
+    /// Sender's MSS in bytes, the unit of the ACE count.
     pub mss: u64,
 }
 
@@ -109,8 +117,10 @@ pub enum NegotiatedEcn {
 /// steers into its low-latency queue and a classic ECN AQM treats as ECT(0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum EcnCodepoint {
+    /// ECT(0), the classic ECN-capable codepoint.
     #[default]
     Ect0,
+    /// ECT(1), the L4S identifier (RFC 9331).
     Ect1,
 }
 
@@ -118,19 +128,25 @@ pub enum EcnCodepoint {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum Phase {
+    /// Slow start (RFC 5681 §3.1).
     SlowStart = 0,
     /// RFC 3742 Limited Slow-Start above max_ssthresh (still part of slow start).
     LimitedSlowStart = 1,
     /// RFC 9406 §4.2 Conservative Slow Start (still part of slow start).
     ConservativeSlowStart = 2,
+    /// Congestion avoidance: the window grows by the algorithm's increase rule.
     CongestionAvoidance = 3,
+    /// Loss recovery, from a congestion event until the recovery exit.
     Recovery = 4,
     /// After a retransmission timeout, slow start back up to ssthresh.
     RtoRecovery = 5,
-    /// BBR states (draft-ietf-ccwg-bbr-06 §5.1.1).
+    /// BBR Startup (draft-ietf-ccwg-bbr-06 §5.1.1, for this and the three BBR states below).
     Startup = 6,
+    /// BBR Drain: the queue built in Startup drains.
     Drain = 7,
+    /// BBR ProbeBW: cycling the pacing gain around the estimated bandwidth.
     ProbeBw = 8,
+    /// BBR ProbeRTT: the window cut to a few packets to measure the minimum RTT.
     ProbeRtt = 9,
     /// Careful Resume (RFC 9959 §4.3): the jump to the saved window, paced, not yet validated.
     Unvalidated = 10,
@@ -158,6 +174,7 @@ impl Phase {
         Phase::SafeRetreat,
     ];
 
+    /// The phase's name in traces and the Python front end (`slow_start`, `probe_bw`, ...).
     pub fn name(self) -> &'static str {
         match self {
             Phase::SlowStart => "slow_start",
@@ -192,6 +209,7 @@ impl Phase {
 
 /// A congestion controller. All methods are driven by the transport; none reads a clock.
 pub trait CongestionController {
+    /// A data packet left the sender.
     fn on_packet_sent(&mut self, _sent: &SentEvent) {}
     /// Whether [`on_packet_sent`](Self::on_packet_sent) can change what the controller does,
     /// fixed when it is built: `false` lets a host that pays for each call skip it, as one run
@@ -199,6 +217,7 @@ pub trait CongestionController {
     fn uses_packet_sent(&self) -> bool {
         true
     }
+    /// An ACK delivered new data.
     fn on_ack(&mut self, ack: &AckEvent);
     /// An RTT measured outside data ACKs, such as the handshake's (picoquic's
     /// `rtt_measurement` notification).
@@ -231,6 +250,7 @@ pub trait CongestionController {
     fn ecn_codepoint(&self) -> EcnCodepoint {
         EcnCodepoint::Ect0
     }
+    /// What the controller is doing now.
     fn phase(&self) -> Phase;
 }
 

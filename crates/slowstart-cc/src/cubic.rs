@@ -6,24 +6,28 @@ use crate::params::{Accepts, ParamInfo};
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent, Nanos};
 
+/// The parameter `c`: RFC 9438 C.
 pub const C: ParamInfo = ParamInfo {
     name: "c",
     doc: "RFC 9438 C, segments / s^3",
     default: "0.4",
     accepts: Accepts::number(0.01, 10.0),
 };
+/// The parameter `beta`: RFC 9438 beta_cubic.
 pub const BETA: ParamInfo = ParamInfo {
     name: "beta",
     doc: "RFC 9438 beta_cubic: window kept on loss",
     default: "0.7",
     accepts: Accepts::number(0.1, 0.95),
 };
+/// The parameter `fast_convergence`: RFC 9438 §4.7 on or off.
 pub const FAST_CONVERGENCE: ParamInfo = ParamInfo {
     name: "fast_convergence",
     doc: "RFC 9438 §4.7 fast convergence",
     default: "true",
     accepts: Accepts::Bool,
 };
+/// The parameter `linux_initial_growth`: Linux's growth floor before the first loss.
 pub const LINUX_INITIAL_GROWTH: ParamInfo = ParamInfo {
     name: "linux_initial_growth",
     doc: "until the first loss grow at least 5% per RTT, as Linux tcp_cubic.c (cnt <= 20 while \
@@ -32,6 +36,7 @@ pub const LINUX_INITIAL_GROWTH: ParamInfo = ParamInfo {
     accepts: Accepts::Bool,
 };
 
+/// The parameters of `cubic` (Linux's initial growth on by default).
 pub const PARAMS: &[ParamInfo] = &[C, BETA, FAST_CONVERGENCE, LINUX_INITIAL_GROWTH];
 
 /// `hystart-pb` models picoquic, not Linux: the 5% floor is off unless asked for.
@@ -49,10 +54,14 @@ pub const PICOQUIC_PARAMS: &[ParamInfo] = &[
 /// of growth ("the initial growth of cubic function may be too conservative").
 pub const INITIAL_GROWTH_CNT: u64 = 20;
 
+/// The avoidance rule of CUBIC (RFC 9438 §4).
 #[derive(Clone, Debug)]
 pub struct Cubic {
+    /// C, segments / s³ (RFC 9438: 0.4).
     pub c: f64,
+    /// beta_cubic: the fraction of cwnd kept on loss (RFC 9438: 0.7).
     pub beta: f64,
+    /// Whether W_max is lowered further when losses come below it (RFC 9438 §4.7).
     pub fast_convergence: bool,
     /// Linux's 5%-per-RTT floor on growth until the first loss.
     pub linux_initial_growth: bool,
@@ -71,6 +80,7 @@ pub struct Cubic {
 }
 
 impl Cubic {
+    /// A rule before any loss, without Linux's initial growth floor.
     pub fn new(c: f64, beta: f64, fast_convergence: bool) -> Self {
         Cubic {
             c,
@@ -86,6 +96,7 @@ impl Cubic {
         }
     }
 
+    /// With Linux's growth floor before the first loss on or off.
     pub fn with_linux_initial_growth(mut self, on: bool) -> Self {
         self.linux_initial_growth = on;
         self

@@ -14,6 +14,7 @@ use crate::params::{Accepts, ParamInfo, Params};
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent};
 
+/// The parameters of `dctcp`.
 pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "g",
@@ -71,6 +72,7 @@ pub struct Dctcp {
 }
 
 impl Dctcp {
+    /// A rule with gain `g` (RFC 8257 §3.3) and alpha starting at `alpha_init`.
     pub fn new(g: f64, alpha_init: f64) -> Self {
         Dctcp {
             g,
@@ -80,6 +82,7 @@ impl Dctcp {
         }
     }
 
+    /// From the `g` and `alpha_init` parameters.
     pub fn from_params(params: &Params) -> Result<Self, CcError> {
         Ok(Self::new(params.number("g")?, params.number("alpha_init")?))
     }

@@ -21,6 +21,8 @@ impl RttEstimator {
     /// RFC 6298 §2.1: before any sample the RTO is 1 s.
     pub const INITIAL_RTO: Nanos = SECOND;
 
+    /// An estimator with no sample yet; the RTO is clamped to `[min_rto, max_rto]`, and
+    /// `granularity` is RFC 6298's clock granularity G.
     pub fn new(min_rto: Nanos, max_rto: Nanos, granularity: Nanos) -> Self {
         Self {
             srtt: 0,
@@ -59,22 +61,27 @@ impl RttEstimator {
         rto.clamp(self.min_rto, self.max_rto)
     }
 
+    /// Smoothed RTT (SRTT), 0 before the first sample.
     pub fn srtt(&self) -> Nanos {
         self.srtt
     }
 
+    /// Smallest sample so far, 0 before the first.
     pub fn min_rtt(&self) -> Nanos {
         self.min_rtt
     }
 
+    /// The newest sample, 0 before the first.
     pub fn latest(&self) -> Nanos {
         self.latest
     }
 
+    /// RTT variation (RTTVAR), 0 before the first sample.
     pub fn rttvar(&self) -> Nanos {
         self.rttvar
     }
 
+    /// Whether any sample has been taken.
     pub fn has_sample(&self) -> bool {
         self.has_sample
     }
@@ -83,10 +90,16 @@ impl RttEstimator {
 /// Per-packet snapshot taken when the packet is sent and handed back when it is delivered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PacketRateState {
+    /// The sampler's `delivered` bytes when the packet was sent (draft's `P.delivered`).
     pub delivered: u64,
+    /// When `delivered` was last updated before the packet was sent (`P.delivered_time`).
     pub delivered_time: Nanos,
+    /// Start of its send interval: the send time of the newest packet delivered before it was
+    /// sent, or its own after an idle (`P.first_sent_time`).
     pub first_sent_time: Nanos,
+    /// When the packet was sent.
     pub sent_time: Nanos,
+    /// Whether it was sent in an application-limited period (`P.is_app_limited`, §3.4).
     pub is_app_limited: bool,
 }
 
@@ -97,9 +110,11 @@ pub struct RateSample {
     pub delivery_rate: u64,
     /// Bytes delivered over the sample interval.
     pub delivered: u64,
+    /// The sample interval: the longer of the send and ACK elapsed times (§3.3).
     pub interval: Nanos,
     /// `delivered` counter when the newest acked packet was sent: round counting uses it.
     pub prior_delivered: u64,
+    /// Whether the newest acked packet was sent while application limited (§3.4).
     pub is_app_limited: bool,
     /// RTT of the newest acked packet (including any ACK delay).
     pub rtt: Nanos,
@@ -125,10 +140,12 @@ pub struct RateSampler {
 }
 
 impl RateSampler {
+    /// A sampler with nothing delivered.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Total bytes delivered so far.
     pub fn delivered(&self) -> u64 {
         self.delivered
     }

@@ -25,24 +25,46 @@ pub const MAX_CWND: u64 = 1 << 50;
 /// What a controller tells the transport after each event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Outputs {
+    /// Congestion window in bytes.
     pub cwnd: u64,
     /// `u64::MAX` when unset.
     pub ssthresh: u64,
     /// Bytes per second, `None` to send as the window allows.
     pub pacing_rate: Option<u64>,
+    /// Largest burst the pacer may release at once, in bytes; `None` when the controller sets none.
     pub send_quantum: Option<u64>,
+    /// What the controller is doing.
     pub phase: Phase,
 }
 
 /// One event, as [`CongestionController`]'s methods receive it.
 #[derive(Clone, Copy, Debug)]
 pub enum Event<'a> {
+    /// [`CongestionController::on_packet_sent`].
     Sent(&'a SentEvent),
+    /// [`CongestionController::on_ack`].
     Ack(&'a AckEvent),
-    RttSample { now: Nanos, rtt: Nanos },
+    /// [`CongestionController::on_rtt_sample`].
+    RttSample {
+        /// When the RTT was measured.
+        now: Nanos,
+        /// The RTT measured.
+        rtt: Nanos,
+    },
+    /// [`CongestionController::on_congestion_event`].
     Congestion(&'a CongestionEvent),
-    RecoveryExit { now: Nanos },
-    Rto { now: Nanos, bytes_in_flight: u64 },
+    /// [`CongestionController::on_recovery_exit`].
+    RecoveryExit {
+        /// When the recovery episode ended.
+        now: Nanos,
+    },
+    /// [`CongestionController::on_rto`].
+    Rto {
+        /// When the retransmission timer fired.
+        now: Nanos,
+        /// Bytes in flight when it fired.
+        bytes_in_flight: u64,
+    },
 }
 
 impl Event<'_> {
@@ -71,6 +93,7 @@ impl Event<'_> {
         }
     }
 
+    /// When the event happened.
     pub fn now(&self) -> Nanos {
         match *self {
             Event::Sent(e) => e.now,
@@ -87,11 +110,14 @@ impl Event<'_> {
 /// reads ECN as Linux's do; the Python and WebAssembly interfaces have no ECN events).
 #[derive(Clone, Copy, Debug)]
 pub enum EcnEvent<'a> {
+    /// [`CongestionController::on_ecn_negotiated`].
     Negotiated(NegotiatedEcn),
+    /// [`CongestionController::on_ecn_feedback`].
     Feedback(&'a EcnFeedback),
 }
 
 impl EcnEvent<'_> {
+    /// The method's name, as the interface spells it.
     pub fn method(&self) -> &'static str {
         match self {
             EcnEvent::Negotiated(_) => "on_ecn_negotiated",
@@ -122,6 +148,7 @@ pub trait Guest: Send {
 
 /// Builds a [`Guest`] per connection, with its outputs before any event.
 pub trait GuestFactory: Send + Sync {
+    /// A controller for one connection from its parameters, with its outputs before any event.
     fn build(
         &self,
         params: &BTreeMap<String, ParamValue>,

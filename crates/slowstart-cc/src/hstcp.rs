@@ -8,7 +8,9 @@ use crate::{AckEvent, CongestionEvent};
 
 /// RFC 3649 §5 constants. Low_Window is 38 there; the ns-2 version in the net100 seed used 31.
 pub const HIGH_WINDOW: f64 = 83_000.0;
+/// High_P: the loss rate at which the window is High_Window.
 pub const HIGH_P: f64 = 1e-7;
+/// High_Decrease: b(w) at High_Window.
 pub const HIGH_DECREASE: f64 = 0.1;
 
 /// RFC 3649 Low_Window (`aimd` declares it too, for its periodic mode).
@@ -20,11 +22,13 @@ pub const LOW_WINDOW_PARAM: ParamInfo = ParamInfo {
     accepts: Accepts::number(2.0, 10_000.0),
 };
 
+/// The parameters of `hstcp`.
 pub const PARAMS: &[ParamInfo] = &[LOW_WINDOW_PARAM];
 
 /// The response function of RFC 3649 §5 for one Low_Window.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HighSpeedTable {
+    /// Low_Window in segments: below it the response is Reno's (a = 1, b = 0.5).
     pub low_window: f64,
 }
 
@@ -58,8 +62,10 @@ impl HighSpeedTable {
     }
 }
 
+/// The avoidance rule of `hstcp`: +a(w) segments per RTT, keep `1 - b(w)` of cwnd on loss.
 #[derive(Clone, Debug)]
 pub struct HighSpeed {
+    /// The response function.
     pub table: HighSpeedTable,
 }
 

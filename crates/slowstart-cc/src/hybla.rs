@@ -20,6 +20,7 @@ use crate::slow_start::SlowStartStep;
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent, Nanos, Phase};
 
+/// The parameters of `hybla`.
 pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "rtt0_ms",
@@ -47,7 +48,9 @@ pub const PARAMS: &[ParamInfo] = &[
 /// Which implementation's arithmetic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Model {
+    /// Linux tcp_hybla.c: fixed-point rho in eighths from the lowest smoothed RTT.
     Linux,
+    /// ns-3 tcp-hybla.cc: real-valued rho from the minimum RTT in whole ms.
     Ns3,
 }
 
@@ -60,6 +63,7 @@ const LINUX_CWND_CLAMP: u64 = 65_535;
 /// ns-3 keeps cwnd in a uint32_t (TcpSocketState::m_cWnd); where it would wrap we saturate.
 const NS3_CWND_MAX: u64 = u32::MAX as u64;
 
+/// Hybla's rules: the slow-start and avoidance increases scaled by rho, Reno's decrease.
 #[derive(Clone, Debug)]
 pub struct Hybla {
     rtt0: Nanos,
@@ -87,6 +91,8 @@ pub struct Hybla {
 }
 
 impl Hybla {
+    /// A rule with reference RTT `rtt0_ms` (ms) in `model`'s arithmetic; rho is 1 until an RTT
+    /// is known.
     pub fn new(rtt0_ms: u64, model: Model, rho_initial_window: bool) -> Self {
         Hybla {
             rtt0: rtt0_ms * 1_000_000,

@@ -36,6 +36,7 @@ pub const BASE_HISTORY: usize = 10;
 pub const ALLOWED_INCREASE: u64 = 1;
 /// §2.4.2: "INIT_CWND and MIN_CWND SHOULD both be 2."
 pub const INIT_CWND: u64 = 2;
+/// MIN_CWND, segments: the floor of delay-based and loss reductions (a timeout sets one MSS).
 pub const MIN_CWND: u64 = 2;
 /// §2.4.2: "the sender SHOULD use at least 4 delay samples in each RTT"; our FILTER is the minimum
 /// of the last 4 (libtorrent uses the last 3).
@@ -55,6 +56,7 @@ pub struct BaseDelayHistory {
 }
 
 impl BaseDelayHistory {
+    /// A history of `buckets` minutes (at least 1), empty.
     pub fn new(buckets: usize) -> Self {
         Self {
             minima: std::iter::repeat_n(Nanos::MAX, buckets.max(1)).collect(),
@@ -62,6 +64,7 @@ impl BaseDelayHistory {
         }
     }
 
+    /// Take a one-way delay sample at `now`: the current minute's minimum, or a new minute's first.
     pub fn update(&mut self, now: Nanos, delay: Nanos) {
         let minute = now / BASE_INTERVAL;
         if self.last_rollover_minute != Some(minute) {
@@ -93,6 +96,7 @@ pub struct CurrentDelayFilter {
 }
 
 impl CurrentDelayFilter {
+    /// A filter over the last `len` samples (at least 1), empty.
     pub fn new(len: usize) -> Self {
         let len = len.max(1);
         Self {
@@ -101,6 +105,7 @@ impl CurrentDelayFilter {
         }
     }
 
+    /// Add a one-way delay sample taken at `now`, dropping the oldest when full.
     pub fn update(&mut self, now: Nanos, delay: Nanos) {
         if self.samples.len() == self.len {
             self.samples.pop_front();
@@ -121,11 +126,16 @@ impl CurrentDelayFilter {
     }
 }
 
+/// LEDBAT's settings (RFC 6817 §2.4.2), from the `ledbat` parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LedbatConfig {
+    /// TARGET queuing delay (at most [`MAX_TARGET`], 100 ms).
     pub target: Nanos,
+    /// GAIN: cwnd change per RTT at |off_target| = 1, in MSS (at most 1).
     pub gain: f64,
+    /// CURRENT_FILTER: the queuing delay is the minimum of this many latest samples.
     pub current_filter: usize,
+    /// Whether to grow as Reno's slow start until the queuing delay reaches TARGET.
     pub slow_start: bool,
     /// Initial window, segments.
     pub init_cwnd: u64,
@@ -143,6 +153,7 @@ impl Default for LedbatConfig {
     }
 }
 
+/// LEDBAT (RFC 6817): cwnd steered so the queuing delay stays at TARGET.
 #[derive(Clone, Debug)]
 pub struct Ledbat {
     cfg: LedbatConfig,
@@ -159,6 +170,7 @@ pub struct Ledbat {
 }
 
 impl Ledbat {
+    /// A controller at `cfg.init_cwnd` segments of `mss` bytes, in slow start if `cfg.slow_start`.
     pub fn new(mss: u64, counting: AckCounting, cfg: LedbatConfig) -> Self {
         let cwnd = cfg.init_cwnd.max(1) * mss;
         Self {
@@ -179,6 +191,7 @@ impl Ledbat {
         }
     }
 
+    /// The settings it was built with.
     pub fn config(&self) -> &LedbatConfig {
         &self.cfg
     }
@@ -188,6 +201,7 @@ impl Ledbat {
         self.queuing_delay
     }
 
+    /// The base delay, `MIN(base_delays)`, once there is a sample.
     pub fn base_delay(&self) -> Option<Nanos> {
         self.base.base()
     }

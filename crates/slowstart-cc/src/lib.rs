@@ -31,6 +31,13 @@
 //! No module uses one above it (tests/test_crate_modules.py holds every crate to that).
 //! The fuzz harness of every controller is `fuzzing::controllers` (`fuzz/`).
 
+#![warn(missing_docs)]
+
+// The README's example, run by `cargo test --doc` (the README is what crates.io shows).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod aimd;
 pub mod bbr;
 pub mod bbr1;

@@ -94,6 +94,7 @@ pub const RENO_BETA: f64 = 0.5;
 
 /// RFC 8511 §3.1: beta_ecn = 0.8, the window kept on an ECN echo by ABE.
 pub const ABE_NUM: u64 = 4;
+/// Denominator of beta_ecn: `ABE_NUM / ABE_DEN` = 4/5.
 pub const ABE_DEN: u64 = 5;
 
 /// A loss-based controller: slow-start rule `slow_start`, avoidance rule `A`.
@@ -107,11 +108,15 @@ pub struct LossBased<A: AvoidanceRule> {
     rate_limited: RateLimitedGrowth,
     /// draft-ietf-ccwg-ratelimited-increase maxFS, bytes (0 after a reduction).
     max_fs: u64,
+    /// The slow-start rule (`slow_start = ...`).
     pub slow_start: SlowStart,
+    /// The congestion-avoidance rule: increase per ACK, decrease on congestion.
     pub rule: A,
 }
 
 impl<A: AvoidanceRule> LossBased<A> {
+    /// A controller at `initcwnd` segments of `mss` bytes, ssthresh unset, in `slow_start`'s
+    /// initial phase.
     pub fn new(
         mss: u64,
         initcwnd: u64,

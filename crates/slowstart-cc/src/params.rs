@@ -16,8 +16,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ParamValue {
+    /// `true` or `false`.
     Bool(bool),
+    /// A number, whole or not.
     Number(f64),
+    /// A word, such as a rule's name.
     Text(String),
 }
 
@@ -35,9 +38,13 @@ impl fmt::Display for ParamValue {
 /// written. [`Params`] checks values against it, and `slowstart.algorithms()` shows it.
 #[derive(Clone, Copy, Debug)]
 pub struct ParamInfo {
+    /// The key, as written in a spec (`max_ssthresh`).
     pub name: &'static str,
+    /// One line on what it sets, with its unit.
     pub doc: &'static str,
+    /// The default, written as a spec would write it.
     pub default: &'static str,
+    /// The values a spec may give.
     pub accepts: Accepts,
 }
 
@@ -87,8 +94,11 @@ impl fmt::Display for Accepts {
 /// A closed range of finite numbers, whole ones only if `integer`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Range {
+    /// Smallest accepted value.
     pub min: f64,
+    /// Largest accepted value.
     pub max: f64,
+    /// Whether only whole numbers are accepted.
     pub integer: bool,
     /// A condition on other parameters that the algorithm checks itself, shown after the range
     /// (`"at most beta"`); empty if none.
@@ -96,6 +106,7 @@ pub struct Range {
 }
 
 impl Range {
+    /// Finite numbers in `min..=max`.
     pub const fn number(min: f64, max: f64) -> Self {
         Range {
             min,
@@ -105,6 +116,7 @@ impl Range {
         }
     }
 
+    /// Whole numbers in `min..=max`.
     pub const fn integer(min: u64, max: u64) -> Self {
         Range {
             min: min as f64,
@@ -114,10 +126,12 @@ impl Range {
         }
     }
 
+    /// The same range with `note` shown after it.
     pub const fn with_note(self, note: &'static str) -> Self {
         Range { note, ..self }
     }
 
+    /// Whether `x` is finite, in the range, and whole if the range is `integer`.
     pub fn contains(&self, x: f64) -> bool {
         x.is_finite() && x >= self.min && x <= self.max && (!self.integer || x.fract() == 0.0)
     }
@@ -148,7 +162,9 @@ pub struct Params<'a> {
 /// A parameter that takes a number or one of a few words.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum NumberOrWord {
+    /// The number given.
     Number(f64),
+    /// One of the declared words.
     Word(&'static str),
 }
 
@@ -312,7 +328,9 @@ enum Checked {
 /// An algorithm name with its parameters, e.g. `{name = "lss", max_ssthresh = 100}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CcSpec {
+    /// The algorithm's registry name (`cubic`, `hystart-pb`) or a user controller's name.
     pub name: String,
+    /// Its parameters by key, each given at most once.
     #[serde(default, deserialize_with = "each_key_once")]
     pub params: BTreeMap<String, ParamValue>,
     /// Where a user's controller came from (the loader writes it; [`crate::external`]).
@@ -324,8 +342,11 @@ pub struct CcSpec {
 /// (empty for a class given as an object) and `sha256` its content's hash.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GuestSource {
+    /// `python`, `wasm` or `bpf`.
     pub kind: String,
+    /// The file it was loaded from, empty for a class given as an object.
     pub path: String,
+    /// SHA-256 of the file's content, in hex.
     pub sha256: String,
 }
 
@@ -390,9 +411,13 @@ impl std::error::Error for CcError {}
 /// A registered algorithm: its CLI name, a one-line summary and its source.
 #[derive(Clone, Copy, Debug)]
 pub struct Algorithm {
+    /// The CLI name (`reno`, `cubic`, `hystart-pb`).
     pub name: &'static str,
+    /// One line on what it does.
     pub summary: &'static str,
+    /// The specification or code it follows (RFC, paper, Linux file).
     pub source: &'static str,
+    /// Its own declared parameters (the slow-start rules' are added for a loss-based one).
     pub params: &'static [ParamInfo],
     /// Loss-based algorithms take a slow-start rule (`slow_start = ...`, see
     /// [`crate::slow_start::SLOW_START_PARAMS`]); this is their default rule.

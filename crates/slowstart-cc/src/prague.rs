@@ -32,6 +32,7 @@ use crate::params::{Accepts, ParamInfo, Params};
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent, Nanos};
 
+/// The parameters of `prague`.
 pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "g",
@@ -78,6 +79,7 @@ pub struct Prague {
 }
 
 impl Prague {
+    /// A rule with gain `g` and the virtual RTT's floor `rtt_virt_min` (ns); alpha starts at 1.
     pub fn new(g: f64, rtt_virt_min: Nanos) -> Self {
         Prague {
             g,
@@ -94,6 +96,7 @@ impl Prague {
         }
     }
 
+    /// From the `g` and `rtt_virt_min_ms` parameters.
     pub fn from_params(params: &Params) -> Result<Self, CcError> {
         let floor_ms = params.number("rtt_virt_min_ms")?;
         Ok(Self::new(

@@ -32,6 +32,7 @@ use crate::params::{Accepts, ParamInfo, Params};
 use crate::SECOND;
 use crate::{mul_div, AckEvent, CongestionController, CongestionEvent, Nanos, Phase, SentEvent};
 
+/// The parameters of `rapid-start`.
 pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "base",
@@ -89,12 +90,16 @@ pub const PARAMS: &[ParamInfo] = &[
 /// The reduction factors of the recovery period (draft §"Deriving the Reduction Factors").
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Factors {
+    /// cwnd is multiplied by this at the first loss or CE.
     pub silence: f64,
+    /// Bytes removed from cwnd per byte acknowledged in the recovery period.
     pub ack: f64,
+    /// Bytes removed from cwnd per byte newly lost in the recovery period.
     pub loss: f64,
 }
 
 impl Factors {
+    /// From the base's beta and K: silence = loss = beta + K (1 - beta), ack = K (1 - beta).
     pub fn new(beta: f64, k: f64) -> Self {
         Factors {
             silence: beta + k * (1.0 - beta),
@@ -117,8 +122,10 @@ enum State {
     Done,
 }
 
+/// Rapid Start (draft-kazuho-ccwg-rapid-start-02) around a loss-based base controller.
 #[derive(Clone, Debug)]
 pub struct RapidStart<A: AvoidanceRule> {
+    /// The congestion avoidance it hands over to (Reno or CUBIC).
     pub base: LossBased<A>,
     state: State,
     factors: Factors,
@@ -152,6 +159,9 @@ pub struct RapidStart<A: AvoidanceRule> {
 }
 
 impl<A: AvoidanceRule> RapidStart<A> {
+    /// Around `base` (its cwnd is the IW): `first_flight` IWs first, 3x growth while the RTT floor
+    /// stays within min(min_rtt + `margin` ns, min_rtt (1 + `margin_ratio`)), recovery factors from
+    /// `beta` and `k`, and no reduction below IW x beta if `iw_floor`.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         base: LossBased<A>,

@@ -219,6 +219,7 @@ pub fn refuses_classic_ecn(name: &str) -> bool {
     name == "prague"
 }
 
+/// The built-in algorithm called `name` in [`ALGORITHMS`], if any.
 pub fn algorithm(name: &str) -> Option<&'static Algorithm> {
     ALGORITHMS.iter().find(|a| a.name == name)
 }
@@ -235,24 +236,43 @@ fn algorithm_names() -> String {
 /// user's controller is the one boxed variant ([`crate::external`]).
 #[derive(Debug)]
 pub enum Controller {
+    /// `bbr`: BBRv3 (draft-ietf-ccwg-bbr-06).
     Bbr(crate::bbr::Bbr),
+    /// `bbr1`: BBR v1 as Linux tcp_bbr.c.
     Bbr1(crate::bbr1::Bbr1),
+    /// `reno` and `lss` (RFC 3742 Limited Slow-Start is a slow-start rule).
     Reno(Reno),
+    /// `cubic`, `hystart-pb` and `suss`: CUBIC with their slow-start rules.
     Cubic(LossBased<crate::cubic::Cubic>),
+    /// `hstcp`: HighSpeed TCP (RFC 3649).
     HighSpeed(LossBased<crate::hstcp::HighSpeed>),
+    /// `aimd`: tuned AIMD (net100 WAD), fixed or re-tuned from RFC 3649.
     Aimd(LossBased<crate::aimd::Aimd>),
+    /// `scalable`: Scalable TCP (Kelly 2003).
     Scalable(LossBased<crate::scalable::Scalable>),
+    /// `dctcp`: DCTCP (RFC 8257).
     Dctcp(LossBased<crate::dctcp::Dctcp>),
+    /// `prague`: TCP Prague (L4S; Linux tcp_prague.c).
     Prague(LossBased<crate::prague::Prague>),
+    /// `hybla`: TCP Hybla.
     Hybla(LossBased<crate::hybla::Hybla>),
+    /// `careful-resume` over Reno.
     CarefulResumeReno(crate::careful_resume::CarefulResume<crate::loss_based::RenoRule>),
+    /// `careful-resume` over CUBIC.
     CarefulResumeCubic(crate::careful_resume::CarefulResume<crate::cubic::Cubic>),
+    /// `rapid-start` over Reno.
     RapidStartReno(crate::rapid_start::RapidStart<crate::loss_based::RenoRule>),
+    /// `rapid-start` over CUBIC.
     RapidStartCubic(crate::rapid_start::RapidStart<crate::cubic::Cubic>),
+    /// `vegas`: TCP Vegas.
     Vegas(crate::vegas::Vegas),
+    /// `vegas-lss`: Vegas handing over to Limited Slow-Start.
     VegasLss(crate::vegas::Vegas),
+    /// `ledbat`: LEDBAT (RFC 6817).
     Ledbat(crate::ledbat::Ledbat),
+    /// `utp`: uTP (BEP 29).
     Utp(crate::utp::Utp),
+    /// A user's controller ([`crate::external`]).
     Guest(Box<GuestController>),
 }
 

@@ -5,6 +5,7 @@ use crate::loss_based::{LossBased, RenoRule};
 use crate::slow_start::SlowStart;
 use crate::window::AckCounting;
 
+/// Reno: the loss-based frame with [`RenoRule`]'s +1 MSS per RTT and halving.
 pub type Reno = LossBased<RenoRule>;
 
 /// Reno with the given slow-start rule.

@@ -21,6 +21,7 @@ pub struct RoundCounter {
 }
 
 impl RoundCounter {
+    /// No round begun yet (mark 0).
     pub const fn new() -> Self {
         Self {
             end: 0,

@@ -6,6 +6,7 @@ use crate::params::{Accepts, ParamInfo};
 use crate::window::WindowGrowth;
 use crate::{AckEvent, CongestionEvent};
 
+/// The parameters of `scalable`.
 pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "a",
@@ -21,14 +22,18 @@ pub const PARAMS: &[ParamInfo] = &[
     },
 ];
 
+/// The avoidance rule of `scalable`: +1 segment per `ai_count` segments acked (per cwnd below
+/// that), remove `b` of cwnd on loss.
 #[derive(Clone, Debug)]
 pub struct Scalable {
     /// Acked segments per one-segment increase: 1/a (Linux TCP_SCALABLE_AI_CNT = 100).
     pub ai_count: u64,
+    /// Fraction of cwnd removed on loss (Kelly: 0.125).
     pub b: f64,
 }
 
 impl Scalable {
+    /// From `a`, segments added per acked segment, and `b`.
     pub fn new(a: f64, b: f64) -> Self {
         Scalable {
             ai_count: (1.0 / a).round().max(1.0) as u64,

@@ -83,6 +83,7 @@ pub const SLOW_START_RULES: &[&str] = &[
 /// What one ACK did in slow start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SlowStartStep {
+    /// cwnd after the ACK, bytes.
     pub cwnd: u64,
     /// Credit not used by slow start, handed to congestion avoidance.
     pub leftover_credit: u64,
@@ -92,12 +93,16 @@ pub struct SlowStartStep {
     pub phase: Phase,
 }
 
+/// A slow-start rule (`slow_start = ...`): how cwnd grows below ssthresh and when to leave.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SlowStart {
     /// RFC 5681 §3.1: cwnd grows by each ACK's credit until ssthresh or loss.
     Standard,
     /// RFC 3742 Limited Slow-Start: at most max_ssthresh/2 segments per RTT above max_ssthresh.
-    Limited { max_ssthresh: u64 },
+    Limited {
+        /// max_ssthresh, bytes.
+        max_ssthresh: u64,
+    },
     /// HyStart as Linux tcp_cubic.c runs it.
     HyStart(hystart::HyStart),
     /// RFC 9406 HyStart++.
@@ -165,6 +170,7 @@ impl SlowStart {
         })
     }
 
+    /// The phase a controller starts in with this rule: [`Phase::SlowStart`].
     pub fn initial_phase(&self) -> Phase {
         Phase::SlowStart
     }
@@ -207,6 +213,7 @@ impl SlowStart {
         }
     }
 
+    /// RFC 5681 §3.1: cwnd grows by the ACK's credit, up to `ssthresh`.
     pub fn standard_step(
         cwnd: u64,
         ssthresh: u64,
@@ -222,6 +229,7 @@ impl SlowStart {
         }
     }
 
+    /// One ACK in slow start at `cwnd` bytes: the rule's growth and whether it exits.
     pub fn on_ack(
         &mut self,
         cwnd: u64,
@@ -247,6 +255,7 @@ impl SlowStart {
         matches!(self, SlowStart::Search(_) | SlowStart::Suss(_))
     }
 
+    /// A data packet left in slow start (only SEARCH and SUSS read it).
     pub fn on_packet_sent(&mut self, sent: &SentEvent) {
         match self {
             SlowStart::Search(s) => s.on_packet_sent(sent),
@@ -263,6 +272,7 @@ impl SlowStart {
         }
     }
 
+    /// The rule's pacing rate in bytes/s, if it paces (hystart-pb, SUSS).
     pub fn pacing_rate(&self) -> Option<u64> {
         match self {
             SlowStart::HyStartPb(h) => h.pacing_rate(),
@@ -271,6 +281,7 @@ impl SlowStart {
         }
     }
 
+    /// The rule's largest burst in bytes, if it sets one (hystart-pb, SUSS).
     pub fn send_quantum(&self) -> Option<u64> {
         match self {
             SlowStart::HyStartPb(h) => h.send_quantum(),

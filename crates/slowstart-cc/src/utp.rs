@@ -96,13 +96,16 @@ impl TimestampHistory {
         delay
     }
 
+    /// The base delay, the lowest sample kept; `None` before the first sample.
     pub fn base(&self) -> Option<Nanos> {
         self.num_samples.map(|_| self.base)
     }
 }
 
+/// uTP's settings, from the `utp` parameters (libtorrent's settings).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UtpConfig {
+    /// Target queuing delay (libtorrent `utp_target_delay`).
     pub target: Nanos,
     /// Maximum cwnd change per RTT, bytes.
     pub gain: u64,
@@ -126,6 +129,7 @@ impl Default for UtpConfig {
     }
 }
 
+/// uTP: libtorrent's LEDBAT window, its slow start and loss response.
 #[derive(Clone, Debug)]
 pub struct Utp {
     cfg: UtpConfig,
@@ -147,6 +151,8 @@ pub struct Utp {
 }
 
 impl Utp {
+    /// A controller in slow start at `cfg.init_cwnd` segments of `mss` bytes (at least
+    /// `cfg.min_cwnd`).
     pub fn new(mss: u64, cfg: UtpConfig) -> Self {
         let cwnd = cfg.init_cwnd.max(cfg.min_cwnd).max(1) * mss;
         Self {
@@ -165,6 +171,7 @@ impl Utp {
         }
     }
 
+    /// The settings it was built with.
     pub fn config(&self) -> &UtpConfig {
         &self.cfg
     }
@@ -174,6 +181,7 @@ impl Utp {
         self.last_delay
     }
 
+    /// The base delay of the timestamp history, once there is a sample.
     pub fn base_delay(&self) -> Option<Nanos> {
         self.history.base()
     }

@@ -22,7 +22,9 @@ use crate::{AckEvent, CongestionController, CongestionEvent, Nanos, Phase};
 /// Linux `tcp_vegas.c` module defaults: `alpha = 2`, `beta = 4`, `gamma = 1` segments. (The paper
 /// and the net100 runs use alpha/beta = 1/3.)
 pub const LINUX_ALPHA: f64 = 2.0;
+/// Linux `beta`, segments.
 pub const LINUX_BETA: f64 = 4.0;
+/// Linux `gamma`, segments.
 pub const LINUX_GAMMA: f64 = 1.0;
 
 /// Linux `tcp_vegas_cong_avoid`: a Vegas decision needs more than two RTT samples in the RTT
@@ -62,11 +64,17 @@ pub enum Avoidance {
 /// Vegas parameters (segments).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct VegasConfig {
+    /// Avoidance adds one segment per RTT while `diff < alpha`.
     pub alpha: f64,
+    /// Avoidance removes one segment per RTT while `diff > beta`.
     pub beta: f64,
+    /// The initial slow start ends (or hands over) once `diff > gamma`.
     pub gamma: f64,
+    /// What ending the initial slow start does.
     pub exit: SlowStartExit,
+    /// The congestion-avoidance rule.
     pub avoidance: Avoidance,
+    /// Which RTT of a round `diff` is computed from.
     pub round_rtt: RoundRtt,
 }
 
@@ -99,6 +107,7 @@ impl Default for VegasConfig {
 pub struct VegasSample {
     /// Minimum RTT in the RTT that just ended.
     pub rtt: Nanos,
+    /// Lowest RTT sample of the connection (Linux `baseRTT`).
     pub base_rtt: Nanos,
     /// cwnd in segments when the decision was taken.
     pub cwnd_segments: u64,
@@ -117,6 +126,7 @@ pub fn vegas_diff(cwnd_segments: u64, rtt: Nanos, base_rtt: Nanos) -> (u64, u64)
     (diff as u64, target as u64)
 }
 
+/// TCP Vegas as Linux tcp_vegas.c, with net100's variants (`vegas`, `vegas-lss`).
 #[derive(Clone, Debug)]
 pub struct Vegas {
     cfg: VegasConfig,
@@ -148,6 +158,7 @@ pub struct Vegas {
 }
 
 impl Vegas {
+    /// A controller in slow start at `initcwnd` segments of `mss` bytes, before any RTT sample.
     pub fn new(mss: u64, initcwnd: u64, counting: AckCounting, cfg: VegasConfig) -> Self {
         Self {
             cfg,
@@ -170,10 +181,12 @@ impl Vegas {
         }
     }
 
+    /// Change which RTT of a round `diff` is computed from.
     pub fn set_round_rtt(&mut self, round_rtt: RoundRtt) {
         self.cfg.round_rtt = round_rtt;
     }
 
+    /// The settings it runs with.
     pub fn config(&self) -> &VegasConfig {
         &self.cfg
     }

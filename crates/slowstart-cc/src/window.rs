@@ -19,12 +19,14 @@ pub enum AckCounting {
 /// Slow-start and additive-increase credit for one connection.
 #[derive(Clone, Debug)]
 pub struct WindowGrowth {
+    /// How ACKs are credited.
     pub counting: AckCounting,
     /// Bytes of credit towards the next additive increase (Linux `snd_cwnd_cnt`, in bytes).
     credit: u64,
 }
 
 impl WindowGrowth {
+    /// Growth with no credit yet.
     pub fn new(counting: AckCounting) -> Self {
         Self {
             counting,
@@ -93,6 +95,7 @@ pub fn limited_slow_start_increase(cwnd: u64, max_ssthresh: u64, mss: u64) -> u6
 
 /// Per-ACK or byte counting, as the flow's `abc` says.
 impl CommonParams {
+    /// The flow's [`AckCounting`]: bytes if `abc`, else per ACK.
     pub fn counting(&self) -> AckCounting {
         if self.abc {
             AckCounting::Bytes
@@ -129,6 +132,7 @@ impl RateLimitedGrowth {
     /// Accepted words, in the order of the variants.
     pub const WORDS: &'static [&'static str] = &["cwnd_limited", "unlimited", "capped"];
 
+    /// The variant named by one of [`Self::WORDS`]; any other word reads as `CwndLimited`.
     pub fn from_word(word: &str) -> Self {
         match word {
             "unlimited" => RateLimitedGrowth::Unlimited,

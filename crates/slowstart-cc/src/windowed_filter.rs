@@ -18,6 +18,7 @@ pub struct MaxFilter {
 }
 
 impl MaxFilter {
+    /// An empty filter (maximum 0) over `window` time units (at least 1).
     pub fn new(window: u64) -> Self {
         Self {
             window: window.max(1),
@@ -25,6 +26,7 @@ impl MaxFilter {
         }
     }
 
+    /// Change the window (at least 1); the samples kept stay.
     pub fn set_window(&mut self, window: u64) {
         self.window = window.max(1);
     }

@@ -50,20 +50,26 @@ pub const TEXT_BYTES: usize = 4096;
 /// The exchange block at `slowstart_io()`.
 #[repr(C, align(8))]
 pub struct Io {
+    /// The event a call delivers, its words as the `encode_*` functions lay them out.
     pub event: [u64; EVENT_WORDS],
     /// cwnd, ssthresh, pacing rate, send quantum ([`NONE`] for the last two when absent), phase
     /// code ([`Phase`] as `u8`).
     pub out: [u64; 5],
     /// Bytes used in `text`.
     pub text_len: u64,
+    /// Parameters in (`slowstart_new`, [`Params::encode`]), an error message out.
     pub text: [u8; TEXT_BYTES],
 }
 
-/// Byte offsets of the block's fields, for the host.
+/// Byte offset of [`Io::event`] in the block, for the host.
 pub const EVENT_OFFSET: usize = 0;
+/// Byte offset of [`Io::out`].
 pub const OUT_OFFSET: usize = EVENT_WORDS * 8;
+/// Byte offset of [`Io::text_len`].
 pub const TEXT_LEN_OFFSET: usize = OUT_OFFSET + 5 * 8;
+/// Byte offset of [`Io::text`].
 pub const TEXT_OFFSET: usize = TEXT_LEN_OFFSET + 8;
+/// Size of the whole block.
 pub const IO_BYTES: usize = TEXT_OFFSET + TEXT_BYTES;
 
 const _: () = assert!(std::mem::size_of::<Io>() == IO_BYTES);
@@ -71,11 +77,17 @@ const _: () = assert!(std::mem::size_of::<Io>() == IO_BYTES);
 /// Which event a call delivers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventKind {
+    /// A packet sent (`on_packet_sent`).
     Sent,
+    /// An ACK (`on_ack`).
     Ack,
+    /// An RTT sample outside an ACK's (`on_rtt_sample`).
     RttSample,
+    /// The start of a congestion episode (`on_congestion_event`).
     Congestion,
+    /// The end of loss recovery (`on_recovery_exit`).
     RecoveryExit,
+    /// A retransmission timeout (`on_rto`).
     Rto,
 }
 
@@ -105,6 +117,7 @@ impl EventKind {
         )
     }
 
+    /// Every event, in the order of their bits.
     pub const ALL: [EventKind; 6] = [
         EventKind::Sent,
         EventKind::Ack,
@@ -136,6 +149,7 @@ pub fn encode_sent(e: &SentEvent, w: &mut [u64; EVENT_WORDS]) -> usize {
     5
 }
 
+/// The event [`encode_sent`] wrote.
 pub fn decode_sent(w: &[u64; EVENT_WORDS]) -> SentEvent {
     SentEvent {
         now: w[0],
@@ -146,6 +160,7 @@ pub fn decode_sent(w: &[u64; EVENT_WORDS]) -> SentEvent {
     }
 }
 
+/// An ACK's words (16), its optional fields as [`NONE`] and its flags in one word.
 pub fn encode_ack(e: &AckEvent, w: &mut [u64; EVENT_WORDS]) -> usize {
     let r = e.rate.unwrap_or_default();
     let flags = e.cwnd_limited as u64
@@ -174,6 +189,7 @@ pub fn encode_ack(e: &AckEvent, w: &mut [u64; EVENT_WORDS]) -> usize {
     16
 }
 
+/// The event [`encode_ack`] wrote.
 pub fn decode_ack(w: &[u64; EVENT_WORDS]) -> AckEvent {
     let flags = w[15];
     AckEvent {
@@ -201,11 +217,13 @@ pub fn decode_ack(w: &[u64; EVENT_WORDS]) -> AckEvent {
     }
 }
 
+/// A congestion event's words (5).
 pub fn encode_congestion(e: &CongestionEvent, w: &mut [u64; EVENT_WORDS]) -> usize {
     w[..5].copy_from_slice(&[e.now, e.ecn as u64, e.bytes_lost, e.bytes_in_flight, e.mss]);
     5
 }
 
+/// The event [`encode_congestion`] wrote.
 pub fn decode_congestion(w: &[u64; EVENT_WORDS]) -> CongestionEvent {
     CongestionEvent {
         now: w[0],
@@ -279,6 +297,7 @@ impl Params {
         s
     }
 
+    /// The parameters [`Params::encode`] wrote; a line in another form is an error naming it.
     pub fn decode(text: &str) -> Result<Self, String> {
         let mut map = BTreeMap::new();
         for line in text.lines() {

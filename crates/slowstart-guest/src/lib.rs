@@ -6,16 +6,26 @@
 //! the module per connection; the guest has no imports at all (no file, network or clock): time
 //! and randomness (`CommonParams::seed`) come only from the engine.
 //!
-//! ```ignore
-//! use slowstart_guest::{export, CommonParams, Params, reno};
+//! A built-in as a guest (the README's example writes its own controller):
+//!
+//! ```
+//! use slowstart_guest::{cc, export, CommonParams, Params};
 //! export!(|common: &CommonParams, params: &Params| {
 //!     params.reject_unknown(&[])?;
-//!     Ok(reno::Reno::standard(common))
+//!     cc::Controller::new(&cc::CcSpec::named("reno"), common).map_err(|e| e.0)
 //! });
+//! # assert_eq!(slowstart_abi_version(), slowstart_guest::abi::VERSION);
 //! ```
 //!
 //! [`abi`] is the contract between host and guest, for guests written in other languages (C,
 //! Zig): its exports, the layout of the exchange block, and the version the host checks at load.
+
+#![warn(missing_docs)]
+
+// The README's example, run by `cargo test --doc` (the README is what crates.io shows).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 pub mod abi;
 #[doc(hidden)]

@@ -39,8 +39,11 @@ const SNAPSHOT_LIMIT: usize = 1 << 16;
 /// RTT as quinn's `RttEstimator` reports it before an ACK frame's own sample, in ns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Rtt {
+    /// Smoothed RTT (`RttEstimator::get`).
     pub smoothed: Nanos,
+    /// Minimum RTT (`RttEstimator::min`).
     pub min: Nanos,
+    /// The larger of smoothed and latest RTT (`RttEstimator::conservative`).
     pub latest: Nanos,
 }
 
@@ -110,6 +113,7 @@ impl SlowstartFactory {
         self
     }
 
+    /// The spec every connection's controller is built from.
     pub fn spec(&self) -> &CcSpec {
         &self.spec
     }
@@ -271,6 +275,7 @@ impl Adapter {
         self.pacing_rate
     }
 
+    /// The controller's slow-start threshold in bytes, `u64::MAX` when unset.
     pub fn ssthresh(&self) -> u64 {
         self.ssthresh
     }

@@ -52,6 +52,13 @@
 //! [`trace`] is the cwnd trace of the `slowstart-quinn` client/server binary (src/main.rs), which
 //! `slowstart real --stack quinn` runs through the emulated path.
 
+#![warn(missing_docs)]
+
+// The README's example, run by `cargo test --doc` (the README is what crates.io shows).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod adapter;
 pub mod record;
 pub mod trace;

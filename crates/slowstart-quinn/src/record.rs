@@ -29,28 +29,47 @@ use crate::trace::{Sink, TraceRow};
 /// One call of quinn-proto's `congestion::Controller`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Call {
+    /// `on_sent`: `bytes` sent at `t`.
     Sent {
+        /// When, in ns from the connection's start.
         t: Nanos,
+        /// Bytes sent (one datagram, or a GSO batch).
         bytes: u64,
     },
+    /// `on_ack`: one packet of `bytes`, sent at `sent`, acknowledged at `t`.
     Ack {
+        /// When, in ns from the connection's start.
         t: Nanos,
+        /// When the acknowledged packet was sent.
         sent: Nanos,
+        /// Bytes of the acknowledged packet.
         bytes: u64,
+        /// quinn's app-limited flag.
         app_limited: bool,
+        /// quinn's RTT estimator before this frame's sample.
         rtt: Rtt,
     },
+    /// `on_end_acks`: the ACK frame is processed.
     EndAcks {
+        /// When, in ns from the connection's start.
         t: Nanos,
+        /// Bytes in flight after the frame, as quinn counts them.
         in_flight: u64,
+        /// quinn's app-limited flag: the last send found no data with the window open.
         app_limited: bool,
     },
+    /// `on_congestion_event`: packets declared lost, or ECN-CE (`lost_bytes` 0).
     Congestion {
+        /// When, in ns from the connection's start.
         t: Nanos,
+        /// When the newest lost packet was sent.
         sent: Nanos,
+        /// Whether quinn declared persistent congestion (RFC 9002 §7.6).
         persistent: bool,
+        /// Bytes declared lost (0 for ECN-CE).
         lost_bytes: u64,
     },
+    /// `on_mtu_update`: the new UDP payload size in bytes.
     Mtu(u16),
 }
 
@@ -215,6 +234,7 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// Wraps `inner`; times are written in ns from `origin`.
     pub fn new(
         inner: Box<dyn Controller>,
         origin: Instant,

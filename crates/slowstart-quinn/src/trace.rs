@@ -22,6 +22,7 @@ impl<T> Default for Sink<T> {
 }
 
 impl<T> Sink<T> {
+    /// Appends `item`.
     pub fn push(&self, item: T) {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).push(item);
     }
@@ -36,13 +37,19 @@ impl<T> Sink<T> {
 /// a row of the simulator's flow trace ([`TraceRow::flow_row`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraceRow {
+    /// When, in ns from the connection's start.
     pub t_ns: Nanos,
+    /// Congestion window in bytes.
     pub cwnd: u64,
     /// `u64::MAX` when unset.
     pub ssthresh: u64,
+    /// Bytes in flight.
     pub in_flight: u64,
+    /// Smoothed RTT in ns.
     pub srtt_ns: Nanos,
+    /// Bytes acknowledged so far.
     pub delivered: u64,
+    /// The phase's name ([`Phase::name`]).
     pub phase: &'static str,
 }
 

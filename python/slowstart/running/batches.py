@@ -408,10 +408,17 @@ def check_cluster(cluster: str) -> tuple[str, int]:
         n = int(rest) if rest.isascii() and rest.isdigit() and len(rest) < 6 else 0
         if n < 1:
             raise ScenarioError(f"--cluster {cluster}: expected local:N with N at least 1")
-        return kind, n
-    if kind in ("tcp", "tls") and rest.startswith("//") and len(rest) > 2:
-        return "tcp", 0
-    raise ScenarioError(f"--cluster {cluster}: expected local:N or tcp://HOST:PORT")
+    elif kind in ("tcp", "tls") and rest.startswith("//") and len(rest) > 2:
+        kind, n = "tcp", 0
+    else:
+        raise ScenarioError(f"--cluster {cluster}: expected local:N or tcp://HOST:PORT")
+    try:
+        distributed.Client  # noqa: B018 - the first use imports it
+    except ImportError:  # an extra (pyproject.toml): the core install runs on processes
+        raise ScenarioError(
+            f"--cluster {cluster}: needs Dask, not installed: pip install 'slowstart[dask]'"
+        ) from None
+    return kind, n
 
 
 def run_parallel(

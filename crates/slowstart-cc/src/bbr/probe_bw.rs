@@ -10,9 +10,13 @@ use crate::{AckEvent, Nanos, RateSample, SECOND};
 /// The four ProbeBW phases (§5.3.3.1–§5.3.3.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ProbeBwPhase {
+    /// §5.3.3.1 ProbeBW_DOWN: pacing gain 0.9, draining the queue a probe built.
     Down,
+    /// §5.3.3.2 ProbeBW_CRUISE: pacing gain 1.0, sending at the estimated bandwidth.
     Cruise,
+    /// §5.3.3.3 ProbeBW_REFILL: pacing gain 1.0 for a round, refilling the pipe before a probe.
     Refill,
+    /// §5.3.3.4 ProbeBW_UP: pacing gain 1.25, cwnd gain 2.25, probing for more bandwidth.
     Up,
 }
 

@@ -14,6 +14,7 @@ pub const ACK_DELTA: Nanos = 2_000_000;
 pub const MIN_SAMPLES: u32 = 8;
 /// tcp_cubic.c `HYSTART_DELAY_MIN` (4 ms) and `HYSTART_DELAY_MAX` (16 ms).
 pub const DELAY_MIN: Nanos = 4_000_000;
+/// `HYSTART_DELAY_MAX`: the delay threshold's ceiling, 16 ms.
 pub const DELAY_MAX: Nanos = 16_000_000;
 
 /// tcp_cubic.c `HYSTART_DELAY_THRESH(delay_min >> 3)`: clamp(delay_min / 8, 4 ms, 16 ms).
@@ -24,21 +25,26 @@ pub fn delay_threshold(delay_min: Nanos) -> Nanos {
 /// Which detectors run (tcp_cubic.c `hystart_detect`, default both).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Detect {
+    /// The ACK-train detector (`HYSTART_ACK_TRAIN`).
     pub ack_train: bool,
+    /// The delay-increase detector (`HYSTART_DELAY`).
     pub delay: bool,
 }
 
 impl Detect {
+    /// Both detectors, Linux's default.
     pub const BOTH: Detect = Detect {
         ack_train: true,
         delay: true,
     };
 }
 
+/// HyStart's state for one connection (tcp_cubic.c `struct bictcp`'s HyStart fields).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HyStart {
     /// Segments (`hystart_low_window`).
     pub low_window: u64,
+    /// Which detectors run.
     pub detect: Detect,
     /// The transport paces: the ACK-train threshold is delay_min, not delay_min / 2 (tcp_cubic.c
     /// `sk_pacing_status != SK_PACING_NONE`).
@@ -61,6 +67,7 @@ pub struct HyStart {
 }
 
 impl HyStart {
+    /// HyStart detecting from `low_window` segments with `detect`, unpaced, before any sample.
     pub fn new(low_window: u64, detect: Detect) -> Self {
         Self {
             low_window,

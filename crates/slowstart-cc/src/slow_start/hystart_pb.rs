@@ -73,8 +73,10 @@ impl RttExcessTest {
     }
 }
 
+/// hystart-pb's slow start: HyStart, plus picoquic's peak-bandwidth mode on long-delay paths.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HyStartPb {
+    /// The HyStart that runs below the RTT threshold.
     pub hystart: HyStart,
     /// The exit test on long paths.
     pub rtt_excess: RttExcessTest,
@@ -99,6 +101,8 @@ pub struct HyStartPb {
 }
 
 impl HyStartPb {
+    /// HyStart with `low_window` and `detect`; the peak-bandwidth mode above `rtt_threshold`
+    /// (ns), long paths starting from `initial_window` bytes scaled by the RTT (0: off).
     pub fn new(low_window: u64, detect: Detect, rtt_threshold: Nanos, initial_window: u64) -> Self {
         Self {
             hystart: HyStart::new(low_window, detect),
@@ -148,6 +152,8 @@ impl HyStartPb {
         self.cwnd
     }
 
+    /// One ACK in slow start: HyStart's step, or on a long path the peak-rate raise and the
+    /// RTT-excess exit.
     pub fn on_ack(
         &mut self,
         cwnd: u64,

@@ -6,12 +6,17 @@ use crate::round::RoundCounter;
 use crate::window::WindowGrowth;
 use crate::{AckEvent, Nanos, Phase};
 
-/// RFC 9406 §4.3 constants.
+/// RFC 9406 §4.3 MIN_RTT_THRESH: RttThresh is at least 4 ms.
 pub const MIN_RTT_THRESH: Nanos = 4_000_000;
+/// MAX_RTT_THRESH: RttThresh is at most 16 ms.
 pub const MAX_RTT_THRESH: Nanos = 16_000_000;
+/// MIN_RTT_DIVISOR: RttThresh is lastRoundMinRTT / 8 between the two bounds.
 pub const MIN_RTT_DIVISOR: u64 = 8;
+/// N_RTT_SAMPLE: RTT samples per round before the delay test.
 pub const N_RTT_SAMPLE: u32 = 8;
+/// CSS_GROWTH_DIVISOR: Conservative Slow Start grows at a quarter of slow start's rate.
 pub const CSS_GROWTH_DIVISOR: u64 = 4;
+/// CSS_ROUNDS: rounds in Conservative Slow Start before congestion avoidance.
 pub const CSS_ROUNDS: u32 = 5;
 /// RFC 9406 §4.3: L = 8 segments per ACK for non-paced senders (infinity when paced).
 pub const L: u64 = 8;
@@ -22,6 +27,7 @@ pub fn rtt_thresh(last_round_min_rtt: Nanos) -> Nanos {
     (last_round_min_rtt / MIN_RTT_DIVISOR).clamp(MIN_RTT_THRESH, MAX_RTT_THRESH)
 }
 
+/// HyStart++'s state for one connection (RFC 9406 §4.2).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HyStartPlusPlus {
     /// The sender paces: no per-ACK cap L (RFC 9406 §4.2).
@@ -47,6 +53,7 @@ impl Default for HyStartPlusPlus {
 }
 
 impl HyStartPlusPlus {
+    /// Before the first round, not paced.
     pub fn new() -> Self {
         Self {
             paced: false,
@@ -67,6 +74,7 @@ impl HyStartPlusPlus {
         (self.rounds.count() > 0).then_some(self.rounds.end())
     }
 
+    /// Whether it is in Conservative Slow Start.
     pub fn in_css(&self) -> bool {
         self.in_css
     }
@@ -79,6 +87,8 @@ impl HyStartPlusPlus {
         }
     }
 
+    /// One ACK in slow start (RFC 9406 §4.2): growth (at most L segments unless paced), the
+    /// delay test, CSS.
     pub fn on_ack(
         &mut self,
         cwnd: u64,

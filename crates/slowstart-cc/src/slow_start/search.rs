@@ -24,15 +24,25 @@ pub enum Outcome {
     /// Not yet `W + 1` bins behind the window one RTT back.
     WarmingUp,
     /// The RTT has grown past the kept sent bins (`curr_idx - prev_idx >= EXTRA_BINS`): skip.
-    RttInflated { lookback_bins: usize },
+    RttInflated {
+        /// The RTT sample in bins (`curr_idx - prev_idx`).
+        lookback_bins: usize,
+    },
     /// Nothing was sent in the window one RTT back.
     ZeroSent,
     /// norm_diff below THRESH (thousandths).
-    Continue { norm_diff_milli: i64 },
+    Continue {
+        /// norm_diff, thousandths.
+        norm_diff_milli: i64,
+    },
     /// norm_diff at or above THRESH (thousandths): leave slow start.
-    Exit { norm_diff_milli: i64 },
+    Exit {
+        /// norm_diff, thousandths.
+        norm_diff_milli: i64,
+    },
 }
 
+/// SEARCH's state for one connection (draft-chung-ccwg-search-09).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Search {
     /// Exit threshold on norm_diff, thousandths.
@@ -55,6 +65,8 @@ pub struct Search {
 }
 
 impl Search {
+    /// SEARCH exiting at norm_diff >= `thresh_milli` thousandths, the exit cwnd at least
+    /// `initial_window` bytes.
     pub fn new(thresh_milli: u64, initial_window: u64) -> Self {
         Self {
             thresh_milli,

@@ -51,8 +51,10 @@ enum State {
     Off,
 }
 
+/// SUSS's state for one connection (the `suss_*` fields of the SUSS tcp_cubic.c).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Suss {
+    /// The HyStart it runs alongside; its delay detector still ends slow start.
     pub hystart: HyStart,
     state: State,
     /// `TCP_INIT_CWND`, segments.
@@ -90,6 +92,8 @@ pub struct Suss {
 }
 
 impl Suss {
+    /// SUSS in its first round from `initcwnd` segments of `mss` bytes, HyStart with
+    /// `low_window` and `detect`, at most 3 rounds.
     pub fn new(low_window: u64, detect: Detect, initcwnd: u64, mss: u64) -> Self {
         Suss {
             hystart: HyStart::new(low_window, detect),
@@ -131,6 +135,7 @@ impl Suss {
         matches!(self.state, State::Clocking | State::Pacing)
     }
 
+    /// Counts new data sent (retransmissions not).
     pub fn on_packet_sent(&mut self, sent: &SentEvent) {
         if !sent.retransmission {
             self.sent += sent.bytes;
@@ -254,10 +259,13 @@ impl Suss {
         None
     }
 
+    /// Whether SUSS is still running (measuring or pacing) and so wants every ACK.
     pub fn samples_every_ack(&self) -> bool {
         self.running()
     }
 
+    /// One ACK in slow start: HyStart's detectors with SUSS's cap, and growth by up to 4x per
+    /// round.
     pub fn on_ack(
         &mut self,
         cwnd: u64,
