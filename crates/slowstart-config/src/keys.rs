@@ -867,14 +867,7 @@ mod tests {
     /// order its kinds are listed, and there is no other `queue.` table.
     #[test]
     fn each_discipline_has_its_table_of_parameters() {
-        let disciplines = [
-            Discipline::DropTail,
-            Discipline::Codel(CodelConfig::default()),
-            Discipline::FqCodel(FqCodelConfig::default()),
-            Discipline::Pie(PieConfig::default()),
-            Discipline::Red(RedConfig::default()),
-            Discipline::DualPi2(DualPi2Config::default()),
-        ];
+        let disciplines = Discipline::each_with_defaults();
         let names: Vec<_> = disciplines.iter().map(Discipline::name).collect();
         assert_eq!(queue_kinds(), names);
         for d in &disciplines {

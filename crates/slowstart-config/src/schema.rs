@@ -107,14 +107,7 @@ pub fn defaults_json() -> String {
     let o = program_json.as_object_mut().expect("a struct is an object");
     o.remove("server");
     o.remove("client");
-    let disciplines = [
-        Discipline::DropTail,
-        Discipline::Codel(CodelConfig::default()),
-        Discipline::FqCodel(FqCodelConfig::default()),
-        Discipline::Pie(PieConfig::default()),
-        Discipline::Red(RedConfig::default()),
-        Discipline::DualPi2(DualPi2Config::default()),
-    ];
+    let disciplines = Discipline::each_with_defaults();
     let queue_docs: serde_json::Map<String, serde_json::Value> = disciplines
         .iter()
         .map(|d| (d.name().to_string(), d.doc().into()))

@@ -20,6 +20,18 @@ pub enum Discipline {
 }
 
 impl Discipline {
+    /// Every discipline, each with its default parameters, in the order messages list them.
+    pub fn each_with_defaults() -> [Discipline; 6] {
+        [
+            Discipline::DropTail,
+            Discipline::Codel(CodelConfig::default()),
+            Discipline::FqCodel(FqCodelConfig::default()),
+            Discipline::Pie(PieConfig::default()),
+            Discipline::Red(RedConfig::default()),
+            Discipline::DualPi2(DualPi2Config::default()),
+        ]
+    }
+
     pub fn is_drop_tail(&self) -> bool {
         matches!(self, Discipline::DropTail)
     }
