@@ -67,28 +67,25 @@ fn run<'py>(
     };
     let exports = ExportDirs { qlog, pcap };
     let stream_failure: Rc<RefCell<Option<PyErr>>> = Rc::default();
-    let ran = match stream {
-        None => slowstart_sim::run_json_exporting(config_json, &exports, &mut tick),
-        Some(stream) => {
-            let failed = Rc::clone(&stream_failure);
-            let sink: TraceStream = Box::new(move |chunk: TraceChunk| {
-                Python::attach(|py| {
-                    let tables = PyDict::new(py);
-                    trace_tables(&tables, &chunk.flows, &chunk.queues, &chunk.apps)?;
-                    tables.set_item("phase_names", phase_names())?;
-                    tables.set_item("link_names", chunk.link_names)?;
-                    stream.call1(py, (tables,)).map(drop)
-                })
-                .map_err(|e| {
-                    let line = e.to_string();
-                    *failed.borrow_mut() = Some(e);
-                    line
-                })
-            });
-            slowstart_sim::SimConfig::from_json(config_json)
-                .and_then(|config| slowstart_sim::run_streaming(&config, &exports, &mut tick, sink))
-        }
-    };
+    let sink = stream.map(|stream| {
+        let failed = Rc::clone(&stream_failure);
+        Box::new(move |chunk: TraceChunk| {
+            Python::attach(|py| {
+                let tables = PyDict::new(py);
+                trace_tables(&tables, &chunk.flows, &chunk.queues, &chunk.apps)?;
+                tables.set_item("phase_names", phase_names())?;
+                tables.set_item("link_names", chunk.link_names)?;
+                stream.call1(py, (tables,)).map(drop)
+            })
+            .map_err(|e| {
+                let line = e.to_string();
+                *failed.borrow_mut() = Some(e);
+                line
+            })
+        }) as TraceStream
+    });
+    let ran = slowstart_sim::SimConfig::from_json(config_json)
+        .and_then(|config| slowstart_sim::run_streaming(&config, &exports, &mut tick, sink));
     if let Some(e) = stream_failure.take() {
         return Err(e);
     }

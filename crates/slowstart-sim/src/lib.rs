@@ -75,11 +75,27 @@ pub fn run_exporting(
     exports: &ExportDirs,
     progress: Progress,
 ) -> Result<RunOutput, SimError> {
+    run_streaming(config, exports, progress, None)
+}
+
+/// [`run_exporting`], handing the trace rows to `stream`, when given, as the run goes
+/// ([`Simulation::stream_traces`]); the output's traces hold the last rows. Not for swarms.
+pub fn run_streaming(
+    config: &SimConfig,
+    exports: &ExportDirs,
+    progress: Progress,
+    stream: Option<sim::TraceStream>,
+) -> Result<RunOutput, SimError> {
     if config.swarm.is_some() {
         if !exports.is_empty() {
             return Err(SimError(
                 "pcap, qlog: not written for swarm scenarios (their peers' connections come and go)"
                     .into(),
+            ));
+        }
+        if stream.is_some() {
+            return Err(SimError(
+                "stream: traces of swarm scenarios are not streamed (write them at the end)".into(),
             ));
         }
         let mut sim = swarm::SwarmSim::new(config)?;
@@ -88,26 +104,9 @@ pub fn run_exporting(
     }
     let mut sim = Simulation::new(config)?;
     sim.set_exports(exports)?;
-    let end = sim.advance_with(progress);
-    Ok(sim.finish(end))
-}
-
-/// [`run_exporting`], handing the trace rows to `stream` as the run goes
-/// ([`Simulation::stream_traces`]); the output's traces hold the last rows. Not for swarms.
-pub fn run_streaming(
-    config: &SimConfig,
-    exports: &ExportDirs,
-    progress: Progress,
-    stream: sim::TraceStream,
-) -> Result<RunOutput, SimError> {
-    if config.swarm.is_some() {
-        return Err(SimError(
-            "stream: traces of swarm scenarios are not streamed (write them at the end)".into(),
-        ));
+    if let Some(stream) = stream {
+        sim.stream_traces(stream);
     }
-    let mut sim = Simulation::new(config)?;
-    sim.set_exports(exports)?;
-    sim.stream_traces(stream);
     let end = sim.advance_with(progress);
     Ok(sim.finish(end))
 }

@@ -97,8 +97,4 @@ def handle(args: argparse.Namespace) -> int:
 def save(result: Any, args: argparse.Namespace) -> list[Path]:
     """The run's files in --out; with --stream its traces are there already, so only
     summary.json."""
-    if not args.stream:
-        return result.save(args.out)
-    path = Path(args.out) / "summary.json"
-    path.write_text(json.dumps(result.summary, indent=2) + "\n", encoding="utf-8")
-    return [path]
+    return [result.save_summary(args.out)] if args.stream else result.save(args.out)

@@ -162,6 +162,14 @@ class Result:
         """Write the run's files into `out_dir`; the paths written."""
         raise NotImplementedError
 
+    def save_summary(self, out_dir: str | os.PathLike[str]) -> Path:
+        """Write summary.json into `out_dir` (made if missing); its path."""
+        out = output_folder(out_dir, "out_dir")
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "summary.json"
+        path.write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
+        return path
+
 
 class FlowsResult(Result):
     """A run of flows: one panel per flow in `plot()`, the flows' and links' tables in
@@ -188,10 +196,9 @@ class FlowsResult(Result):
     def save(self, out_dir: str | os.PathLike[str]) -> list[Path]:
         """Write summary.json, flows.parquet, queues.parquet, cwnd.png (and apps.parquet when
         a flow has a BitTorrent application) into `out_dir`."""
-        out = output_folder(out_dir, "out_dir")
-        out.mkdir(parents=True, exist_ok=True)
-        paths = [out / n for n in ("summary.json", "flows.parquet", "queues.parquet", "cwnd.png")]
-        paths[0].write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
+        paths = [self.save_summary(out_dir)]
+        out = paths[0].parent
+        paths += [out / n for n in ("flows.parquet", "queues.parquet", "cwnd.png")]
         self.flows.to_parquet(paths[1], index=False)
         self.queues.to_parquet(paths[2], index=False)
         self.plot().savefig(paths[3], dpi=120)

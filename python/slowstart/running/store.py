@@ -423,8 +423,14 @@ class Store:
         what the store holds under the same keys (a rerun); without it a run another process
         stored meanwhile is kept as it is. A write the disk refuses (full, read-only) is one
         StoreError naming the store; what earlier batches stored stays."""
-        try:
+        with self._refusal_named():
             return self._put(list(records), replace)
+
+    @contextmanager
+    def _refusal_named(self) -> Iterator[None]:
+        """A write the disk or DuckDB refuses as one StoreError naming the store."""
+        try:
+            yield
         except OSError as e:
             why = e.strerror or str(e)
             raise StoreError(f"{self.path}: cannot store runs ({why})") from None
@@ -509,13 +515,8 @@ class Store:
         rows = [(f.key, f.source, json.dumps(f.point), f.config, f.error, now) for f in failures]
         if not rows:
             return
-        try:
+        with self._refusal_named():
             self.con.executemany("INSERT OR REPLACE INTO failed VALUES (?, ?, ?, ?, ?, ?)", rows)
-        except OSError as e:
-            raise StoreError(f"{self.path}: cannot store runs ({e.strerror or e})") from None
-        except duckdb.Error as e:
-            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            raise StoreError(f"{self.path}: cannot store runs ({first})") from None
 
     @_reads
     def failed(self) -> pd.DataFrame:

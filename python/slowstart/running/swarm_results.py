@@ -6,7 +6,6 @@ runs them, is `slowstart.reproductions.swarm`.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -16,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from slowstart import lazy
 from slowstart.loading.defaults import choices, spellings
 from slowstart.loading.scenario import core_algorithms
-from slowstart.paths import output_folder
 from slowstart.running.result import Result, RunKind, _Pending
 from slowstart.tables import fmt_bytes, table
 
@@ -309,10 +307,9 @@ class SwarmResult(Result):
     def save(self, out_dir: str | os.PathLike[str]) -> list[Path]:
         """A swarm run's files: summary.json, queues.parquet, peers.parquet and swarm.png; a
         real swarm's also connections.parquet, its peers' per-connection samples."""
-        out = output_folder(out_dir, "out_dir")
-        out.mkdir(parents=True, exist_ok=True)
-        paths = [out / n for n in ("summary.json", "queues.parquet", "peers.parquet", "swarm.png")]
-        paths[0].write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
+        paths = [self.save_summary(out_dir)]
+        out = paths[0].parent
+        paths += [out / n for n in ("queues.parquet", "peers.parquet", "swarm.png")]
         self.queues.to_parquet(paths[1], index=False)
         peers_frame(self.summary).to_parquet(paths[2], index=False)
         self.plot().savefig(paths[3], dpi=120)
