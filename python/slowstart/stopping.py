@@ -35,6 +35,13 @@ def install() -> None:
         signal.signal(signal.SIGTERM, _on_sigterm)
 
 
+def stopped() -> bool:
+    """Whether SIGTERM has stopped the command. A library that catches the KeyboardInterrupt
+    raised inside its own call raises its own error instead (DuckDB: `RuntimeError: Query
+    interrupted`); after SIGTERM that error is the stop, not a bug."""
+    return bool(_stopped_by)
+
+
 def status() -> int:
     """The exit status of a stopped command: 143 after SIGTERM, else 130 (Ctrl-C)."""
     return 128 + (_stopped_by[0] if _stopped_by else signal.SIGINT)

@@ -107,7 +107,9 @@ def handle(args: argparse.Namespace) -> int:
                 traces=args.traces,
                 progress=told,
             )
-        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the runs done are stored
+        except (KeyboardInterrupt, Exception) as e:  # Ctrl-C or SIGTERM: the runs done are stored
+            if not isinstance(e, KeyboardInterrupt) and not stopping.stopped():
+                raise
             raise KeyboardInterrupt(
                 f"{stopping.word()} after {done[0]} of {done[1]} runs, stored in {store}; "
                 "the same command runs the rest"
