@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import foreground
 
 # Generous for a loaded 2-core machine: the stop itself takes 100 ms, writing flows.parquet
@@ -99,6 +101,41 @@ def test_ctrl_c_while_the_command_loads_is_one_line_and_status_130() -> None:
     proc = foreground([sys.executable, "-c", CTRL_C_WHILE_LOADING], stderr=-1, text=True)
     _, err = proc.communicate(timeout=60)
     assert (proc.returncode, err) == (130, "error: interrupted\n")
+
+
+# A library that catches the KeyboardInterrupt raised inside its own call and raises its own
+# error (DuckDB: "RuntimeError: Query interrupted"), as a command's handler would meet it.
+LIBRARY_ERROR_AFTER_SIGNAL = """
+import argparse, os, signal, sys
+from slowstart import cli
+
+def handler(args):
+    try:
+        os.kill(os.getpid(), signal.SIG%s)
+        for _ in range(10**8):
+            pass
+    except KeyboardInterrupt:
+        raise RuntimeError("Query interrupted") from None
+    return 0
+
+class Parser:
+    def parse_args(self, argv):
+        return argparse.Namespace(debug=False, handler=handler)
+
+cli.build_parser = Parser
+sys.exit(cli.main([]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("sig", "status", "line"), [("INT", 130, "interrupted"), ("TERM", 143, "terminated (SIGTERM)")]
+)
+def test_a_library_error_raised_in_place_of_the_stop_is_the_stop(sig, status, line) -> None:
+    """Not `internal: RuntimeError: ...` and exit 1: the signal came first."""
+    code = LIBRARY_ERROR_AFTER_SIGNAL % sig
+    proc = foreground([sys.executable, "-c", code], stderr=-1, text=True)
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (status, f"error: {line}\n")
 
 
 # --- SIGTERM (issue #43): what `timeout`, systemd and batch schedulers send ---------------------

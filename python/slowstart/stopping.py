@@ -1,4 +1,4 @@
-"""SIGTERM stops a command as Ctrl-C does.
+"""SIGTERM stops a command as Ctrl-C does, and either is recorded.
 
 `timeout`, systemd and batch schedulers stop a program with SIGTERM, whose default action ends
 the process at once: a long `run` left no output at all. `install()` (from `cli.main`) makes
@@ -23,22 +23,25 @@ PR_SET_PDEATHSIG = 1
 _stopped_by: list[int] = []
 
 
-def _on_sigterm(signum: int, frame: object) -> None:
+def _on_stop(signum: int, frame: object) -> None:
     _stopped_by.append(signum)
     raise KeyboardInterrupt(word())
 
 
 def install() -> None:
-    """SIGTERM raises KeyboardInterrupt from now on; left alone if someone handles it already
-    (a caller embedding the CLI, or `nohup`-style ignoring)."""
+    """SIGTERM and Ctrl-C (SIGINT) raise KeyboardInterrupt from now on, recording the signal;
+    each is left alone if someone handles it already (a caller embedding the CLI, or
+    `nohup`-style ignoring)."""
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _on_sigterm)
+        signal.signal(signal.SIGTERM, _on_stop)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_stop)
 
 
 def stopped() -> bool:
-    """Whether SIGTERM has stopped the command. A library that catches the KeyboardInterrupt
-    raised inside its own call raises its own error instead (DuckDB: `RuntimeError: Query
-    interrupted`); after SIGTERM that error is the stop, not a bug."""
+    """Whether SIGTERM or Ctrl-C has stopped the command. A library that catches the
+    KeyboardInterrupt raised inside its own call raises its own error instead (DuckDB:
+    `RuntimeError: Query interrupted`); after the signal that error is the stop, not a bug."""
     return bool(_stopped_by)
 
 
@@ -49,7 +52,7 @@ def status() -> int:
 
 def word() -> str:
     """How the command was stopped, for its one line: "terminated (SIGTERM)" or "interrupted"."""
-    return "terminated (SIGTERM)" if _stopped_by else "interrupted"
+    return "terminated (SIGTERM)" if _stopped_by[:1] == [signal.SIGTERM] else "interrupted"
 
 
 def ignore_in_worker(driver: int | None = None) -> None:

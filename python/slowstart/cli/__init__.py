@@ -90,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as e:
         return error(str(e) or stopping.word(), stopping.status())
     except Exception as e:  # noqa: BLE001 - bad input is one line; a bug one line or its trace
-        if stopping.stopped():  # raised in place of SIGTERM's KeyboardInterrupt
+        if stopping.stopped():  # raised in place of the signal's KeyboardInterrupt
             return error(stopping.word(), stopping.status())
         if bad_input(e):
             return error(e, EXIT_BAD_INPUT)
