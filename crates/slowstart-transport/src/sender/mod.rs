@@ -330,6 +330,12 @@ impl Sender {
         self.cold.stall_pipe_limit = bytes.max(1);
     }
 
+    /// Free the storage of the scoreboard's buffers left empty (nothing in flight): an idle
+    /// sender then holds its fixed fields only; what it sends next is unchanged.
+    pub fn release_empty_buffers(&mut self) {
+        self.board.release_empty_buffers();
+    }
+
     /// The request stream's cumulative ACK, for the data packets to carry.
     pub fn set_piggyback_ack(&mut self, ack: u64) {
         self.piggyback_ack = ack;

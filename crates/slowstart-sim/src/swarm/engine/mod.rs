@@ -54,6 +54,7 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use slowstart_cc::Controller;
 use slowstart_transport::packet::{Kind, Packet};
+use slowstart_transport::ranges::release_if_empty;
 use slowstart_transport::sender::SenderStats;
 use slowstart_transport::{Connection, Fired, Received, TimerKind};
 
@@ -254,6 +255,21 @@ impl<T: Copy> Written<T> {
 
     fn items(&self) -> impl Iterator<Item = T> + '_ {
         self.queue.iter().map(|&(_, item)| item)
+    }
+
+    fn release_if_empty(&mut self) {
+        release_if_empty(&mut self.queue);
+    }
+}
+
+impl Half {
+    /// Free the storage of the buffers left empty: the transport's both ways and the written
+    /// streams' records.
+    fn release_empty_buffers(&mut self) {
+        self.conn.release_empty_buffers();
+        self.pieces_written.release_if_empty();
+        self.msgs_in_data.release_if_empty();
+        self.msgs_written.release_if_empty();
     }
 }
 
@@ -832,6 +848,30 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             half.conn.src.sender.write(bytes);
             half.data_written += bytes;
             half.pieces_written.push(half.data_written, (piece, block));
+        }
+    }
+
+    /// Free the buffers peer `p`'s idle parts grew and now hold empty: its access links' queues
+    /// and the halves it uploads on while it chokes the remote (issue #37: 100 s into the
+    /// 10 000-leecher run, 94% of 30 454 halves had nothing in flight, each keeping the
+    /// scoreboard its last window grew, 1.8 kB, and a drained uplink its 22 kB queue). At the
+    /// peer's periodic rechoke, every `rechoke`, and only for a choked upload, so a buffer is
+    /// not freed and grown again between packets (the regrowth after a choke still costs
+    /// swarm-20 about 5 instructions an event). Storage only: nothing the run does changes.
+    /// Out of line: inlined into the event loop it cost 3 more an event there.
+    #[inline(never)]
+    fn release_empty_buffers(&mut self, p: u32) {
+        for c in [up(p), down(p)] {
+            self.channels[c as usize].release_empty_buffers();
+        }
+        for &c in &self.peers[p as usize].conns {
+            let s = usize::from(self.ends[c as usize][0] != p);
+            if !self.conns[c as usize].sides[s].am_choking {
+                continue;
+            }
+            if let Some(halves) = self.halves[c as usize].as_mut() {
+                halves[s].release_empty_buffers();
+            }
         }
     }
 
