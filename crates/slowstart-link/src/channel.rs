@@ -109,6 +109,10 @@ struct AqmState {
 }
 
 impl Channel {
+    /// Bytes of the record of one packet accepted and not yet delivered, for a driver that
+    /// sizes its memory before it runs (issue #37).
+    pub const PACKET_RECORD_BYTES: usize = std::mem::size_of::<InTransit>();
+
     pub fn new(name: String, to_node: u32, cfg: &DirectionConfig, seed: u64) -> Self {
         Channel {
             name,

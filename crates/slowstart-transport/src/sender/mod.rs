@@ -171,6 +171,12 @@ struct SenderCold {
 }
 
 impl Sender {
+    /// Bytes a sender holds out of line from the start (its cold state), for a driver that
+    /// sizes its memory before it runs (issue #37).
+    pub const OUT_OF_LINE_BYTES: usize = std::mem::size_of::<SenderCold>();
+    /// Bytes of the scoreboard's record of one segment in flight.
+    pub const SEGMENT_BYTES: usize = std::mem::size_of::<Segment>();
+
     pub fn new(flow: u32, cfg: &Settings, cc: Controller) -> Self {
         let mss = cfg.mss;
         Sender {

@@ -55,6 +55,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use slowstart_cc::Controller;
 use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::ranges::release_if_empty;
+use slowstart_transport::sender::Sender;
 use slowstart_transport::sender::SenderStats;
 use slowstart_transport::{Connection, Fired, Received, TimerKind};
 
@@ -69,8 +70,8 @@ use crate::SimError;
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
 use slowstart_config::{substream_seed, SeedStream};
 use slowstart_config::{
-    BittorrentConfig, ConnectionTransport, FlowConfig, Messages, Population, Seeding, SendBuffer,
-    SimConfig, SwarmBittorrentConfig, SwarmConfig,
+    BittorrentConfig, ConnectionTransport, FlowConfig, Messages, Population, QueueLimit, Seeding,
+    SendBuffer, SimConfig, SwarmBittorrentConfig, SwarmConfig,
 };
 use slowstart_link::channel::Channel;
 use slowstart_link::summary::LinkSummary;
@@ -460,6 +461,75 @@ pub struct SwarmSim<Q = SwarmQueue> {
     queue_trace: QueueTrace,
     queue_sampler: Sampler,
     log: Option<Vec<LogEntry>>,
+}
+
+/// The most bytes a swarm of `cfg` holds, every peer it schedules (`seeds + leechers`) present
+/// at once at its limits: what a driver compares with the memory its host can give before it
+/// starts the run (issue #37). [`peak_bytes_per_peer`] times the peers.
+pub fn peak_bytes(cfg: &SwarmConfig) -> u64 {
+    (cfg.seeds + cfg.leechers).saturating_mul(peak_bytes_per_peer(cfg))
+}
+
+/// One peer's share of a swarm's memory at its limits, from the sizes of what it holds:
+/// - its record, its pieces' state (a byte per block, three counts and a bit per piece) and its
+///   list of connections;
+/// - its two access links, each with the queue buffer its limit allows (a limit in bytes
+///   counted in header-only packets);
+/// - half of the `max(max_connections, max_initiate)` connections it may have (each has two
+///   ends): both directions' transports and BitTorrent state, the senders' out-of-line state
+///   and four bitfields;
+/// - the scoreboards of twice `unchoke_slots` uploads, each grown to a full data window
+///   (`max_window`, or the uplink queue's packets without one): those unchoked now and those
+///   choked at the last rechoke, whose buffers the next one frees; an idle connection holds
+///   none ([`SwarmSim::release_empty_buffers`]).
+///
+/// Buffers are counted at the power of two a growing `Vec` or `VecDeque` leaves. Not counted:
+/// the controllers' own buffers (LEDBAT's delay filters, under 200 bytes), the event queue, the
+/// tracker's list and the traces.
+pub fn peak_bytes_per_peer(cfg: &SwarmConfig) -> u64 {
+    use std::mem::size_of;
+    let layout = Layout::new(cfg.file_bytes, cfg.piece_bytes, cfg.block_bytes);
+    let pieces = u64::from(layout.pieces);
+    let blocks = layout.block_index(layout.pieces - 1, layout.blocks_in(layout.pieces - 1)) as u64;
+    let bitfield = pieces.div_ceil(64) * 8;
+    let bt = &cfg.bittorrent;
+    let connections = bt.max_connections.max(bt.max_initiate);
+    let buffer = |items: u64, bytes: usize| items.max(4).next_power_of_two() * bytes as u64;
+    let peer = size_of::<Peer>() as u64
+        + blocks * size_of::<BlockState>() as u64
+        + pieces * 3 * 4
+        + bitfield
+        + buffer(connections, 4);
+    let queue_packets = |limit: QueueLimit| match limit {
+        QueueLimit::Packets(n) => n,
+        QueueLimit::Bytes(b) => b / cfg.tcp.header_bytes.max(1),
+    };
+    let links = 2 * size_of::<Channel>() as u64
+        + buffer(
+            queue_packets(cfg.access.up_queue),
+            Channel::PACKET_RECORD_BYTES,
+        )
+        + buffer(
+            queue_packets(cfg.access.down_queue),
+            Channel::PACKET_RECORD_BYTES,
+        );
+    let rates_kept = (bt.rate_window_ns / bt.rechoke_ns.max(1)).max(1) + 1;
+    let connection = (size_of::<[Half; 2]>()
+        + size_of::<Conn>()
+        + size_of::<[u32; 2]>()
+        + size_of::<Option<Box<[Half; 2]>>>()
+        + 2 * Sender::OUT_OF_LINE_BYTES) as u64
+        + 4 * bitfield
+        + 2 * buffer(rates_kept, size_of::<(u64, u64)>());
+    let window_segments = |f: &FlowConfig| {
+        f.max_window_bytes
+            .map_or(queue_packets(cfg.access.up_queue), |w| {
+                w.div_ceil(f.mss.max(1))
+            })
+    };
+    let window = window_segments(&cfg.tcp).max(window_segments(&cfg.utp));
+    let uploads = 2 * bt.unchoke_slots * buffer(window, Sender::SEGMENT_BYTES);
+    peer + links + connections.div_ceil(2) * connection + uploads
 }
 
 const fn up(peer: u32) -> u32 {
