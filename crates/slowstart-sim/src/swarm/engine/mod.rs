@@ -463,14 +463,9 @@ pub struct SwarmSim<Q = SwarmQueue> {
     log: Option<Vec<LogEntry>>,
 }
 
-/// The most bytes a swarm of `cfg` holds, every peer it schedules (`seeds + leechers`) present
-/// at once at its limits: what a driver compares with the memory its host can give before it
-/// starts the run (issue #37). [`peak_bytes_per_peer`] times the peers.
-pub fn peak_bytes(cfg: &SwarmConfig) -> u64 {
-    (cfg.seeds + cfg.leechers).saturating_mul(peak_bytes_per_peer(cfg))
-}
-
-/// One peer's share of a swarm's memory at its limits, from the sizes of what it holds:
+/// One peer's share of a swarm's memory at its limits, from the sizes of what it holds; times
+/// the peers it schedules (`seeds + leechers`), all present at once, it is what a driver
+/// compares with the memory its host can give before it starts the run (issue #37):
 /// - its record, its pieces' state (a byte per block, three counts and a bit per piece) and its
 ///   list of connections;
 /// - its two access links, each with the queue buffer its limit allows (a limit in bytes
@@ -480,8 +475,8 @@ pub fn peak_bytes(cfg: &SwarmConfig) -> u64 {
 ///   and four bitfields;
 /// - the scoreboards of twice `unchoke_slots` uploads, each grown to a full data window
 ///   (`max_window`, or the uplink queue's packets without one): those unchoked now and those
-///   choked at the last rechoke, whose buffers the next one frees; an idle connection holds
-///   none ([`SwarmSim::release_empty_buffers`]).
+///   choked at the last rechoke, whose buffers the next one frees (a choked upload's drained
+///   buffers are given back at its uploader's rechoke, `SwarmSim::release_empty_buffers`).
 ///
 /// Buffers are counted at the power of two a growing `Vec` or `VecDeque` leaves. Not counted:
 /// the controllers' own buffers (LEDBAT's delay filters, under 200 bytes), the event queue, the
