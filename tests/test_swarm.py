@@ -217,7 +217,10 @@ def test_a_swarm_that_fits_or_a_machine_that_does_not_say_is_not_refused(monkeyp
     monkeypatch.setattr(memory, "available_bytes", lambda: None)
     memory.require_swarm_fits(config)
     monkeypatch.setattr(memory, "available_bytes", lambda: 100_001 * per_peer - 1)
-    with pytest.raises(ScenarioError, match="^swarm.leechers: "):
+    with pytest.raises(ScenarioError, match="^swarm.leechers: .*; at most 99999 leechers fit$"):
+        memory.require_swarm_fits(config)
+    monkeypatch.setattr(memory, "available_bytes", lambda: per_peer)
+    with pytest.raises(ScenarioError, match=r"not one leecher fits .*\(swarm.bittorrent.max_con"):
         memory.require_swarm_fits(config)
 
 

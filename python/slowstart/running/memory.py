@@ -43,12 +43,16 @@ def require_swarm_fits(config: dict[str, Any]) -> None:
     if peers * per_peer <= available:
         return
     seeds = config["swarm"]["seeds"]
-    most = max(available // per_peer - seeds, 0)
+    most = available // per_peer - seeds
+    fit = (
+        f"at most {most} leechers fit"
+        if most > 0
+        else "not one leecher fits at these connection limits (swarm.bittorrent.max_connections)"
+    )
     raise ScenarioError(
         f"swarm.leechers: {peers} peers need up to {gigabytes(peers * per_peer)} "
         f"({per_peer // 1000} kB each at their connection limits), more than the "
-        f"{gigabytes(available)} this machine has available (MemAvailable); at most {most} "
-        "leechers fit"
+        f"{gigabytes(available)} this machine has available (MemAvailable); {fit}"
     )
 
 

@@ -489,33 +489,38 @@ pub fn peak_bytes_per_peer(cfg: &SwarmConfig) -> u64 {
     let bitfield = pieces.div_ceil(64) * 8;
     let bt = &cfg.bittorrent;
     let connections = bt.max_connections.max(bt.max_initiate);
-    let buffer = |items: u64, bytes: usize| items.max(4).next_power_of_two() * bytes as u64;
-    let peer = size_of::<Peer>() as u64
+    // Saturating: a swarm at the keys' bounds estimates at u64::MAX and is refused.
+    let buffer = |items: u64, bytes: usize| {
+        (items.max(4).checked_next_power_of_two())
+            .unwrap_or(u64::MAX)
+            .saturating_mul(bytes as u64)
+    };
+    let peer = (size_of::<Peer>() as u64
         + blocks * size_of::<BlockState>() as u64
         + pieces * 3 * 4
-        + bitfield
-        + buffer(connections, 4);
+        + bitfield)
+        .saturating_add(buffer(connections, 4));
     let queue_packets = |limit: QueueLimit| match limit {
         QueueLimit::Packets(n) => n,
         QueueLimit::Bytes(b) => b / cfg.tcp.header_bytes.max(1),
     };
-    let links = 2 * size_of::<Channel>() as u64
-        + buffer(
+    let links = (2 * size_of::<Channel>() as u64)
+        .saturating_add(buffer(
             queue_packets(cfg.access.up_queue),
             Channel::PACKET_RECORD_BYTES,
-        )
-        + buffer(
+        ))
+        .saturating_add(buffer(
             queue_packets(cfg.access.down_queue),
             Channel::PACKET_RECORD_BYTES,
-        );
+        ));
     let rates_kept = (bt.rate_window_ns / bt.rechoke_ns.max(1)).max(1) + 1;
-    let connection = (size_of::<[Half; 2]>()
+    let connection = ((size_of::<[Half; 2]>()
         + size_of::<Conn>()
         + size_of::<[u32; 2]>()
         + size_of::<Option<Box<[Half; 2]>>>()
         + 2 * Sender::OUT_OF_LINE_BYTES) as u64
-        + 4 * bitfield
-        + 2 * buffer(rates_kept, size_of::<(u64, u64)>());
+        + 4 * bitfield)
+        .saturating_add(buffer(rates_kept, size_of::<(u64, u64)>()).saturating_mul(2));
     let window_segments = |f: &FlowConfig| {
         f.max_window_bytes
             .map_or(queue_packets(cfg.access.up_queue), |w| {
@@ -523,8 +528,15 @@ pub fn peak_bytes_per_peer(cfg: &SwarmConfig) -> u64 {
             })
     };
     let window = window_segments(&cfg.tcp).max(window_segments(&cfg.utp));
-    let uploads = 2 * bt.unchoke_slots * buffer(window, Sender::SEGMENT_BYTES);
-    peer + links + connections.div_ceil(2) * connection + uploads
+    let uploads = (2 * bt.unchoke_slots).saturating_mul(buffer(window, Sender::SEGMENT_BYTES));
+    [
+        peer,
+        links,
+        connections.div_ceil(2).saturating_mul(connection),
+        uploads,
+    ]
+    .into_iter()
+    .fold(0, u64::saturating_add)
 }
 
 const fn up(peer: u32) -> u32 {
