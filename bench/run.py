@@ -57,6 +57,13 @@ CASES: dict[str, tuple[str | dict, list[str], str | None]] = {
         ["swarm.leechers=1000", "swarm.stop_after=1000", 'swarm.arrival_mean="1s"'],
         None,
     ),
+    # Issue #37: 10 000 leechers arriving every 100 ms, to the 100th completion (about 4 700
+    # peers by then); target at most 60 s and 300 MB (bench/README.md, "Swarms at scale").
+    "swarm-10000-to-100th": (
+        "scenarios/swarm-adsl.toml",
+        ["swarm.leechers=10000", 'swarm.arrival_mean="100ms"'],
+        None,
+    ),
     # Issue #14: events per second with 1000 flows against one flow's, same path, same run;
     # and 10 000 flows, which must run and fit in 1 GB.
     "flows-1-cubic": (cubic_flows(1), [], "30s"),

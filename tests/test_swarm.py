@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import ROOT, cli
+from slowstart import _core
 from slowstart.cli import main
 from slowstart.loading.scenario import ScenarioError, load
+from slowstart.running import memory
 
 SWARM_ADSL = str(ROOT / "scenarios" / "swarm-adsl.toml")
 
@@ -112,8 +116,8 @@ def test_overrides_create_swarm_tables_and_keep_the_transport_algorithm():
     ("args", "expected"),
     [
         # The core's checks (crates/slowstart-config/src/config.rs), named as the scenario does.
-        (["--set", "swarm.leechers=0"], "error: swarm.leechers: must be in 1..=99999, got 0"),
-        (["--set", "swarm.seeds=0"], "error: swarm.seeds: must be in 1..=100000, got 0"),
+        (["--set", "swarm.leechers=0"], "error: swarm.leechers: must be in 1..=9999999, got 0"),
+        (["--set", "swarm.seeds=0"], "error: swarm.seeds: must be in 1..=10000000, got 0"),
         (
             ["--set", "swarm.piece=30MB"],
             "error: swarm.piece: must not exceed swarm.file (25000000 bytes), got 30000000",
@@ -182,6 +186,61 @@ def test_bad_swarm_input_from_the_command_line():
     assert proc.stderr.strip() == (
         "error: swarm.piece: must not exceed swarm.file (25000000 bytes), got 26000000"
     )
+
+
+# --- memory (issue #37) ------------------------------------------------------------------------
+
+
+def test_a_swarm_that_cannot_fit_is_refused_before_it_starts(monkeypatch, capsys):
+    # The machine's memory stands at 2 GB whatever it is, so the test is the same anywhere.
+    monkeypatch.setattr(memory, "available_bytes", lambda: 2_000_000_000)
+    args = ["run", SWARM_ADSL, "--set", "swarm.leechers=100000", "--quiet"]
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert captured.out == "" and len(lines) == 1, captured.err
+    peers, per_peer = _core.swarm_peak_bytes(json.dumps(load(SWARM_ADSL)))
+    assert peers == 101
+    most = 2_000_000_000 // per_peer - 1
+    assert lines[0] == (
+        f"error: swarm.leechers: 100001 peers need up to {100_001 * per_peer / 1e9:.1f} GB "
+        f"({per_peer // 1000} kB each at their connection limits), more than the 2.0 GB this "
+        f"machine has available (MemAvailable); at most {most} leechers fit"
+    )
+
+
+def test_a_swarm_that_fits_or_a_machine_that_does_not_say_is_not_refused(monkeypatch):
+    config = load(SWARM_ADSL, set=["swarm.leechers=100000"])  # 100 000 is within the bound
+    _, per_peer = _core.swarm_peak_bytes(json.dumps(config))
+    monkeypatch.setattr(memory, "available_bytes", lambda: 100_001 * per_peer)
+    memory.require_swarm_fits(config)
+    monkeypatch.setattr(memory, "available_bytes", lambda: None)
+    memory.require_swarm_fits(config)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 100_001 * per_peer - 1)
+    with pytest.raises(ScenarioError, match="^swarm.leechers: .*; at most 99999 leechers fit$"):
+        memory.require_swarm_fits(config)
+    monkeypatch.setattr(memory, "available_bytes", lambda: per_peer)
+    with pytest.raises(ScenarioError, match=r"not one leecher fits .*\(swarm.bittorrent.max_con"):
+        memory.require_swarm_fits(config)
+
+
+def test_a_peers_estimate_grows_with_its_connection_limit_and_buffers():
+    def per_peer(*more: str) -> int:
+        return _core.swarm_peak_bytes(json.dumps(load(SWARM_ADSL, set=list(more))))[1]
+
+    paper = per_peer()
+    assert per_peer("swarm.bittorrent.max_connections=80") > paper
+    assert per_peer("swarm.buffer=400pkt") > paper
+    assert per_peer("swarm.leechers=1000") == paper
+
+
+def test_available_memory_is_meminfos(tmp_path, monkeypatch):
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       24684312 kB\nMemAvailable:   23456789 kB\n")
+    monkeypatch.setattr(memory, "MEMINFO", str(meminfo))
+    assert memory.available_bytes() == 23456789 * 1024
+    monkeypatch.setattr(memory, "MEMINFO", str(tmp_path / "none"))
+    assert memory.available_bytes() is None
 
 
 # --- statistics on hand-computable inputs -----------------------------------------------------

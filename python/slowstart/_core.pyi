@@ -29,6 +29,11 @@ def run(
 def validate(config_json: str) -> None:
     """Parse and check a canonical JSON config; ValueError("<field>: <message>") if bad."""
 
+def swarm_peak_bytes(config_json: str) -> tuple[int, int] | None:
+    """A swarm's peers (seeds and leechers) and the most bytes one holds at its limits
+    (crates/slowstart-sim, `swarm::engine::peak_bytes_per_peer`); None without a swarm.
+    ValueError("<field>: <message>") if the config is bad."""
+
 def algorithms() -> str:
     """JSON list of {name, summary, source, slow_start (the default slow-start rule, or null
     for an algorithm without one), params: [{name, doc, default, accepted}]}."""

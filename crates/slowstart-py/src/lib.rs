@@ -155,6 +155,22 @@ fn validate(config_json: &str) -> PyResult<()> {
         .map_err(|e| PyValueError::new_err(e.0))
 }
 
+/// A swarm's peers and the most bytes one of them holds at its limits
+/// (`slowstart_sim::swarm::engine::peak_bytes_per_peer`), for the run's memory check before it
+/// starts; None for a run without a swarm. Validates first: ValueError naming the bad field.
+#[pyfunction]
+fn swarm_peak_bytes(config_json: &str) -> PyResult<Option<(u64, u64)>> {
+    let config = slowstart_sim::SimConfig::from_json(config_json)
+        .and_then(|c| c.validate().map(|()| c))
+        .map_err(|e| PyValueError::new_err(e.0))?;
+    Ok(config.swarm.as_ref().map(|s| {
+        (
+            s.seeds + s.leechers,
+            slowstart_sim::swarm::engine::peak_bytes_per_peer(s),
+        )
+    }))
+}
+
 /// A `cc` string (`name:key=value,...`, `x.py:Cls:k=v`, `x.wasm`) parsed by the core's grammar
 /// (`slowstart_config::cc_text`): {"name", "params" (ints and floats as written), "guest":
 /// None or the reference's parts}; ValueError("<field>: <message>") if it does not parse.
@@ -360,6 +376,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(swarm_peak_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(parse_cc, m)?)?;

@@ -562,3 +562,23 @@ fn held_requests_keep_the_wire_to_the_queues_target() {
         assert_eq!(p.duplicate_bytes, 0);
     }
 }
+
+#[test]
+fn a_peers_memory_estimate_saturates_at_the_keys_bounds() {
+    use crate::swarm::engine::peak_bytes_per_peer;
+    use slowstart_config::{MAX_DELAY_NS, MAX_QUEUE_PACKETS, MAX_SWARM_PEERS};
+    let paper = peak_bytes_per_peer(&SwarmConfig::default());
+    // At every bound at once the estimate saturates, and the run is refused, with no overflow.
+    let mut huge = SwarmConfig::default();
+    huge.bittorrent.max_connections = MAX_SWARM_PEERS;
+    huge.bittorrent.unchoke_slots = 10_000;
+    huge.bittorrent.rate_window_ns = MAX_DELAY_NS;
+    huge.bittorrent.rechoke_ns = 1;
+    huge.access.up_queue = QueueLimit::Packets(MAX_QUEUE_PACKETS);
+    huge.tcp.max_window_bytes = None;
+    let at_bounds = peak_bytes_per_peer(&huge);
+    assert!(at_bounds > 1000 * paper, "{at_bounds} against {paper}");
+    huge.tcp.max_window_bytes = Some(u64::MAX / 2);
+    huge.tcp.mss = 1;
+    assert_eq!(peak_bytes_per_peer(&huge), u64::MAX);
+}

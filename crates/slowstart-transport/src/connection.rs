@@ -391,6 +391,15 @@ impl Connection {
         }
     }
 
+    /// Free the storage of every buffer of both ends left empty: an idle connection (nothing
+    /// in flight either way) then holds its fixed fields only (issue #37). Nothing it does
+    /// next changes.
+    pub fn release_empty_buffers(&mut self) {
+        self.src.sender.release_empty_buffers();
+        self.dst.receiver.release_empty_buffers();
+        self.dst.requests.release_empty_buffers();
+    }
+
     /// The earliest deadline of either end's timers.
     pub fn poll_timeout(&self) -> Option<u64> {
         match (self.src.poll_timeout(), self.dst.poll_timeout()) {

@@ -8,6 +8,14 @@
 
 use std::collections::VecDeque;
 
+/// Free an empty deque's storage: an idle connection keeps no buffer its busy time grew
+/// (issue #37). The next push allocates again; what the deque holds is never changed.
+pub fn release_if_empty<T>(deque: &mut VecDeque<T>) {
+    if deque.is_empty() && deque.capacity() > 0 {
+        *deque = VecDeque::new();
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct RangeSet {
     /// Sorted by start; disjoint and non-adjacent.
@@ -25,6 +33,11 @@ impl RangeSet {
 
     pub fn len(&self) -> usize {
         self.ranges.len()
+    }
+
+    /// Free the storage of an empty set (nothing it reports changes).
+    pub fn release_if_empty(&mut self) {
+        release_if_empty(&mut self.ranges);
     }
 
     /// How many ranges start at or below `x`.
@@ -120,6 +133,20 @@ impl RangeSet {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn only_an_empty_set_gives_its_storage_back() {
+        let mut set = RangeSet::new();
+        insert(&mut set, 10, 20);
+        insert(&mut set, 30, 40);
+        set.release_if_empty();
+        assert_eq!(set.len(), 2);
+        assert!(set.ranges.capacity() >= 2);
+        set.remove_below(50);
+        set.release_if_empty();
+        assert!(set.is_empty() && set.ranges.capacity() == 0);
+        assert_eq!(insert(&mut set, 5, 8), [(5, 8)]);
+    }
 
     fn insert(set: &mut RangeSet, s: u64, e: u64) -> Vec<(u64, u64)> {
         let mut new = Vec::new();

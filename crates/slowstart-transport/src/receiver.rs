@@ -120,6 +120,11 @@ impl Receiver {
         self.rcv_nxt
     }
 
+    /// Free the out-of-order set's storage once no hole is left.
+    pub fn release_empty_buffers(&mut self) {
+        self.out_of_order.release_if_empty();
+    }
+
     /// When the expected size was all in, if it was.
     pub fn completed_ns(&self) -> Option<u64> {
         self.completed_ns

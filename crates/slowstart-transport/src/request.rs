@@ -62,6 +62,11 @@ impl RequestSender {
         self.written
     }
 
+    /// Free the storage of the packets in flight once every one is acknowledged.
+    pub fn release_empty_buffers(&mut self) {
+        crate::ranges::release_if_empty(&mut self.in_flight);
+    }
+
     /// Bytes acknowledged by the other side.
     pub fn acked(&self) -> u64 {
         self.una

@@ -15,6 +15,7 @@ from slowstart import lazy, stopping
 from slowstart.loading import guests
 from slowstart.loading.scenario import load
 from slowstart.paths import output_folder
+from slowstart.running import memory
 from slowstart.running.columns import (
     Table,
     TraceFiles,
@@ -105,7 +106,9 @@ def run_config(
     each carrying the partial result. `qlog` and
     `pcap` are folders: one qlog file per flow (`.sqlog`), one capture per link direction.
     `stream` is a folder the traces go to as the run goes (TraceFiles: every sampled row, in
-    bounded memory); the result's frames read them back from there."""
+    bounded memory); the result's frames read them back from there. A swarm that cannot fit
+    in this machine's memory is refused before anything starts (`memory.require_swarm_fits`)."""
+    memory.require_swarm_fits(config)
     qlog_dir = None if qlog is None else export_dir(qlog, "qlog")
     pcap_dir = None if pcap is None else export_dir(pcap, "pcap")
     files = None if stream is None else TraceFiles(Path(export_dir(stream, "stream")))

@@ -378,8 +378,10 @@ pub const MAX_SEND_BUFFER_BYTES: u64 = 1 << 30;
 
 /// Largest file a swarm shares: 1 PB.
 pub const MAX_FILE_BYTES: u64 = 1_000_000_000_000_000;
-/// Most peers one swarm may have at the start (seeds and scheduled leechers).
-pub const MAX_SWARM_PEERS: u64 = 100_000;
+/// Most peers one swarm may have at the start (seeds and scheduled leechers): far more than
+/// memory allows today, which a run checks before it starts (issue #37); peer numbers stay well
+/// within a swarm event's 29 bits.
+pub const MAX_SWARM_PEERS: u64 = 10_000_000;
 /// Most pieces a swarm's file may have, and most blocks per piece.
 pub const MAX_PIECES: u64 = 1_000_000;
 pub const MAX_BLOCKS_PER_PIECE: u64 = 4096;

@@ -171,6 +171,12 @@ struct SenderCold {
 }
 
 impl Sender {
+    /// Bytes a sender holds out of line from the start (its cold state), for a driver that
+    /// sizes its memory before it runs (issue #37).
+    pub const OUT_OF_LINE_BYTES: usize = std::mem::size_of::<SenderCold>();
+    /// Bytes of the scoreboard's record of one segment in flight.
+    pub const SEGMENT_BYTES: usize = std::mem::size_of::<Segment>();
+
     pub fn new(flow: u32, cfg: &Settings, cc: Controller) -> Self {
         let mss = cfg.mss;
         Sender {
@@ -328,6 +334,12 @@ impl Sender {
     /// waiting on its window with a path BDP in flight keeps the link busy and is not stalled.
     pub fn set_stall_threshold(&mut self, bytes: u64) {
         self.cold.stall_pipe_limit = bytes.max(1);
+    }
+
+    /// Free the storage of the scoreboard's buffers left empty (nothing in flight): an idle
+    /// sender then holds its fixed fields only; what it sends next is unchanged.
+    pub fn release_empty_buffers(&mut self) {
+        self.board.release_empty_buffers();
     }
 
     /// The request stream's cumulative ACK, for the data packets to carry.

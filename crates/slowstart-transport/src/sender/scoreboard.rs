@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 
 use slowstart_cc::estimators::PacketRateState;
 
-use crate::ranges::RangeSet;
+use crate::ranges::{release_if_empty, RangeSet};
 
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
@@ -116,6 +116,15 @@ impl Scoreboard {
     /// RFC 6675 `pipe` (Linux `tcp_packets_in_flight`, in bytes).
     pub fn pipe(&self) -> u64 {
         self.pipe
+    }
+
+    /// Free the storage of the buffers left empty (every segment acknowledged: an idle
+    /// sender's window of up to `max_window` segments, 56 bytes each).
+    pub fn release_empty_buffers(&mut self) {
+        release_if_empty(&mut self.segments);
+        self.sacked.release_if_empty();
+        release_if_empty(&mut self.retransmissions);
+        release_if_empty(&mut self.relost);
     }
 
     /// Bytes sent and not cumulatively acknowledged, SACKed ones included.

@@ -29,6 +29,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         }
         self.peers[p as usize].rechokes += 1;
         self.rechoke(p, true);
+        self.release_empty_buffers(p);
         self.engine
             .queue
             .push(next, Event::App(Due::Rechoke(p).into()));
