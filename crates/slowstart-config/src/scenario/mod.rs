@@ -24,6 +24,25 @@ pub use cc::GUEST_HELP;
 pub use overrides::{apply_overrides, Overrides};
 pub use queues::Trace;
 pub use toml_text::set_value;
+
+/// Every scenario table's defaults as a scenario writes them (`{"flow": {"cc": {"name":
+/// "reno"}, "start": "0s", ...}, "path": {"buffer": "1bdp", ...}, ...}`, tables.rs `defaults`),
+/// as JSON: what a left-out key is read as, and what the CLI and the reference pages show.
+pub fn written_defaults_json() -> String {
+    let mut names: Vec<&String> = tables::written_defaults().keys().collect();
+    names.sort();
+    let all = names
+        .into_iter()
+        .map(|name| (name.clone(), tables::written_defaults()[name].clone()))
+        .collect();
+    V::Table(all).to_json()
+}
+
+/// A canonical value (JSON) as a scenario writes a key of unit kind `unit` (tables.rs
+/// `written`), as JSON.
+pub fn written_json(unit: &str, canonical: &serde_json::Value) -> String {
+    tables::written(unit, canonical).to_json()
+}
 pub use value::{show, V};
 
 use apps::{parse_app, parse_program};

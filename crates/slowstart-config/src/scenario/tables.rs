@@ -192,8 +192,10 @@ fn int_of(v: &serde_json::Value) -> u64 {
         .expect("a default in canonical units is an integer")
 }
 
-/// A canonical value as a scenario writes a key of kind `unit`.
-fn written(unit: &str, value: &serde_json::Value) -> V {
+/// A canonical value as a scenario writes a key of kind `unit` (40_000_000 ns "40ms", a
+/// buffer {"packets": 200} "200pkt", an algorithm as a table `{name = ..., param = ...}`); a
+/// unit kind not listed as the core writes it; None as "inf" or "none" where the unit says.
+pub fn written(unit: &str, value: &serde_json::Value) -> V {
     if value.is_null() {
         return match unit {
             "size_or_inf" | "window" => V::str("inf"),
@@ -269,8 +271,16 @@ fn as_written(table: &str, canonical: &serde_json::Value) -> V {
 /// "path", "cross", "program", "swarm", "swarm.bittorrent", "swarm.tcp", "swarm.utp",
 /// "queue.KIND"), or the canonical "path_access_queue".
 pub fn defaults(table: &str) -> V {
+    written_defaults()
+        .get(table)
+        .cloned()
+        .unwrap_or_else(|| panic!("no defaults for {table}"))
+}
+
+/// Every table's defaults as a scenario writes them, by the table's name (see [`defaults`]).
+pub fn written_defaults() -> &'static HashMap<String, V> {
     static TABLES: OnceLock<HashMap<String, V>> = OnceLock::new();
-    let tables = TABLES.get_or_init(|| {
+    TABLES.get_or_init(|| {
         let c = core();
         let swarm = &c["swarm"];
         let swarm_tables = key_names("swarm_tables");
@@ -309,11 +319,7 @@ pub fn defaults(table: &str) -> V {
             out.insert(table.clone(), as_written(&table, params));
         }
         out
-    });
-    tables
-        .get(table)
-        .cloned()
-        .unwrap_or_else(|| panic!("no defaults for {table}"))
+    })
 }
 
 /// The value of `table`'s `key` in `given` and the field to name it by; left out, the value
