@@ -13,7 +13,6 @@ import json
 import math
 import numbers
 import re
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -23,27 +22,7 @@ _core = lazy.module("slowstart._core")
 
 U64_MAX = 2**64 - 1
 
-TIME_UNITS = {
-    "ns": 1,
-    "us": 10**3,
-    "µs": 10**3,
-    "ms": 10**6,
-    "s": 10**9,
-    "min": 60 * 10**9,
-    "h": 3600 * 10**9,
-}
-SIZE_UNITS = {
-    "B": 1,
-    "kB": 10**3,
-    "MB": 10**6,
-    "GB": 10**9,
-    "TB": 10**12,
-    "KiB": 2**10,
-    "MiB": 2**20,
-    "GiB": 2**30,
-}
 
-SIZE_FORMS = "B, kB, MB, GB, KiB, MiB, GiB"
 # ASCII digits only: Python reads "５" (fullwidth) as 5, a user would not mean it.
 _QUANTITY = re.compile(
     r"^\s*([+-]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(\S*?)\s*$", re.ASCII
@@ -105,14 +84,6 @@ def split_quantity(value: object, field: str, expected: str) -> tuple[Fraction, 
     return Fraction(m.group(1).replace("_", "")), m.group(2)
 
 
-def no_unit(field: str, value: object, suggest: str, forms: str) -> ScenarioError:
-    """A bare number where a quantity is read: one line with the accepted forms."""
-    number = value.strip() if isinstance(value, str) else show(value)
-    return ScenarioError(
-        f'{field}: give a unit, e.g. "{number}{suggest}" ({forms}), got {show(value)}'
-    )
-
-
 def parse_rate(value: object, field: str) -> int:
     """Bits per second, >= 0 (the core refuses 0 where it is a link's or source's rate)."""
     return _read("rate", value, field)  # type: ignore[no-any-return]
@@ -153,36 +124,3 @@ def queue_limit(
         return _core.buffer_limit(value, field, rate_bps, path)  # type: ignore[no-any-return]
     except ValueError as e:
         raise ScenarioError(str(e)) from None
-
-
-BUFFER_HELP = (
-    'a buffer such as "200pkt", "1MB", "50ms" (at the line rate) or "1bdp" '
-    "(multiples of rate × rtt, [path] only)"
-)
-
-
-@dataclass(frozen=True)
-class Buffer:
-    """A buffer as written, resolved once the link's rate (and the path's BDP) are known."""
-
-    packets: Fraction | None = None
-    bytes: int | None = None
-    time_ns: int | None = None
-    bdp: Fraction | None = None
-
-
-def parse_buffer(value: object, field: str) -> Buffer:
-    number, unit = split_quantity(value, field, BUFFER_HELP)
-    if number < 0:
-        raise ScenarioError(f"{field}: must not be negative, got {show(value)}")
-    if unit in ("pkt", "pkts"):
-        return Buffer(packets=number)
-    if unit == "bdp":
-        return Buffer(bdp=number)
-    if unit in TIME_UNITS:
-        return Buffer(time_ns=parse_time(value, field))
-    if unit == "" and number != 0:
-        raise no_unit(field, value, "pkt", f"pkt, {SIZE_FORMS}, a time at the line rate, bdp")
-    if unit == "" or unit in SIZE_UNITS:
-        return Buffer(bytes=parse_size(value, field))
-    raise fail(field, BUFFER_HELP, value)

@@ -37,8 +37,8 @@
 //!
 //! # The `cc` grammar
 //! [`parse_cc`] ([`cc_text`]): `name:key=value,...` and a user's controller
-//! (`PATH.py:Class[:...]`, `PATH.wasm[:...]`), read once for the scenario loader (through
-//! the binding's `parse_cc`), the quinn adapter and any other caller.
+//! (`PATH.py:Class[:...]`, `PATH.wasm[:...]`), read once for the scenario loader ([`scenario`]),
+//! the quinn adapter and any other caller.
 //!
 //! # The trace columns
 //! [`trace`]: the sampled tables (flows, queues, applications), each column declared once with

@@ -2,9 +2,10 @@
 //! columns (little-endian bytes for `numpy.frombuffer`) out.
 //!
 //! The top of the Rust stack: it exposes `slowstart_sim`'s run, validation, defaults and schema
-//! `slowstart_cc`'s registry and `slowstart_config`'s `cc` grammar (`parse_cc`,
-//! `guest_reference`) to the Python package (`python/slowstart`), which owns the
-//! scenario files, units, the CLI, sweeps, reproductions and figures. Python reads every
+//! `slowstart_cc`'s registry, `slowstart_config`'s scenario loader (`load_scenario`, with the
+//! Python package as its host for the user's files) and `cc` grammar (`guest_reference`) to
+//! the Python package (`python/slowstart`), which owns finding and reading the user's files,
+//! the CLI, sweeps, reproductions and figures. Python reads every
 //! default, bound and column name through here, never from a copy.
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
@@ -14,7 +15,7 @@ use slowstart_cc::registry::{ParamValue, ALGORITHMS};
 use slowstart_cc::Phase;
 use slowstart_config::scenario::{self, Host, Overrides, Trace, V};
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueTrace};
-use slowstart_config::{GuestRef, SimError, Word};
+use slowstart_config::{GuestRef, SimError};
 use slowstart_sim::sim::{TraceChunk, TraceStream};
 use slowstart_sim::ExportDirs;
 use std::cell::RefCell;
@@ -262,13 +263,14 @@ impl Host for PyHost<'_> {
     }
 }
 
-/// A raw scenario (a dict, as TOML reads one) with `slowstart.load`'s overrides → the
-/// canonical config as a dict, by the core's loader (`slowstart_config::scenario::load`); with
-/// `check` false, not yet checked by the core's rules (`build_config`). `host` has
-/// `guest(reference, field) -> (name, guest)`, `trace(name, field) -> (times, count,
-/// last_ms)` and `is_file(path) -> bool`. ValueError with the loader's one line.
+/// A raw scenario (a dict, as TOML reads one) with `slowstart.load`'s overrides, by the core's
+/// loader (`slowstart_config::scenario`), as far as `until` says: "overridden" (the raw
+/// scenario with `--cc`, each `--set` item, `--seed` and `--duration` applied), "built" (the
+/// canonical config, not yet checked by the core's rules) or "checked" (the config `load`
+/// returns). `host` has `guest(reference, field) -> (name, guest)`, `trace(name, field) ->
+/// (times, count, last_ms)` and `is_file(path) -> bool`. ValueError with the loader's one line.
 #[pyfunction]
-#[pyo3(signature = (raw, host, set=None, cc=None, seed=None, duration=None, check=true))]
+#[pyo3(signature = (raw, host, set=None, cc=None, seed=None, duration=None, until="checked"))]
 #[allow(clippy::too_many_arguments)]
 fn load_scenario<'py>(
     raw: &Bound<'py, PyAny>,
@@ -277,7 +279,7 @@ fn load_scenario<'py>(
     cc: Option<&Bound<'py, PyAny>>,
     seed: Option<&Bound<'py, PyAny>>,
     duration: Option<&Bound<'py, PyAny>>,
-    check: bool,
+    until: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let opt = |o: Option<&Bound<'py, PyAny>>| o.map(value_of).transpose();
     let overrides = Overrides {
@@ -291,19 +293,21 @@ fn load_scenario<'py>(
         failure: None,
     };
     let mut tree = value_of(raw)?;
-    let loaded = scenario::apply_overrides(&mut tree, &overrides, &mut files)
-        .and_then(|()| scenario::build_config(&tree, &mut files))
-        .and_then(|config| {
-            if check {
-                scenario::check(&config, tree.has("path"))?;
-            }
-            Ok(config)
-        });
+    let loaded = scenario::apply_overrides(&mut tree, &overrides, &mut files).and_then(|()| {
+        if until == "overridden" {
+            return Ok(tree.clone());
+        }
+        let config = scenario::build_config(&tree, &mut files)?;
+        if until == "checked" {
+            scenario::check(&config, tree.has("path"))?;
+        }
+        Ok(config)
+    });
     if let Some(e) = files.failure.take() {
         return Err(e);
     }
-    let config = loaded.map_err(|e| PyValueError::new_err(e.0))?;
-    py_of(raw.py(), &config)
+    let out = loaded.map_err(|e| PyValueError::new_err(e.0))?;
+    py_of(raw.py(), &out)
 }
 
 /// A value of the loader's tree as Python's (the inverse of `value_of`; an object it could not
@@ -330,39 +334,6 @@ fn py_of<'py>(py: Python<'py>, value: &V) -> PyResult<Bound<'py, PyAny>> {
             dict.into_any()
         }
     })
-}
-
-/// A raw scenario with the overrides applied (`--cc`, each `--set` item, `--seed`,
-/// `--duration`), as the core's loader applies them before building the config; ValueError
-/// with its one line.
-#[pyfunction]
-#[pyo3(signature = (raw, host, set=None, cc=None, seed=None, duration=None))]
-fn apply_overrides<'py>(
-    raw: &Bound<'py, PyAny>,
-    host: &Bound<'py, PyAny>,
-    set: Option<&Bound<'py, PyAny>>,
-    cc: Option<&Bound<'py, PyAny>>,
-    seed: Option<&Bound<'py, PyAny>>,
-    duration: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let opt = |o: Option<&Bound<'py, PyAny>>| o.map(value_of).transpose();
-    let overrides = Overrides {
-        cc: opt(cc)?,
-        set: opt(set)?,
-        seed: opt(seed)?,
-        duration: opt(duration)?,
-    };
-    let mut files = PyHost {
-        host: host.clone(),
-        failure: None,
-    };
-    let mut tree = value_of(raw)?;
-    let applied = scenario::apply_overrides(&mut tree, &overrides, &mut files);
-    if let Some(e) = files.failure.take() {
-        return Err(e);
-    }
-    applied.map_err(|e| PyValueError::new_err(e.0))?;
-    py_of(raw.py(), &tree)
 }
 
 /// One value read as the loader reads a key of unit kind `unit` (`scenario::parse_value`:
@@ -416,31 +387,6 @@ fn written(unit: &str, canonical_json: &str) -> PyResult<String> {
 #[pyfunction]
 fn set_value<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
     py_of(py, &scenario::set_value(text))
-}
-
-/// A `cc` string (`name:key=value,...`, `x.py:Cls:k=v`, `x.wasm`) parsed by the core's grammar
-/// (`slowstart_config::cc_text`): {"name", "params" (ints and floats as written), "guest":
-/// None or the reference's parts}; ValueError("<field>: <message>") if it does not parse.
-#[pyfunction]
-fn parse_cc<'py>(py: Python<'py>, text: &str, field: &str) -> PyResult<Bound<'py, PyDict>> {
-    let spec = slowstart_config::parse_cc(text, field).map_err(|e| PyValueError::new_err(e.0))?;
-    let params = PyDict::new(py);
-    for (key, word) in &spec.params {
-        match word {
-            Word::Bool(b) => params.set_item(key, b)?,
-            Word::Integer(i) => params.set_item(key, i)?,
-            Word::Number(x) => params.set_item(key, x)?,
-            Word::Text(t) => params.set_item(key, t)?,
-        }
-    }
-    let out = PyDict::new(py);
-    out.set_item("name", &spec.name)?;
-    out.set_item("params", params)?;
-    match &spec.guest {
-        Some(guest) => out.set_item("guest", guest_dict(py, guest, None)?)?,
-        None => out.set_item("guest", py.None())?,
-    }
-    Ok(out)
 }
 
 /// The user's controller a `cc` string starts with, as the grammar finds it: {"kind"
@@ -625,9 +571,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_cc, m)?)?;
     m.add_function(wrap_pyfunction!(load_scenario, m)?)?;
-    m.add_function(wrap_pyfunction!(apply_overrides, m)?)?;
     m.add_function(wrap_pyfunction!(set_value, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(written, m)?)?;

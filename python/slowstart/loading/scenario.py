@@ -140,13 +140,14 @@ class _Files:
         return Path(path).expanduser().is_file()
 
 
-def _core_loader(call: Any, raw: Any, files: _Files, **overrides: Any) -> Any:
-    """`call` (a `_core` loader function) on the raw scenario; its one line as ScenarioError."""
+def _core_loader(raw: Any, files: _Files, until: str, **overrides: Any) -> Any:
+    """The core's loader (`_core.load_scenario`) on the raw scenario, as far as `until`
+    ("overridden", "built", "checked"); its one line as ScenarioError."""
     given = {k: files.named(v) for k, v in overrides.items() if v is not None}
     if isinstance(given.get("set"), tuple):  # the keyword's default; a scenario's tuple is no list
         given["set"] = list(given["set"])
     try:
-        return call(files.named(raw), files, **given)
+        return _core.load_scenario(files.named(raw), files, until=until, **given)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
 
@@ -172,7 +173,7 @@ def apply_overrides(
     loader does (scenario/overrides.rs). In place; returns `raw`."""
     files = _Files()
     applied = _core_loader(
-        _core.apply_overrides, raw, files, set=set, cc=cc, seed=seed, duration=duration
+        raw, files, until="overridden", set=set, cc=cc, seed=seed, duration=duration
     )
     raw.clear()
     raw.update(files.unnamed(applied))
@@ -187,7 +188,7 @@ def apply_set(raw: dict[str, Any], item: str) -> None:
 def build_config(raw: dict[str, Any]) -> dict[str, Any]:
     """A raw scenario resolved to the canonical config by the core's loader, not yet checked by
     the core's rules (`load` is)."""
-    return _core_loader(_core.load_scenario, raw, _Files(), check=False)  # type: ignore[no-any-return]
+    return _core_loader(raw, _Files(), "built")  # type: ignore[no-any-return]
 
 
 def load(
@@ -202,9 +203,9 @@ def load(
     by the core's own rules (crates/slowstart-config/src/config/ `validate`) when it is built;
     the users' controllers it runs registered with the core (`_Files.guest`)."""
     config: dict[str, Any] = _core_loader(
-        _core.load_scenario,
         read_scenario(source),
         _Files(),
+        "checked",
         set=set,
         cc=cc,
         seed=seed,

@@ -362,6 +362,16 @@ pub fn parse_bool(value: &V, field: &str) -> Result<bool, SimError> {
     }
 }
 
+fn refuse_negative(number: Exact, field: &str, value: &V) -> Result<(), SimError> {
+    if number.negative && !number.is_zero() {
+        return Err(err(format!(
+            "{field}: must not be negative, got {}",
+            show(value)
+        )));
+    }
+    Ok(())
+}
+
 fn whole(x: Exact, field: &str, value: &V, what: &str) -> Result<u128, SimError> {
     if x.scale != 0 {
         return Err(err(format!(
@@ -395,12 +405,7 @@ fn scaled(
     expected: &str,
 ) -> Result<Exact, SimError> {
     let (number, unit) = split_quantity(value, field, expected)?;
-    if number.negative && !number.is_zero() {
-        return Err(err(format!(
-            "{field}: must not be negative, got {}",
-            show(value)
-        )));
-    }
+    refuse_negative(number, field, value)?;
     if unit.is_empty() {
         if !number.is_zero() {
             return Err(no_unit(field, value, suggest.0, suggest.1));
@@ -494,12 +499,7 @@ pub enum Buffer {
 
 pub fn parse_buffer(value: &V, field: &str) -> Result<Buffer, SimError> {
     let (number, unit) = split_quantity(value, field, BUFFER_HELP)?;
-    if number.negative && !number.is_zero() {
-        return Err(err(format!(
-            "{field}: must not be negative, got {}",
-            show(value)
-        )));
-    }
+    refuse_negative(number, field, value)?;
     match unit.as_str() {
         "pkt" | "pkts" => Ok(Buffer::Packets(number)),
         "bdp" => Ok(Buffer::Bdp(number)),
