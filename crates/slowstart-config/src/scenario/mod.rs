@@ -116,7 +116,8 @@ pub fn check(config: &V, path: bool) -> Result<(), SimError> {
         .map_err(|e| err(scenario_field(&e.0, path)))
 }
 
-/// TOML text with `--set` items → the canonical config as JSON (the browser's entry).
+/// TOML text with `--set` items → the canonical config as JSON (slowstart-web's `load` adds
+/// `--cc` and the file's name).
 pub fn load_toml(text: &str, set: &[String], host: &mut dyn Host) -> Result<String, SimError> {
     let raw = parse_toml(text, "scenario")?;
     let overrides = Overrides {
