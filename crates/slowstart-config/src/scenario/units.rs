@@ -96,7 +96,7 @@ impl Exact {
     /// `self / d` exactly, where d is 10^k.
     fn over_pow10(self, k: u32) -> Exact {
         Exact {
-            scale: self.scale + k,
+            scale: self.scale.saturating_add(k),
             ..self
         }
         .reduced()
@@ -649,6 +649,9 @@ mod tests {
         assert_eq!(parse_window(&s("10seg"), "w", 1448), Ok(Some(14_480)));
         assert_eq!(parse_loss(&s("0.1%"), "l"), Ok(0.001));
         assert_eq!(parse_loss(&V::Float(0.25), "l"), Ok(0.25));
+        // An exponent past any scale is a number too small to hold, not an overflow.
+        let tiny = parse_loss(&s("1e-99999999999%"), "l").unwrap_err().0;
+        assert!(tiny.contains("too small to hold"), "{tiny}");
         assert_eq!(parse_int(&V::Int(7), "n", INT), Ok(7));
     }
 
