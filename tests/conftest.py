@@ -167,27 +167,6 @@ def _store(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["SLOWSTART_STORE"] = str(tmp_path_factory.mktemp("store") / "results.duckdb")
 
 
-# A registry shaped like `_core.algorithms()`, so loader tests do not depend on which
-# algorithms the core has today.
-ALGORITHMS = [
-    {"name": "reno", "summary": "", "source": "", "params": []},
-    {
-        "name": "lss",
-        "summary": "",
-        "source": "",
-        "params": [{"name": "max_ssthresh", "doc": "", "default": "100", "accepted": "> 0"}],
-    },
-    {
-        "name": "aimd",
-        "summary": "",
-        "source": "",
-        "params": [
-            {"name": "a", "doc": "", "default": "1", "accepted": "> 0"},
-            {"name": "b", "doc": "", "default": "0.5", "accepted": "(0, 1)"},
-        ],
-    },
-]
-
 SMALL = {
     "name": "small",
     "duration": "2s",

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import slowstart
-from conftest import ALGORITHMS, ROOT, SMALL, cli
+from conftest import ROOT, SMALL, cli
 from slowstart.loading.scenario import apply_set, load
 from slowstart.reproductions.reproduce import EXPERIMENTS, run_experiment
 from slowstart.units import ScenarioError
@@ -24,14 +24,14 @@ def with_app(app) -> dict:
 
 
 def app_of(raw: dict) -> dict:
-    return load(raw, algorithms=ALGORITHMS)["flows"][0]["app"]
+    return load(raw)["flows"][0]["app"]
 
 
 # --- loading ------------------------------------------------------------------------------
 
 
 def test_bulk_is_the_default_and_keeps_size():
-    config = load(copy.deepcopy(SMALL), algorithms=ALGORITHMS)
+    config = load(copy.deepcopy(SMALL))
     assert config["flows"][0]["app"] == {"kind": "bulk"}
     assert config["flows"][0]["size_bytes"] == 1_000_000
 

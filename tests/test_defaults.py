@@ -12,17 +12,16 @@ from pathlib import Path
 import pytest
 
 from slowstart import _core
-from slowstart.loading.apps import KEYS as APP_KEYS
 from slowstart.loading.defaults import (
     canonical_word,
+    default_parameters,
     defaults,
+    key_names,
     keys,
     size_text,
     spellings,
     time_text,
 )
-from slowstart.loading.queues import KINDS as QUEUE_KINDS
-from slowstart.loading.queues import default_parameters, parse_queue
 from slowstart.loading.scenario import (
     FLOW_KEYS,
     PATH_KEYS,
@@ -30,6 +29,7 @@ from slowstart.loading.scenario import (
     SWARM_FLOW_KEYS,
     SWARM_KEYS,
     TRACE_KEYS,
+    build_config,
     load,
 )
 from slowstart.units import ScenarioError
@@ -57,9 +57,10 @@ def test_every_core_default_is_a_key_the_loader_takes():
     assert set(defaults("swarm.bittorrent")) == set(SWARM_BITTORRENT_KEYS)
     for kind in ("tcp", "utp"):
         assert set(SWARM_FLOW_KEYS) <= set(defaults(f"swarm.{kind}"))
-    assert set(defaults("web")) == set(APP_KEYS["web"]) - {"kind", "response"}  # response: given
-    assert set(defaults("bittorrent")) == set(APP_KEYS["bittorrent"]) - {"kind"}
-    assert set(CORE["queue"]) == set(QUEUE_KINDS) - {"droptail"}  # drop-tail: no parameters
+    assert set(defaults("web")) == set(keys("app.web")) - {"kind", "response"}  # response: given
+    assert set(defaults("bittorrent")) == set(keys("app.bittorrent")) - {"kind"}
+    # drop-tail: no parameters
+    assert set(CORE["queue"]) == set(key_names("queue_kinds")) - {"droptail"}
     for kind in CORE["queue"]:
         assert set(defaults(f"queue.{kind}")) == set(keys(f"queue.{kind}")), kind
 
@@ -106,12 +107,18 @@ def test_an_algorithm_parameter_set_alone_starts_from_the_cores_algorithm():
     assert utp["cc"] == {"name": "ledbat", "params": {"target": 0.05}}
 
 
+def parse_queue(table: dict) -> dict:
+    """A `[path]`'s `queue` table as the loader reads it: the bottleneck's discipline."""
+    raw = {"duration": "1s", "path": {**PATH, "queue": table}, "flow": [{}]}
+    return build_config(raw)["links"][1]["forward"]["discipline"]
+
+
 @pytest.mark.parametrize("kind", ["codel", "fq_codel", "pie", "red"])
 def test_a_queue_discipline_as_listed_loads_as_the_cores_defaults(kind):
     """`slowstart list` writes each discipline's defaults as a scenario would; given back,
     they are the core's canonical parameters."""
     listed = tomllib.loads(f'q = {{kind = "{kind}", {default_parameters(kind)}}}')["q"]
-    assert parse_queue(listed, "path.queue") == {"kind": kind, **CORE["queue"][kind]}
+    assert parse_queue(listed) == {"kind": kind, **CORE["queue"][kind]}
 
 
 def test_the_scenario_pages_queue_defaults_are_the_cores():
@@ -126,7 +133,7 @@ def test_the_scenario_pages_queue_defaults_are_the_cores():
         written = dict(re.findall(r"`(\w+) = ([^`]+)`", text))
         assert written, kind
         table = tomllib.loads("\n".join(f"{k} = {v}" for k, v in written.items()))
-        canonical = parse_queue({"kind": kind, **table}, "path.queue")
+        canonical = parse_queue({"kind": kind, **table})
         for key, value in canonical.items():
             assert value == CORE["queue"][kind].get(key, kind), (kind, key)
 

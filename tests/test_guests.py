@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 import slowstart
-from conftest import ROOT, cli
+from conftest import ROOT, SMALL, cli
 from slowstart import _core
-from slowstart.loading.scenario import load, parse_cc
+from slowstart.loading.scenario import load
 from slowstart.running.api import ControllerFault, run
 
 WASM = ROOT / "target" / "wasm32-unknown-unknown" / "release"
@@ -374,9 +374,13 @@ def test_the_python_and_the_webassembly_template_are_one_controller():
 
 def test_a_cc_tables_name_keeps_a_controllers_parameters():
     ref = f"{ROOT}/examples/python/delay_start.py:DelayStart"
-    text = parse_cc(f"{ref}:rise=0.25", "cc")
-    assert parse_cc({"name": f"{ref}:rise=0.25"}, "cc") == text
-    assert parse_cc({"name": ref, "rise": 0.25}, "cc") == text
+
+    def cc(value: object) -> dict:
+        return load(SMALL, cc=value)["flows"][0]["cc"]
+
+    text = cc(f"{ref}:rise=0.25")
+    assert cc({"name": f"{ref}:rise=0.25"}) == text
+    assert cc({"name": ref, "rise": 0.25}) == text
     assert text["params"] == {"rise": 0.25}
 
 

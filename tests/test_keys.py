@@ -132,7 +132,7 @@ def test_every_key_reaches_the_canonical_field_the_core_names(table: str, key: s
     given = item.get(key, defaults(defaults_of).get(key) if defaults_of else None)
     value, expected = other_value(unit, given, key)
     item[key] = value
-    config = build_config(raw, None)  # units only; the core's bounds are not the point here
+    config = build_config(raw)  # units only; the core's bounds are not the point here
     assert field_value(place(config, config_at), field) == expected
 
 
@@ -146,7 +146,7 @@ def test_a_key_the_core_does_not_list_is_refused_naming_those_it_does(
     field = ".".join(str(p) for p in (*where, "no_such_key"))
     accepted = ", ".join(keys(table))
     with pytest.raises(ScenarioError) as e:
-        build_config(raw, None)
+        build_config(raw)
     assert str(e.value) == f"{field}: unknown key (accepted: {accepted})"
 
 
@@ -202,9 +202,9 @@ def test_a_link_key_changes_exactly_the_canonical_fields_the_core_lists(table, k
     _, given, scenario, where, below = next(t for t in SHORTHANDS if t[0] == table)
     raw = copy.deepcopy({"duration": "1s", **scenario})
     place(raw, where).update({k: before for k, (before, _) in given.items()})
-    before = leaves(build_config(copy.deepcopy(raw), None))
+    before = leaves(build_config(copy.deepcopy(raw)))
     place(raw, where)[key] = given[key][1]
-    after = leaves(build_config(raw, None))
+    after = leaves(build_config(raw))
     changed = {f for f in before.keys() | after.keys() if before.get(f, ()) != after.get(f, ())}
     listed = [below + field for field, _ in key_table(table)[key].fields]
 
@@ -232,7 +232,7 @@ def test_a_field_written_only_when_set_is_left_out_at_the_value_the_core_names(k
     for value, written in [(k.unwritten[0], False), (other, True)]:
         raw = copy.deepcopy(PATH_SCENARIO)
         raw["flow"][0][key] = value
-        flow = build_config(raw, None)["flows"][0]
+        flow = build_config(raw)["flows"][0]
         assert (field in flow) == written, (value, flow.get(field))
 
 
@@ -260,7 +260,7 @@ def test_every_application_key_reaches_the_canonical_field_the_core_names(table,
     raw["flow"][0]["app"] = {**app}
     value, expected = other_value(unit, defaults(defaults_of).get(key), key)
     raw["flow"][0]["app"][key] = value
-    assert build_config(raw, None)["flows"][0]["app"][field] == expected
+    assert build_config(raw)["flows"][0]["app"][field] == expected
 
 
 @pytest.mark.parametrize(
@@ -278,5 +278,5 @@ def test_every_queue_parameter_reaches_the_canonical_field_the_core_names(kind, 
         value, expected = other_value(unit, given, key)
     raw = copy.deepcopy(PATH_SCENARIO)
     raw["path"]["queue"] = {"kind": kind, key: value}
-    discipline = build_config(raw, None)["links"][1]["forward"]["discipline"]
+    discipline = build_config(raw)["links"][1]["forward"]["discipline"]
     assert discipline[field] == expected

@@ -82,7 +82,7 @@ def _finite(x: Any) -> bool:
 @given(SCENARIOS)
 def test_random_scenarios_load_or_fail_cleanly(raw: dict[str, Any]) -> None:
     try:
-        config = build_config(raw, algorithms=None)
+        config = build_config(raw)
     except ScenarioError as e:
         assert str(e).strip() and "\n" not in str(e)
         return

@@ -2,7 +2,7 @@ import copy
 
 import pytest
 
-from conftest import ALGORITHMS, SMALL
+from conftest import SMALL
 from slowstart.loading.scenario import apply_overrides, apply_set, load, parse_set_value
 from slowstart.units import ScenarioError
 
@@ -50,14 +50,14 @@ def test_set_bare_and_quoted_strings():
     apply_set(raw, "path.rate=1Gbps")
     assert raw["path"]["rate"] == "1Gbps"
     apply_set(raw, 'path.rate="2Gbps"')
-    assert load(raw, algorithms=ALGORITHMS)["links"][1]["forward"]["rate_bps"] == 2_000_000_000
+    assert load(raw)["links"][1]["forward"]["rate_bps"] == 2_000_000_000
 
 
 def test_set_a_cc_parameter_keeps_the_algorithm():
     raw = two_flows()
     apply_set(raw, "flow.1.cc.max_ssthresh=100")
     assert raw["flow"][1]["cc"] == {"name": "lss", "max_ssthresh": 100}
-    config = load(raw, algorithms=ALGORITHMS)
+    config = load(raw)
     assert config["flows"][1]["cc"] == {"name": "lss", "params": {"max_ssthresh": 100}}
 
 
@@ -70,7 +70,7 @@ def test_set_whole_cc_with_equals_in_the_value():
 def test_set_creates_trace_table():
     raw = copy.deepcopy(SMALL)
     apply_set(raw, "trace.flow_interval=5ms")
-    assert load(raw, algorithms=ALGORITHMS)["trace"]["flow_interval_ns"] == 5_000_000
+    assert load(raw)["trace"]["flow_interval_ns"] == 5_000_000
 
 
 def test_set_list_items_and_top_level():
@@ -79,7 +79,7 @@ def test_set_list_items_and_top_level():
     apply_set(raw, "path.drop.0.seq=9")
     apply_set(raw, "duration=3s")
     apply_set(raw, "seed=42")
-    config = load(raw, algorithms=ALGORITHMS)
+    config = load(raw)
     assert config["links"][1]["forward"]["drops"] == [{"flow": 0, "seq": 9}]
     assert (config["duration_ns"], config["seed"]) == (3_000_000_000, 42)
 
@@ -125,7 +125,7 @@ def test_set_value_is_still_validated():
     with pytest.raises(
         ScenarioError, match=r'^flow\.0\.mss: expected a positive integer, got "abc"$'
     ):
-        load(SMALL, set=["flow.0.mss=abc"], algorithms=ALGORITHMS)
+        load(SMALL, set=["flow.0.mss=abc"])
 
 
 def test_override_order_cc_then_set_then_seed_and_duration():
@@ -137,11 +137,11 @@ def test_override_order_cc_then_set_then_seed_and_duration():
         duration="7s",
     )
     assert [f["cc"] for f in raw["flow"]] == ["aimd:a=15,b=0.3", "reno"]
-    config = load(raw, algorithms=ALGORITHMS)
+    config = load(raw)
     assert config["flows"][0]["cc"] == {"name": "aimd", "params": {"a": 15, "b": 0.3}}
     assert (config["seed"], config["duration_ns"]) == (9, 7_000_000_000)
 
 
 def test_set_accepts_a_single_string():
-    config = load(SMALL, set="flow.0.mss=1000", algorithms=ALGORITHMS)
+    config = load(SMALL, set="flow.0.mss=1000")
     assert config["flows"][0]["mss"] == 1000

@@ -5,7 +5,7 @@ import tracemalloc
 
 import pytest
 
-from conftest import ALGORITHMS, ROOT, SMALL
+from conftest import ROOT, SMALL
 from slowstart.loading.scenario import build_config, load
 from slowstart.units import ScenarioError
 
@@ -13,7 +13,7 @@ from slowstart.units import ScenarioError
 def bottleneck(path: dict) -> dict:
     raw = copy.deepcopy(SMALL)
     raw["path"].update(path)
-    return build_config(raw, ALGORITHMS)["links"][1]
+    return build_config(raw)["links"][1]
 
 
 def test_drop_tail_scenarios_keep_their_canonical_form():
@@ -103,7 +103,7 @@ def test_queue_ranges_are_the_cores(path, message):
     raw = copy.deepcopy(SMALL)
     raw["path"].update(path)
     with pytest.raises(ScenarioError) as err:
-        load(raw, algorithms=ALGORITHMS)
+        load(raw)
     assert str(err.value) == message
 
 
@@ -134,7 +134,7 @@ def test_ecn_flow_is_marked_not_dropped_and_counts_its_reductions():
     raw = copy.deepcopy(SMALL)
     raw["path"].update({"buffer": "10bdp", "queue": "codel", "ecn": True})
     raw["flow"][0].update({"size": "20MB", "ecn": True})
-    cfg = build_config(raw, ALGORITHMS)
+    cfg = build_config(raw)
     assert cfg["flows"][0]["ecn"] is True
     r = slowstart.run(raw, duration="3s")
     flow, link = r.summary["flows"][0], r.summary["links"][2]
@@ -142,7 +142,7 @@ def test_ecn_flow_is_marked_not_dropped_and_counts_its_reductions():
     assert flow["drops"] == 0 and flow["retransmits"] == 0
     # Without ECN on the flow, the same queue drops instead.
     raw["flow"][0]["ecn"] = False
-    assert "ecn" not in build_config(raw, ALGORITHMS)["flows"][0]
+    assert "ecn" not in build_config(raw)["flows"][0]
     plain = slowstart.run(raw, duration="3s").summary
     assert plain["links"][2]["marks"] == 0 and plain["flows"][0]["drops"] > 0
     assert "ecn_reductions" not in plain["flows"][0]
@@ -260,7 +260,7 @@ def test_bad_trace_lines_are_named(tmp_path):
     raw = copy.deepcopy(SMALL)
     raw["path"]["rate"] = {"trace": str(bad)}
     with pytest.raises(ScenarioError) as err:  # the core's check, named as written
-        load(raw, algorithms=ALGORITHMS)
+        load(raw)
     assert str(err.value) == "path.rate.trace: times must not decrease"
 
 

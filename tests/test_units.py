@@ -1,17 +1,14 @@
-from fractions import Fraction
-
 import pytest
 
 from slowstart.units import (
     ScenarioError,
-    parse_buffer,
     parse_loss,
     parse_rate,
     parse_size,
     parse_size_or_inf,
     parse_time,
     parse_window,
-    resolve_buffer,
+    queue_limit,
 )
 
 
@@ -105,7 +102,12 @@ def test_sizes_are_exact_bytes(text, size):
             100,
             'flow.0.max_rwnd: give a unit, e.g. "100seg"',
         ),
-        (parse_buffer, "path.buffer", 100, 'path.buffer: give a unit, e.g. "100pkt"'),
+        (
+            lambda v, f: queue_limit(v, f, 1),
+            "path.buffer",
+            100,
+            'path.buffer: give a unit, e.g. "100pkt"',
+        ),
     ],
 )
 def test_a_bare_number_is_refused_with_the_forms_it_could_take(parse, field, value, message):
@@ -143,7 +145,7 @@ def test_windows_in_segments_or_bytes(text, mss, window):
 
 
 RATE_250M = 250_000_000
-BDP_SATELLITE = Fraction(RATE_250M * 600_000_000, 8 * 10**9)  # 250 Mbps × 600 ms
+SATELLITE = (RATE_250M, 600_000_000)  # [path]'s rate and rtt: a BDP of 18.75 MB
 
 
 @pytest.mark.parametrize(
@@ -159,14 +161,12 @@ BDP_SATELLITE = Fraction(RATE_250M * 600_000_000, 8 * 10**9)  # 250 Mbps × 600 
     ],
 )
 def test_buffers_resolve_to_a_queue_limit(text, limit):
-    buf = parse_buffer(text, "path.buffer")
-    assert resolve_buffer(buf, "path.buffer", text, RATE_250M, BDP_SATELLITE) == limit
+    assert queue_limit(text, "path.buffer", RATE_250M, SATELLITE) == limit
 
 
 def test_bdp_buffer_outside_path_form_says_so():
-    buf = parse_buffer("1bdp", "link.0.buffer")
     with pytest.raises(ScenarioError, match=r"^link\.0\.buffer: .*only accepted in the \[path\]"):
-        resolve_buffer(buf, "link.0.buffer", "1bdp", RATE_250M, None)
+        queue_limit("1bdp", "link.0.buffer", RATE_250M)
 
 
 def test_loss_as_probability_or_percent():
@@ -215,17 +215,15 @@ def test_bad_windows(value):
 @pytest.mark.parametrize("value", ["10 apples", "-1pkt", "1.5pkt"])
 def test_bad_buffers(value):
     with pytest.raises(ScenarioError, match=r"^path\.buffer: "):
-        buf = parse_buffer(value, "path.buffer")
-        resolve_buffer(buf, "path.buffer", value, RATE_250M, BDP_SATELLITE)
+        queue_limit(value, "path.buffer", RATE_250M, SATELLITE)
 
 
 def test_an_empty_buffer_is_left_to_the_core_but_for_a_bdp_multiple():
     """The core refuses a buffer that holds no packet (config.rs); only a BDP multiple that
     rounds to nothing is the loader's to explain, as only it knows the BDP."""
     for text, limit in [("0pkt", {"packets": 0}), ("0", {"bytes": 0}), ("0bdp", {"bytes": 0})]:
-        buf = parse_buffer(text, "path.buffer")
-        assert resolve_buffer(buf, "path.buffer", text, RATE_250M, BDP_SATELLITE) == limit
-    buf = parse_buffer("1bdp", "path.buffer")
-    assert resolve_buffer(buf, "path.buffer", "1bdp", 0, Fraction(0)) == {"bytes": 0}
+        assert queue_limit(text, "path.buffer", RATE_250M, SATELLITE) == limit
+    assert queue_limit("1bdp", "path.buffer", 0, (0, 600_000_000)) == {"bytes": 0}
+    # 8 bit/s for 1 ms: a thousandth of a byte.
     with pytest.raises(ScenarioError, match=r'^path\.buffer: "1bdp" of a 0\.001-byte BDP'):
-        resolve_buffer(buf, "path.buffer", "1bdp", 8, Fraction(1, 1000))
+        queue_limit("1bdp", "path.buffer", 8, (8, 1_000_000))

@@ -1,7 +1,9 @@
 // The Playground page (docs/playground.md): scenarios and controllers in, runs in a Web Worker
 // (worker.js), figures drawn with Plotly (the report's library, python/slowstart/reports/).
-// Settings → config, TOML and command: settings.js. A page address such as
-// playground/?scenario=satellite&cc=reno,cubic picks the scenario and controllers.
+// Settings → `--set` items, the engine's request and the command: settings.js. The scenario
+// runs as TOML (the box, starting with the scenario's file), read by the core's loader in the
+// engine. A page address such as playground/?scenario=satellite&cc=reno,cubic picks the
+// scenario and controllers.
 "use strict";
 
 (function () {
@@ -38,10 +40,10 @@
     };
   }
 
-  function runInWorker(configText, onProgress) {
+  function runInWorker(scenarioRequest, onProgress) {
     return new Promise((resolve) => {
       pending = { id: ++nextId, resolve, onProgress };
-      worker.postMessage({ id: pending.id, config: configText });
+      worker.postMessage({ id: pending.id, scenario: scenarioRequest });
     });
   }
 
@@ -115,8 +117,18 @@
   }
 
   function ownLabel() {
-    const names = [...new Set(scenario.config.flows.map((f) => S.ccText(f.cc)))];
-    return names.join(" + ");
+    return edited() ? "your scenario's" : scenario.ccs.map(S.ccText).join(" + ");
+  }
+
+  // The box's TOML, and whether it is no longer the scenario's file (the command then names
+  // it as saved: OWN_FILE).
+  const OWN_FILE = "my.toml";
+  function tomlText() {
+    return $("pg-toml").value;
+  }
+
+  function edited() {
+    return tomlText() !== scenario.toml;
   }
 
   function rateText(bps) {
@@ -147,19 +159,23 @@
     },
     {
       key: "buffer_bdp", label: "Buffer", min: 0, max: 1000,
-      value: (p) => (p.buffer.bdp ? p.buffer.bdp : null),
-      toValue: (x) => [Math.max(1, Math.round(100 * 10 ** (-2 + (3 * x) / 1000))), 100],
-      toPos: (v) => (v ? (1000 * (Math.log10(v[0] / v[1]) + 2)) / 3 : 500),
-      text: (v, cfg) => {
-        const q = cfg.links[1].forward.queue;
-        const size = q.bytes !== undefined ? `${(q.bytes / 1e6).toPrecision(4)} MB` : `${q.packets} packets`;
-        return v ? `${v[0] / v[1]} BDP (${size})` : size;
+      value: (p) => p.buffer_bdp,
+      toValue: (x) => Math.max(1, Math.round(100 * 10 ** (-2 + (3 * x) / 1000))) / 100,
+      toPos: (v) => (v ? (1000 * (Math.log10(v) + 2)) / 3 : 500),
+      // A label only (the engine's loader resolves the buffer): the scenario's, until a
+      // slider moves the BDP.
+      text: (v, p) => {
+        const moved = ["buffer_bdp", "rate_bps", "rtt_ns"].some((k) => settings[k] !== undefined);
+        if (!moved || !v) return p.buffer_text;
+        const rate = settings.rate_bps ?? p.rate_bps;
+        const rtt = settings.rtt_ns ?? p.rtt_ns;
+        return `${v} BDP (about ${((v * rate * rtt) / 8e9 / 1e6).toPrecision(4)} MB)`;
       },
       off: (p) => p.reverse_buffer,
     },
     {
       key: "initcwnd", label: "Initial window", min: 1, max: 100,
-      value: () => scenario.config.flows[0].initcwnd,
+      value: () => scenario.initcwnd,
       toValue: (x) => Number(x),
       toPos: (v) => v,
       text: (v) => `${v} segments`,
@@ -200,7 +216,7 @@
       input.onchange = changed;
       s.show = () => {
         const v = settings[s.key] !== undefined ? settings[s.key] : own;
-        out.textContent = usable ? s.text(v, S.apply(scenario, settings)) : "(not a [path] scenario)";
+        out.textContent = usable ? s.text(v, p) : "(not a [path] scenario)";
       };
       label.append(s.label, input, out);
       box.append(label);
@@ -209,17 +225,17 @@
 
   function showSettings() {
     for (const s of SLIDERS) s.show();
-    const cc = controllers();
-    const lines = cc.map((c) => S.command(scenario, { ...settings, cc: c.cc }) + " --json");
+    const file = edited() ? OWN_FILE : null;
+    const lines = controllers().map((c) => S.command(scenario, { ...settings, cc: c.cc }, file) + " --json");
     $("pg-command").textContent = lines.join("\n");
-    $("pg-toml").textContent = S.toml(scenario, { ...settings, cc: cc[0].cc });
-    $("pg-json").value = JSON.stringify(S.apply(scenario, { ...settings, cc: cc[0].cc }), null, 1);
+    $("pg-saved-as").hidden = !file;
   }
 
   function pickScenario(name) {
     scenario = data.scenarios.find((s) => s.name === name) || data.scenarios[0];
     $("pg-scenario").value = scenario.name;
     $("pg-description").textContent = scenario.description;
+    $("pg-toml").value = scenario.toml;
     settings = {};
     buildSliders();
     showSettings();
@@ -238,18 +254,18 @@
     $("pg-status").dataset.state = state;
   }
 
-  async function runAll(own) {
+  async function runAll() {
     clearTimeout(timer);
     const mine = ++generation;
     if (pending) stop();
     generation = mine;
     $("pg-error").hidden = true;
-    const jobs = own
-      ? [{ label: "your config", text: own }]
-      : controllers().map((c) => ({
-          label: c.label,
-          text: JSON.stringify(S.apply(scenario, { ...settings, cc: c.cc })),
-        }));
+    // The CLI names a scenario whose text names none by its file: the command's.
+    const name = edited() ? OWN_FILE.replace(/\.toml$/, "") : scenario.name;
+    const jobs = controllers().map((c) => ({
+      label: c.label,
+      text: S.request(scenario, { ...settings, cc: c.cc }, tomlText(), name),
+    }));
     $("pg-stop").disabled = false;
     const started = performance.now();
     const results = [];
@@ -514,9 +530,14 @@
     };
     $("pg-run").onclick = () => runAll();
     $("pg-stop").onclick = stop;
-    $("pg-run-json").onclick = () => runAll($("pg-json").value);
+    $("pg-run-toml").onclick = () => runAll();
+    $("pg-revert-toml").onclick = () => {
+      $("pg-toml").value = scenario.toml;
+      changed();
+    };
+    $("pg-toml").oninput = showSettings;
     $("pg-copy-command").onclick = (e) => copy($("pg-command").textContent, e.target);
-    $("pg-copy-toml").onclick = (e) => copy($("pg-toml").textContent, e.target);
+    $("pg-copy-toml").onclick = (e) => copy(tomlText(), e.target);
     startWorker();
     runAll();
   }

@@ -1,10 +1,12 @@
 // The Playground's Web Worker: runs the engine (slowstart_web.wasm, crates/slowstart-web/src/lib.rs
-// gives its ABI) off the page's main thread. Told {id, config} (the canonical JSON text), it
-// posts {id, progress} now and then, then {id, ok: true, summary, header, columns, ms} or
-// {id, ok: false, error} (the core's one line). The page stops a run by terminating the worker.
+// gives its ABI) off the page's main thread. Told {id, scenario} (a scenario's TOML with its
+// `--set` items and `--cc`, as JSON: settings.js `request`) or {id, config} (a canonical JSON
+// config: a reproduction's live figure), it posts {id, progress} now and then, then {id, ok:
+// true, summary, header, columns, ms} or {id, ok: false, error} (the loader's or the core's one
+// line, as the CLI prints it). The page stops a run by terminating the worker.
 "use strict";
 
-const ABI_VERSION = 1;
+const ABI_VERSION = 2;
 let engine = null;
 let current = null;
 let lastTold = 0;
@@ -49,14 +51,15 @@ function output(e) {
   return new Uint8Array(e.memory.buffer, e.ss_out_ptr(), e.ss_out_len());
 }
 
-function run(e, text) {
+// `entry`: ss_run_scenario or ss_run (crates/slowstart-web/src/lib.rs).
+function run(e, entry, text) {
   const input = new TextEncoder().encode(text);
   const ptr = e.ss_alloc(input.length);
   new Uint8Array(e.memory.buffer, ptr, input.length).set(input);
   const start = performance.now();
   let status;
   try {
-    status = e.ss_run(ptr, input.length);
+    status = e[entry](ptr, input.length);
   } catch (trap) {
     // A panic leaves its message in the output; memory exhausted leaves none.
     const said = new TextDecoder().decode(output(e));
@@ -92,11 +95,12 @@ function run(e, text) {
 }
 
 onmessage = async (message) => {
-  const { id, config } = message.data;
+  const { id, scenario, config } = message.data;
   current = id;
   try {
     engine = engine || (await load());
-    postMessage({ id, ...run(engine, config) });
+    const [entry, text] = scenario !== undefined ? ["ss_run_scenario", scenario] : ["ss_run", config];
+    postMessage({ id, ...run(engine, entry, text) });
   } catch (err) {
     postMessage({ id, ok: false, error: String(err.message || err) });
   }

@@ -58,11 +58,46 @@ def schema() -> str:
 CC_HELP: str
 """What a `cc` value may be, for error messages (crates/slowstart-config/src/cc_text.rs)."""
 
-def parse_cc(text: str, field: str) -> dict[str, Any]:
-    """A `cc` string (`"lss:max_ssthresh=100"`, `"x.py:Cls:gain=2"`, `"x.wasm"`) parsed by the
-    core's grammar: {"name", "params" (bool, int, float or str, in the order given), "guest":
-    None or a user's controller as `guest_reference` gives it}. ValueError("<field>: ...") if
-    it does not parse."""
+GUEST_HELP: str
+"""What a `cc` value may name besides a built-in, for error messages
+(crates/slowstart-config/src/scenario/cc.rs)."""
+
+def load_scenario(
+    raw: dict[str, Any],
+    host: Any,
+    set: list[str] | str | None = None,
+    cc: str | dict[str, Any] | None = None,
+    seed: int | None = None,
+    duration: str | int | float | None = None,
+    until: str = "checked",
+) -> dict[str, Any]:
+    """The core's scenario loader (crates/slowstart-config/src/scenario/) on a raw scenario with
+    `slowstart.load`'s overrides, as far as `until` says: "overridden" (the raw scenario with
+    them applied), "built" (the canonical config, not yet checked by the core's rules) or
+    "checked". `host` has guest(reference, field) -> (name, guest), trace(name, field) ->
+    (times, count, last_ms) and is_file(path) -> bool (slowstart.loading.scenario `_Files`).
+    ValueError with the loader's one line."""
+
+def set_value(text: str) -> Any:
+    """A `--set` value as the loader reads it: a TOML value, else the text itself."""
+
+def parse_value(
+    unit: str, value: Any, field: str, mss: int = 0, what: str = "an integer >= 0"
+) -> Any:
+    """One value read as the loader reads a key of unit kind `unit` ("time", "rate", "size",
+    "size_or_inf", "count", "window", "loss"); ValueError with its line."""
+
+def buffer_limit(
+    value: Any, field: str, rate_bps: int, path: tuple[int, int] | None = None
+) -> dict[str, int]:
+    """A buffer → the canonical queue limit at `rate_bps`, a BDP multiple of a [path]'s
+    (rate_bps, rtt_ns); ValueError with its line."""
+
+def scenario_defaults() -> str:
+    """JSON: every scenario table's defaults as a scenario writes them, the loader's."""
+
+def written(unit: str, canonical_json: str) -> str:
+    """JSON: a canonical value (JSON) as a scenario writes a key of unit kind `unit`."""
 
 def guest_reference(text: str) -> dict[str, Any] | None:
     """The user's controller `text` starts with: {"kind": "python", "wasm" or "bpf", "path", "class"

@@ -1,6 +1,6 @@
 //! The `cc` string grammar: `name`, `name:key=value,...`, and a user's controller,
 //! `PATH.py:Class[:key=value,...]`, `PATH.wasm[:key=value,...]` or `PATH.bpf.o[:key=value,...]`. One parser for the scenario
-//! loader (through the binding), the quinn adapter and anything else that reads a spec.
+//! loader (scenario/cc.rs), the quinn adapter and anything else that reads a spec.
 //!
 //! A value is `true`/`false`, an integer or a number as Python's `int()`/`float()` read
 //! ASCII text (underscores between digits, `1e3`, `.5`), else a word; the integer/number

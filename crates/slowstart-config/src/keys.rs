@@ -1,8 +1,8 @@
 //! The scenario's TOML keys: which keys each table of a scenario file takes, in the order
 //! messages list them, each with its unit kind (how the loader reads its value) and the
 //! canonical field it fills (config/), its one-line meaning (the reference pages) and the key
-//! a left-out one falls back to. The Python loader (python/slowstart/loading/tables.py,
-//! `read_keys`) reads this table through `defaults_json`'s `keys`; it copies none of it.
+//! a left-out one falls back to. The loader (scenario/tables.rs, `read_keys`) reads this table
+//! through `defaults_json`'s `keys`, as the reference pages do; none copies it.
 //!
 //! A key whose canonical field has another name (`size` fills `size_bytes`) names it; a key the
 //! loader expands into several fields (`swarm.delay`, a link's `rate` and its trace, each
@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::FlowConfig;
 
-/// How the loader reads a key's value (python/slowstart/units.py and loading/).
+/// How the loader reads a key's value (scenario/units.rs and the other modules of scenario/).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Unit {
@@ -227,7 +227,7 @@ pub const KEYS: &[(&str, &[Key])] = &[
                 .doc("a BitTorrent swarm over access links, instead of path and flows (below)"),
         ],
     ),
-    // Each `[path]` key fills fields of the two links it expands into (scenario.py
+    // Each `[path]` key fills fields of the two links it expands into (scenario/links.rs
     // `expand_path`: 0 the access link, 1 the bottleneck); a reverse key left out takes its
     // forward key's value.
     (
@@ -914,7 +914,7 @@ mod tests {
     }
 
     /// Each message about a `[path]` link names a field that the key the scenario wrote fills:
-    /// the loader names the key from it (scenario.py `scenario_field`).
+    /// the loader names the key from it (scenario/links.rs `scenario_field`).
     #[test]
     fn a_link_message_names_a_field_its_path_key_fills() {
         use crate::testing::{flow, path, MS};

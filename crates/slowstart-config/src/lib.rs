@@ -1,7 +1,7 @@
 //! The canonical config of a slowstart run: what every part of the project is told.
 //!
-//! A scenario (a TOML file, resolved into exact integers by the Python front end, or a JSON
-//! config handed to the binding) becomes a [`SimConfig`], and everything that runs reads it
+//! A scenario (a TOML file, resolved into exact integers by the loader, [`scenario`], or a
+//! JSON config handed to the binding) becomes a [`SimConfig`], and everything that runs reads it
 //! from here: the engine (`slowstart_sim`), the link emulator (`slowstart_emu`) and the UDP
 //! stack (`slowstart_udp`). This crate owns the facts they share, each declared once:
 //!
@@ -21,6 +21,13 @@
 //! through [`defaults_json`] (`keys`, `word_lists`), and a test holds every canonical field to
 //! a key.
 //!
+//! # The scenario loader
+//! [`scenario`]: a scenario as written (TOML with units, the `[path]` shorthand, left-out keys,
+//! `--set` overrides) → the canonical config, or one line naming the field and what it
+//! accepts; one loader for the Python package (through the binding) and the browser
+//! (slowstart-web). What lives in the user's files (their controllers, trace files) it asks
+//! its [`scenario::Host`] for.
+//!
 //! # What a run derives from it
 //! [`substream_seed`] (each component's own random stream from the scenario's seed),
 //! [`FlowConfig::common_params`] (what a flow's controller is built with) and
@@ -30,8 +37,8 @@
 //!
 //! # The `cc` grammar
 //! [`parse_cc`] ([`cc_text`]): `name:key=value,...` and a user's controller
-//! (`PATH.py:Class[:...]`, `PATH.wasm[:...]`), read once for the scenario loader (through
-//! the binding's `parse_cc`), the quinn adapter and any other caller.
+//! (`PATH.py:Class[:...]`, `PATH.wasm[:...]`), read once for the scenario loader ([`scenario`]),
+//! the quinn adapter and any other caller.
 //!
 //! # The trace columns
 //! [`trace`]: the sampled tables (flows, queues, applications), each column declared once with
@@ -57,6 +64,7 @@ mod config;
 mod derived;
 mod keys;
 pub mod recorder;
+pub mod scenario;
 mod schema;
 #[doc(hidden)]
 pub mod testing;

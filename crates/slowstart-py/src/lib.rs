@@ -2,18 +2,20 @@
 //! columns (little-endian bytes for `numpy.frombuffer`) out.
 //!
 //! The top of the Rust stack: it exposes `slowstart_sim`'s run, validation, defaults and schema
-//! `slowstart_cc`'s registry and `slowstart_config`'s `cc` grammar (`parse_cc`,
-//! `guest_reference`) to the Python package (`python/slowstart`), which owns the
-//! scenario files, units, the CLI, sweeps, reproductions and figures. Python reads every
+//! `slowstart_cc`'s registry, `slowstart_config`'s scenario loader (`load_scenario`, with the
+//! Python package as its host for the user's files) and `cc` grammar (`guest_reference`) to
+//! the Python package (`python/slowstart`), which owns finding and reading the user's files,
+//! the CLI, sweeps, reproductions and figures. Python reads every
 //! default, bound and column name through here, never from a copy.
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyAny, PyBytes, PyDict};
+use pyo3::types::{PyAny, PyBool, PyBytes, PyDict, PyFloat, PyList, PyString};
 use slowstart_cc::registry::{ParamValue, ALGORITHMS};
 use slowstart_cc::Phase;
+use slowstart_config::scenario::{self, Host, Overrides, Trace, V};
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueTrace};
-use slowstart_config::{GuestRef, Word};
+use slowstart_config::{GuestRef, SimError};
 use slowstart_sim::sim::{TraceChunk, TraceStream};
 use slowstart_sim::ExportDirs;
 use std::cell::RefCell;
@@ -171,29 +173,236 @@ fn swarm_peak_bytes(config_json: &str) -> PyResult<Option<(u64, u64)>> {
     }))
 }
 
-/// A `cc` string (`name:key=value,...`, `x.py:Cls:k=v`, `x.wasm`) parsed by the core's grammar
-/// (`slowstart_config::cc_text`): {"name", "params" (ints and floats as written), "guest":
-/// None or the reference's parts}; ValueError("<field>: <message>") if it does not parse.
-#[pyfunction]
-fn parse_cc<'py>(py: Python<'py>, text: &str, field: &str) -> PyResult<Bound<'py, PyDict>> {
-    let spec = slowstart_config::parse_cc(text, field).map_err(|e| PyValueError::new_err(e.0))?;
-    let params = PyDict::new(py);
-    for (key, word) in &spec.params {
-        match word {
-            Word::Bool(b) => params.set_item(key, b)?,
-            Word::Integer(i) => params.set_item(key, i)?,
-            Word::Number(x) => params.set_item(key, x)?,
-            Word::Text(t) => params.set_item(key, t)?,
+/// A Python value as the loader reads a scenario's: bool, int (numpy's too), float, str,
+/// list, dict (keys as `str()` writes them), None; any other object by its `str()`,
+/// which the loader refuses wherever it is read.
+fn value_of(obj: &Bound<'_, PyAny>) -> PyResult<V> {
+    if obj.is_none() {
+        return Ok(V::Null);
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(V::Bool(b.is_true()));
+    }
+    if let Ok(x) = obj.cast::<PyFloat>() {
+        return Ok(V::Float(x.value()));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(V::Str(s.to_string_lossy().into_owned()));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut table = Vec::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            let key = match k.cast::<PyString>() {
+                Ok(s) => s.to_string_lossy().into_owned(),
+                Err(_) => k.str()?.to_string_lossy().into_owned(),
+            };
+            table.push((key, value_of(&v)?));
+        }
+        return Ok(V::Table(table));
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        return l
+            .iter()
+            .map(|v| value_of(&v))
+            .collect::<PyResult<_>>()
+            .map(V::List);
+    }
+    if obj.hasattr("__index__")? {
+        if let Ok(i) = obj.extract::<i128>() {
+            return Ok(V::Int(i));
+        }
+        if let Ok(x) = obj.extract::<f64>() {
+            return Ok(V::Float(x));
         }
     }
-    let out = PyDict::new(py);
-    out.set_item("name", &spec.name)?;
-    out.set_item("params", params)?;
-    match &spec.guest {
-        Some(guest) => out.set_item("guest", guest_dict(py, guest, None)?)?,
-        None => out.set_item("guest", py.None())?,
+    Ok(V::Other(obj.str()?.to_string_lossy().into_owned()))
+}
+
+/// The loader's host in Python (slowstart.loading.scenario `_Files`): it loads users'
+/// controllers and reads trace files. A ValueError it raises is the loader's one line; any
+/// other exception is kept and raised once the loader returns.
+struct PyHost<'py> {
+    host: Bound<'py, PyAny>,
+    failure: Option<PyErr>,
+}
+
+impl PyHost<'_> {
+    fn refused(&mut self, e: PyErr) -> SimError {
+        let py = self.host.py();
+        if e.is_instance_of::<PyValueError>(py) {
+            return SimError(e.value(py).to_string());
+        }
+        self.failure = Some(e);
+        SimError(String::new())
     }
-    Ok(out)
+}
+
+impl Host for PyHost<'_> {
+    fn guest(&mut self, reference: &str, field: &str) -> Result<(String, V), SimError> {
+        let got = self
+            .host
+            .call_method1("guest", (reference, field))
+            .and_then(|r| {
+                let (name, guest): (String, Bound<'_, PyAny>) = r.extract()?;
+                Ok((name, value_of(&guest)?))
+            });
+        got.map_err(|e| self.refused(e))
+    }
+
+    fn trace(&mut self, name: &str, field: &str) -> Result<Trace, SimError> {
+        let got = self
+            .host
+            .call_method1("trace", (name, field))
+            .and_then(|r| r.extract::<(String, u64, u64)>());
+        match got {
+            Ok((times, count, last_ms)) => Ok(Trace {
+                times,
+                count,
+                last_ms,
+            }),
+            Err(e) => Err(self.refused(e)),
+        }
+    }
+
+    fn is_file(&mut self, path: &str) -> bool {
+        match self
+            .host
+            .call_method1("is_file", (path,))
+            .and_then(|r| r.extract())
+        {
+            Ok(b) => b,
+            Err(e) => {
+                self.failure = Some(e);
+                false
+            }
+        }
+    }
+}
+
+/// A raw scenario (a dict, as TOML reads one) with `slowstart.load`'s overrides, by the core's
+/// loader (`slowstart_config::scenario`), as far as `until` says: "overridden" (the raw
+/// scenario with `--cc`, each `--set` item, `--seed` and `--duration` applied), "built" (the
+/// canonical config, not yet checked by the core's rules) or "checked" (the config `load`
+/// returns). `host` has `guest(reference, field) -> (name, guest)`, `trace(name, field) ->
+/// (times, count, last_ms)` and `is_file(path) -> bool`. ValueError with the loader's one line.
+#[pyfunction]
+#[pyo3(signature = (raw, host, set=None, cc=None, seed=None, duration=None, until="checked"))]
+#[allow(clippy::too_many_arguments)]
+fn load_scenario<'py>(
+    raw: &Bound<'py, PyAny>,
+    host: &Bound<'py, PyAny>,
+    set: Option<&Bound<'py, PyAny>>,
+    cc: Option<&Bound<'py, PyAny>>,
+    seed: Option<&Bound<'py, PyAny>>,
+    duration: Option<&Bound<'py, PyAny>>,
+    until: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let opt = |o: Option<&Bound<'py, PyAny>>| o.map(value_of).transpose();
+    let overrides = Overrides {
+        cc: opt(cc)?,
+        set: opt(set)?,
+        seed: opt(seed)?,
+        duration: opt(duration)?,
+    };
+    let mut files = PyHost {
+        host: host.clone(),
+        failure: None,
+    };
+    let mut tree = value_of(raw)?;
+    let loaded = scenario::apply_overrides(&mut tree, &overrides, &mut files).and_then(|()| {
+        if until == "overridden" {
+            return Ok(tree.clone());
+        }
+        let config = scenario::build_config(&tree, &mut files)?;
+        if until == "checked" {
+            scenario::check(&config, tree.has("path"))?;
+        }
+        Ok(config)
+    });
+    if let Some(e) = files.failure.take() {
+        return Err(e);
+    }
+    let out = loaded.map_err(|e| PyValueError::new_err(e.0))?;
+    py_of(raw.py(), &out)
+}
+
+/// A value of the loader's tree as Python's (the inverse of `value_of`; an object it could not
+/// read comes back as its `str()`).
+fn py_of<'py>(py: Python<'py>, value: &V) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        V::Null => py.None().into_bound(py),
+        V::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        V::Int(i) => i.into_pyobject(py)?.into_any(),
+        V::Float(x) => PyFloat::new(py, *x).into_any(),
+        V::Str(s) | V::Other(s) => PyString::new(py, s).into_any(),
+        V::List(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(py_of(py, item)?)?;
+            }
+            list.into_any()
+        }
+        V::Table(t) => {
+            let dict = PyDict::new(py);
+            for (k, v) in t {
+                dict.set_item(k, py_of(py, v)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// One value read as the loader reads a key of unit kind `unit` (`scenario::parse_value`:
+/// "time", "rate", "size", "size_or_inf", "count", "window", "loss"); ValueError with its line.
+#[pyfunction]
+#[pyo3(signature = (unit, value, field, mss=0, what="an integer >= 0"))]
+fn parse_value<'py>(
+    unit: &str,
+    value: &Bound<'py, PyAny>,
+    field: &str,
+    mss: u64,
+    what: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let read = scenario::parse_value(unit, &value_of(value)?, field, mss, what)
+        .map_err(|e| PyValueError::new_err(e.0))?;
+    py_of(value.py(), &read)
+}
+
+/// A buffer → the canonical queue limit at `rate_bps`, a BDP multiple of `path` (rate_bps,
+/// rtt_ns) (`scenario::buffer_limit`); ValueError with its line.
+#[pyfunction]
+#[pyo3(signature = (value, field, rate_bps, path=None))]
+fn buffer_limit<'py>(
+    value: &Bound<'py, PyAny>,
+    field: &str,
+    rate_bps: u64,
+    path: Option<(u64, u64)>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let limit = scenario::buffer_limit(&value_of(value)?, field, rate_bps, path)
+        .map_err(|e| PyValueError::new_err(e.0))?;
+    py_of(value.py(), &limit)
+}
+
+/// Every scenario table's defaults as a scenario writes them, as JSON
+/// (`scenario::written_defaults_json`).
+#[pyfunction]
+fn scenario_defaults() -> String {
+    scenario::written_defaults_json()
+}
+
+/// A canonical value (JSON) as a scenario writes a key of unit kind `unit`, as JSON
+/// (`scenario::written_json`: 40000000 as a time is "40ms").
+#[pyfunction]
+fn written(unit: &str, canonical_json: &str) -> PyResult<String> {
+    let value: serde_json::Value =
+        serde_json::from_str(canonical_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(scenario::written_json(unit, &value))
+}
+
+/// A `--set` value as the loader reads it: a TOML value, else the text itself (stripped).
+#[pyfunction]
+fn set_value<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    py_of(py, &scenario::set_value(text))
 }
 
 /// The user's controller a `cc` string starts with, as the grammar finds it: {"kind"
@@ -379,9 +588,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(swarm_peak_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(defaults, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_cc, m)?)?;
+    m.add_function(wrap_pyfunction!(load_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(set_value, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(written, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_value, m)?)?;
+    m.add_function(wrap_pyfunction!(buffer_limit, m)?)?;
     m.add_function(wrap_pyfunction!(guest_reference, m)?)?;
     m.add("CC_HELP", slowstart_config::CC_HELP)?;
+    m.add("GUEST_HELP", scenario::GUEST_HELP)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

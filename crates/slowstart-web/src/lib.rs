@@ -2,11 +2,13 @@
 //! `wasm32-unknown-unknown` (`make web`) and run by the documentation's Playground
 //! (docs/playground.md, docs/playground/worker.js) in a Web Worker.
 //!
-//! The module takes the canonical JSON config (what the Python loader makes of a scenario's
-//! TOML, `slowstart.loading.scenario.load`), parses and validates it with the core's own
-//! rules, runs it and hands back one buffer, [`envelope`]: the summary and every trace column,
-//! the same bytes the native engine gives (tests/native.rs compares them). A bad config gives
-//! the core's one line naming the field, as `_core.validate` and the CLI do.
+//! The module takes a scenario's TOML text with `--set` overrides and a `--cc`, read by the
+//! core's loader (`slowstart_config::scenario`, the one `slowstart run` uses through the
+//! binding), or a canonical JSON config; it checks it with the core's own rules, runs it and
+//! hands back one buffer, [`envelope`]: the summary and every trace column, the same bytes the
+//! native engine gives (tests/native.rs compares them). A bad scenario or config gives the
+//! core's one line naming the field, the line the CLI prints. What a scenario reads from files
+//! (a user's controller, a trace file) is refused here (`scenario::NoFiles`).
 //!
 //! Why not wasm-bindgen: the interface is bytes in and bytes out, six functions and one import;
 //! a C ABI needs no generated glue and no pinned CLI, and the JavaScript side is a page of
@@ -16,17 +18,66 @@
 //! # The ABI (version [`ABI_VERSION`])
 //! - `ss_abi_version() -> u32`: [`ABI_VERSION`], which the page checks before a run.
 //! - `ss_alloc(len) -> ptr`, `ss_free(ptr, len)`: a buffer in the module's memory.
-//! - `ss_run(ptr, len) -> status`: run the UTF-8 JSON config at `ptr`; 0 if it ran (the output
-//!   is the envelope), 1 if the config was refused (the output is the one-line message).
+//! - `ss_run_scenario(ptr, len) -> status`: run the UTF-8 JSON [`ScenarioRequest`] at `ptr`
+//!   (`{"toml": TEXT, "set": ["path.rate=100Mbps", ...], "cc": "cubic:beta=0.5" or null,
+//!   "name": "satellite"}`); 0 if it ran (the output is the envelope), 1 if the scenario was
+//!   refused (the output is the one-line message).
+//! - `ss_run(ptr, len) -> status`: the same for a canonical JSON config at `ptr` (the
+//!   reproductions' live figures).
 //! - `ss_out_ptr()`, `ss_out_len()`: the last output; valid until the next call of `ss_run`.
 //!   After a trap (a panic, memory exhausted) it holds the panic's message, if there was one.
 //! - Imported: `env.ss_progress(now_ns: f64, end_ns: f64) -> i32`, told every
 //!   [`slowstart_sim::PROGRESS_EVERY`] events; 0 stops the run (its summary says `interrupted`).
 
+use slowstart_config::scenario::{self, NoFiles, Overrides, V};
 use slowstart_sim::{RunOutput, SimConfig, SimError};
 
 /// Bumped when a function's meaning or the envelope's layout changes; the page checks it.
-pub const ABI_VERSION: u32 = 1;
+/// 2: `ss_run_scenario`, a scenario's TOML with overrides.
+pub const ABI_VERSION: u32 = 2;
+
+/// A scenario as the page sends it: `slowstart run`'s file and options.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioRequest {
+    /// The scenario file's text.
+    pub toml: String,
+    /// `--set KEY=VALUE` items, in order.
+    #[serde(default)]
+    pub set: Vec<String>,
+    /// `--cc`: every flow's algorithm.
+    #[serde(default)]
+    pub cc: Option<String>,
+    /// The scenario's name where its text gives none (the CLI names it by its file).
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// A scenario's TOML with overrides → the canonical config as JSON, by the core's loader (the
+/// same one line as the CLI for a bad value).
+pub fn load(request: &ScenarioRequest) -> Result<String, SimError> {
+    let mut raw = scenario::parse_toml(&request.toml, "scenario")?;
+    if let (Some(name), false) = (&request.name, raw.has("name")) {
+        raw.set("name", V::Str(name.clone()));
+    }
+    let overrides = Overrides {
+        cc: request.cc.clone().map(V::Str),
+        set: Some(V::List(request.set.iter().cloned().map(V::Str).collect())),
+        ..Overrides::default()
+    };
+    scenario::load(raw, &overrides, &mut NoFiles)
+}
+
+/// Read a [`ScenarioRequest`] (JSON), load and run it into its [`envelope`], or the loader's or
+/// the core's one line.
+pub fn run_scenario(
+    request_json: &str,
+    progress: slowstart_sim::Progress,
+) -> Result<Vec<u8>, SimError> {
+    let request: ScenarioRequest =
+        serde_json::from_str(request_json).map_err(|e| SimError(format!("request: {e}")))?;
+    run(&load(&request)?, progress)
+}
 
 /// A run's output as one buffer: the summary, a JSON header, then the columns' bytes back to
 /// back; each of the two texts is preceded by its length in bytes (a little-endian u32). The
@@ -135,10 +186,10 @@ mod abi {
         drop(Vec::from_raw_parts(ptr, 0, len));
     }
 
-    /// # Safety
-    /// `ptr..ptr + len` is a buffer from `ss_alloc`.
-    #[no_mangle]
-    pub unsafe extern "C" fn ss_run(ptr: *const u8, len: usize) -> u32 {
+    type Runner = fn(&str, slowstart_sim::Progress) -> Result<Vec<u8>, super::SimError>;
+
+    /// Run `runner` on the UTF-8 text at `ptr..ptr + len` (named `what` if it is not UTF-8).
+    unsafe fn run_text(ptr: *const u8, len: usize, what: &str, runner: Runner) -> u32 {
         std::panic::set_hook(Box::new(|info| {
             let line = info.to_string().replace('\n', " ");
             OUT.with(|o| *o.borrow_mut() = format!("the engine stopped: {line}").into_bytes());
@@ -146,8 +197,8 @@ mod abi {
         OUT.with(|o| *o.borrow_mut() = Vec::new());
         let text = std::slice::from_raw_parts(ptr, len);
         let (status, out) = match std::str::from_utf8(text) {
-            Err(_) => (1, b"config: not UTF-8 text".to_vec()),
-            Ok(text) => match super::run(text, &mut |now, end| {
+            Err(_) => (1, format!("{what}: not UTF-8 text").into_bytes()),
+            Ok(text) => match runner(text, &mut |now, end| {
                 ss_progress(now as f64, end as f64) != 0
             }) {
                 Ok(buffer) => (0, buffer),
@@ -156,6 +207,20 @@ mod abi {
         };
         OUT.with(|o| *o.borrow_mut() = out);
         status
+    }
+
+    /// # Safety
+    /// `ptr..ptr + len` is a buffer from `ss_alloc`.
+    #[no_mangle]
+    pub unsafe extern "C" fn ss_run(ptr: *const u8, len: usize) -> u32 {
+        run_text(ptr, len, "config", super::run)
+    }
+
+    /// # Safety
+    /// `ptr..ptr + len` is a buffer from `ss_alloc`.
+    #[no_mangle]
+    pub unsafe extern "C" fn ss_run_scenario(ptr: *const u8, len: usize) -> u32 {
+        run_text(ptr, len, "scenario", super::run_scenario)
     }
 
     #[no_mangle]

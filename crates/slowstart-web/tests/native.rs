@@ -26,6 +26,12 @@ struct WasmRun {
 
 /// Run `config` in the module; `stop_after` progress calls, the import answers 0 (stop).
 fn run_in_wasm(config: &str, stop_after: Option<u32>) -> WasmRun {
+    run_in_wasm_by("ss_run", config, stop_after)
+}
+
+/// Call the module's `entry` (`ss_run` or `ss_run_scenario`) on `text`.
+fn run_in_wasm_by(entry: &str, text: &str, stop_after: Option<u32>) -> WasmRun {
+    let config = text;
     let engine = Engine::default();
     let module = Module::new(&engine, module_bytes()).unwrap();
     let mut store = Store::new(&engine, 0u32);
@@ -48,7 +54,7 @@ fn run_in_wasm(config: &str, stop_after: Option<u32>) -> WasmRun {
         .get_typed_func::<u32, u32>(&store, "ss_alloc")
         .unwrap();
     let run = instance
-        .get_typed_func::<(u32, u32), u32>(&store, "ss_run")
+        .get_typed_func::<(u32, u32), u32>(&store, entry)
         .unwrap();
     let out_ptr = instance
         .get_typed_func::<(), u32>(&store, "ss_out_ptr")
@@ -177,4 +183,94 @@ fn progress_answering_zero_stops_the_run() {
     let (summary, _) = texts(&wasm.out);
     assert_eq!(summary["interrupted"], true);
     assert!(summary["sim_time_s"].as_f64().unwrap() < 30.0);
+}
+
+/// A small scenario as a user would write it: units, the [path] shorthand, defaults left out.
+const SCENARIO: &str = r#"
+description = "two flows over a lossy path"
+duration = "20s"
+[path]
+rate = "50Mbps"
+rtt = "40ms"
+buffer = "1bdp"
+loss = "0.2%"
+[[flow]]
+cc = "reno"
+size = "3MB"
+[[flow]]
+start = "1s"
+"#;
+
+fn request(set: &[&str], cc: Option<&str>) -> String {
+    serde_json::json!({"toml": SCENARIO, "set": set, "cc": cc, "name": "lossy"}).to_string()
+}
+
+#[test]
+fn a_scenarios_toml_with_overrides_gives_the_native_engines_bytes() {
+    let text = request(
+        &["path.rate=20Mbps", "flow.*.initcwnd=20"],
+        Some("cubic:beta=0.6"),
+    );
+    let native = slowstart_web::run_scenario(&text, &mut |_, _| true).unwrap();
+    let wasm = run_in_wasm_by("ss_run_scenario", &text, None);
+    assert_eq!(wasm.status, 0, "{}", String::from_utf8_lossy(&wasm.out));
+    let first = native.iter().zip(&wasm.out).position(|(a, b)| a != b);
+    assert_eq!(first, None, "the envelopes differ from byte {first:?}");
+    assert_eq!(native.len(), wasm.out.len());
+    // The overrides took: the path's rate, each flow's window and algorithm, the name given.
+    let (summary, _) = texts(&native);
+    assert_eq!(summary["scenario"], "lossy");
+    let flows = summary["flows"].as_array().unwrap();
+    assert!(
+        flows.iter().all(|f| f["cc"] == "cubic:beta=0.6"),
+        "{flows:?}"
+    );
+    let config: serde_json::Value =
+        serde_json::from_str(&slowstart_web::load(&serde_json::from_str(&text).unwrap()).unwrap())
+            .unwrap();
+    assert_eq!(config["links"][1]["forward"]["rate_bps"], 20_000_000);
+    assert_eq!(config["links"][1]["forward"]["queue"]["bytes"], 100_000);
+    assert_eq!(config["flows"][1]["initcwnd"], 20);
+}
+
+#[test]
+fn a_bad_scenario_gets_the_loaders_one_line() {
+    for (set, cc, start) in [
+        (
+            vec!["path.rate=fast"],
+            None,
+            "path.rate: expected a rate such as \"250Mbps\"",
+        ),
+        (
+            vec!["path.colour=red"],
+            None,
+            "--set path.colour=red: unknown key \"colour\"",
+        ),
+        (
+            vec![],
+            Some("warp"),
+            "flow.0.cc: unknown algorithm \"warp\"",
+        ),
+        (
+            vec![],
+            Some("mine.wasm"),
+            "flow.0.cc: \"mine.wasm\" is your own controller",
+        ),
+        (vec!["flow.0.mss=0"], None, "flow.0.mss: "),
+    ] {
+        let text = request(&set, cc);
+        let native = slowstart_web::run_scenario(&text, &mut |_, _| true)
+            .unwrap_err()
+            .0;
+        assert!(native.starts_with(start), "{native}");
+        assert!(!native.contains('\n'), "{native}");
+        let wasm = run_in_wasm_by("ss_run_scenario", &text, None);
+        assert_eq!(
+            (wasm.status, String::from_utf8(wasm.out).unwrap()),
+            (1, native)
+        );
+    }
+    let wasm = run_in_wasm_by("ss_run_scenario", r#"{"toml": "duration = ["}"#, None);
+    let line = String::from_utf8(wasm.out).unwrap();
+    assert!(line.starts_with("scenario: invalid TOML: "), "{line}");
 }

@@ -7,9 +7,9 @@ from typing import Any
 
 from slowstart import lazy
 
-guests = lazy.module("slowstart.loading.guests")
+_core = lazy.module("slowstart._core")
+defaults = lazy.module("slowstart.loading.defaults")
 paths = lazy.module("slowstart.paths")
-queues_module = lazy.module("slowstart.loading.queues")
 scenario = lazy.module("slowstart.loading.scenario")
 
 
@@ -42,9 +42,12 @@ def handle(args: argparse.Namespace) -> int:
     src_w = max((len(a["source"]) for a in algorithms), default=0)
     for a in algorithms:
         print(f"  {a['name']:<{name_w}}  {a['source']:<{src_w}}  {a['summary']}")
-    print(f"  and {guests.HELP} (see examples/python, examples/wasm-controller and examples/bpf)")
+    print(
+        f"  and {_core.GUEST_HELP} (see examples/python, examples/wasm-controller and examples/bpf)"
+    )
     print('queue disciplines (queue = "KIND", or {kind = "KIND", ...} to change a default):')
-    kind_w = max(map(len, queues_module.KINDS))
-    for kind in queues_module.KINDS:
-        print(f"  {kind:<{kind_w}}  {queues_module.default_parameters(kind) or 'no parameters'}")
+    kinds = defaults.key_names("queue_kinds")
+    kind_w = max(map(len, kinds))
+    for kind in kinds:
+        print(f"  {kind:<{kind_w}}  {defaults.default_parameters(kind) or 'no parameters'}")
     return 0

@@ -5,10 +5,11 @@ read once per process through `_core.defaults()`) and every key (keys.rs): which
 table takes, in which order messages list them, in which unit, which canonical fields they
 fill, what each means, which key a left-out one falls back to and which words it accepts
 (`keys`, `key_units`, `key_table`, `key_names`), an application's, a program's, a
-Gilbert-Elliott table's and a queue discipline's included. This turns the canonical defaults
-back into scenario values under their keys, so the loader parses a left-out key exactly as if
-the user had written its default: times as "40ms", sizes as "1514B" ("inf" for none), rates as
-"1Gbps", queue limits as "200pkt" or "N B", an algorithm as {name = ..., param = ...}.
+Gilbert-Elliott table's and a queue discipline's included. The defaults as a scenario writes
+them (`defaults`: times as "40ms", sizes as "1514B", "inf" for none, rates as "1Gbps", queue
+limits as "200pkt", an algorithm as {name = ..., param = ...}) are the core loader's, which
+reads a left-out key as if its default had been written (scenario/tables.rs); the CLI and the
+reference pages show them from here.
 """
 
 from __future__ import annotations
@@ -18,91 +19,30 @@ import json
 from typing import Any, NamedTuple
 
 from slowstart import lazy
-from slowstart.units import SIZE_UNITS
 
 _core = lazy.module("slowstart._core")
 
 
-# Times are written in the largest of these that divides them (120 s stays "120s").
-_TIME_UNITS = (("s", 10**9), ("ms", 10**6), ("us", 10**3))
+def written(unit: str, value: Any) -> Any:
+    """A canonical value as a scenario writes a key of kind `unit` (keys.rs `Unit`): 40_000_000
+    ns "40ms", {"packets": 200} "200pkt", an algorithm as {name = ..., param = ...}; None is
+    "inf" or "none" where the unit says. The core's (scenario/tables.rs `written`)."""
+    return json.loads(_core.written(unit, json.dumps(value)))
 
 
 def time_text(ns: int) -> str:
     """Nanoseconds as a scenario time: 40_000_000 → "40ms"."""
-    for unit, scale in _TIME_UNITS:
-        if ns % scale == 0:
-            return f"{ns // scale}{unit}"
-    return f"{ns}ns"
-
-
-# Sizes are written in the largest scenario unit that divides them (1514 stays bytes).
-_SIZE_UNITS = sorted(((u, n) for u, n in SIZE_UNITS.items() if n > 1), key=lambda u: -u[1])
+    return written("time", ns)  # type: ignore[no-any-return]
 
 
 def size_text(n: int) -> str:
-    """Bytes as a scenario size: 33_554_432 → "32MiB", 1514 → "1514B"."""
-    for unit, scale in _SIZE_UNITS:
-        if n and n % scale == 0:
-            return f"{n // scale}{unit}"
-    return f"{n}B"
+    """Bytes in the largest scenario unit that divides them: 33_554_432 → "32MiB"."""
+    return written("size", n)  # type: ignore[no-any-return]
 
 
 def rate_text(bps: int) -> str:
     """Bits per second in the largest unit that divides them: 10**13 → "10Tbps"."""
-    for unit, scale in (("Tbps", 10**12), ("Gbps", 10**9), ("Mbps", 10**6), ("kbps", 10**3)):
-        if bps and bps % scale == 0:
-            return f"{bps // scale}{unit}"
-    return f"{bps}bps"
-
-
-def _buffer_text(limit: dict[str, int]) -> str:
-    """{"packets": 200} → "200pkt"; {"bytes": N} → "N B"; {"bdp": 1} → "1bdp"."""
-    if "packets" in limit:
-        return f"{limit['packets']}pkt"
-    return f"{limit['bdp']}bdp" if "bdp" in limit else size_text(limit["bytes"])
-
-
-# A value as a scenario writes it, by its key's unit kind (keys.rs `Unit`); a unit kind not
-# listed is written as the core writes it. None is "no limit" or "never", as the unit says.
-_TEXT = {
-    "time": time_text,
-    "time_range": lambda values: [time_text(v) for v in values],
-    "rate": rate_text,
-    "rate_or_trace": rate_text,
-    "size": size_text,
-    "size_or_inf": size_text,
-    "window": size_text,
-    "buffer": _buffer_text,
-    "cc": lambda cc: {"name": cc["name"], **cc["params"]},
-}
-_NONE = {"size_or_inf": "inf", "window": "inf", "count_or_none": "none"}
-
-
-def written(unit: str, value: Any) -> Any:
-    """A canonical value as a scenario writes a key of kind `unit`: 40_000_000 ns "40ms"."""
-    if value is None:
-        return _NONE.get(unit)
-    return _TEXT[unit](value) if unit in _TEXT else value
-
-
-def _field(canonical: dict[str, Any], field: str) -> Any:
-    """The value at a dotted canonical field (`access.up_bps`); KeyError where it has none."""
-    for part in field.split("."):
-        canonical = canonical[part]
-    return canonical
-
-
-def as_written(table: str, canonical: dict[str, Any]) -> dict[str, Any]:
-    """A canonical table's defaults under `table`'s keys, as keys.rs maps fields to keys, and
-    in their units; a key whose field has no default is left out."""
-    out: dict[str, Any] = {}
-    for key, k in key_table(table).items():
-        try:
-            values = [_field(canonical, field) for field, part in k.fields if not part]
-        except KeyError:
-            continue
-        out[key] = written(k.unit, values if k.unit == "time_range" else values[0])
-    return out
+    return written("rate", bps)  # type: ignore[no-any-return]
 
 
 @functools.cache
@@ -118,25 +58,9 @@ def _core_defaults() -> dict[str, Any]:
 
 @functools.cache
 def _tables() -> dict[str, dict[str, Any]]:
-    core = _core_defaults()
-    swarm = core["swarm"]
-    path = key_table("path").items()
-    tables = key_names("swarm_tables")
-    return {
-        "flow": as_written("flow", core["flow"]),
-        "web": as_written("app.web", core["web"]),
-        "bittorrent": as_written("app.bittorrent", core["bittorrent"]),
-        "trace": as_written("trace", core["trace"]),
-        "path": {key: written(k.unit, core["path"][key]) for key, k in path if key in core["path"]},
-        "path_access_queue": core["path_access_queue"],
-        "cross": as_written("cross", core["cross"]),
-        "program": as_written("program", core["program"]),
-        "swarm": {k: v for k, v in as_written("swarm", swarm).items() if k not in tables},
-        "swarm.bittorrent": as_written("swarm.bittorrent", swarm["bittorrent"]),
-        "swarm.tcp": as_written("swarm.transport", swarm["tcp"]),
-        "swarm.utp": as_written("swarm.transport", swarm["utp"]),
-        **{f"queue.{kind}": as_written(f"queue.{kind}", p) for kind, p in core["queue"].items()},
-    }
+    """Every table's defaults as a scenario writes them, the core's loader's
+    (scenario/tables.rs `written_defaults`)."""
+    return json.loads(_core.scenario_defaults())  # type: ignore[no-any-return]
 
 
 def swarm_decided() -> dict[str, Any]:
@@ -258,6 +182,16 @@ def key_names(name: str) -> tuple[str, ...]:
     keys a swarm transport does not take), "queue_kinds" (the queue disciplines, in the order
     messages list them: the tables `queue.KIND`)."""
     return tuple(_core_defaults()["keys"][name])
+
+
+def default_parameters(kind: str) -> str:
+    """A queue discipline's defaults as a scenario writes them, in the order of its keys:
+    `target = "5ms", interval = "100ms", mtu = "1514B"` (config/queue.rs owns the values)."""
+    params = key_table(f"queue.{kind}")
+    if not params:
+        return ""
+    given = defaults(f"queue.{kind}")
+    return ", ".join(f"{key} = {json.dumps(given[key])}" for key in params)
 
 
 def limits() -> dict[str, int]:

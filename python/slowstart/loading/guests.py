@@ -30,11 +30,6 @@ from slowstart.loading.defaults import limits
 from slowstart.paths import read_user_bytes
 
 _core = lazy.module("slowstart._core")
-# What a cc value may name besides a built-in, for error messages.
-HELP = (
-    "your own controller: PATH.py:CLASS, PATH.wasm or PATH.bpf.o, each optionally followed by "
-    ":key=value,..."
-)
 
 HASH_CHARS = 12
 
@@ -282,7 +277,7 @@ def resolve(ref: str | type, field: str) -> dict[str, Any]:
         PAYLOADS[name] = Payload(kind, module)
         guest = {"kind": kind, "path": str(path.resolve()), "sha256": digest}
         return {"name": name, "guest": guest}
-    raise GuestError(f"{field}: expected {HELP}, got {ref!r}")
+    raise GuestError(f"{field}: expected {_core.GUEST_HELP}, got {ref!r}")
 
 
 def _register_module(kind: str, name: str, module: bytes) -> None:
@@ -414,19 +409,24 @@ def register(config: dict[str, Any]) -> None:
     this process has no payload for is loaded again from the path its spec recorded, if the
     content there still has the recorded hash."""
     for name, spec in guest_specs(config).items():
-        guest = spec["guest"]
-        if _core.is_registered(name):
-            continue
-        payload = PAYLOADS.get(name) or _reload(name, guest)
-        if payload.kind in ("wasm", "bpf"):
-            assert isinstance(payload.content, bytes)
-            try:
-                _register_module(payload.kind, name, payload.content)
-            except ValueError as e:
-                raise GuestError(f"cc {name}: {e}") from None
-        else:
-            cls = _python_class(name, payload, guest.get("path") or name, f"cc {name}")
-            _core.register_python(name, cls)
+        register_one(name, spec["guest"])
+
+
+def register_one(name: str, guest: dict[str, Any]) -> None:
+    """Register one user's controller by its canonical name and `guest` table (its spec's),
+    unless it is already."""
+    if _core.is_registered(name):
+        return
+    payload = PAYLOADS.get(name) or _reload(name, guest)
+    if payload.kind in ("wasm", "bpf"):
+        assert isinstance(payload.content, bytes)
+        try:
+            _register_module(payload.kind, name, payload.content)
+        except ValueError as e:
+            raise GuestError(f"cc {name}: {e}") from None
+    else:
+        cls = _python_class(name, payload, guest.get("path") or name, f"cc {name}")
+        _core.register_python(name, cls)
 
 
 def _reload(name: str, guest: dict[str, Any]) -> Payload:

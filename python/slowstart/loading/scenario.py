@@ -1,17 +1,18 @@
 """Scenario loading: a TOML file (or dict) plus overrides → the canonical config for the core.
 
-The canonical config mirrors the serde structs in crates/slowstart-config/src/config/: integer
-ns, bytes and bits per second. The core owns every default, key and word (read here through
-slowstart.loading.defaults) and every bound (`load` has the core check the result); the loader
-owns how a scenario is written: units, the `[path]` shorthand (links.py), overrides
-(overrides.py). This module builds the config from the tables. Every error is a ScenarioError
-whose message starts with the dotted field (`flow.0.mss`, `path.rate`) and says what is
-accepted.
+The loader is the core's (crates/slowstart-config/src/scenario/, through `_core.load_scenario`):
+units, the `[path]` shorthand, left-out keys, overrides, every key, default, word and bound, and
+every message, which starts with the dotted field (`flow.0.mss`, `path.rate`) and says what is
+accepted. What stays here is what touches the user's files and objects: finding a scenario by
+name and reading it (its users' controllers found from its folder), loading those controllers
+(loading/guests.py: a Python class, a .py, .wasm or .bpf.o file) and reading trace files
+(loading/files.py), which the core asks for through `_Files`.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 from pathlib import Path
@@ -19,50 +20,17 @@ from typing import Any
 
 from slowstart import lazy
 from slowstart.loading import guests
-from slowstart.loading.apps import parse_app, parse_program
-from slowstart.loading.cc import check_cc, core_algorithms, parse_cc
-from slowstart.loading.defaults import (
-    defaults,
-    key_names,
-    key_table,
-    key_units,
-    keys,
-)
-from slowstart.loading.links import (
-    expand_links,
-    expand_path,
-    node_list,
-    node_ref,
-    queue_limit,
-    scenario_field,
-)
-from slowstart.loading.overrides import apply_overrides
-from slowstart.loading.overrides import apply_set as apply_set  # callers import it from here
-from slowstart.loading.overrides import parse_set_value as parse_set_value  # as apply_set
-from slowstart.loading.tables import (
-    Reader,
-    check_table,
-    filled,
-    parse_str,
-    read_keys,
-    read_toml,
-    require,
-)
+from slowstart.loading.defaults import key_names, key_units, keys
+from slowstart.loading.files import read_toml as read_toml  # callers import it from here
+from slowstart.loading.files import read_trace
 from slowstart.paths import scenario_path
-from slowstart.units import (
-    ScenarioError,
-    parse_int,
-    parse_time,
-    parse_window,
-    show,
-)
+from slowstart.units import ScenarioError, show
 
 _core = lazy.module("slowstart._core")
 
 
-# Which keys each table takes, in the order messages list them, and in which unit, are the
-# core's (crates/slowstart-config/src/keys.rs, through slowstart.loading.defaults); these names
-# are read on first use, so importing the loader does not load the extension.
+# Which keys each table takes, in the order messages list them, are the core's
+# (crates/slowstart-config/src/keys.rs, through slowstart.loading.defaults), read on first use.
 _KEY_TABLES = {
     "TOP_KEYS": "top",
     "PATH_KEYS": "path",
@@ -89,7 +57,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# --- reading and overriding ---------------------------------------------------------------
+# --- reading ------------------------------------------------------------------------------
 
 
 def read_scenario(source: str | os.PathLike[str] | dict[str, Any]) -> dict[str, Any]:
@@ -121,208 +89,142 @@ def _controllers_from(raw: dict[str, Any], folder: Path) -> None:
             holder[key] = guests.from_folder(holder[key], folder)
 
 
-def build_flow(
-    item: object,
-    i: int,
-    nodes: list[str],
-    known: set[str],
-    default_ends: tuple[str, str] | None,
-    algorithms: list[dict[str, Any]] | None,
+# --- what the core's loader asks of the user's files ----------------------------------------
+
+
+class _Files:
+    """The core loader's host (crates/slowstart-config/src/scenario/mod.rs `Host`): users'
+    controllers loaded and hashed (guests.resolve), trace files read (files.read_trace). A
+    Python class given as an object reaches the core as a placeholder reference (`_named`)."""
+
+    def __init__(self) -> None:
+        self.classes: dict[str, type] = {}
+
+    def named(self, value: Any) -> Any:
+        """`value` with each class in it as a placeholder reference the core reads as a user's
+        controller and hands back to `guest`."""
+        if isinstance(value, type):
+            ref = f"<class {len(self.classes)}>.py:{value.__name__}"
+            self.classes[ref] = value
+            return ref
+        if isinstance(value, dict):
+            return {k: self.named(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.named(v) for v in value]
+        return value
+
+    def unnamed(self, value: Any) -> Any:
+        """`value` with each placeholder back as its class."""
+        if isinstance(value, str):
+            return self.classes.get(value, value)
+        if isinstance(value, dict):
+            return {k: self.unnamed(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.unnamed(v) for v in value]
+        return value
+
+    def guest(self, reference: str, field: str) -> tuple[str, dict[str, Any]]:
+        """The controller loaded, hashed and registered with the core (which checks the
+        config's names against its registry before `load` returns)."""
+        try:
+            spec = guests.resolve(self.classes.get(reference, reference), field)
+            guests.register_one(spec["name"], spec["guest"])
+        except guests.GuestError as e:
+            raise ScenarioError(str(e)) from None
+        return spec["name"], spec["guest"]
+
+    def trace(self, name: str, field: str) -> tuple[str, int, int]:
+        return tuple(read_trace(name, field))  # type: ignore[return-value]
+
+    def is_file(self, path: str) -> bool:
+        return Path(path).expanduser().is_file()
+
+
+def _core_loader(raw: Any, files: _Files, until: str, **overrides: Any) -> Any:
+    """The core's loader (`_core.load_scenario`) on the raw scenario, as far as `until`
+    ("overridden", "built", "checked"); its one line as ScenarioError."""
+    given = {k: files.named(v) for k, v in overrides.items() if v is not None}
+    if isinstance(given.get("set"), tuple):  # the keyword's default; a scenario's tuple is no list
+        given["set"] = list(given["set"])
+    try:
+        return _core.load_scenario(files.named(raw), files, until=until, **given)
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+
+
+# --- overriding and building ----------------------------------------------------------------
+
+
+def parse_set_value(text: str) -> Any:
+    """A `--set` value as the core reads it: a TOML value (`8960`, `"1Gbps"`, `false`, `[...]`,
+    `{...}`); anything else is a string."""
+    return _core.set_value(text)
+
+
+def apply_overrides(
+    raw: dict[str, Any],
+    *,
+    cc: str | dict[str, Any] | type | None = None,
+    set: list[str] | tuple[str, ...] | str = (),  # noqa: A002 - the documented keyword
+    seed: int | None = None,
+    duration: str | int | float | None = None,
 ) -> dict[str, Any]:
-    """Flow `i`; `known` is the set of `nodes`."""
-    at = f"flow.{i}"
-    f = {**defaults("flow"), "src": None, "dst": None, **check_table(item, at, keys("flow"))}
-    ends = []
-    for end, default in zip(("src", "dst"), default_ends or (None, None), strict=True):
-        value = f[end] if f[end] is not None else default
-        if value is None:
-            raise ScenarioError(
-                f"{at}.{end}: missing (with nodes and [[link]], every flow names its {end}; "
-                f"nodes: {node_list(nodes)})"
-            )
-        ends.append(node_ref(value, f"{at}.{end}", nodes, known))
-    src, dst = ends
-    return {
-        **transport("flow", f, at, algorithms, {"src": lambda *_: src, "dst": lambda *_: dst}),
-        "app": parse_app(f["app"], i),
-        **({} if f["program"] is None else {"program": parse_program(f["program"], i)}),
-    }
+    """Apply `cc` (every flow), then each `set` item, then `seed` and `duration`, as the core's
+    loader does (scenario/overrides.rs). In place; returns `raw`."""
+    files = _Files()
+    applied = _core_loader(
+        raw, files, until="overridden", set=set, cc=cc, seed=seed, duration=duration
+    )
+    raw.clear()
+    raw.update(files.unnamed(applied))
+    return raw
 
 
-def transport(
-    table: str,
-    f: dict[str, Any],
-    at: str,
-    algorithms: list[dict[str, Any]] | None,
-    by_hand: dict[str, Reader] | None = None,
-) -> dict[str, Any]:
-    """A flow's keys but its application (`table` "flow", or "swarm.transport" for all of
-    FlowConfig but its ends, size, start and app); `f` holds every key of `table`, errors are
-    named `at.KEY`. Ranges and choices (`recovery`, `pacer`, ...) are the core's to check; by
-    hand here only the algorithm and the windows, which may be given in segments of the MSS."""
-
-    def cc(value: object, field: str, _: dict[str, Any]) -> dict[str, Any]:
-        spec = parse_cc(value, field)
-        if algorithms is not None:
-            check_cc(spec, field, algorithms)
-        return spec
-
-    def window(value: object, field: str, done: dict[str, Any]) -> int | None:
-        return parse_window(value, field, filled(done, table, "mss"))
-
-    windows = {key: window for key, k in key_table(table).items() if k.unit == "window"}
-    return read_keys(table, f, at, {"cc": cc, **windows, **(by_hand or {})})
+def apply_set(raw: dict[str, Any], item: str) -> None:
+    """One `KEY=VALUE` override, KEY a dotted path such as `flow.0.mss` or `path.rate`."""
+    apply_overrides(raw, set=[item])
 
 
-def build_cross(item: object, i: int) -> dict[str, Any]:
-    """A `[[cross]]` table → the canonical CrossConfig: units resolved, nothing else decided
-    here (what is left out takes the core's default; the core checks the values)."""
-    at = f"cross.{i}"
-    return read_keys("cross", check_table(item, at, keys("cross")), at)
-
-
-def _stop_after(value: object, field: str) -> int | None:
-    if isinstance(value, str) and value.strip() == "none":
-        return None
-    what = 'a number of completions (a positive integer) or "none"'
-    return parse_int(value, field, what)
-
-
-def _swarm_transport(
-    kind: str, value: object, algorithms: list[dict[str, Any]] | None
-) -> dict[str, Any]:
-    at = f"swarm.{kind}"
-    f = {**defaults(at), **check_table(value, at, keys("swarm.transport"))}
-    return {
-        "src": "uploader",
-        "dst": "downloader",
-        "size_bytes": None,
-        "start_ns": 0,
-        **transport("swarm.transport", f, at, algorithms),
-        "app": {"kind": "bulk"},
-    }
-
-
-def _swarm_bittorrent(value: object) -> dict[str, Any]:
-    at = "swarm.bittorrent"
-    return read_keys(at, {**defaults(at), **check_table(value, at, keys(at))}, at)
-
-
-def build_swarm(value: object, algorithms: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """`[swarm]` → the canonical SwarmConfig (crates/slowstart-config/src/config/swarm.rs); by hand
-    only what a key's value does not say alone: the access buffers at their rates."""
-    w = {**defaults("swarm"), "bittorrent": {}, "tcp": {}, "utp": {}}
-    w.update(check_table(value, "swarm", keys("swarm")))
-
-    def buffer(rate: str) -> Reader:
-        return lambda value, field, done: queue_limit(
-            value, field, filled(done, "swarm", rate), None
-        )
-
-    by_hand = {
-        "stop_after": lambda value, field, _: _stop_after(value, field),
-        "buffer": buffer("up"),
-        "down_buffer": buffer("down"),
-    }
-    return {
-        **read_keys("swarm", w, "swarm", by_hand),
-        "bittorrent": _swarm_bittorrent(w["bittorrent"]),
-        "tcp": _swarm_transport("tcp", w["tcp"], algorithms),
-        "utp": _swarm_transport("utp", w["utp"], algorithms),
-    }
-
-
-def build_trace(value: object) -> dict[str, int]:
-    t = {**defaults("trace"), **check_table(value, "trace", keys("trace"))}
-    return read_keys("trace", t, "trace")
-
-
-def build_config(
-    raw: dict[str, Any], algorithms: list[dict[str, Any]] | None = None
-) -> dict[str, Any]:
-    """Validate a raw scenario and resolve it to the canonical config."""
-    check_table(raw, "", keys("top"))
-    name = parse_str(raw.get("name", "scenario"), "name")
-    if "description" in raw and not isinstance(raw["description"], str):
-        raise ScenarioError(f"description: expected a string, got {show(raw['description'])}")
-    duration = parse_time(require(raw, "", "duration", 'a time such as "60s"'), "duration")
-    seed = parse_int(raw.get("seed", 0), "seed")
-    if "swarm" in raw:
-        for key in key_names("not_with_swarm"):
-            if key in raw:
-                raise ScenarioError(
-                    f"{key}: a scenario with [swarm] builds its own peers, links and "
-                    f"connections; remove {key}"
-                )
-        return {
-            "name": name,
-            "seed": seed,
-            "duration_ns": duration,
-            "nodes": [],
-            "links": [],
-            "flows": [],
-            "trace": build_trace(raw.get("trace", {})),
-            "swarm": build_swarm(raw["swarm"], algorithms),
-        }
-    flows = raw.get("flow")
-    if not isinstance(flows, list) or not flows:
-        raise ScenarioError("flow: at least one [[flow]] table is needed")
-    if "path" in raw:
-        if "nodes" in raw or "link" in raw:
-            raise ScenarioError("path: give either [path] or nodes and [[link]], not both")
-        nodes, links = expand_path(raw["path"])
-        default_ends: tuple[str, str] | None = ("sender", "receiver")
-    elif "nodes" in raw or "link" in raw:
-        nodes, links = expand_links(raw)
-        default_ends = None
-    else:
-        raise ScenarioError(
-            "path: missing (give a [path] table, or nodes = [...] with [[link]] tables)"
-        )
-    known = set(nodes)
-    config = {
-        "name": name,
-        "seed": seed,
-        "duration_ns": duration,
-        "nodes": nodes,
-        "links": links,
-        "flows": [
-            build_flow(f, i, nodes, known, default_ends, algorithms) for i, f in enumerate(flows)
-        ],
-        "trace": build_trace(raw.get("trace", {})),
-    }
-    # Written only when given, so scenarios without cross traffic keep their canonical form.
-    if "cross" in raw:
-        cross = raw["cross"]
-        if not isinstance(cross, list):
-            raise ScenarioError(f"cross: expected [[cross]] tables, got {show(cross)}")
-        config["cross"] = [build_cross(c, i) for i, c in enumerate(cross)]
-    return config
+def build_config(raw: dict[str, Any]) -> dict[str, Any]:
+    """A raw scenario resolved to the canonical config by the core's loader, not yet checked by
+    the core's rules (`load` is)."""
+    return _core_loader(raw, _Files(), "built")  # type: ignore[no-any-return]
 
 
 def load(
     source: str | os.PathLike[str] | dict[str, Any],
     *,
-    cc: str | dict[str, Any] | None = None,
+    cc: str | dict[str, Any] | type | None = None,
     set: list[str] | tuple[str, ...] | str = (),  # noqa: A002 - the documented keyword
     seed: int | None = None,
     duration: str | int | float | None = None,
-    algorithms: list[dict[str, Any]] | None | str = "core",
 ) -> dict[str, Any]:
     """A scenario file or dict with overrides → the canonical config (not yet run), checked
-    by the core's own rules (crates/slowstart-config/src/config/ `validate`) when it is built."""
-    raw = apply_overrides(read_scenario(source), cc=cc, set=set, seed=seed, duration=duration)
-    if algorithms == "core":
-        algorithms = core_algorithms()
-    assert not isinstance(algorithms, str)
-    config = build_config(raw, algorithms)
-    if algorithms is not None:
-        try:
-            guests.register(config)
-        except guests.GuestError as e:
-            raise ScenarioError(str(e)) from None
-        try:
-            _core.validate(json.dumps(config))
-        except ValueError as e:
-            raise ScenarioError(scenario_field(str(e), "path" in raw)) from None
+    by the core's own rules (crates/slowstart-config/src/config/ `validate`) when it is built;
+    the users' controllers it runs registered with the core (`_Files.guest`)."""
+    config: dict[str, Any] = _core_loader(
+        read_scenario(source),
+        _Files(),
+        "checked",
+        set=set,
+        cc=cc,
+        seed=seed,
+        duration=duration,
+    )
     return config
+
+
+def core_algorithms() -> list[dict[str, Any]] | None:
+    """The core's algorithm registry, or None when the extension is not built. A fresh copy
+    each call, parsed from the registry's JSON read once per process (a sweep loads thousands
+    of configs)."""
+    text = _core_algorithms_json()
+    return None if text is None else json.loads(text)
+
+
+@functools.cache
+def _core_algorithms_json() -> str | None:
+    try:
+        return _core.algorithms()
+    except ImportError:
+        return None

@@ -309,9 +309,9 @@ def bottleneck(config: dict[str, Any]) -> dict[str, Any]:
     return links["bottleneck"]
 
 
-# The emulated link is the [path]'s bottleneck, router -> receiver (scenario.py expand_path):
-# its forward direction leaves the sender's side, where the access link (not emulated) joins
-# sender and router.
+# The emulated link is the [path]'s bottleneck, router -> receiver (the core's loader,
+# crates/slowstart-config/src/scenario/links.rs `expand_path`): its forward direction leaves
+# the sender's side, where the access link (not emulated) joins sender and router.
 SENDER_SIDE, RECEIVER_SIDE = ("sender", "router"), ("receiver",)
 
 

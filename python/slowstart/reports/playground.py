@@ -1,6 +1,7 @@
 """What the documentation's Playground (docs/playground.md) is built with: each scenario of
-`scenarios/` as the loader resolves it (the canonical JSON the engine in the browser runs,
-crates/slowstart-web), what its sliders start from, and the core's registry of algorithms; and
+`scenarios/` as its TOML text (which the engine in the browser reads with the core's loader,
+crates/slowstart-web), what its sliders and labels start from, and the core's registry of
+algorithms; and
 the reproductions whose headline figures run live on their pages (`LIVE`), each variant's
 config beside its published value. docs/hooks.py writes them into the site as
 playground/data.json and playground/experiments.json beside the module and Plotly."""
@@ -18,41 +19,40 @@ from slowstart.paths import scenario_path
 from slowstart.reproductions.experiment import runnable
 from slowstart.reproductions.reproduce import EXPERIMENTS
 from slowstart.running.result import RunKind
-from slowstart.units import parse_buffer
 
 # Scenarios for `slowstart real` (real-*) and swarms ([swarm], no [[flow]]) are left out: the
 # page draws flows over one path.
 _LEFT_OUT = ("real-",)
 
 
-def _fraction(x: Any) -> list[int] | None:
-    return None if x is None else [x.numerator, x.denominator]
+def _size(n: int) -> str:
+    return f"{n / 1e6:.4g} MB" if n >= 10**6 else f"{n / 1e3:.4g} kB"
 
 
 def path_settings(raw: dict[str, Any], config: dict[str, Any]) -> dict[str, Any] | None:
-    """A `[path]` scenario's slider values and how its keys fill the config (scenario.py
-    `expand_path`): a reverse key left out follows its forward key; `buffer` is kept as
-    written (BDPs and times re-resolve when rate or RTT move). None for the general form."""
+    """A `[path]` scenario's slider starting values, read from the config the loader makes of it
+    (the bottleneck, link 1); the sliders then give `--set` items, which the engine's loader
+    reads. None for the general form."""
     if "path" not in raw:
         return None
     p, bottleneck = raw["path"], config["links"][1]
-    buffer = parse_buffer(p.get("buffer", "1bdp"), "path.buffer")
     forward = bottleneck["forward"]
+    rate, rtt = forward["rate_bps"], forward["delay_ns"] + bottleneck["reverse"]["delay_ns"]
+    queue = forward["queue"]
+    bdp_bytes = rate * rtt / 8e9
+    in_bdp = "bdp" in str(p.get("buffer", "1bdp")) and "bytes" in queue and bdp_bytes > 0
+    size = _size(queue["bytes"]) if "bytes" in queue else f"{queue['packets']} packets"
     return {
-        "rate_bps": forward["rate_bps"],
-        "rtt_ns": forward["delay_ns"] + bottleneck["reverse"]["delay_ns"],
-        "buffer": {
-            "packets": _fraction(buffer.packets),
-            "bytes": buffer.bytes,
-            "time_ns": buffer.time_ns,
-            "bdp": _fraction(buffer.bdp),
-        },
+        "rate_bps": rate,
+        "rtt_ns": rtt,
+        # The buffer in BDPs where the scenario gives it so (the slider's position), and as
+        # the label shows it.
+        "buffer_bdp": round(queue["bytes"] / bdp_bytes, 2) if in_bdp else None,
+        "buffer_text": f"{p.get('buffer', '1bdp')} ({size})",
         "loss": forward.get("loss", 0.0),
-        "initcwnd": config["flows"][0]["initcwnd"],
         # The keys a slider cannot stand for: a rate trace, a Gilbert-Elliott loss.
         "rate_trace": "rate_trace_ms" in forward,
         "loss_table": "gilbert_elliott" in forward,
-        "reverse_rate": "reverse_rate" in p,
         "reverse_buffer": "reverse_buffer" in p,
     }
 
@@ -66,11 +66,14 @@ def scenario(path: Path) -> dict[str, Any] | None:
     config = load(path)
     if RunKind.of(config) is RunKind.SWARM:  # the browser's engine runs flows
         return None
+    ccs = {json.dumps(f["cc"], sort_keys=True): f["cc"] for f in config["flows"]}
     return {
         "name": path.stem,
         "description": raw.get("description", ""),
         "toml": text,
-        "config": config,
+        # The flows' controllers (the label of "the scenario's") and the initial window's slider.
+        "ccs": list(ccs.values()),
+        "initcwnd": config["flows"][0]["initcwnd"],
         "path": path_settings(raw, config),
     }
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from slowstart import lazy
-from slowstart.loading.scenario import build_config, core_algorithms, read_scenario
+from slowstart.loading.scenario import build_config, read_scenario
 from slowstart.paths import scenario_path
 from slowstart.reproductions.experiment import Row
 from slowstart.running.api import Result, run_config
@@ -74,7 +74,7 @@ def scenario(marking: str = "step", timescale: float = 1.0) -> dict[str, Any]:
 
 
 def run(marking: str = "step", timescale: float = 1.0) -> Result:
-    return run_config(build_config(scenario(marking, timescale), core_algorithms()))
+    return run_config(build_config(scenario(marking, timescale)))
 
 
 def group_rates_mbps(result: Result, timescale: float = 1.0) -> dict[str, list[float]]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from slowstart import lazy
-from slowstart.loading.scenario import apply_overrides, build_config, core_algorithms, read_scenario
+from slowstart.loading.scenario import apply_overrides, build_config, read_scenario
 from slowstart.paths import scenario_path
 from slowstart.plot import plot_overlay
 from slowstart.reproductions.experiment import Row
@@ -61,7 +61,7 @@ def _config(exp: Experiment, overrides: tuple[str, ...], flows: int | None) -> d
     if flows is not None:
         raw["flow"] = raw["flow"][:flows]
     apply_overrides(raw, set=[*exp.common, *overrides])
-    return build_config(raw, core_algorithms())
+    return build_config(raw)
 
 
 def _run(exp: Experiment, overrides: tuple[str, ...], flows: int | None = None) -> Result:
