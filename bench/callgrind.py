@@ -52,6 +52,8 @@ CASES: dict[str, tuple[str | dict, str]] = {
     "early-loss-60s": ("scenarios/lfn-early-loss.toml", "60s"),
     **{f"cubic-{n}": (cubic_flows(n), "5s") for n in (1, 10, 100, 1000)},
     "swarm-20": (small_swarm(20), "4000s"),
+    # One BBRv3 flow on cubic-1's path: the boxed controller's case (issue #37).
+    "bbr-1": ({**cubic_flows(1), "name": "bbr-1-flow", "flow": [{"cc": "bbr"}]}, "5s"),
     **{name: ("scenarios/lfn-early-loss.toml", "30s") for name in GUESTS},
 }
 # name -> (the `set` overrides, the WebAssembly runtime it asks for), where a case has them

@@ -232,12 +232,14 @@ fn algorithm_names() -> String {
         .join(", ")
 }
 
-/// A built controller. An enum, not a trait object, so the per-ACK call is a direct match; a
-/// user's controller is the one boxed variant ([`crate::external`]).
+/// A built controller. An enum, not a trait object, so the per-ACK call is a direct match. The
+/// variants larger than CUBIC's 408 bytes are boxed (BBR 488, Prague 440, Careful Resume 448 and
+/// 520, Rapid Start 496 and 568), so every sender holds at most 416 inline, not 576 (issue #37;
+/// a test pins the bound), as is a user's controller ([`crate::external`]).
 #[derive(Debug)]
 pub enum Controller {
     /// `bbr`: BBRv3 (draft-ietf-ccwg-bbr-06).
-    Bbr(crate::bbr::Bbr),
+    Bbr(Box<crate::bbr::Bbr>),
     /// `bbr1`: BBR v1 as Linux tcp_bbr.c.
     Bbr1(crate::bbr1::Bbr1),
     /// `reno` and `lss` (RFC 3742 Limited Slow-Start is a slow-start rule).
@@ -253,17 +255,17 @@ pub enum Controller {
     /// `dctcp`: DCTCP (RFC 8257).
     Dctcp(LossBased<crate::dctcp::Dctcp>),
     /// `prague`: TCP Prague (L4S; Linux tcp_prague.c).
-    Prague(LossBased<crate::prague::Prague>),
+    Prague(Box<LossBased<crate::prague::Prague>>),
     /// `hybla`: TCP Hybla.
     Hybla(LossBased<crate::hybla::Hybla>),
     /// `careful-resume` over Reno.
-    CarefulResumeReno(crate::careful_resume::CarefulResume<crate::loss_based::RenoRule>),
+    CarefulResumeReno(Box<crate::careful_resume::CarefulResume<crate::loss_based::RenoRule>>),
     /// `careful-resume` over CUBIC.
-    CarefulResumeCubic(crate::careful_resume::CarefulResume<crate::cubic::Cubic>),
+    CarefulResumeCubic(Box<crate::careful_resume::CarefulResume<crate::cubic::Cubic>>),
     /// `rapid-start` over Reno.
-    RapidStartReno(crate::rapid_start::RapidStart<crate::loss_based::RenoRule>),
+    RapidStartReno(Box<crate::rapid_start::RapidStart<crate::loss_based::RenoRule>>),
     /// `rapid-start` over CUBIC.
-    RapidStartCubic(crate::rapid_start::RapidStart<crate::cubic::Cubic>),
+    RapidStartCubic(Box<crate::rapid_start::RapidStart<crate::cubic::Cubic>>),
     /// `vegas`: TCP Vegas.
     Vegas(crate::vegas::Vegas),
     /// `vegas-lss`: Vegas handing over to Limited Slow-Start.
@@ -358,20 +360,20 @@ fn careful_resume(params: &Params, common: &CommonParams) -> Result<Controller, 
     let (jump, saved_rtt) = saved_state(params, common.mss)?;
     let beta = params.number("retreat_beta")?;
     Ok(match params.choice("base")? {
-        "cubic" => Controller::CarefulResumeCubic(CarefulResume::new(
+        "cubic" => Controller::CarefulResumeCubic(Box::new(CarefulResume::new(
             loss_based(params, common, cubic_rule(params)?)?,
             common.mss,
             jump,
             saved_rtt,
             beta,
-        )),
-        _ => Controller::CarefulResumeReno(CarefulResume::new(
+        ))),
+        _ => Controller::CarefulResumeReno(Box::new(CarefulResume::new(
             loss_based(params, common, crate::loss_based::RenoRule)?,
             common.mss,
             jump,
             saved_rtt,
             beta,
-        )),
+        ))),
     })
 }
 
@@ -384,7 +386,7 @@ fn rapid_start(params: &Params, common: &CommonParams) -> Result<Controller, CcE
             let rule = cubic_rule(params)?;
             let beta = rule.beta;
             let b = frame(params, common, SlowStart::Standard, rule)?;
-            Controller::RapidStartCubic(from_params(params, b, common.mss, beta)?)
+            Controller::RapidStartCubic(Box::new(from_params(params, b, common.mss, beta)?))
         }
         _ => {
             let b = frame(
@@ -394,7 +396,7 @@ fn rapid_start(params: &Params, common: &CommonParams) -> Result<Controller, CcE
                 crate::loss_based::RenoRule,
             )?;
             let beta = crate::loss_based::RENO_BETA;
-            Controller::RapidStartReno(from_params(params, b, common.mss, beta)?)
+            Controller::RapidStartReno(Box::new(from_params(params, b, common.mss, beta)?))
         }
     })
 }
@@ -498,11 +500,11 @@ impl Controller {
                 common,
                 crate::dctcp::Dctcp::from_params(params)?,
             )?),
-            "prague" => Controller::Prague(loss_based(
+            "prague" => Controller::Prague(Box::new(loss_based(
                 params,
                 common,
                 crate::prague::Prague::from_params(params)?,
-            )?),
+            )?)),
             "careful-resume" => careful_resume(params, common)?,
             "rapid-start" => rapid_start(params, common)?,
             "hybla" => Controller::Hybla(frame(
@@ -515,7 +517,7 @@ impl Controller {
             "vegas-lss" => Controller::VegasLss(crate::vegas_lss::from_params(params, common)?),
             "ledbat" => Controller::Ledbat(crate::ledbat::from_params(params, common)?),
             "utp" => Controller::Utp(crate::utp::from_params(params, common)?),
-            "bbr" => Controller::Bbr(crate::bbr::from_params(params, common)?),
+            "bbr" => Controller::Bbr(Box::new(crate::bbr::from_params(params, common)?)),
             "bbr1" => Controller::Bbr1(crate::bbr1::from_params(params, common)?),
             other => unreachable!("algorithm {other} is registered but not constructed"),
         })
@@ -596,6 +598,16 @@ impl CongestionController for Controller {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue #37: a sender holds its controller inline, so the enum's size is every sender's;
+    /// the variants larger than CUBIC's are boxed (576 bytes before, RapidStart over CUBIC's).
+    #[test]
+    fn no_controller_variant_is_held_inline_larger_than_cubics() {
+        use std::mem::size_of;
+        let controller = size_of::<Controller>();
+        let cubic = size_of::<LossBased<crate::cubic::Cubic>>();
+        assert!(controller <= cubic + 8, "{controller} bytes");
+    }
 
     const COMMON: CommonParams = CommonParams {
         mss: 1460,

@@ -189,6 +189,17 @@ impl Pieces {
         }
     }
 
+    /// Free the per-block and per-piece state of a peer that left, which had every piece
+    /// (a peer leaves only once complete): `have` stays, so [`Pieces::complete`] still holds.
+    /// Nothing may read the rest afterwards.
+    pub fn release_when_gone(&mut self) {
+        debug_assert!(self.complete());
+        self.blocks = Vec::new();
+        self.taken = Vec::new();
+        self.got = Vec::new();
+        self.availability = Vec::new();
+    }
+
     pub fn complete(&self) -> bool {
         self.have.count() == self.layout.pieces
     }

@@ -893,6 +893,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         for c in self.peers[p as usize].conns.clone() {
             self.close(c);
         }
+        self.release_departed(p);
         // Random stay keeps the swarm's size: a new leecher takes the place at once.
         self.add_peer(false, true);
     }
@@ -952,6 +953,23 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         }
     }
 
+    /// Free what departed peer `p` held and will not use again (issue #37: it is never
+    /// rechoked again, so `release_empty_buffers` never reached it): its record's buffers (its
+    /// closed connections' halves went at `close`) and its access links' queues once drained.
+    /// A link still holding packets drains on after the peer left; every packet it carries is
+    /// then stale at its far end, where `deliver` calls this again. Storage only.
+    #[cold]
+    fn release_departed(&mut self, p: u32) {
+        let peer = &mut self.peers[p as usize];
+        debug_assert!(peer.conns.is_empty());
+        peer.conns = Vec::new();
+        peer.known = VecDeque::new();
+        peer.pieces.release_when_gone();
+        for c in [up(p), down(p)] {
+            self.channels[c as usize].release_empty_buffers();
+        }
+    }
+
     /// Uploader and downloader of half `h`.
     fn ends(&self, h: u32) -> (u32, u32) {
         let peers = self.ends[(h / 2) as usize];
@@ -999,6 +1017,11 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         let (uploader, downloader) = self.ends(h);
         let Some(halves) = self.halves[c as usize].as_mut() else {
             self.stale_packets += 1;
+            for p in [uploader, downloader] {
+                if !self.peers[p as usize].active {
+                    self.release_departed(p);
+                }
+            }
             return;
         };
         let half = &mut halves[i];
