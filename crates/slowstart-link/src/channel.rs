@@ -351,9 +351,7 @@ impl Channel {
     /// buffer its busiest queue grew (a full 200-packet uplink's is 22 kB; issue #37).
     /// Nothing it does next changes.
     pub fn release_empty_buffers(&mut self) {
-        if self.pipe.is_empty() && self.pipe.capacity() > 0 {
-            self.pipe = VecDeque::new();
-        }
+        slowstart_transport::ranges::release_if_empty(&mut self.pipe);
     }
 
     /// Packets accepted and not yet delivered to the far node.
