@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyBool, PyBytes, PyDict, PyFloat, PyList, PyString};
 use slowstart_cc::registry::{ParamValue, ALGORITHMS};
 use slowstart_cc::Phase;
-use slowstart_config::scenario::{self, Host, Overrides, Trace, V};
+use slowstart_config::scenario::{self, Host, Overrides, Stage, Trace, V};
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueTrace};
 use slowstart_config::{GuestRef, SimError};
 use slowstart_sim::sim::{TraceChunk, TraceStream};
@@ -308,17 +308,17 @@ fn load_scenario<'py>(
         host: host.clone(),
         failure: None,
     };
-    let mut tree = value_of(raw)?;
-    let loaded = scenario::apply_overrides(&mut tree, &overrides, &mut files).and_then(|()| {
-        if until == "overridden" {
-            return Ok(tree.clone());
+    let stage = match until {
+        "overridden" => Stage::Overridden,
+        "built" => Stage::Built,
+        "checked" => Stage::Checked,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "until: {other:?} is not a stage (accepted: overridden, built, checked)"
+            )))
         }
-        let config = scenario::build_config(&tree, &mut files)?;
-        if until == "checked" {
-            scenario::check(&config, tree.has("path"))?;
-        }
-        Ok(config)
-    });
+    };
+    let loaded = scenario::load_until(value_of(raw)?, &overrides, &mut files, stage);
     if let Some(e) = files.failure.take() {
         return Err(e);
     }

@@ -29,7 +29,7 @@
 //! - Imported: `env.ss_progress(now_ns: f64, end_ns: f64) -> i32`, told every
 //!   [`slowstart_sim::PROGRESS_EVERY`] events; 0 stops the run (its summary says `interrupted`).
 
-use slowstart_config::scenario::{self, NoFiles, Overrides, V};
+use slowstart_config::scenario::{self, NoFiles};
 use slowstart_sim::{RunOutput, SimConfig, SimError};
 
 /// Bumped when a function's meaning or the envelope's layout changes; the page checks it.
@@ -56,16 +56,13 @@ pub struct ScenarioRequest {
 /// A scenario's TOML with overrides → the canonical config as JSON, by the core's loader (the
 /// same one line as the CLI for a bad value).
 pub fn load(request: &ScenarioRequest) -> Result<String, SimError> {
-    let mut raw = scenario::parse_toml(&request.toml, "scenario")?;
-    if let (Some(name), false) = (&request.name, raw.has("name")) {
-        raw.set("name", V::Str(name.clone()));
-    }
-    let overrides = Overrides {
-        cc: request.cc.clone().map(V::Str),
-        set: Some(V::List(request.set.iter().cloned().map(V::Str).collect())),
-        ..Overrides::default()
-    };
-    scenario::load(raw, &overrides, &mut NoFiles)
+    scenario::load_toml(
+        &request.toml,
+        request.name.as_deref(),
+        request.cc.as_deref(),
+        &request.set,
+        &mut NoFiles,
+    )
 }
 
 /// Read a [`ScenarioRequest`] (JSON), load and run it into its [`envelope`], or the loader's or

@@ -101,11 +101,37 @@ pub fn parse_toml(text: &str, source: &str) -> Result<V, SimError> {
 /// core's own rules ([`SimConfig::validate`], its messages naming a link's field as the
 /// scenario wrote it).
 pub fn load(raw: V, overrides: &Overrides, host: &mut dyn Host) -> Result<String, SimError> {
+    load_until(raw, overrides, host, Stage::Checked).map(|config| config.to_json())
+}
+
+/// How far [`load_until`] goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// The raw scenario with `--cc`, each `--set` item, `--seed` and `--duration` applied.
+    Overridden,
+    /// The canonical config, not yet checked by the core's rules.
+    Built,
+    /// The canonical config [`load`] returns.
+    Checked,
+}
+
+/// [`load`]'s steps as far as `stage`, the value tree at that point.
+pub fn load_until(
+    raw: V,
+    overrides: &Overrides,
+    host: &mut dyn Host,
+    stage: Stage,
+) -> Result<V, SimError> {
     let mut raw = raw;
     overrides::apply_overrides(&mut raw, overrides, host)?;
+    if stage == Stage::Overridden {
+        return Ok(raw);
+    }
     let config = build_config(&raw, host)?;
-    check(&config, raw.has("path"))?;
-    Ok(config.to_json())
+    if stage == Stage::Checked {
+        check(&config, raw.has("path"))?;
+    }
+    Ok(config)
 }
 
 /// A built config checked by the core's rules ([`SimConfig::validate`]), a message about a
@@ -116,11 +142,22 @@ pub fn check(config: &V, path: bool) -> Result<(), SimError> {
         .map_err(|e| err(scenario_field(&e.0, path)))
 }
 
-/// TOML text with `--set` items → the canonical config as JSON (slowstart-web's `load` adds
-/// `--cc` and the file's name).
-pub fn load_toml(text: &str, set: &[String], host: &mut dyn Host) -> Result<String, SimError> {
-    let raw = parse_toml(text, "scenario")?;
+/// A scenario file's text with `slowstart run`'s options → the canonical config as JSON: its
+/// `name` where the text gives none (the CLI names it by its file), `--cc` for every flow, the
+/// `--set` items in order (slowstart-web's entry).
+pub fn load_toml(
+    text: &str,
+    name: Option<&str>,
+    cc: Option<&str>,
+    set: &[String],
+    host: &mut dyn Host,
+) -> Result<String, SimError> {
+    let mut raw = parse_toml(text, "scenario")?;
+    if let (Some(name), false) = (name, raw.has("name")) {
+        raw.set("name", V::str(name));
+    }
     let overrides = Overrides {
+        cc: cc.map(V::str),
         set: Some(V::List(set.iter().cloned().map(V::Str).collect())),
         ..Overrides::default()
     };

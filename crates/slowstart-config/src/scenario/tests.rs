@@ -5,7 +5,7 @@ use super::*;
 
 fn load_text(text: &str, set: &[&str]) -> Result<serde_json::Value, String> {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
-    load_toml(text, &set, &mut NoFiles)
+    load_toml(text, None, None, &set, &mut NoFiles)
         .map(|json| serde_json::from_str(&json).expect("the config is JSON"))
         .map_err(|e| e.0)
 }
