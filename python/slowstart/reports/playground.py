@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from slowstart import _core, paths
+from slowstart.loading.defaults import defaults
 from slowstart.loading.scenario import load
 from slowstart.paths import scenario_path
 from slowstart.reproductions.experiment import runnable
@@ -40,7 +41,8 @@ def path_settings(raw: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]
     rate, rtt = forward["rate_bps"], forward["delay_ns"] + bottleneck["reverse"]["delay_ns"]
     queue = forward["queue"]
     bdp_bytes = rate * rtt / 8e9
-    in_bdp = "bdp" in str(p.get("buffer", "1bdp")) and "bytes" in queue and bdp_bytes > 0
+    buffer = p.get("buffer", defaults("path")["buffer"])  # as written, else the core's default
+    in_bdp = "bdp" in str(buffer) and "bytes" in queue and bdp_bytes > 0
     size = _size(queue["bytes"]) if "bytes" in queue else f"{queue['packets']} packets"
     return {
         "rate_bps": rate,
@@ -48,7 +50,7 @@ def path_settings(raw: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]
         # The buffer in BDPs where the scenario gives it so (the slider's position), and as
         # the label shows it.
         "buffer_bdp": round(queue["bytes"] / bdp_bytes, 2) if in_bdp else None,
-        "buffer_text": f"{p.get('buffer', '1bdp')} ({size})",
+        "buffer_text": f"{buffer} ({size})",
         "loss": forward.get("loss", 0.0),
         # The keys a slider cannot stand for: a rate trace, a Gilbert-Elliott loss.
         "rate_trace": "rate_trace_ms" in forward,
