@@ -26,7 +26,7 @@
 
 use serde::Serialize;
 use slowstart_transport::request::RequestSender;
-use slowstart_transport::{Timer, TimerKind};
+use slowstart_transport::Timer;
 
 use crate::{seconds, Ctx};
 use slowstart_config::trace::AppRow;
@@ -232,16 +232,10 @@ impl BittorrentApp {
         whole * self.block_bytes + part.saturating_sub(PIECE_HEADER_BYTES)
     }
 
-    fn arm_tick(&mut self, at: u64, ctx: &mut Ctx) {
-        if let Some(t) = self.tick.set(Some(at)) {
-            ctx.io.wake(t, ctx.flow, TimerKind::App);
-        }
-    }
-
     pub fn on_start(&mut self, ctx: &mut Ctx) {
         self.last_tick_ns = ctx.now;
         // Session ticks fall on whole seconds of simulated time.
-        self.arm_tick((ctx.now / TICK_NS + 1) * TICK_NS, ctx);
+        self.tick.set(Some((ctx.now / TICK_NS + 1) * TICK_NS));
     }
 
     pub fn on_established(&mut self, ctx: &mut Ctx) {
@@ -324,7 +318,7 @@ impl BittorrentApp {
         self.changed = true;
         self.ticked = true;
         if !self.finished() {
-            self.arm_tick(ctx.now + TICK_NS, ctx);
+            self.tick.set(Some(ctx.now + TICK_NS));
         }
     }
 

@@ -11,10 +11,11 @@
 //!   seed), its controller a small sans-IO struct, [`bittorrent::RequestQueue`], and BEP 3's
 //!   message sizes (the one copy; the engine's swarm sizes its messages with them).
 //!
-//! The engine calls an application at five points: the flow starts, the connection is
-//! established, request bytes reach `src` in order, data reaches `dst` in order, and the
-//! application's own timer fires. Both ends of one flow live in one value: the simulation is
-//! the only observer, so each side reads only what its own endpoint would know.
+//! [`App`] is a flow session's application ([`slowstart_transport::FlowApp`]): the session
+//! calls it at five points: the flow starts, the connection is established, request bytes
+//! reach `src` in order, data reaches `dst` in order, and the application's own timer fires.
+//! Both ends of one flow live in one value: the simulation is the only observer, so each side
+//! reads only what its own endpoint would know.
 
 pub mod bittorrent;
 pub mod bulk;
@@ -23,36 +24,12 @@ pub mod web;
 use serde::Serialize;
 
 use slowstart_config::{AppConfig, FlowConfig};
-use slowstart_transport::receiver::Receiver;
 use slowstart_transport::request::RequestSender;
-use slowstart_transport::sender::Sender;
-use slowstart_transport::{Io, Timer};
+use slowstart_transport::{FlowApp, Timer};
 
 use slowstart_config::trace::AppRow;
 
-/// What an application reaches while it handles one event.
-pub struct Ctx<'a> {
-    pub now: u64,
-    pub flow: u32,
-    /// `src`'s data sender (the server, the uploader).
-    pub sender: &'a mut Sender,
-    /// `dst`'s data receiver (to let a pending delayed ACK leave with a request).
-    pub receiver: &'a mut Receiver,
-    /// `dst`'s request stream.
-    pub requests: &'a mut RequestSender,
-    pub io: &'a mut Io,
-    /// Set by the application: close this connection and open a new one (HTTP without
-    /// keep-alive).
-    pub reconnect: bool,
-}
-
-impl Ctx<'_> {
-    /// `dst` writes request bytes; a delayed ACK it owes leaves with them.
-    pub fn request(&mut self, bytes: u64) {
-        self.receiver.flush_ack(self.now, self.io);
-        self.requests.write(self.now, bytes, self.io);
-    }
-}
+pub use slowstart_transport::Ctx;
 
 pub enum App {
     Bulk(bulk::BulkApp),
@@ -86,62 +63,6 @@ impl App {
         }
     }
 
-    /// Whether this application talks on the request stream.
-    pub fn uses_requests(&self) -> bool {
-        !matches!(self, App::Bulk(_))
-    }
-
-    /// Before the connection opens: a bulk source writes everything; BitTorrent starts its clock.
-    pub fn on_start(&mut self, ctx: &mut Ctx) {
-        match self {
-            App::Bulk(a) => a.on_start(ctx.sender),
-            App::Web(_) => {}
-            App::Bittorrent(a) => a.on_start(ctx),
-        }
-    }
-
-    /// The handshake completed (both ends may send).
-    pub fn on_established(&mut self, ctx: &mut Ctx) {
-        match self {
-            App::Bulk(_) => {}
-            App::Web(a) => a.on_established(ctx),
-            App::Bittorrent(a) => a.on_established(ctx),
-        }
-    }
-
-    /// `src` received the request stream in order up to byte `upto`.
-    pub fn on_requests(&mut self, upto: u64, ctx: &mut Ctx) {
-        match self {
-            App::Bulk(_) => {}
-            App::Web(a) => a.on_requests(upto, ctx),
-            App::Bittorrent(a) => a.on_requests(upto, ctx),
-        }
-    }
-
-    /// `dst` received the data stream in order up to byte `upto`.
-    pub fn on_delivered(&mut self, upto: u64, ctx: &mut Ctx) {
-        match self {
-            App::Bulk(_) => {}
-            App::Web(a) => a.on_delivered(upto, ctx),
-            App::Bittorrent(a) => a.on_delivered(upto, ctx),
-        }
-    }
-
-    /// The application's timer fired.
-    pub fn on_timer(&mut self, ctx: &mut Ctx) {
-        if let App::Bittorrent(a) = self {
-            a.on_tick(ctx);
-        }
-    }
-
-    /// The application's timer, if it has one.
-    pub fn timer(&mut self) -> Option<&mut Timer> {
-        match self {
-            App::Bittorrent(a) => Some(&mut a.tick),
-            _ => None,
-        }
-    }
-
     /// Done, for applications that decide it themselves (`None`: the transport decides).
     pub fn finished(&self) -> Option<bool> {
         match self {
@@ -167,6 +88,69 @@ impl App {
             App::Bittorrent(a) => AppDetail::Bittorrent(a.summary(requests)),
         };
         Some(AppSummary { flow, detail })
+    }
+}
+
+impl FlowApp for App {
+    #[inline]
+    fn uses_requests(&self) -> bool {
+        !matches!(self, App::Bulk(_))
+    }
+
+    /// A bulk source writes everything; BitTorrent starts its clock.
+    fn on_start(&mut self, ctx: &mut Ctx) {
+        match self {
+            App::Bulk(a) => a.on_start(ctx.sender),
+            App::Web(_) => {}
+            App::Bittorrent(a) => a.on_start(ctx),
+        }
+    }
+
+    fn on_established(&mut self, ctx: &mut Ctx) {
+        match self {
+            App::Bulk(_) => {}
+            App::Web(a) => a.on_established(ctx),
+            App::Bittorrent(a) => a.on_established(ctx),
+        }
+    }
+
+    fn on_requests(&mut self, upto: u64, ctx: &mut Ctx) {
+        match self {
+            App::Bulk(_) => {}
+            App::Web(a) => a.on_requests(upto, ctx),
+            App::Bittorrent(a) => a.on_requests(upto, ctx),
+        }
+    }
+
+    fn on_delivered(&mut self, upto: u64, ctx: &mut Ctx) {
+        match self {
+            App::Bulk(_) => {}
+            App::Web(a) => a.on_delivered(upto, ctx),
+            App::Bittorrent(a) => a.on_delivered(upto, ctx),
+        }
+    }
+
+    /// BitTorrent's once-a-second tick.
+    #[inline]
+    fn timer(&self) -> Option<&Timer> {
+        match self {
+            App::Bittorrent(a) => Some(&a.tick),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn timer_mut(&mut self) -> Option<&mut Timer> {
+        match self {
+            App::Bittorrent(a) => Some(&mut a.tick),
+            _ => None,
+        }
+    }
+
+    fn on_timeout(&mut self, ctx: &mut Ctx) {
+        if let App::Bittorrent(a) = self {
+            a.on_tick(ctx);
+        }
     }
 }
 

@@ -3,8 +3,8 @@
 //! [`advance_with`] is the loop: pop the next (time, event), stop past the duration, count it,
 //! hand it out, flush what it produced, then stop on a user's controller's fault, when the
 //! application is done, or when [`crate::Progress`] says so. [`Engine`] is what the loop
-//! owns: the clock, the event counter, the [`Queue`], and the transport's [`Io`] (packets to
-//! send, timers to arm). What a run simulates is an [`Application`] of it: the flows with
+//! owns: the clock, the event counter, the [`Queue`] and the transport's [`Io`] (packets to
+//! send). What a run simulates is an [`Application`] of it: the flows with
 //! their applications, cross traffic and metrics ([`crate::sim::Simulation`]), or a BitTorrent
 //! swarm of peers that connect and leave ([`crate::swarm::SwarmSim`]). The loop handles three
 //! kinds of [`Event`] itself and calls the application back for what only it knows:
@@ -12,24 +12,25 @@
 //!   channel and schedules the next head; the application routes the packet
 //!   ([`Application::on_channel_head`]) and offers it to its next channel through the engine
 //!   ([`Engine::offer`]), which schedules the head of a channel that was idle;
-//! - a transport timer ([`Event::Timer`]): the engine hands it to the connection's
-//!   [`Connection::handle_timeout`], the one place that decides which timer fires, and tells
-//!   the application what fired ([`Application::on_timer_fired`]); an application's own timer
-//!   ([`TimerKind::App`]) goes to [`Application::on_app_timer`];
+//! - a session's deadline ([`Event::Wake`]): the application hands the time to the session
+//!   (a flow's [`slowstart_transport::Session::handle_timeout`], which fires every timer of its
+//!   connection and application that is due) and acts on what it did
+//!   ([`Application::on_wake`]);
 //! - the application's own events ([`Event::App`]: a flow's start, a peer's arrival or
 //!   rechoke ...), to [`Application::on_event`].
 //!
-//! After each event the engine turns the timers the endpoints asked for (`Io::wakeups`) into
-//! queue entries and hands each packet they sent to [`Application::send`], which puts it on
-//! its first link. This push of wake-ups is how a heap-driven loop meets the sans-IO
-//! [`Connection`]; a loop over sockets (the UDP stack) reads `Connection::poll_timeout`
-//! instead. The loop is generic, not `dyn`: each application and queue kind gets its own
-//! compiled copy, with the callbacks inlined.
+//! A session has one entry in the queue, however many timers it has: once an event has left a
+//! session's deadline earlier than its entry, the application pushes a new one
+//! ([`Engine::wake`], with the time `Session::wake_at` or a [`slowstart_transport::Wake`]
+//! names). After the event the engine hands each packet sent to [`Application::send`], which
+//! puts it on its first link. A loop over sockets (the UDP stack)
+//! reads the same deadline, `poll_timeout`, instead. The loop is generic, not `dyn`: each
+//! application and queue kind gets its own compiled copy, with the callbacks inlined.
 //!
 //! The queue: pending (time, insertion counter, event) entries, popped in that order. The
 //! counter breaks ties first-in first-out, so same-time events run in a fixed order and runs are
 //! deterministic. Links keep their own in-flight packets and put only their head here, so the
-//! queue stays small (one entry per busy link direction and per armed timer) however many
+//! queue stays small (one entry per busy link direction and per session with a deadline) however many
 //! packets are in flight. Its kind is a type parameter of the application ([`Queue`]): flows
 //! use [`EventQueue`] by default, swarms [`CalendarQueue`], whose link heads are many and spread
 //! over time (see there). Both pop in the same order, so either gives the same results.
@@ -44,7 +45,7 @@
 
 use slowstart_link::channel::{Channel, Offer};
 use slowstart_transport::packet::Packet;
-use slowstart_transport::{Connection, Fired, Io, TimerKind};
+use slowstart_transport::Io;
 
 use crate::{Progress, PROGRESS_EVERY};
 
@@ -53,9 +54,8 @@ use crate::{Progress, PROGRESS_EVERY};
 pub enum Event<X> {
     /// The head packet of a link direction (channel) reaches the far node.
     ChannelHead(u32),
-    /// A timer of connection `id` may be due (with [`TimerKind::App`]: the application's
-    /// timer of flow `id`).
-    Timer(u32, TimerKind),
+    /// Session `id`'s deadline may have come.
+    Wake(u32),
     /// The application's own event.
     App(X),
 }
@@ -104,6 +104,17 @@ impl<Q: Default> Engine<Q> {
 }
 
 impl<Q> Engine<Q> {
+    /// Wake session `id` at `at`, if a time is named (see the module's doc).
+    #[inline(always)]
+    pub fn wake<X>(&mut self, id: u32, at: Option<u64>)
+    where
+        Q: Queue<Event<X>>,
+    {
+        if let Some(t) = at {
+            self.queue.push(t, Event::Wake(id));
+        }
+    }
+
     /// Offer `packet` to channel `c` now; if it queued on an idle channel, schedule the
     /// channel's head (the channel's next head after that is scheduled by the loop, when it
     /// takes this one). False if the channel dropped it.
@@ -140,12 +151,8 @@ pub trait Application {
     /// Channel `c`'s head event came, and the engine took its packet (none: an AQM's
     /// transmission end, or a packet it dropped at the head) and scheduled the next.
     fn on_channel_head(&mut self, c: u32, packet: Option<Packet>);
-    /// The connection whose timers are `id`'s (none once it closed), with the engine.
-    fn connection(&mut self, id: u32) -> (Option<&mut Connection>, &mut Engine<Self::Queue>);
-    /// Connection `id`'s timer fired.
-    fn on_timer_fired(&mut self, id: u32, fired: Fired);
-    /// The application's timer of `id` ([`TimerKind::App`]) may be due.
-    fn on_app_timer(&mut self, id: u32);
+    /// Session `id`'s wake-up came ([`Event::Wake`]): hand it the time.
+    fn on_wake(&mut self, id: u32);
     /// Before the flush: write out what the event held back (the swarm's control messages).
     #[inline(always)]
     fn before_flush(&mut self) {}
@@ -187,14 +194,7 @@ pub fn advance_with<A: Application>(app: &mut A, progress: Progress) -> u64 {
                 app.on_channel_head(c, popped);
             }
             Event::App(x) => app.on_event(x),
-            Event::Timer(id, TimerKind::App) => app.on_app_timer(id),
-            Event::Timer(id, kind) => {
-                if let (Some(conn), engine) = app.connection(id) {
-                    if let Some(fired) = conn.handle_timeout(t, kind, &mut engine.io) {
-                        app.on_timer_fired(id, fired);
-                    }
-                }
-            }
+            Event::Wake(id) => app.on_wake(id),
         }
         flush(app);
         let engine = app.engine();
@@ -236,14 +236,11 @@ fn guest_fault(guests: bool) -> Option<String> {
     }
 }
 
-/// Arm the timers the endpoints asked for and send their packets.
+/// Send the packets the endpoints produced.
 #[inline(always)]
 fn flush<A: Application>(app: &mut A) {
     app.before_flush();
     let engine = app.engine();
-    for (t, id, kind) in engine.io.wakeups.drain(..) {
-        engine.queue.push(t, Event::Timer(id, kind));
-    }
     if engine.io.packets.is_empty() {
         return;
     }
@@ -868,7 +865,7 @@ mod tests {
                     let want = reference.pop_first().map(|(t, n): (u64, usize)| (t, n as u32));
                     proptest::prop_assert_eq!(got.map(|(t, e)| (t, match e {
                         Event::ChannelHead(n) | Event::App(n) => n,
-                        Event::Timer(..) => unreachable!(),
+                        Event::Wake(..) => unreachable!(),
                     })), want);
                     if let Some((t, _)) = got {
                         now = t;

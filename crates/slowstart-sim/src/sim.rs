@@ -6,16 +6,14 @@
 use slowstart_cc::{CcSpec, CommonParams, Controller};
 use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::State;
-use slowstart_transport::{
-    Connection, Fired, Observer, Received, SenderEvent, Settings, TimerKind,
-};
+use slowstart_transport::{Connection, Io, Observer, Session, Settings};
 
 use crate::engine::{Application, Engine, Event, EventQueue, Queue};
 use crate::export::qlog::Qlogs;
 use crate::export::{tcp::TcpView, Captures, ExportDirs};
 use crate::summary::{seconds, FlowSummary, RunKind, RunOutput, Summary};
 use crate::SimError;
-use slowstart_apps::{App, Ctx};
+use slowstart_apps::App;
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
 use slowstart_config::SimConfig;
 use slowstart_config::{stall_threshold, substream_seed, FlowRecorder, SeedStream};
@@ -55,10 +53,9 @@ struct Flow {
     start_ns: u64,
     handshake: bool,
     size_bytes: Option<u64>,
-    /// Both ends: the data sender and the request stream's receiver at `src`, the data
-    /// receiver and the request stream's sender at `dst` (applications with requests only).
-    ends: Connection,
-    app: App,
+    /// The connection (the data sender and the request stream's receiver at `src`, the data
+    /// receiver and the request stream's sender at `dst`) and its application.
+    session: Session<App>,
     /// Finished (sender done for bulk, the application's own verdict otherwise).
     done: bool,
     /// When an application flow finished.
@@ -199,8 +196,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
                 start_ns: f.start_ns,
                 handshake: f.handshake,
                 size_bytes: f.size_bytes,
-                ends,
-                app: App::new(f),
+                session: Session::new(ends, App::new(f)),
                 settings,
                 done: false,
                 app_done_ns: None,
@@ -316,7 +312,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
             let titles: Vec<String> = self.flows.iter().map(|f| cc_label(&f.spec)).collect();
             self.qlogs = Some(Box::new(Qlogs::new(dir, &self.name, self.seed, &titles)?));
             for f in &mut self.flows {
-                f.ends.src.sender.log_losses(true);
+                f.session.conn.src.sender.log_losses(true);
             }
         }
         Ok(())
@@ -349,8 +345,8 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
             .map(|c| c.held_data_bytes(f as u32))
             .sum();
         (
-            flow.ends.src.sender.stats().data_bytes_sent,
-            flow.ends.dst.receiver.data_bytes_received(),
+            flow.session.conn.src.sender.stats().data_bytes_sent,
+            flow.session.conn.dst.receiver.data_bytes_received(),
             flow.drops.drop_bytes,
             held,
         )
@@ -456,7 +452,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
             };
             flow.drops.drops += 1;
             flow.drops.drop_bytes += packet.len as u64;
-            if flow.ends.src.sender.phase().is_initial_slow_start() {
+            if flow.session.conn.src.sender.phase().is_initial_slow_start() {
                 flow.drops.slow_start_drops += 1;
             }
         }
@@ -472,21 +468,16 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
         self.topo.channels[c as usize].dropped = dropped;
     }
 
-    /// Run an application hook with both endpoints of flow `f` at hand; true if the
-    /// application asked for a new connection.
-    fn with_app(&mut self, f: usize, hook: impl FnOnce(&mut App, &mut Ctx)) -> bool {
+    /// Flow `f`'s session, the observer of its sender (its recorder, its qlog file if any)
+    /// and the engine's [`Io`].
+    #[inline(always)]
+    fn session(&mut self, f: usize) -> (&mut Session<App>, impl Observer + '_, &mut Io) {
         let flow = &mut self.flows[f];
-        let mut ctx = Ctx {
-            now: self.engine.now,
-            flow: f as u32,
-            sender: &mut flow.ends.src.sender,
-            receiver: &mut flow.ends.dst.receiver,
-            requests: &mut flow.ends.dst.requests,
-            io: &mut self.engine.io,
-            reconnect: false,
-        };
-        hook(&mut flow.app, &mut ctx);
-        ctx.reconnect
+        let qlog = self.qlogs.as_deref_mut().map(|x| x.flow(f));
+        let recorder = flow
+            .recorder
+            .observer(&mut self.flow_trace, &mut self.flow_sampler);
+        (&mut flow.session, (recorder, qlog), &mut self.engine.io)
     }
 
     /// Replace flow `f`'s connection by a new one: fresh endpoints and controller, a new
@@ -495,53 +486,37 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
         let now = self.engine.now;
         let flow = &mut self.flows[f];
         let cc = Controller::rebuild(&flow.spec, &flow.common);
-        let old = &flow.ends;
-        let qlog = self.qlogs.as_deref_mut().map(|x| x.flow(f));
-        let mut obs = (
-            flow.recorder
-                .observer(&mut self.flow_trace, &mut self.flow_sampler),
-            qlog,
-        );
-        obs.on_replaced(now, &old.src.sender);
+        let s = &flow.settings;
+        let mut conn = Connection::new(f as u32, s, s, cc, flow.size_bytes);
+        conn.src.sender.set_stall_threshold(flow.stall_threshold);
+        if self.qlogs.is_some() {
+            conn.src.sender.log_losses(true);
+        }
+        conn.dst
+            .requests
+            .continue_counts(&flow.session.conn.dst.requests);
+        let old = flow.session.replace_connection(conn);
         flow.prior_delivered += old.dst.receiver.rcv_nxt();
         flow.prior_dup_acks += old.dst.receiver.dup_acks();
         flow.conn = flow.conn.wrapping_add(1);
-        let s = &flow.settings;
-        let mut ends = Connection::new(f as u32, s, s, cc, flow.size_bytes);
-        ends.src.sender.set_stall_threshold(flow.stall_threshold);
-        if self.qlogs.is_some() {
-            ends.src.sender.log_losses(true);
-        }
-        ends.dst.requests.continue_counts(&flow.ends.dst.requests);
-        flow.ends = ends;
-        self.start_sender(f);
+        let handshake = flow.handshake;
+        let (session, mut obs, io) = self.session(f);
+        obs.on_replaced(now, &old.src.sender);
+        session.open(now, f as u32, handshake, io, &mut obs);
     }
 
     fn flow_start(&mut self, f: usize) {
         if f >= self.flows.len() {
             return self.cross_send(f - self.flows.len());
         }
-        self.with_app(f, |app, ctx| app.on_start(ctx));
-        self.start_sender(f);
-        self.after_app_event(f);
-    }
-
-    /// Flow `f`'s sender opens its connection (a handshake, or established at once, when the
-    /// application hears of it and the sender sends what it may).
-    fn start_sender(&mut self, f: usize) {
         let now = self.engine.now;
-        let flow = &mut self.flows[f];
-        let sender = &mut flow.ends.src.sender;
-        sender.start(now, flow.handshake, &mut self.engine.io);
-        if sender.state() == State::Established {
-            self.with_app(f, |app, ctx| app.on_established(ctx));
-            self.flows[f]
-                .ends
-                .src
-                .sender
-                .try_send(now, &mut self.engine.io);
+        let handshake = self.flows[f].handshake;
+        {
+            let (session, mut obs, io) = self.session(f);
+            session.start(now, f as u32, handshake, io, &mut obs);
         }
-        self.after_sender_event(f, SenderEvent::Start);
+        self.arm(f);
+        self.after_app_event(f);
     }
 
     fn deliver(&mut self, packet: Packet) {
@@ -556,48 +531,18 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
         if let Some(x) = self.captures.as_deref_mut() {
             x.on_delivered(&packet);
         }
-        if let (Some(x), Kind::Ack | Kind::SynAck) = (self.qlogs.as_deref_mut(), packet.kind) {
-            x.flow(f).on_packet_received(now, &packet);
+        let out = {
+            let (session, mut obs, io) = self.session(f);
+            session.handle_packet(now, &packet, io, &mut obs)
+        };
+        if out.reconnect {
+            self.reconnect(f);
         }
-        match flow.ends.handle_packet(now, &packet, &mut self.engine.io) {
-            Received::Nothing | Received::Unexpected => {}
-            Received::Data { before, upto } => {
-                if flow.app.uses_requests() && upto > before {
-                    if self.with_app(f, |app, ctx| app.on_delivered(upto, ctx)) {
-                        self.reconnect(f);
-                    }
-                    self.after_app_event(f);
-                }
-            }
-            Received::SynAck { established } => {
-                if established {
-                    self.with_app(f, |app, ctx| app.on_established(ctx));
-                    self.flows[f]
-                        .ends
-                        .src
-                        .sender
-                        .try_send(now, &mut self.engine.io);
-                }
-                self.after_sender_event(f, SenderEvent::SynAck);
-                self.after_app_event(f);
-            }
-            Received::Ack(outcome) => {
-                self.after_sender_event(f, SenderEvent::Ack(outcome));
-                self.check_done(f);
-            }
-            Received::Request { advanced, upto } => {
-                if advanced {
-                    self.with_app(f, |app, ctx| app.on_requests(upto, ctx));
-                }
-                self.flows[f]
-                    .ends
-                    .src
-                    .answer_requests(now, &mut self.engine.io, |sender, io| {
-                        sender.try_send(now, io);
-                    });
-                self.after_sender_event(f, SenderEvent::Requests);
-                self.after_app_event(f);
-            }
+        self.arm(f);
+        if out.app {
+            self.after_app_event(f);
+        } else if out.acked {
+            self.check_done(f);
         }
     }
 
@@ -605,7 +550,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
     fn after_app_event(&mut self, f: usize) {
         let now = self.engine.now;
         let flow = &mut self.flows[f];
-        if let Some((row, forced)) = flow.app.row(now, f as u32) {
+        if let Some((row, forced)) = flow.session.app.row(now, f as u32) {
             if self.app_sampler.due(f, now, forced) {
                 self.app_trace.push(row, &mut self.app_sampler);
             }
@@ -618,34 +563,40 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
         if flow.done {
             return;
         }
-        let finished = match flow.app.finished() {
+        let finished = match flow.session.app.finished() {
             Some(done) => done,
-            None => flow.ends.src.sender.state() == State::Done,
+            None => flow.session.conn.src.sender.state() == State::Done,
         };
         if finished {
             flow.done = true;
-            if flow.app.finished().is_some() {
+            if flow.session.app.finished().is_some() {
                 flow.app_done_ns = Some(self.engine.now);
             }
             self.unfinished_flows -= 1;
         }
     }
 
-    /// Flow `f`'s application timer may be due.
-    fn app_timer(&mut self, f: u32) {
+    /// After an event of flow `f`: a wake-up for its session, if its deadline came earlier.
+    #[inline(always)]
+    fn arm(&mut self, f: usize) {
+        let at = self.flows[f].session.wake_at();
+        self.engine.wake(f as u32, at);
+    }
+
+    /// Flow `f`'s wake-up came: its session fires what is due.
+    fn wake(&mut self, f: usize) {
         let now = self.engine.now;
-        let flow = &mut self.flows[f as usize];
-        let Some(timer) = flow.app.timer() else {
-            return;
+        let out = {
+            let (session, mut obs, io) = self.session(f);
+            session.handle_timeout(now, f as u32, io, &mut obs)
         };
-        if !timer.fire(now) {
-            if let Some(t) = timer.rearm() {
-                self.engine.queue.push(t, Event::Timer(f, TimerKind::App));
-            }
-            return;
+        if out.reconnect {
+            self.reconnect(f);
         }
-        self.with_app(f as usize, |app, ctx| app.on_timer(ctx));
-        self.after_app_event(f as usize)
+        self.arm(f);
+        if out.app {
+            self.after_app_event(f);
+        }
     }
 
     /// Put a packet an endpoint sent on its first link.
@@ -663,18 +614,6 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
         self.forward(from, to, p);
     }
 
-    /// Tell flow `f`'s observers (its recorder, its qlog file if any) what its sender did.
-    fn after_sender_event(&mut self, f: usize, event: SenderEvent) {
-        let flow = &mut self.flows[f];
-        let qlog = self.qlogs.as_deref_mut().map(|x| x.flow(f));
-        let recorder = flow
-            .recorder
-            .observer(&mut self.flow_trace, &mut self.flow_sampler);
-        flow.ends
-            .src
-            .notify(self.engine.now, event, &mut (recorder, qlog));
-    }
-
     pub fn finish(mut self, end_ns: u64) -> RunOutput {
         let mut export_error = None;
         if let Some(x) = self.captures.take() {
@@ -690,7 +629,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
             .enumerate()
             .map(|(i, f)| {
                 let since_start = |t: Option<u64>| t.map(|t| seconds(t.saturating_sub(f.start_ns)));
-                let (sender, receiver) = (&f.ends.src.sender, &f.ends.dst.receiver);
+                let (sender, receiver) = (&f.session.conn.src.sender, &f.session.conn.dst.receiver);
                 let m = f.recorder.metrics();
                 let delivered = f.prior_delivered + receiver.rcv_nxt();
                 let completed_ns = receiver.completed_ns().or(f.app_done_ns);
@@ -733,7 +672,11 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
             .flows
             .iter()
             .enumerate()
-            .filter_map(|(i, f)| f.app.summary(i as u32, &f.ends.dst.requests))
+            .filter_map(|(i, f)| {
+                f.session
+                    .app
+                    .summary(i as u32, &f.session.conn.dst.requests)
+            })
             .collect();
         let links = self.topo.channels.iter().map(LinkSummary::of).collect();
         let cross = self
@@ -804,19 +747,8 @@ impl<Q: Queue<Event<FlowStart>>> Application for Simulation<Q> {
     }
 
     #[inline(always)]
-    fn connection(&mut self, f: u32) -> (Option<&mut Connection>, &mut Engine<Q>) {
-        (Some(&mut self.flows[f as usize].ends), &mut self.engine)
-    }
-
-    #[inline(always)]
-    fn on_timer_fired(&mut self, f: u32, fired: Fired) {
-        if fired.kind == TimerKind::Retransmission {
-            self.after_sender_event(f as usize, SenderEvent::Rto);
-        }
-    }
-
-    fn on_app_timer(&mut self, f: u32) {
-        self.app_timer(f);
+    fn on_wake(&mut self, f: u32) {
+        self.wake(f as usize);
     }
 
     #[inline(always)]

@@ -1,6 +1,5 @@
 //! One flow's connection, sans-IO as quinn-proto's `Connection`: every call takes the time, and
-//! what the connection wants done goes into an [`Io`] (packets to send, wake-ups to ask for).
-//! Nothing here reads a clock.
+//! the packets the connection sends go into an [`Io`]. Nothing here reads a clock.
 //!
 //! A connection has two ends, each usable alone (a UDP endpoint holds one):
 //! - the [`SenderEnd`] at `src`: the data [`Sender`] and the [`RequestReceiver`] that takes the
@@ -8,22 +7,20 @@
 //! - the [`ReceiverEnd`] at `dst`: the data [`Receiver`] and the [`RequestSender`] of the
 //!   requests.
 //!
-//! A driver (the simulator's event loop, the swarm's, a loop over UDP sockets, the fuzzer)
-//! calls four things, on a [`Connection`] or on one end:
+//! A driver (a [`crate::session::Session`], which the simulator's flows use; the swarm's
+//! halves; a loop over UDP sockets; the fuzzer) calls three things, on a [`Connection`] or on
+//! one end:
 //! - `handle_packet`: a packet arrived, with what the application must hear returned
 //!   ([`Received`]);
-//! - `handle_timeout`: a wake-up it was asked for ([`Io::wakeups`]) came due;
-//! - `handle_timeouts`: fire every timer due by now, for a loop that sleeps until
-//! - `poll_timeout`: the earliest deadline;
+//! - `poll_timeout`: the earliest deadline of its timers;
+//! - `handle_timeouts`: fire every timer due by now, in a fixed order;
 //!
 //! and after each sender event it hands over (a start, a SYN-ACK, an ACK, answered requests, a
 //! retransmission timeout) tells its observer with [`SenderEnd::notify`] ([`crate::observe`]).
 //!
 //! The five timers live in the parts that arm them (the sender's retransmission, loss probe and
-//! pacing timers, the receiver's delayed ACK, the request stream's retransmission timer); which
-//! one a wake-up is for, whether it is due, and what firing it does is decided here only. An
-//! event heap learns of a timer from the wake-up pushed when it is armed earlier than its
-//! pending one ([`Timer`]); a loop over sockets reads the same deadlines with `poll_timeout`.
+//! pacing timers, the receiver's delayed ACK, the request stream's retransmission timer);
+//! whether one is due and what firing it does is decided here only.
 
 use slowstart_cc::{Controller, Phase};
 
@@ -33,7 +30,7 @@ use crate::receiver::Receiver;
 use crate::request::{RequestReceiver, RequestSender};
 use crate::sender::{AckOutcome, Sender, State};
 use crate::settings::Settings;
-use crate::timer::{Timer, TimerKind};
+use crate::timer::{Timer, TimerKind, NEVER};
 use crate::Io;
 
 /// What a packet did that the application above may act on (as quinn-proto's events).
@@ -64,7 +61,6 @@ pub struct Fired {
 
 /// The data sender's end (`src`).
 pub struct SenderEnd {
-    flow: u32,
     pub sender: Sender,
     /// The application's requests from the other end.
     pub request_rx: RequestReceiver,
@@ -74,7 +70,6 @@ pub struct SenderEnd {
 
 /// The data receiver's end (`dst`).
 pub struct ReceiverEnd {
-    flow: u32,
     pub receiver: Receiver,
     /// The application's requests to the other end.
     pub requests: RequestSender,
@@ -86,21 +81,8 @@ pub struct Connection {
     pub dst: ReceiverEnd,
 }
 
-/// Fire `timer` for a wake-up at `now`: true if due; if not, ask for a wake-up at its later
-/// deadline, if it has one.
+/// Fire `timer` if its deadline has passed.
 #[inline]
-fn wake(timer: &mut Timer, now: u64, flow: u32, kind: TimerKind, io: &mut Io) -> Option<Fired> {
-    let deadline = timer.deadline();
-    if timer.fire(now) {
-        return deadline.map(|deadline| Fired { kind, deadline });
-    }
-    if let Some(t) = timer.rearm() {
-        io.wake(t, flow, kind);
-    }
-    None
-}
-
-/// Fire `timer` if its deadline has passed (a loop that polls: no wake-up bookkeeping).
 fn due(timer: &mut Timer, now: u64, kind: TimerKind) -> Option<Fired> {
     let deadline = timer.deadline().filter(|&d| d <= now)?;
     timer.fire(now).then_some(Fired { kind, deadline })
@@ -112,30 +94,24 @@ trait EndTimers {
     /// This end's timers, in the order `handle_timeouts` fires them.
     const TIMERS: &'static [TimerKind];
 
-    fn flow(&self) -> u32;
-    fn timer(&self, kind: TimerKind) -> Option<&Timer>;
     fn timer_mut(&mut self, kind: TimerKind) -> Option<&mut Timer>;
     fn fire(&mut self, now: u64, kind: TimerKind, io: &mut Io);
 
-    fn poll_timeout(&self) -> Option<u64> {
-        Self::TIMERS
-            .iter()
-            .filter_map(|&k| self.timer(k).and_then(Timer::deadline))
-            .min()
-    }
+    /// The earliest deadline of this end's timers, or [`NEVER`].
+    fn next_deadline(&self) -> u64;
 
+    /// Fire the timer of `kind` if it is due by `now`.
     #[inline]
     fn handle_timeout(&mut self, now: u64, kind: TimerKind, io: &mut Io) -> Option<Fired> {
-        let flow = self.flow();
-        let fired = wake(self.timer_mut(kind)?, now, flow, kind, io)?;
+        let fired = due(self.timer_mut(kind)?, now, kind)?;
         self.fire(now, kind, io);
         Some(fired)
     }
 
+    #[inline]
     fn handle_timeouts(&mut self, now: u64, io: &mut Io, mut fired: impl FnMut(Fired)) {
         for &kind in Self::TIMERS {
-            if let Some(f) = self.timer_mut(kind).and_then(|t| due(t, now, kind)) {
-                self.fire(now, kind, io);
+            if let Some(f) = self.handle_timeout(now, kind, io) {
                 fired(f);
             }
         }
@@ -155,7 +131,6 @@ impl SenderEnd {
     pub fn new(flow: u32, data: &Settings, control: &Settings, cc: Controller) -> Self {
         let sender = Sender::new(flow, data, cc);
         SenderEnd {
-            flow,
             observed_phase: sender.phase(),
             sender,
             request_rx: RequestReceiver::new(flow, control),
@@ -227,12 +202,13 @@ impl SenderEnd {
     }
 
     /// The earliest deadline of this end's timers.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<u64> {
-        EndTimers::poll_timeout(self)
+        let at = EndTimers::next_deadline(self);
+        (at != NEVER).then_some(at)
     }
 
-    /// A wake-up for this end's timer of `kind` came at `now`: fire it if due, else ask for
-    /// a wake-up at its later deadline.
+    /// Fire this end's timer of `kind` if it is due by `now`.
     #[inline]
     pub fn handle_timeout(&mut self, now: u64, kind: TimerKind, io: &mut Io) -> Option<Fired> {
         EndTimers::handle_timeout(self, now, kind, io)
@@ -248,12 +224,9 @@ impl SenderEnd {
 impl EndTimers for SenderEnd {
     const TIMERS: &'static [TimerKind] = &SenderEnd::TIMERS;
 
-    fn flow(&self) -> u32 {
-        self.flow
-    }
-
-    fn timer(&self, kind: TimerKind) -> Option<&Timer> {
-        self.sender.timer(kind)
+    #[inline]
+    fn next_deadline(&self) -> u64 {
+        self.sender.next_deadline()
     }
 
     #[inline]
@@ -280,7 +253,6 @@ impl ReceiverEnd {
     /// are in), requests under `control`'s.
     pub fn new(flow: u32, data: &Settings, control: &Settings, size_bytes: Option<u64>) -> Self {
         ReceiverEnd {
-            flow,
             receiver: Receiver::new(flow, data, size_bytes),
             requests: RequestSender::new(flow, control),
         }
@@ -298,14 +270,14 @@ impl ReceiverEnd {
                 let before = self.receiver.rcv_nxt();
                 self.receiver.on_data(now, packet, io);
                 // Data carries the request stream's cumulative ACK (0 while it has none).
-                self.requests.on_ack(now, packet.rwnd, io);
+                self.requests.on_ack(now, packet.rwnd);
                 Received::Data {
                     before,
                     upto: self.receiver.rcv_nxt(),
                 }
             }
             Kind::RequestAck => {
-                self.requests.on_ack(now, packet.seq, io);
+                self.requests.on_ack(now, packet.seq);
                 Received::Nothing
             }
             Kind::SynAck | Kind::Ack | Kind::Request => Received::Unexpected,
@@ -313,12 +285,13 @@ impl ReceiverEnd {
     }
 
     /// The earliest deadline of this end's timers.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<u64> {
-        EndTimers::poll_timeout(self)
+        let at = EndTimers::next_deadline(self);
+        (at != NEVER).then_some(at)
     }
 
-    /// A wake-up for this end's timer of `kind` came at `now`: fire it if due, else ask for
-    /// a wake-up at its later deadline.
+    /// Fire this end's timer of `kind` if it is due by `now`.
     #[inline]
     pub fn handle_timeout(&mut self, now: u64, kind: TimerKind, io: &mut Io) -> Option<Fired> {
         EndTimers::handle_timeout(self, now, kind, io)
@@ -334,16 +307,12 @@ impl ReceiverEnd {
 impl EndTimers for ReceiverEnd {
     const TIMERS: &'static [TimerKind] = &ReceiverEnd::TIMERS;
 
-    fn flow(&self) -> u32 {
-        self.flow
-    }
-
-    fn timer(&self, kind: TimerKind) -> Option<&Timer> {
-        match kind {
-            TimerKind::DelayedAck => Some(self.receiver.delack_timer()),
-            TimerKind::Request => Some(self.requests.timer()),
-            _ => None,
-        }
+    #[inline]
+    fn next_deadline(&self) -> u64 {
+        self.receiver
+            .delack_timer()
+            .at()
+            .min(self.requests.timer().at())
     }
 
     #[inline]
@@ -401,24 +370,16 @@ impl Connection {
     }
 
     /// The earliest deadline of either end's timers.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<u64> {
-        match (self.src.poll_timeout(), self.dst.poll_timeout()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let at = self.next_deadline();
+        (at != NEVER).then_some(at)
     }
 
-    /// A wake-up for the timer of `kind` came at `now`: fire it if due (None if not, or if
-    /// the kind is not a connection's).
+    /// [`Connection::poll_timeout`], or [`NEVER`].
     #[inline]
-    pub fn handle_timeout(&mut self, now: u64, kind: TimerKind, io: &mut Io) -> Option<Fired> {
-        match kind {
-            TimerKind::Retransmission | TimerKind::LossProbe | TimerKind::Pacing => {
-                self.src.handle_timeout(now, kind, io)
-            }
-            TimerKind::DelayedAck | TimerKind::Request => self.dst.handle_timeout(now, kind, io),
-            TimerKind::App => None,
-        }
+    pub fn next_deadline(&self) -> u64 {
+        EndTimers::next_deadline(&self.src).min(EndTimers::next_deadline(&self.dst))
     }
 
     /// Fire every timer due by `now`: the sending end's, then the receiving end's.

@@ -61,8 +61,6 @@ impl Pipe {
     }
 
     fn take(&mut self, now: u64, io: &mut Io) {
-        // Timers are read with `poll_timeout`; the wake-ups are an event heap's.
-        io.wakeups.clear();
         for p in io.packets.drain(..) {
             let fate = self
                 .fates

@@ -64,7 +64,6 @@ impl Wire {
             };
             queue.push((now + WIRE_DELAY_NS, p));
         }
-        io.wakeups.clear(); // this loop reads `poll_timeout` instead
     }
 }
 

@@ -1,21 +1,21 @@
 //! The TCP-like transport the simulator runs, sans-IO: no clock, no sockets, no randomness.
-//! Every entry point takes the time (`now`, integer nanoseconds) and an [`Io`]; what an endpoint
-//! wants done goes into it: packets to send and timer deadlines to be woken at. A driver holds
-//! a [`Connection`] (or one of its ends) and calls `handle_packet`, `handle_timeout` and
-//! `poll_timeout` on it: the simulator's one event loop (`slowstart_sim::engine`, for flows
-//! and swarms alike) turns `Io::wakeups` into queue entries and hands each back with
-//! `handle_timeout`; a loop over sockets, the fuzzer and the tests ignore them and sleep until
-//! `poll_timeout`, then call `handle_timeouts`. Both read the same [`Timer`]s, and only
-//! [`connection`] fires them.
+//! Every entry point takes the time (`now`, integer nanoseconds) and an [`Io`], where the
+//! packets an endpoint sends go. A driver holds a flow [`Session`] (a [`Connection`] and its
+//! application) or a connection's end, and calls `handle_packet`, `handle_timeout(s)` and
+//! `poll_timeout`, the one deadline: the simulator's event loop (`slowstart_sim::engine`)
+//! keeps one queue entry per session ([`session::Wake`]); a loop over sockets, the fuzzer and
+//! the tests sleep until `poll_timeout`. Only [`connection`] fires the transport's [`Timer`]s.
 //!
 //! The layer between the controllers below (`slowstart_cc`, which decide cwnd and pacing) and
 //! what moves packets above: the simulator's links (`slowstart_sim`) or UDP sockets
 //! (`slowstart_udp`). It owns everything TCP-like that is not congestion control: sequence
 //! space, loss detection, recovery, timers, ACK policy and the receive window.
 //!
+//! - [`session`]: a connection and its application ([`session::FlowApp`]) with one deadline,
+//!   telling the observer what the sender did: what the simulator's flows are;
 //! - [`connection`]: a flow's two ends (sender and receiver, each with its side of the request
-//!   stream) behind `handle_packet`, `handle_timeout(s)` and `poll_timeout`: what every driver
-//!   calls, and the one place that decides which timer fires;
+//!   stream) behind `handle_packet`, `handle_timeouts` and `poll_timeout`, and the one place
+//!   that decides what firing a timer does;
 //! - [`observe`]: the [`Observer`] a driver holds beside its connection, told of each sender
 //!   event with its time ([`SenderEnd::notify`]: losses, a phase change once, the event), and
 //!   of packets sent and received: what traces, summaries and qlog files are made from, the
@@ -23,7 +23,7 @@
 //!   `slowstart_config::recorder`, beside the trace columns);
 //! - [`packet`]: the one packet record, with its SACK blocks;
 //! - [`ranges`]: a set of disjoint byte or segment ranges (SACK scoreboard, reassembly);
-//! - [`timer`]: a deadline that can move often without a new wake-up each time;
+//! - [`timer`]: a deadline and which of the five it is;
 //! - [`settings`]: the transport's settings, checked in one place;
 //! - [`rto`]: the RFC 6298 retransmission timer, shared by the sender and the request stream;
 //! - [`sender`]: handshake, SACK scoreboard and loss detection (RFC 6675, RACK-TLP), recovery
@@ -32,8 +32,7 @@
 //! - [`request`]: the application's requests back from receiver to sender (go-back-N);
 //! - [`wire`]: the packets as UDP datagrams, versioned and bounds-checked.
 //!
-//! Start reading at [`connection`] (what a driver calls and which timer fires), then
-//! [`sender`]. The tests sit beside the code (`connection_tests.rs`, each module's own); the
+//! Start reading at [`session`] (what a driver calls), then [`connection`] and [`sender`]. The tests sit beside the code (`connection_tests.rs`, each module's own); the
 //! fuzz harness of a lossy, reordering channel is `fuzzing::transport` (`fuzz/`).
 
 pub mod connection;
@@ -52,6 +51,7 @@ pub mod receiver;
 pub mod request;
 pub mod rto;
 pub mod sender;
+pub mod session;
 pub mod settings;
 pub mod timer;
 pub mod wire;
@@ -59,27 +59,19 @@ pub mod wire;
 pub use connection::{Connection, Fired, Received, ReceiverEnd, SenderEnd};
 pub use observe::{Observer, SenderEvent};
 pub use packet::{Kind, Packet};
+pub use session::{Ctx, FlowApp, Outcome, Session, Wake};
 pub use settings::{LossDetection, Recovery, Settings};
 pub use timer::{Timer, TimerKind};
 
-/// What an endpoint produced while handling one event: packets to send and timers to arm.
+/// The packets an endpoint sent while handling one event, for the driver to put on the wire.
 #[derive(Default)]
 pub struct Io {
     pub packets: Vec<Packet>,
-    /// (deadline, flow, timer): wake the endpoint's timer at the deadline, then hand it to
-    /// [`Connection::handle_timeout`]. Only a timer armed earlier than its pending wake-up
-    /// asks again ([`Timer::set`]); a driver that polls ([`Connection::poll_timeout`]) clears
-    /// them.
-    pub wakeups: Vec<(u64, u32, TimerKind)>,
 }
 
 impl Io {
     pub fn send(&mut self, p: Packet) {
         self.packets.push(p);
-    }
-
-    pub fn wake(&mut self, at: u64, flow: u32, kind: TimerKind) {
-        self.wakeups.push((at, flow, kind));
     }
 }
 

@@ -42,7 +42,6 @@ pub fn transfer(
     let mut pipe: Vec<(u64, u64, Packet)> = Vec::new();
     let (mut sent, mut data_sent) = (0u64, 0u64);
     let mut take = |now: u64, io: &mut Io, pipe: &mut Vec<(u64, u64, Packet)>, obs: &mut _| {
-        io.wakeups.clear(); // this loop reads `poll_timeout` instead
         for p in io.packets.drain(..) {
             if p.to_receiver() {
                 Observer::on_packet_sent(obs, now, &p);

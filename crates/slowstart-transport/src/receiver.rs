@@ -4,7 +4,7 @@
 use crate::packet::{Kind, Packet, CE, CWR, ECE, ECT, ECT1, MAX_SACK_BLOCKS};
 use crate::ranges::RangeSet;
 use crate::settings::{CeFeedback, ReceiverEcn, Settings};
-use crate::timer::{Timer, TimerKind};
+use crate::timer::Timer;
 use crate::Io;
 
 pub struct Receiver {
@@ -298,9 +298,7 @@ impl Receiver {
         if immediate || ack_now {
             self.send_ack(now, io);
         } else if self.delack_timer.deadline().is_none() {
-            if let Some(t) = self.delack_timer.set(Some(now + self.delack_timeout_ns)) {
-                io.wake(t, self.flow, TimerKind::DelayedAck);
-            }
+            self.delack_timer.set(Some(now + self.delack_timeout_ns));
         }
     }
 
@@ -356,7 +354,7 @@ impl Receiver {
         let options = if n > 0 { 4 + 8 * n } else { 0 };
         p.wire_bytes = (self.header_bytes + options) as u32;
         self.unacked_segments = 0;
-        let _ = self.delack_timer.set(None);
+        self.delack_timer.set(None);
         if self.acks_sent > 0 && p.seq == self.last_ack {
             self.dup_acks += 1;
         }

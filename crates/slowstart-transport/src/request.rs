@@ -18,7 +18,7 @@ use slowstart_cc::RttEstimator;
 use crate::packet::{Kind, Packet};
 use crate::rto::RetransmissionTimer;
 use crate::settings::Settings;
-use crate::timer::{Timer, TimerKind};
+use crate::timer::Timer;
 use crate::Io;
 
 /// The `dst` side: writes requests and resends them until acknowledged.
@@ -51,7 +51,7 @@ impl RequestSender {
             in_flight: VecDeque::new(),
             resent_upto: 0,
             rtt: RttEstimator::new(cfg.min_rto_ns, cfg.max_rto_ns, 1_000_000),
-            rto: RetransmissionTimer::new(cfg.max_rto_ns, TimerKind::Request),
+            rto: RetransmissionTimer::new(cfg.max_rto_ns),
             packets_sent: 0,
             timeouts: 0,
         }
@@ -123,12 +123,12 @@ impl RequestSender {
             self.in_flight.push_back((self.nxt, now));
         }
         if !self.rto.is_armed() {
-            self.rto.arm(now, &self.rtt, self.flow, io);
+            self.rto.arm(now, &self.rtt);
         }
     }
 
     /// A cumulative ACK of the request stream arrived (on data or alone).
-    pub fn on_ack(&mut self, now: u64, ack: u64, io: &mut Io) {
+    pub fn on_ack(&mut self, now: u64, ack: u64) {
         if ack <= self.una {
             return;
         }
@@ -151,7 +151,7 @@ impl RequestSender {
         self.rto.stop();
         if self.una < self.nxt {
             // RFC 6298 §5.3: restart the timer when new data is acknowledged.
-            self.rto.arm(now, &self.rtt, self.flow, io);
+            self.rto.arm(now, &self.rtt);
         }
     }
 
@@ -169,7 +169,7 @@ impl RequestSender {
             seq += len;
         }
         self.resent_upto = self.nxt;
-        self.rto.arm(now, &self.rtt, self.flow, io);
+        self.rto.arm(now, &self.rtt);
     }
 }
 
@@ -254,7 +254,7 @@ mod tests {
             assert!(rx.on_request(p));
         }
         assert_eq!(rx.rcv_nxt(), 2034);
-        tx.on_ack(deadline + 50 * MS, rx.rcv_nxt(), &mut io);
+        tx.on_ack(deadline + 50 * MS, rx.rcv_nxt());
         assert_eq!(tx.acked(), 2034);
         assert_eq!(tx.timer_mut().deadline(), None);
     }

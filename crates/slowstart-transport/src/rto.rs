@@ -4,8 +4,7 @@
 
 use slowstart_cc::RttEstimator;
 
-use crate::timer::{Timer, TimerKind};
-use crate::Io;
+use crate::timer::Timer;
 
 #[derive(Clone, Debug)]
 pub struct RetransmissionTimer {
@@ -13,33 +12,28 @@ pub struct RetransmissionTimer {
     /// Expiries since the last progress: the RTO is doubled this many times.
     backoff: u32,
     max_rto_ns: u64,
-    /// What the wake-up is for.
-    kind: TimerKind,
 }
 
 impl RetransmissionTimer {
-    pub fn new(max_rto_ns: u64, kind: TimerKind) -> Self {
+    pub fn new(max_rto_ns: u64) -> Self {
         RetransmissionTimer {
             timer: Timer::default(),
             backoff: 0,
             max_rto_ns,
-            kind,
         }
     }
 
     /// Expire one backed-off RTO from `now` (RFC 6298 §5.5: double per expiry, capped).
-    pub fn arm(&mut self, now: u64, rtt: &RttEstimator, flow: u32, io: &mut Io) {
+    pub fn arm(&mut self, now: u64, rtt: &RttEstimator) {
         let rto = rtt
             .rto()
             .saturating_mul(1 << self.backoff.min(32))
             .min(self.max_rto_ns);
-        if let Some(t) = self.timer.set(Some(now + rto)) {
-            io.wake(t, flow, self.kind);
-        }
+        self.timer.set(Some(now + rto));
     }
 
     pub fn stop(&mut self) {
-        let _ = self.timer.set(None);
+        self.timer.set(None);
     }
 
     pub fn is_armed(&self) -> bool {
@@ -64,7 +58,7 @@ impl RetransmissionTimer {
         &self.timer
     }
 
-    /// The lazy timer, for the driver's wake-ups ([`Timer::fire`], [`Timer::rearm`]).
+    /// The timer, for its session to fire ([`Timer::fire`]).
     pub fn timer_mut(&mut self) -> &mut Timer {
         &mut self.timer
     }
@@ -78,19 +72,18 @@ mod tests {
     #[test]
     fn doubles_per_expiry_up_to_the_maximum_and_resets_on_progress() {
         let rtt = RttEstimator::new(200 * MS, 3 * SEC, MS);
-        let mut t = RetransmissionTimer::new(3 * SEC, TimerKind::Retransmission);
-        let mut io = Io::default();
-        t.arm(0, &rtt, 7, &mut io);
-        assert_eq!(io.wakeups, vec![(SEC, 7, TimerKind::Retransmission)]);
+        let mut t = RetransmissionTimer::new(3 * SEC);
+        t.arm(0, &rtt);
+        assert_eq!(t.deadline(), Some(SEC));
         t.back_off();
         t.stop();
-        t.arm(0, &rtt, 7, &mut io);
+        t.arm(0, &rtt);
         assert_eq!(t.deadline(), Some(2 * SEC));
         t.back_off();
-        t.arm(0, &rtt, 7, &mut io);
+        t.arm(0, &rtt);
         assert_eq!(t.deadline(), Some(3 * SEC), "capped at max_rto");
         t.reset_backoff();
-        t.arm(10 * SEC, &rtt, 7, &mut io);
+        t.arm(10 * SEC, &rtt);
         assert_eq!(t.deadline(), Some(11 * SEC));
     }
 }

@@ -1,10 +1,11 @@
-//! A timer whose deadline can move often without a wake-up each time it moves.
+//! A timer: a deadline an endpoint sets and clears, fired by the session that holds it.
 //!
-//! The driver (an event heap, a poll loop) holds at most one wake-up per timer: the earliest
-//! time it was armed for. A wake-up that finds the deadline moved later re-arms; one that finds
-//! it due fires. Endpoints ask for wake-ups through [`crate::Io::wake`].
+//! A driver never sees a timer alone. It asks a flow session for its one deadline
+//! ([`crate::session::Session::poll_timeout`], the earliest of its timers') and hands the session
+//! back the time when it comes ([`crate::session::Session::handle_timeout`]); an event heap keeps
+//! at most one entry per session ([`crate::session::Wake`]).
 
-/// Which timer of a flow's endpoints a wake-up is for.
+/// Which timer of a flow's endpoints fired.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TimerKind {
     /// The sender's RFC 6298 retransmission timer.
@@ -15,63 +16,49 @@ pub enum TimerKind {
     Pacing,
     /// The request stream's retransmission timer.
     Request,
-    /// The application's own clock (BitTorrent's once-a-second tick). The transport never arms
-    /// it; an application on top shares the flow's [`crate::Io`] and asks for it there.
-    App,
 }
 
 #[derive(Clone, Copy, Debug)]
 pub struct Timer {
-    deadline: Option<u64>,
-    /// Earliest time a wake-up for this timer is pending (u64::MAX when none).
-    armed_at: u64,
+    /// The deadline, ns; [`NEVER`]: none (so the earliest of several is a plain `min`).
+    at: u64,
 }
+
+/// No deadline.
+pub const NEVER: u64 = u64::MAX;
 
 impl Default for Timer {
     fn default() -> Self {
-        Self {
-            deadline: None,
-            armed_at: u64::MAX,
-        }
+        Timer { at: NEVER }
     }
 }
 
 impl Timer {
+    #[inline]
     pub fn deadline(&self) -> Option<u64> {
-        self.deadline
+        (self.at != NEVER).then_some(self.at)
     }
 
-    /// Set or clear the deadline; returns a time to be woken at if a wake-up is needed.
-    #[must_use]
-    pub fn set(&mut self, deadline: Option<u64>) -> Option<u64> {
-        self.deadline = deadline;
-        match deadline {
-            Some(d) if d < self.armed_at => {
-                self.armed_at = d;
-                Some(d)
-            }
-            _ => None,
-        }
+    /// The deadline, or [`NEVER`].
+    #[inline(always)]
+    pub fn at(&self) -> u64 {
+        self.at
     }
 
-    /// A wake-up for this timer came at `now`: true if the deadline is due (and clears it).
+    /// Set or clear the deadline.
+    #[inline]
+    pub fn set(&mut self, deadline: Option<u64>) {
+        self.at = deadline.unwrap_or(NEVER);
+    }
+
+    /// True if the deadline has come by `now` (and clears it).
+    #[inline]
     pub fn fire(&mut self, now: u64) -> bool {
-        if self.armed_at == now {
-            self.armed_at = u64::MAX;
+        if self.at <= now && self.at != NEVER {
+            self.at = NEVER;
+            return true;
         }
-        match self.deadline {
-            Some(d) if d <= now => {
-                self.deadline = None;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// After a wake-up that was not due, the time to re-arm at, if any.
-    #[must_use]
-    pub fn rearm(&mut self) -> Option<u64> {
-        self.set(self.deadline)
+        false
     }
 }
 
@@ -80,20 +67,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn moving_a_deadline_later_does_not_push_again() {
+    fn a_timer_fires_once_its_deadline_has_come() {
         let mut t = Timer::default();
-        assert_eq!(t.set(Some(100)), Some(100));
-        assert_eq!(
-            t.set(Some(200)),
-            None,
-            "later deadline waits for the pending wake-up"
-        );
-        assert!(!t.fire(100), "not due yet");
-        assert_eq!(t.rearm(), Some(200));
-        assert!(t.fire(200));
+        t.set(Some(100));
+        assert!(!t.fire(99), "not due yet");
+        t.set(Some(200));
+        assert!(!t.fire(100), "moved later");
+        assert!(t.fire(250));
         assert_eq!(t.deadline(), None);
-        // An earlier deadline does push.
-        assert_eq!(t.set(Some(300)), Some(300));
-        assert_eq!(t.set(Some(250)), Some(250));
+        assert!(!t.fire(300), "fired once");
     }
 }

@@ -232,7 +232,6 @@ pub(crate) fn send_all(
     out: &mut Vec<u8>,
     payload: &mut Vec<u8>,
 ) -> Result<(), String> {
-    io.wakeups.clear(); // this loop sleeps until `poll_timeout` instead
     for mut p in io.packets.drain(..) {
         p.conn = conn;
         payload.resize(p.len as usize, 0);

@@ -199,7 +199,7 @@ impl Sender {
             cwr_pending: false,
             delivery: Delivery::default(),
             force_retransmit: false,
-            rto: RetransmissionTimer::new(cfg.max_rto_ns, TimerKind::Retransmission),
+            rto: RetransmissionTimer::new(cfg.max_rto_ns),
             pacer: Pacer::new(cfg.pacing, cfg.pacer),
             blocked_by_cwnd: false,
             cwnd_rule: cfg.cwnd_limited,
@@ -285,18 +285,15 @@ impl Sender {
         self.episodes.in_fast_recovery()
     }
 
-    /// The sender's timer of `kind` (retransmission, loss probe or pacing).
-    pub(crate) fn timer(&self, kind: TimerKind) -> Option<&Timer> {
-        match kind {
-            TimerKind::Retransmission => Some(self.rto.timer()),
-            TimerKind::LossProbe => Some(self.probe.timer()),
-            TimerKind::Pacing => Some(self.pacer.timer()),
-            _ => None,
-        }
+    /// The earliest deadline of the sender's timers, or [`crate::timer::NEVER`].
+    #[inline]
+    pub(crate) fn next_deadline(&self) -> u64 {
+        let (rto, probe, pacing) = (self.rto.timer(), self.probe.timer(), self.pacer.timer());
+        rto.at().min(probe.at()).min(pacing.at())
     }
 
     /// The sender's timer of `kind` (retransmission, loss probe or pacing), for the
-    /// connection's wake-ups ([`crate::Connection::handle_timeout`]).
+    /// connection to fire ([`crate::Connection::handle_timeouts`]).
     pub(crate) fn timer_mut(&mut self, kind: TimerKind) -> Option<&mut Timer> {
         match kind {
             TimerKind::Retransmission => Some(self.rto.timer_mut()),
@@ -347,13 +344,13 @@ impl Sender {
         self.piggyback_ack = ack;
     }
 
-    fn arm_rto(&mut self, now: u64, io: &mut Io) {
-        self.rto.arm(now, &self.rtt, self.flow, io);
+    fn arm_rto(&mut self, now: u64) {
+        self.rto.arm(now, &self.rtt);
     }
 
     /// RFC 8985 §7.2: probe after 2 SRTT without progress while data is outstanding and no
     /// recovery runs.
-    fn arm_loss_probe(&mut self, now: u64, io: &mut Io) {
+    fn arm_loss_probe(&mut self, now: u64) {
         let eligible = self.rack && self.board.out_bytes() > 0 && !self.episodes.in_any();
         self.probe.arm(
             now,
@@ -362,8 +359,6 @@ impl Sender {
             self.board.out_bytes(),
             self.mss,
             self.rto.deadline(),
-            self.flow,
-            io,
         );
     }
 
@@ -373,7 +368,7 @@ impl Sender {
             self.state = State::SynSent;
             self.cold.syn_sent_ns = now;
             io.send(self.syn(now, 0));
-            self.arm_rto(now, io);
+            self.arm_rto(now);
         } else {
             // No SYN to ask with: the flow starts as a handshake answered at once would leave it.
             self.use_ecn(self.cold.ecn_settings.sender_feedback());
@@ -590,9 +585,9 @@ impl Sender {
         if self.board.out_bytes() == 0 {
             self.rto.stop();
         } else if advanced {
-            self.arm_rto(now, io);
+            self.arm_rto(now);
         }
-        self.arm_loss_probe(now, io);
+        self.arm_loss_probe(now);
         if self.closed && self.board.snd_una() >= self.written {
             self.state = State::Done;
             self.rto.stop();
@@ -632,7 +627,7 @@ impl Sender {
         self.stats.loss_probes += 1;
         // §7.3: the retransmission timer restarts after a probe.
         self.rto.stop();
-        self.arm_rto(now, io);
+        self.arm_rto(now);
     }
 
     /// Send what the windows and the pacer allow.
@@ -645,7 +640,7 @@ impl Sender {
         let pacing = self.pacer.rate(&self.cc, &self.rtt);
         loop {
             let window = (self.cc.cwnd(), self.rtt.srtt(), self.mss);
-            if pacing.is_some() && self.pacer.must_wait(now, self.flow, io, window) {
+            if pacing.is_some() && self.pacer.must_wait(now, window) {
                 return;
             }
             let pipe = self.board.pipe();
@@ -760,7 +755,7 @@ impl Sender {
         self.total_sent += len;
         self.stats.data_packets_sent += 1;
         if !self.probe.is_out() && !self.probe.is_armed() {
-            self.arm_loss_probe(now, io);
+            self.arm_loss_probe(now);
         }
         self.stats.data_bytes_sent += len;
         let mut p = Packet::control(self.flow, Kind::Data, (len + self.header_bytes) as u32, now);
@@ -789,7 +784,7 @@ impl Sender {
         // a repair in progress is not cut short by a timer armed for the lost original.
         if !self.rto.is_armed() || (retransmission && k == self.board.una()) {
             self.rto.stop();
-            self.arm_rto(now, io);
+            self.arm_rto(now);
         }
     }
 
@@ -800,7 +795,7 @@ impl Sender {
                 self.cold.syn_retransmissions += 1;
                 self.rto.back_off();
                 io.send(self.syn(now, self.cold.syn_retransmissions));
-                self.arm_rto(now, io);
+                self.arm_rto(now);
             }
             State::Established if self.board.out_bytes() > 0 => {
                 // Linux arms the probe in place of the timer: when the probe would not have come
@@ -820,7 +815,7 @@ impl Sender {
                 self.rto.back_off();
                 self.pacer.restart(now);
                 self.try_send(now, io);
-                self.arm_rto(now, io);
+                self.arm_rto(now);
             }
             _ => {}
         }

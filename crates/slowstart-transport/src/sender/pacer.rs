@@ -6,8 +6,7 @@
 use slowstart_cc::{mul_div, CongestionController, Controller, RttEstimator, SECOND};
 
 use crate::settings::PacerModel;
-use crate::timer::{Timer, TimerKind};
-use crate::Io;
+use crate::timer::Timer;
 
 /// quinn's pacing gain, 5/4: its bucket refills at 1.25 x cwnd per srtt (quinn-proto 0.11.19
 /// `connection/pacing.rs`, after RFC 9002 §7.7's N = 1.25).
@@ -71,13 +70,7 @@ impl Pacer {
     /// True if a packet of up to `mss` payload bytes may not leave at `now`; then the pacing
     /// timer is armed for it. `cwnd` and `srtt` are the quinn model's (it reads them as it
     /// decides, as quinn does).
-    pub fn must_wait(
-        &mut self,
-        now: u64,
-        flow: u32,
-        io: &mut Io,
-        (cwnd, srtt, mss): (u64, u64, u64),
-    ) -> bool {
+    pub fn must_wait(&mut self, now: u64, (cwnd, srtt, mss): (u64, u64, u64)) -> bool {
         let wait_until = match self.model {
             PacerModel::Linux => Some(self.next_send_ns).filter(|&t| t > now),
             PacerModel::Quinn => self
@@ -88,9 +81,7 @@ impl Pacer {
         let Some(at) = wait_until else {
             return false;
         };
-        if let Some(t) = self.timer.set(Some(at.max(now + 1))) {
-            io.wake(t, flow, TimerKind::Pacing);
-        }
+        self.timer.set(Some(at.max(now + 1)));
         true
     }
 
@@ -114,7 +105,7 @@ impl Pacer {
     }
 
     pub fn stop(&mut self) {
-        let _ = self.timer.set(None);
+        self.timer.set(None);
     }
 
     pub fn timer(&self) -> &Timer {
@@ -202,20 +193,19 @@ mod tests {
     #[test]
     fn spaces_packets_at_the_rate_after_a_quantum_of_burst() {
         let mut p = Pacer::new(true, PacerModel::Linux);
-        let mut io = Io::default();
         // 1 MB/s: a 1000-byte packet every ms, a 2000-byte burst.
         let rate = 1_000_000;
-        assert!(!p.must_wait(0, 0, &mut io, NO_WINDOW));
+        assert!(!p.must_wait(0, NO_WINDOW));
         p.on_sent(0, (1000, 960), rate, 2000);
-        assert!(p.must_wait(0, 0, &mut io, NO_WINDOW));
-        assert_eq!(io.wakeups, vec![(1_000_000, 0, TimerKind::Pacing)]);
+        assert!(p.must_wait(0, NO_WINDOW));
+        assert_eq!(p.timer().deadline(), Some(1_000_000));
         // After a long idle, a quantum leaves at once, then the rate holds again.
         p.on_sent(10_000_000, (1000, 960), rate, 2000);
-        assert!(!p.must_wait(10_000_000, 0, &mut io, NO_WINDOW));
+        assert!(!p.must_wait(10_000_000, NO_WINDOW));
         p.on_sent(10_000_000, (1000, 960), rate, 2000);
-        assert!(!p.must_wait(10_000_000, 0, &mut io, NO_WINDOW));
+        assert!(!p.must_wait(10_000_000, NO_WINDOW));
         p.on_sent(10_000_000, (1000, 960), rate, 2000);
-        assert!(p.must_wait(10_000_000, 0, &mut io, NO_WINDOW));
+        assert!(p.must_wait(10_000_000, NO_WINDOW));
     }
 
     /// With the quinn model a window of W bytes at srtt S leaves at 1.25 W / S, whatever the
@@ -226,11 +216,10 @@ mod tests {
         use slowstart_cc::{CcSpec, CommonParams};
         let (mss, window, srtt) = (1000, 100_000, 100_000_000);
         let mut p = Pacer::new(true, PacerModel::Quinn);
-        let mut io = Io::default();
         let mut sent_at = Vec::new();
         let mut now = 0;
         while sent_at.len() < 1010 {
-            if p.must_wait(now, 0, &mut io, (window, srtt, mss)) {
+            if p.must_wait(now, (window, srtt, mss)) {
                 now = p.timer().deadline().unwrap();
                 assert!(p.timer_mut().fire(now));
                 continue;

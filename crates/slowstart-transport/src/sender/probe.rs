@@ -4,8 +4,7 @@
 
 use slowstart_cc::RttEstimator;
 
-use crate::timer::{Timer, TimerKind};
-use crate::Io;
+use crate::timer::Timer;
 
 /// Allowance for a delayed ACK when one segment is in flight (RFC 8985 §7.2 WCDelAckT).
 const WORST_CASE_DELAYED_ACK_NS: u64 = 200_000_000;
@@ -57,8 +56,6 @@ impl LossProbe {
         out_bytes: u64,
         mss: u64,
         rto_deadline: Option<u64>,
-        flow: u32,
-        io: &mut Io,
     ) {
         if !eligible || self.out || !rtt.has_sample() {
             self.stop();
@@ -73,13 +70,11 @@ impl LossProbe {
             self.stop();
             return;
         }
-        if let Some(t) = self.timer.set(Some(deadline)) {
-            io.wake(t, flow, TimerKind::LossProbe);
-        }
+        self.timer.set(Some(deadline));
     }
 
     pub fn stop(&mut self) {
-        let _ = self.timer.set(None);
+        self.timer.set(None);
     }
 
     pub fn timer(&self) -> &Timer {

@@ -12,7 +12,6 @@ const MSS: u64 = 1460;
 
 /// Data segments sent since the last call.
 fn sent(io: &mut Io) -> u64 {
-    io.wakeups.clear();
     let n = io.packets.iter().filter(|p| p.kind == Kind::Data).count();
     io.packets.clear();
     n as u64

@@ -1,6 +1,7 @@
 //! The swarm: peers arrive, announce, connect, trade blocks and leave. [`SwarmSim`] is an
 //! [`Application`] of the engine's loop ([`crate::engine::advance_with`]): the engine takes
-//! each access link's head packet and fires each half-connection's timers; the swarm routes
+//! each access link's head packet and wakes each half-connection when its deadline comes
+//! (one queue entry per half, [`Wake`]); the swarm routes
 //! packets through the core, pumps piece messages and handles its own events (arrivals,
 //! announces, rechokes, ticks, departures, queue samples).
 //!
@@ -59,7 +60,7 @@ use slowstart_cc::Controller;
 use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::Sender;
 use slowstart_transport::sender::SenderStats;
-use slowstart_transport::{Connection, Fired, Received, TimerKind};
+use slowstart_transport::{Connection, Received, SenderEnd, TimerKind, Wake};
 
 use crate::engine::{Application, CalendarQueue, Engine, Event, Queue};
 use crate::summary::{
@@ -85,7 +86,7 @@ use slowstart_apps::bittorrent::{
 };
 
 /// What the swarm itself has due ([`SwarmEvent`]); a channel's head and a transport timer of
-/// half-connection `h` (`Event::Timer(h, ..)`) are the engine's.
+/// half-connection `h`'s wake-up (`Event::Wake(h)`) are the engine's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Due {
     /// The next of the scheduled leechers arrives.
@@ -195,6 +196,8 @@ struct Half {
     /// The uploader's data sender and control receiver (`conn.src`), the downloader's data
     /// receiver and control sender (`conn.dst`).
     conn: Connection,
+    /// The engine's one wake-up for this half's timers.
+    wake: Wake,
     data_written: u64,
     /// Piece messages written: (end byte in the data stream, (piece, block)).
     pieces_written: Written<(u32, u32)>,
@@ -443,6 +446,9 @@ pub struct SwarmSim<Q = SwarmQueue> {
     completions: u64,
     stopped: bool,
     dirty: Vec<u32>,
+    /// Halves whose timers the current event may have moved: woken anew after it if their
+    /// deadline came earlier ([`Wake`]).
+    touched: Vec<u32>,
     totals: [TransportTotals; 2],
     stale_packets: u64,
     queue_trace: QueueTrace,
@@ -502,6 +508,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             completions: 0,
             stopped: false,
             dirty: Vec::new(),
+            touched: Vec::new(),
             totals: Default::default(),
             stale_packets: 0,
             queue_trace: QueueTrace::default(),
@@ -706,6 +713,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         };
         Half {
             conn: Connection::new(h, &data, &control, cc, template.size_bytes),
+            wake: Wake::default(),
             data_written: 0,
             pieces_written: Written::default(),
             msgs_in_data: Written::default(),
@@ -730,6 +738,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 .sender
                 .start(self.engine.now, false, &mut self.engine.io);
         }
+        self.touched.extend([2 * c, 2 * c + 1]);
         self.conns.push(Conn {
             open: true,
             sides: [
@@ -819,6 +828,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         let Some(halves) = self.halves[c].as_mut() else {
             return;
         };
+        self.touched.push(h);
         let half = &mut halves[i];
         let side = &mut self.conns[c].sides[i];
         let limit = unsent_limit(&self.cfg.bittorrent, half);
@@ -894,6 +904,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             }
             return;
         };
+        self.touched.push(h);
         let half = &mut halves[i];
         match half.conn.handle_packet(now, &packet, &mut self.engine.io) {
             Received::Data { before, upto } => {
@@ -958,6 +969,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             let Some(halves) = self.halves[(h / 2) as usize].as_mut() else {
                 continue;
             };
+            self.touched.push(h);
             let half = &mut halves[(h % 2) as usize];
             let bytes = std::mem::take(&mut half.ctrl_unflushed);
             if self.cfg.bittorrent.messages == Messages::WithData {
@@ -969,6 +981,18 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 .dst
                 .requests
                 .write(now, bytes, &mut self.engine.io);
+        }
+    }
+
+    /// After an event: a wake-up for each half it touched whose deadline came earlier than
+    /// its pending one (an event may touch many: a `have` goes to every neighbour).
+    fn wake_touched(&mut self) {
+        for h in self.touched.drain(..) {
+            if let Some(halves) = self.halves[(h / 2) as usize].as_mut() {
+                let half = &mut halves[(h % 2) as usize];
+                let at = half.wake.arm_at(half.conn.next_deadline());
+                self.engine.wake(h, at);
+            }
         }
     }
 
@@ -1069,27 +1093,40 @@ impl<Q: Queue<Event<SwarmEvent>>> Application for SwarmSim<Q> {
         self.channel_head(c, packet);
     }
 
-    #[inline(always)]
-    fn connection(&mut self, h: u32) -> (Option<&mut Connection>, &mut Engine<Q>) {
-        let half = self.halves[(h / 2) as usize]
+    /// Half `h`'s timers that are due fire; after a retransmission timeout or a paced
+    /// departure its uploader sends what it may.
+    fn on_wake(&mut self, h: u32) {
+        let now = self.engine.now;
+        let (c, i) = ((h / 2) as usize, (h % 2) as usize);
+        let acted_on = self.halves[c]
             .as_mut()
-            .map(|halves| &mut halves[(h % 2) as usize].conn);
-        (half, &mut self.engine)
-    }
-
-    #[inline(always)]
-    fn on_timer_fired(&mut self, h: u32, fired: Fired) {
-        if let TimerKind::Retransmission | TimerKind::Pacing = fired.kind {
-            self.pump(h);
+            .is_some_and(|halves| halves[i].wake.woke(now));
+        if !acted_on {
+            return;
+        }
+        self.touched.push(h);
+        for kind in SenderEnd::TIMERS {
+            let Some(halves) = self.halves[c].as_mut() else {
+                return;
+            };
+            let half = &mut halves[i];
+            let fired = half.conn.src.handle_timeout(now, kind, &mut self.engine.io);
+            if fired.is_some() && matches!(kind, TimerKind::Retransmission | TimerKind::Pacing) {
+                self.pump(h);
+            }
+        }
+        if let Some(halves) = self.halves[c].as_mut() {
+            halves[i]
+                .conn
+                .dst
+                .handle_timeouts(now, &mut self.engine.io, |_| {});
         }
     }
-
-    /// No application of a swarm's connections sets a timer of its own.
-    fn on_app_timer(&mut self, _: u32) {}
 
     #[inline(always)]
     fn before_flush(&mut self) {
         self.flush_control();
+        self.wake_touched();
     }
 
     #[inline(always)]
