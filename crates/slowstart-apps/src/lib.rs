@@ -18,6 +18,7 @@
 
 pub mod bittorrent;
 pub mod bulk;
+pub mod swarm;
 pub mod web;
 
 use serde::Serialize;

@@ -1,9 +1,9 @@
 //! A BitTorrent swarm over ADSL access links (utp seed: Testa and Rossi, "The impact of uTP on
 //! BitTorrent completion time"), at packet level.
 //!
-//! - [`pieces`]: the file in pieces and blocks, bitfields, piece selection.
-//! - [`choker`]: who gets an upload slot.
-//! - [`tracker`]: the active peers and an announce's answer.
+//! - `slowstart_apps::swarm::{pieces, choker, tracker}`: the file in pieces and blocks,
+//!   bitfields, piece selection; who gets an upload slot; the active peers and an announce's
+//!   answer.
 //! - [`engine`]: peers, connections that open and close: the swarm as an application of the
 //!   one event loop ([`crate::engine`]), over a calendar queue; its peer-wire messages
 //!   (`engine/messages.rs`), choking (`engine/choking.rs`) and results (`engine/results.rs`)
@@ -19,9 +19,6 @@
 //! sender's data stream instead, behind the piece data it already wrote, as on one real TCP
 //! connection or uTP socket.
 
-pub mod choker;
 pub mod engine;
-pub mod pieces;
-pub mod tracker;
 
 pub use engine::SwarmSim;

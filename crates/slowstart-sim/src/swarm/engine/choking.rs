@@ -1,4 +1,4 @@
-//! Who gets an upload slot, as BitTorrent 4's `Choker` decides it ([`crate::swarm::choker`]):
+//! Who gets an upload slot, as BitTorrent 4's `Choker` decides it ([`slowstart_apps::swarm::choker`]):
 //! the periodic rechoke, the one at once when a slot frees, the optimistic unchoke.
 
 use super::*;

@@ -65,9 +65,6 @@ use crate::engine::{Application, CalendarQueue, Engine, Event, Queue};
 use crate::summary::{
     seconds, PeerSummary, RunKind, RunOutput, Summary, SwarmSummary, TransportTotals,
 };
-use crate::swarm::choker::{self, Candidate};
-use crate::swarm::pieces::{Bitfield, BlockState, Layout, Pieces, WHOLE_PIECES_MAX_BYTES};
-use crate::swarm::tracker::Tracker;
 use crate::SimError;
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
 use slowstart_config::{substream_seed, SeedStream};
@@ -77,6 +74,10 @@ use slowstart_config::{
 };
 use slowstart_link::channel::Channel;
 use slowstart_link::summary::LinkSummary;
+
+use slowstart_apps::swarm::choker::{self, Candidate};
+use slowstart_apps::swarm::pieces::{Bitfield, BlockState, Layout, Pieces, WHOLE_PIECES_MAX_BYTES};
+use slowstart_apps::swarm::tracker::Tracker;
 
 // BEP 3 message sizes, length prefix included: the one copy is the peer-wire application's.
 use slowstart_apps::bittorrent::{
