@@ -9,7 +9,11 @@
 //! - [`web`]: HTTP/1.1-like request/response exchanges on one connection (initcwnd seed).
 //! - [`bittorrent`]: peer-wire block requests with libtorrent's request-queue policy (libtorrent
 //!   seed), its controller a small sans-IO struct, [`bittorrent::RequestQueue`], and BEP 3's
-//!   message sizes (the one copy; the engine's swarm sizes its messages with them).
+//!   message sizes (the one copy; the swarm sizes its messages with them).
+//! - [`swarm`]: a BitTorrent swarm's peer wire, the one BitTorrent model of many peers: tracker,
+//!   choker, piece picker, request pipeline and send buffer. It drives its connections through
+//!   a narrow [`swarm::Network`] the engine implements (the engine routes packets and fires
+//!   what falls due), not through the five points below.
 //!
 //! The engine calls an application at five points: the flow starts, the connection is
 //! established, request bytes reach `src` in order, data reaches `dst` in order, and the
