@@ -5,6 +5,7 @@ use super::*;
 
 impl Swarm {
     /// Index of `p` in connection `c` (0: initiator).
+    #[inline]
     pub(super) fn side_of(&self, p: u32, c: u32) -> usize {
         usize::from(self.ends[c as usize][0] != p)
     }

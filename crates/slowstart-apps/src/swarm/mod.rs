@@ -154,6 +154,7 @@ pub enum Msg {
 }
 
 impl Msg {
+    #[inline]
     fn bytes(self, pieces: u32) -> u64 {
         match self {
             Msg::Handshake => HANDSHAKE_BYTES,
@@ -250,6 +251,7 @@ impl WireHalf {
     }
 
     /// The control stream reached the uploader up to byte `upto`: the messages it completed.
+    #[inline]
     pub fn take_control(&mut self, upto: u64) -> Vec<Msg> {
         let mut msgs = Vec::new();
         while self.msgs_written.first_end().is_some_and(|end| end <= upto) {
@@ -259,11 +261,13 @@ impl WireHalf {
     }
 
     /// The control bytes written during this event, now to be sent.
+    #[inline]
     pub fn take_unflushed(&mut self) -> u64 {
         std::mem::take(&mut self.ctrl_unflushed)
     }
 
     /// Below how many unsent bytes this half's uploader writes the next requested block.
+    #[inline]
     pub fn unsent_limit(&self, b: &SwarmBittorrentConfig) -> u64 {
         match b.send_buffer {
             SendBuffer::Transport => 1,
@@ -324,6 +328,7 @@ impl<T: Copy> Written<T> {
 /// last second, at least `send_buffer_low_watermark`, at most `send_buffer_watermark`. It reads
 /// the next requested block from disk while its own send buffer and the reads under way hold
 /// less than this.
+#[inline]
 pub fn send_buffer_watermark(b: &SwarmBittorrentConfig, uploaded_last_second: u64) -> u64 {
     (uploaded_last_second.saturating_mul(b.send_buffer_watermark_factor) / 100).clamp(
         b.send_buffer_low_watermark_bytes,
@@ -518,6 +523,7 @@ impl Swarm {
         self.log.take().unwrap_or_default()
     }
 
+    #[inline]
     pub fn config(&self) -> &SwarmConfig {
         &self.cfg
     }

@@ -280,14 +280,13 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
     fn flush_control(&mut self) {
         let net = &mut self.net;
         let now = net.engine.now;
-        let with_data = self.app.config().bittorrent.messages == Messages::WithData;
         for h in std::mem::take(&mut net.dirty) {
             let Some(halves) = net.halves[(h / 2) as usize].as_mut() else {
                 continue;
             };
             let half = &mut halves[(h % 2) as usize];
             let bytes = half.wire.take_unflushed();
-            if with_data {
+            if self.app.config().bittorrent.messages == Messages::WithData {
                 half.conn.src.sender.try_send(now, &mut net.engine.io);
                 continue;
             }
