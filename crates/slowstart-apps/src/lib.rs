@@ -9,7 +9,11 @@
 //! - [`web`]: HTTP/1.1-like request/response exchanges on one connection (initcwnd seed).
 //! - [`bittorrent`]: peer-wire block requests with libtorrent's request-queue policy (libtorrent
 //!   seed), its controller a small sans-IO struct, [`bittorrent::RequestQueue`], and BEP 3's
-//!   message sizes (the one copy; the engine's swarm sizes its messages with them).
+//!   message sizes (the one copy; the swarm sizes its messages with them).
+//! - [`swarm`]: a BitTorrent swarm's peer wire, the one BitTorrent model of many peers: tracker,
+//!   choker, piece picker, request pipeline and send buffer. It drives its connections through
+//!   a narrow [`swarm::Network`] the engine implements (the engine routes packets and fires
+//!   what falls due), not through the five points below.
 //!
 //! [`App`] is a flow session's application ([`slowstart_transport::FlowApp`]): the session
 //! calls it at five points: the flow starts, the connection is established, request bytes
@@ -19,6 +23,7 @@
 
 pub mod bittorrent;
 pub mod bulk;
+pub mod swarm;
 pub mod web;
 
 use serde::Serialize;

@@ -6,6 +6,8 @@
 use serde::Serialize;
 
 use slowstart_apps::AppSummary;
+// A swarm's peers report what the peer wire kept of them.
+pub use slowstart_apps::swarm::PeerSummary;
 use slowstart_cc::Phase;
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueTrace};
 use slowstart_config::{Population, Seeding};
@@ -159,39 +161,6 @@ pub fn schema_json() -> String {
 
 pub(crate) fn seconds(ns: u64) -> f64 {
     ns as f64 / 1e9
-}
-
-/// One peer's results, for the summary's `peers` list.
-#[derive(Clone, Debug, Serialize)]
-pub struct PeerSummary {
-    pub id: u32,
-    pub transport: &'static str,
-    pub initial_seed: bool,
-    /// Joined to replace a peer that left (random stay).
-    pub replacement: bool,
-    pub arrival_s: f64,
-    /// When it had the whole file.
-    pub done_s: Option<f64>,
-    /// Download time: `done_s - arrival_s`.
-    pub completion_s: Option<f64>,
-    /// 1 for the first leecher to complete in the run.
-    pub completion_rank: Option<u64>,
-    pub left_s: Option<f64>,
-    /// Block payload bytes sent to and received from other peers (delivered in order).
-    pub bytes_up: u64,
-    pub bytes_down: u64,
-    /// One-way propagation delay of its access link.
-    pub access_delay_s: f64,
-    /// Connections it took part in.
-    pub connections: u64,
-    /// Block bytes that arrived a second time (of `bytes_down`): a block still in the
-    /// uploader's send buffer when it choked us, asked for again elsewhere; or end game.
-    pub duplicate_bytes: u64,
-    /// With `request_queue_time`: requests outstanding per connection that had any, averaged
-    /// over its once-a-second ticks while it downloaded (what libtorrent's
-    /// `peer_info::download_queue_length` shows a real swarm); absent otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub request_queue_mean: Option<f64>,
 }
 
 /// Data-transport counters summed over every connection, per uploader transport.

@@ -3,9 +3,9 @@
 
 use slowstart_cc::CcSpec;
 
-use crate::swarm::engine::{send_buffer_watermark, LogEntry};
-use crate::swarm::pieces::INITIAL_PICKER_THRESHOLD;
 use crate::swarm::SwarmSim;
+use slowstart_apps::swarm::pieces::INITIAL_PICKER_THRESHOLD;
+use slowstart_apps::swarm::{send_buffer_watermark, LogEntry};
 use slowstart_config::testing::SEC;
 use slowstart_config::{
     Messages, PiecePicker, Population, QueueLimit, Seeding, SendBuffer, SimConfig,

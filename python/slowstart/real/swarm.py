@@ -5,7 +5,7 @@ Topology: a star. Each peer has a namespace `ss-p<i>-<pid>` holding one TUN devi
 libtorrent process (_swarm_peer.py); its access link is one slowstart-emu (crates/slowstart-emu)
 whose forward direction is the peer's uplink (`swarm.up`, `swarm.buffer`) and reverse its
 downlink (`swarm.down`, `swarm.down_buffer`), each with the peer's one-way `delay`, as the
-simulated swarm builds them (crates/slowstart-sim/src/swarm/engine.rs). The far TUN devices
+simulated swarm builds them (crates/slowstart-sim/src/swarm/engine/mod.rs). The far TUN devices
 of all peers sit in one hub namespace `ss-hub-<pid>` that routes between them, so a packet from
 peer i to peer j crosses i's uplink and j's downlink and nothing else, as simulated.
 

@@ -3,8 +3,9 @@
 
 use super::*;
 
-impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
+impl Swarm {
     /// Index of `p` in connection `c` (0: initiator).
+    #[inline]
     pub(super) fn side_of(&self, p: u32, c: u32) -> usize {
         usize::from(self.ends[c as usize][0] != p)
     }
@@ -12,37 +13,39 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
     /// Peer `p` writes `msg` to the other end of `c`: on the half where that end uploads
     /// (its control stream), or with `messages = "with_data"` in `p`'s own data stream. Either
     /// is sent with the event's other writes (libtorrent corks a handler's messages).
-    pub(super) fn send(&mut self, p: u32, c: u32, msg: Msg) {
+    pub(super) fn send(&mut self, net: &mut impl Network, p: u32, c: u32, msg: Msg) {
         let s = self.side_of(p, c);
         let bytes = msg.bytes(self.layout.pieces);
         let with_data = self.cfg.bittorrent.messages == Messages::WithData;
         let i = if with_data { s } else { 1 - s };
-        let Some(halves) = self.halves[c as usize].as_mut() else {
+        let h = 2 * c + i as u32;
+        let Some(half) = net.half(h) else {
             return;
         };
-        let half = &mut halves[i];
+        let wire = half.wire;
         if with_data {
-            half.conn.src.sender.write(bytes);
-            half.data_written += bytes;
-            half.msgs_in_data.push(half.data_written, msg);
+            half.sender.write(bytes);
+            wire.data_written += bytes;
+            wire.msgs_in_data.push(wire.data_written, msg);
         } else {
-            half.ctrl_written += bytes;
-            half.msgs_written.push(half.ctrl_written, msg);
+            wire.ctrl_written += bytes;
+            wire.msgs_written.push(wire.ctrl_written, msg);
         }
-        if half.ctrl_unflushed == 0 {
-            self.dirty.push(2 * c + i as u32);
+        let first = wire.ctrl_unflushed == 0;
+        wire.ctrl_unflushed += bytes;
+        if first {
+            net.control_written(h);
         }
-        half.ctrl_unflushed += bytes;
     }
 
-    pub(super) fn send_bitfield(&mut self, p: u32, c: u32) {
+    pub(super) fn send_bitfield(&mut self, net: &mut impl Network, p: u32, c: u32) {
         let s = self.side_of(p, c);
         self.conns[c as usize].sides[s].bitfield_sent = self.peers[p as usize].pieces.have.clone();
-        self.send(p, c, Msg::Bitfield);
+        self.send(net, p, c, Msg::Bitfield);
     }
 
     /// Peer `p` handles `msg` from the other end of `c`.
-    pub(super) fn on_message(&mut self, p: u32, c: u32, msg: Msg) {
+    pub(super) fn on_message(&mut self, net: &mut impl Network, p: u32, c: u32, msg: Msg) {
         if !self.conns[c as usize].open {
             return;
         }
@@ -51,8 +54,8 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             Msg::Handshake => {
                 self.conns[c as usize].sides[s].handshaken = true;
                 if s == 1 {
-                    self.send(p, c, Msg::Handshake);
-                    self.send_bitfield(p, c);
+                    self.send(net, p, c, Msg::Handshake);
+                    self.send_bitfield(net, p, c);
                 }
             }
             Msg::Bitfield => {
@@ -61,39 +64,36 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 let side = &mut self.conns[c as usize].sides[s];
                 side.remote = remote;
                 side.bitfield_known = true;
-                self.update_interest(p, c);
+                self.update_interest(net, p, c);
             }
             Msg::Have(piece) => {
                 let side = &mut self.conns[c as usize].sides[s];
                 if side.remote.set(piece) && side.bitfield_known {
                     self.peers[p as usize].pieces.availability[piece as usize] += 1;
                 }
-                self.update_interest(p, c);
-                self.fill_requests(p, c);
+                self.update_interest(net, p, c);
+                self.fill_requests(net, p, c);
             }
             Msg::Interested => {
                 self.conns[c as usize].sides[s].peer_interested = true;
                 let slots = self.cfg.bittorrent.unchoke_slots as usize;
                 if self.unchoked(p) < slots {
-                    self.rechoke(p, false);
+                    self.rechoke(net, p, false);
                 }
             }
             Msg::NotInterested => {
                 let side = &mut self.conns[c as usize].sides[s];
                 side.peer_interested = false;
                 if !side.am_choking {
-                    self.rechoke(p, false);
+                    self.rechoke(net, p, false);
                 }
             }
             Msg::Choke => {
                 // Blocks whose piece message the uploader already wrote still arrive; the
                 // module likewise keeps the request being served (`delete_peer_from_list`).
-                let in_transit: Vec<(u32, u32)> = self.halves[c as usize]
-                    .as_ref()
-                    .map(|h| {
-                        let written = &h[1 - s].pieces_written;
-                        written.items().collect()
-                    })
+                let in_transit: Vec<(u32, u32)> = net
+                    .half(2 * c + 1 - s as u32)
+                    .map(|h| h.wire.pieces_written.items().collect())
                     .unwrap_or_default();
                 let side = &mut self.conns[c as usize].sides[s];
                 side.peer_choking = true;
@@ -108,21 +108,21 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                     for (piece, block) in withdrawn {
                         self.peers[p as usize].pieces.release(piece, block);
                     }
-                    self.refill_all(p);
+                    self.refill_all(net, p);
                 }
             }
             Msg::Unchoke(n) => {
                 let side = &mut self.conns[c as usize].sides[s];
                 side.peer_choking = false;
                 side.unchoke_got = n;
-                side.last_block_ns = self.engine.now;
-                self.fill_requests(p, c);
+                side.last_block_ns = net.now();
+                self.fill_requests(net, p, c);
             }
             Msg::Request(piece, block, n) => {
                 let side = &mut self.conns[c as usize].sides[s];
                 if !side.am_choking && n == side.unchokes_sent {
                     side.peer_requests.push_back((piece, block));
-                    self.pump(2 * c + s as u32);
+                    self.pump(net, 2 * c + s as u32);
                 }
             }
             Msg::Cancel(piece, block) => {
@@ -132,7 +132,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         }
     }
 
-    pub(super) fn update_interest(&mut self, p: u32, c: u32) {
+    pub(super) fn update_interest(&mut self, net: &mut impl Network, p: u32, c: u32) {
         let s = self.side_of(p, c);
         let side = &self.conns[c as usize].sides[s];
         let want = self.peers[p as usize].pieces.interested_in(&side.remote);
@@ -143,7 +143,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             } else {
                 Msg::NotInterested
             };
-            self.send(p, c, msg);
+            self.send(net, p, c, msg);
         }
     }
 
@@ -152,7 +152,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
     /// brings a piece within it is asked for whole pieces, up to that long of its rate in
     /// contiguous ones at a time, until the queue's target is reached or passed (libtorrent
     /// `request_a_block`: `prefer_contiguous_blocks`).
-    pub(super) fn fill_requests(&mut self, p: u32, c: u32) {
+    pub(super) fn fill_requests(&mut self, net: &mut impl Network, p: u32, c: u32) {
         let s = self.side_of(p, c);
         let queue = self.conns[c as usize].sides[s].requests.as_ref();
         let pipeline = match queue {
@@ -194,7 +194,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 let n = side.unchoke_got;
                 let full = side.my_requests.len() + side.held_requests.len() >= pipeline;
                 for (piece, block) in now_requested {
-                    self.send(p, c, Msg::Request(piece, block, n));
+                    self.send(net, p, c, Msg::Request(piece, block, n));
                 }
                 if full {
                     return;
@@ -216,7 +216,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 if let Some(range) = range {
                     if let (Some(log), Some((started, rarest))) = (self.log.as_mut(), floor) {
                         for piece in range.clone() {
-                            let at = (self.engine.now, p);
+                            let at = (net.now(), p);
                             log.push(LogEntry::request(at, &peer.pieces, piece, started, rarest));
                         }
                     }
@@ -231,7 +231,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                     }
                     side.my_requests.extend_from_slice(&blocks);
                     for (piece, block) in blocks {
-                        self.send(p, c, Msg::Request(piece, block, n));
+                        self.send(net, p, c, Msg::Request(piece, block, n));
                     }
                     continue;
                 }
@@ -244,7 +244,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 if let Some((piece, block)) =
                     peer.pieces.pick(&side.remote, connections, &mut peer.rng)
                 {
-                    let at = (self.engine.now, p);
+                    let at = (net.now(), p);
                     log.push(LogEntry::request(at, &peer.pieces, piece, started, rarest));
                     picked = Some((piece, block));
                 }
@@ -267,21 +267,28 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             }
             side.my_requests.push((piece, block));
             let n = side.unchoke_got;
-            self.send(p, c, Msg::Request(piece, block, n));
+            self.send(net, p, c, Msg::Request(piece, block, n));
         }
     }
 
-    pub(super) fn refill_all(&mut self, p: u32) {
+    pub(super) fn refill_all(&mut self, net: &mut impl Network, p: u32) {
         for c in self.peers[p as usize].conns.clone() {
-            self.fill_requests(p, c);
+            self.fill_requests(net, p, c);
         }
     }
 
     /// A whole block from the other end of `c` reached peer `p`.
-    pub(super) fn on_block(&mut self, p: u32, c: u32, piece: u32, block: u32) {
+    pub(super) fn on_block(
+        &mut self,
+        net: &mut impl Network,
+        p: u32,
+        c: u32,
+        piece: u32,
+        block: u32,
+    ) {
         let s = self.side_of(p, c);
         let len = self.layout.block_len(piece, block);
-        let now = self.engine.now;
+        let now = net.now();
         let remote = self.ends[c as usize][1 - s];
         let conn = &mut self.conns[c as usize];
         conn.sides[s].my_requests.retain(|&r| r != (piece, block));
@@ -309,7 +316,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 side.held_requests.retain(|&r| r != (piece, block));
                 if other != c && side.my_requests.contains(&(piece, block)) {
                     side.my_requests.retain(|&r| r != (piece, block));
-                    self.send(p, other, Msg::Cancel(piece, block));
+                    self.send(net, p, other, Msg::Cancel(piece, block));
                 }
             }
         }
@@ -317,20 +324,20 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             for other in self.peers[p as usize].conns.clone() {
                 let so = self.side_of(p, other);
                 if self.conns[other as usize].sides[so].handshaken {
-                    self.send(p, other, Msg::Have(piece));
+                    self.send(net, p, other, Msg::Have(piece));
                 }
-                self.update_interest(p, other);
+                self.update_interest(net, p, other);
             }
             if self.peers[p as usize].pieces.complete() {
-                self.on_complete(p);
+                self.on_complete(net, p);
             }
         }
-        self.fill_requests(p, c);
+        self.fill_requests(net, p, c);
     }
 
-    pub(super) fn on_complete(&mut self, p: u32) {
+    pub(super) fn on_complete(&mut self, net: &mut impl Network, p: u32) {
         self.completions += 1;
-        let now = self.engine.now;
+        let now = net.now();
         let stay_factor = self.cfg.stay_factor;
         let random_stay = self.cfg.seeding == Seeding::RandomStay;
         let peer = &mut self.peers[p as usize];
@@ -339,9 +346,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         if random_stay {
             let download = (now - peer.arrival_ns) as f64;
             let stay = exponential(&mut self.rng, stay_factor * download);
-            self.engine
-                .queue
-                .push(now.saturating_add(stay), Event::App(Due::Leave(p).into()));
+            net.schedule(now.saturating_add(stay), Due::Leave(p));
         }
         if self
             .cfg

@@ -47,6 +47,7 @@ impl Layout {
         self.piece_bytes.min(self.file_bytes - start)
     }
 
+    #[inline]
     pub fn blocks_in(&self, piece: u32) -> u32 {
         debug_assert!(piece < self.pieces, "piece {piece} of {}", self.pieces);
         if piece + 1 == self.pieces {
@@ -56,6 +57,7 @@ impl Layout {
         }
     }
 
+    #[inline]
     pub fn block_len(&self, piece: u32, block: u32) -> u64 {
         let start = block as u64 * self.block_bytes;
         self.block_bytes.min(self.piece_len(piece) - start)

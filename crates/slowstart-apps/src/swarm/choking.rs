@@ -1,9 +1,9 @@
-//! Who gets an upload slot, as BitTorrent 4's `Choker` decides it ([`crate::swarm::choker`]):
+//! Who gets an upload slot, as BitTorrent 4's `Choker` decides it ([`super::choker`]):
 //! the periodic rechoke, the one at once when a slot frees, the optimistic unchoke.
 
 use super::*;
 
-impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
+impl Swarm {
     pub(super) fn unchoked(&self, p: u32) -> usize {
         self.peers[p as usize]
             .conns
@@ -12,13 +12,13 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             .count()
     }
 
-    pub(super) fn periodic_rechoke(&mut self, p: u32) {
+    pub(super) fn periodic_rechoke(&mut self, net: &mut impl Network, p: u32) {
         if !self.peers[p as usize].active {
             return;
         }
         let bt = &self.cfg.bittorrent;
         let keep = (bt.rate_window_ns / bt.rechoke_ns.max(1)).max(1) as usize;
-        let next = self.engine.now.saturating_add(bt.rechoke_ns);
+        let next = net.now().saturating_add(bt.rechoke_ns);
         for c in self.peers[p as usize].conns.clone() {
             let s = self.side_of(p, c);
             let side = &mut self.conns[c as usize].sides[s];
@@ -28,17 +28,15 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             }
         }
         self.peers[p as usize].rechokes += 1;
-        self.rechoke(p, true);
-        self.release_empty_buffers(p);
-        self.engine
-            .queue
-            .push(next, Event::App(Due::Rechoke(p).into()));
+        self.rechoke(net, p, true);
+        self.release_empty_buffers(net, p);
+        net.schedule(next, Due::Rechoke(p));
     }
 
     /// libtorrent's once-a-second tick of each of peer `p`'s connections (its session's,
     /// from its start: [`RequestQueue::on_tick`]); a deeper queue is filled at once, and with
     /// `send_buffer = "libtorrent"` each upload's watermark follows its last second.
-    pub(super) fn request_tick(&mut self, p: u32) {
+    pub(super) fn request_tick(&mut self, net: &mut impl Network, p: u32) {
         if !self.peers[p as usize].active {
             return;
         }
@@ -46,13 +44,13 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         for c in self.peers[p as usize].conns.clone() {
             let s = self.side_of(p, c);
             if self.cfg.bittorrent.send_buffer == SendBuffer::Libtorrent {
-                if let Some(halves) = self.halves[c as usize].as_mut() {
-                    let half = &mut halves[s];
-                    let sent = half.data_written - half.conn.src.sender.unsent_bytes();
-                    half.uploaded_last_second = sent - half.sent_at_tick;
-                    half.sent_at_tick = sent;
+                if let Some(half) = net.half(2 * c + s as u32) {
+                    let wire = half.wire;
+                    let sent = wire.data_written - half.sender.unsent_bytes();
+                    wire.uploaded_last_second = sent - wire.sent_at_tick;
+                    wire.sent_at_tick = sent;
                 }
-                self.pump(2 * c + s as u32);
+                self.pump(net, 2 * c + s as u32);
             }
             if !queues {
                 continue;
@@ -61,12 +59,9 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 queue.on_tick(TICK_NS);
             }
         }
-        self.engine.queue.push(
-            self.engine.now + TICK_NS,
-            Event::App(Due::RequestTick(p).into()),
-        );
+        net.schedule(net.now() + TICK_NS, Due::RequestTick(p));
         if queues {
-            self.refill_all(p);
+            self.refill_all(net, p);
         }
     }
 
@@ -83,10 +78,10 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         })
     }
 
-    pub(super) fn rechoke(&mut self, p: u32, periodic: bool) {
+    pub(super) fn rechoke(&mut self, net: &mut impl Network, p: u32, periodic: bool) {
         let bt = &self.cfg.bittorrent;
         let seed = self.peers[p as usize].pieces.complete();
-        let now = self.engine.now;
+        let now = net.now();
         let cands: Vec<Candidate> = self.peers[p as usize]
             .conns
             .iter()
@@ -160,7 +155,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                     unchoked: unchoke,
                 });
             }
-            self.send(p, c, msg);
+            self.send(net, p, c, msg);
         }
     }
 }
