@@ -219,6 +219,37 @@ impl SenderEnd {
     pub fn handle_timeouts(&mut self, now: u64, io: &mut Io, fired: impl FnMut(Fired)) {
         EndTimers::handle_timeouts(self, now, io, fired)
     }
+
+    /// [`SenderEnd::handle_timeouts`], telling `obs` of a retransmission timeout as it fires
+    /// (every driver reports it so: the simulator's sessions, the UDP endpoints).
+    #[inline]
+    pub fn handle_timeouts_observed(
+        &mut self,
+        now: u64,
+        io: &mut Io,
+        obs: &mut impl Observer,
+        mut fired: impl FnMut(Fired),
+    ) {
+        for kind in Self::TIMERS {
+            if let Some(f) = self.handle_timeout(now, kind, io) {
+                if kind == TimerKind::Retransmission {
+                    self.notify(now, SenderEvent::Rto, obs);
+                }
+                fired(f);
+            }
+        }
+    }
+}
+
+impl Received {
+    /// The sender event this was, to report to an observer: a SYN-ACK or an ACK.
+    pub fn sender_event(self) -> Option<SenderEvent> {
+        match self {
+            Received::SynAck { .. } => Some(SenderEvent::SynAck),
+            Received::Ack(outcome) => Some(SenderEvent::Ack(outcome)),
+            _ => None,
+        }
+    }
 }
 
 impl EndTimers for SenderEnd {

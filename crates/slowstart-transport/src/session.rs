@@ -17,7 +17,7 @@ use crate::packet::{Kind, Packet};
 use crate::receiver::Receiver;
 use crate::request::RequestSender;
 use crate::sender::{Sender, State};
-use crate::timer::{Timer, TimerKind, NEVER};
+use crate::timer::{Timer, NEVER};
 use crate::Io;
 
 /// What an application reaches while it handles one event.
@@ -298,13 +298,7 @@ impl<A: FlowApp> Session<A> {
         if !self.wake.woke(now) {
             return Outcome::default();
         }
-        for kind in crate::SenderEnd::TIMERS {
-            if self.conn.src.handle_timeout(now, kind, io).is_some()
-                && kind == TimerKind::Retransmission
-            {
-                self.conn.src.notify(now, SenderEvent::Rto, obs);
-            }
-        }
+        self.conn.src.handle_timeouts_observed(now, io, obs, |_| {});
         self.conn.dst.handle_timeouts(now, io, |_| {});
         let mut out = Outcome::default();
         if self.app.timer_mut().is_some_and(|t| t.fire(now)) {

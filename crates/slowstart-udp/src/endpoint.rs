@@ -14,7 +14,7 @@ use slowstart_config::{AppConfig, FlowConfig, FlowRecorder};
 use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::State;
 use slowstart_transport::wire::{self, MAX_DATAGRAM};
-use slowstart_transport::{Io, Received, ReceiverEnd, SenderEnd, SenderEvent, Settings, TimerKind};
+use slowstart_transport::{Io, ReceiverEnd, SenderEnd, SenderEvent, Settings, TimerKind};
 
 use crate::clock::{now_ns, wait_readable};
 use crate::{ecn, pattern};
@@ -334,7 +334,7 @@ fn require_bulk(cfg: &FlowConfig) -> Result<(), String> {
 }
 
 /// Fire the sending end's timers that are due at `now`; each paced departure's lateness (ns)
-/// goes into `late`. A retransmission timeout among them is reported to `tracing`.
+/// goes into `late`. A retransmission timeout among them is reported to `tracing` as it fires.
 pub(crate) fn fire_due_timers(
     end: &mut SenderEnd,
     now: u64,
@@ -343,24 +343,12 @@ pub(crate) fn fire_due_timers(
     tracing: &mut Tracing,
     trace: &mut FlowTrace,
 ) {
-    let mut rto = false;
-    end.handle_timeouts(now, io, |fired| match fired.kind {
-        TimerKind::Pacing => late.push(now - fired.deadline),
-        TimerKind::Retransmission => rto = true,
-        _ => {}
+    let obs = &mut tracing.recorder.observer(trace, &mut tracing.sampler);
+    end.handle_timeouts_observed(now, io, obs, |fired| {
+        if fired.kind == TimerKind::Pacing {
+            late.push(now - fired.deadline);
+        }
     });
-    if rto {
-        tracing.notify(end, now, SenderEvent::Rto, trace);
-    }
-}
-
-/// The sender's event in what `handle_packet` returned, if it was one.
-pub(crate) fn sender_event(received: Received) -> Option<SenderEvent> {
-    match received {
-        Received::SynAck { .. } => Some(SenderEvent::SynAck),
-        Received::Ack(outcome) => Some(SenderEvent::Ack(outcome)),
-        _ => None,
-    }
 }
 
 /// Send flow `flow` (its bulk application: `size_bytes`, or unbounded until the duration) to
@@ -427,7 +415,7 @@ pub fn run_sender(
                         d.bad_ack += 1
                     }
                     Kind::SynAck | Kind::Ack => {
-                        if let Some(e) = sender_event(end.handle_packet(now, &p, &mut io)) {
+                        if let Some(e) = end.handle_packet(now, &p, &mut io).sender_event() {
                             tracing.notify(&mut end, now, e, &mut report.trace);
                         }
                     }

@@ -30,8 +30,7 @@ use slowstart_transport::{Io, Observer, Received, ReceiverEnd, SenderEnd, Sender
 use crate::clock::{now_ns, wait_readable};
 use crate::endpoint::{
     ack_acceptable, checked_settings, fire_due_timers, next_datagram, percentile_us,
-    prepare_socket, send_all, sender_event, stop_on_fault, Datagram, Dropped, Limits, SenderReport,
-    Tracing,
+    prepare_socket, send_all, stop_on_fault, Datagram, Dropped, Limits, SenderReport, Tracing,
 };
 use crate::pattern;
 
@@ -196,9 +195,9 @@ pub fn run_server(
                             Received::Ack(_) => {
                                 let s = &end.sender;
                                 server.on_acked(s.acked_bytes(), s.stats().stalls);
-                                sender_event(received)
+                                received.sender_event()
                             }
-                            _ => sender_event(received),
+                            _ => received.sender_event(),
                         };
                         if let Some(e) = event {
                             tracing.notify(end, now, e, &mut report.trace);
