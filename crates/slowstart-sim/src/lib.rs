@@ -46,6 +46,7 @@ pub mod summary;
 pub mod swarm;
 #[cfg(test)]
 mod swarm_tests;
+pub mod wheel;
 
 pub use export::ExportDirs;
 pub use sim::Simulation;

@@ -84,7 +84,8 @@ fn same_seed_same_bytes_other_seed_other_run() {
     assert_ne!(a, c);
 }
 
-/// A swarm over the flows' heaps gives the same bytes as over its calendar queue.
+/// A swarm over the flows' heaps or the timing wheel gives the same bytes as over its calendar
+/// queue.
 #[test]
 fn either_queue_gives_the_same_swarm() {
     use crate::engine::{Event, EventQueue};
@@ -100,6 +101,14 @@ fn either_queue_gives_the_same_swarm() {
         serde_json::to_string(&heaps.summary).unwrap()
     );
     assert_eq!(calendar.queues.queue_bytes, heaps.queues.queue_bytes);
+    let wheel = SwarmSim::<crate::wheel::WheelQueue<Event<SwarmEvent>>>::with_queue(&cfg)
+        .unwrap()
+        .run();
+    assert_eq!(
+        serde_json::to_string(&calendar.summary).unwrap(),
+        serde_json::to_string(&wheel.summary).unwrap()
+    );
+    assert_eq!(calendar.queues.queue_bytes, wheel.queues.queue_bytes);
 }
 
 #[test]
