@@ -61,13 +61,14 @@ use slowstart_transport::sender::Sender;
 use slowstart_transport::sender::SenderStats;
 use slowstart_transport::{Connection, Fired, Received, TimerKind};
 
-use crate::engine::{Application, CalendarQueue, Engine, Event, Queue};
+use crate::engine::{Application, Engine, Event, Queue};
 use crate::summary::{
     seconds, PeerSummary, RunKind, RunOutput, Summary, SwarmSummary, TransportTotals,
 };
 use crate::swarm::choker::{self, Candidate};
 use crate::swarm::pieces::{Bitfield, BlockState, Layout, Pieces, WHOLE_PIECES_MAX_BYTES};
 use crate::swarm::tracker::Tracker;
+use crate::wheel::WheelQueue;
 use crate::SimError;
 use slowstart_config::trace::{AppTrace, FlowTrace, QueueRow, QueueTrace, Sampler};
 use slowstart_config::{substream_seed, SeedStream};
@@ -419,8 +420,9 @@ impl LogEntry {
     }
 }
 
-/// The swarm's queue unless told otherwise ([`SwarmSim::with_queue`]).
-pub type SwarmQueue = CalendarQueue<Event<SwarmEvent>>;
+/// The swarm's queue unless told otherwise ([`SwarmSim::with_queue`]): the timing wheel, whose
+/// cost does not grow with the entries pending as the calendar's heap does (issue #37).
+pub type SwarmQueue = WheelQueue<Event<SwarmEvent>>;
 
 /// A BitTorrent swarm: an [`Application`] of the [`Engine`], whose queue is `Q`.
 pub struct SwarmSim<Q = SwarmQueue> {
