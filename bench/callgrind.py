@@ -7,6 +7,10 @@ drop out and what is left is the engine's cost per event, averaged over the run.
 
     .venv/bin/python bench/callgrind.py early-loss-60s cubic-1 cubic-1000
 
+The `swarm-N-present` cases (issue #37's event queue at scale) count from 32 simulated s, when
+their N leechers have arrived, to the case's duration instead of from 1 ms. With `--keep DIR`
+valgrind's output files stay there, for `cg_diff` and `cg_annotate` by function.
+
 The `guest-*` cases are bench/run.py's (issue #23: built-in Reno against the same Reno as a
 WebAssembly guest under each runtime, and in Python), on the early-loss path for 30 s.
 
@@ -47,6 +51,21 @@ def small_swarm(completions: int) -> dict:
     return scenario
 
 
+def swarm_present(peers: int) -> dict:
+    """Issue #37's swarm at scale: `peers` leechers arriving in about 30 simulated s (one every
+    30 s / `peers` on average), none stopping the run; measured from `SWARM_PRESENT_BASE` on,
+    when nearly all are present, so the counts are those of a swarm of that size."""
+    with open(ROOT / "scenarios" / "swarm-adsl.toml", "rb") as f:
+        scenario = tomllib.load(f)
+    scenario["swarm"].update(leechers=peers, arrival_mean=f"{30_000_000 // peers}us")
+    scenario["swarm"]["stop_after"] = "none"
+    return scenario
+
+
+# The swarm-present cases' first run: 32 s, when 30 000 leechers arriving every 1 ms have all
+# arrived (29 871 at 30 s).
+SWARM_PRESENT_BASE = "32s"
+
 # name -> (scenario path or dict, duration)
 CASES: dict[str, tuple[str | dict, str]] = {
     "early-loss-60s": ("scenarios/lfn-early-loss.toml", "60s"),
@@ -55,7 +74,14 @@ CASES: dict[str, tuple[str | dict, str]] = {
     # One BBRv3 flow on cubic-1's path: the boxed controller's case (issue #37).
     "bbr-1": ({**cubic_flows(1), "name": "bbr-1-flow", "flow": [{"cc": "bbr"}]}, "5s"),
     **{name: ("scenarios/lfn-early-loss.toml", "30s") for name in GUESTS},
+    # About 0.4 M events past the base run each (issue #37's event queue at scale).
+    "swarm-100-present": (swarm_present(100), "52s"),
+    "swarm-3000-present": (swarm_present(3000), "45s"),
+    "swarm-30000-present": (swarm_present(30_000), "38s"),
 }
+# name -> the first run's duration, where not 1 ms: the counts are the difference of the
+# case's run and this one, so they are those of the events in between.
+CASE_BASE = {f"swarm-{n}-present": SWARM_PRESENT_BASE for n in (100, 3000, 30_000)}
 # name -> (the `set` overrides, the WebAssembly runtime it asks for), where a case has them
 CASE_SETTINGS = {name: ([f'flow.0.cc="{cc}"'], runtime) for name, (cc, runtime) in GUESTS.items()}
 
@@ -108,13 +134,15 @@ def valgrind_tool(penalties: bool, second_level: str | None, out_dir: str) -> li
 
 
 def measure(
-    name: str, duration: str, penalties: bool, second_level: str | None
+    name: str, duration: str, penalties: bool, second_level: str | None, keep: Path | None
 ) -> tuple[dict[str, int], int]:
     """(counters, events) of one run of case `name` for `duration` under callgrind, or
-    cachegrind with `penalties`."""
+    cachegrind with `penalties`; valgrind's output file is copied into `keep` if given."""
     scenario = CASES[name][0]
     settings, runtime = CASE_SETTINGS.get(name, ([], None))
-    env = dict(os.environ)
+    # The interpreter's string hashes fixed, so that its dict work on a large summary (30 000
+    # peers) is the same in every run: with random ones it differed by 16 M instructions.
+    env = dict(os.environ, PYTHONHASHSEED="0")
     if runtime is not None:
         env["SLOWSTART_WASM_RUNTIME"] = runtime
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,6 +161,9 @@ def measure(
             text=True,
             check=True,
         )
+        if keep is not None:
+            tool = "cachegrind" if penalties else "callgrind"
+            shutil.copy(f"{tmp}/{tool}.out", keep / f"{name}-{duration}.{tool}.out")
     counters = {}
     for name, pattern in (PENALTIES if penalties else INSTRUCTIONS).items():
         found = re.search(pattern, out.stderr)
@@ -149,6 +180,13 @@ def main() -> None:
         "--penalties",
         action="store_true",
         help="cachegrind: cache misses and mispredicted branches per event as well",
+    )
+    ap.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="keep valgrind's output files there (NAME-DURATION.TOOL.out), for "
+        "callgrind_annotate, cg_annotate or cg_diff",
     )
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
@@ -168,22 +206,26 @@ def main() -> None:
             def step(k: int, first: int = 2 * n) -> None:
                 update(first + k, runs)
 
-            measure_case(name, args.penalties, second_level, step)
+            measure_case(name, args.penalties, second_level, step, args.keep)
 
 
 def measure_case(
-    name: str, penalties: bool, second_level: str | None, step: Callable[[int], None]
+    name: str,
+    penalties: bool,
+    second_level: str | None,
+    step: Callable[[int], None],
+    keep: Path | None = None,
 ) -> None:
-    """Print case `name`'s counts per event: its 1 ms run's subtracted from its full run's;
-    `step(k)` before run k (0, 1)."""
+    """Print case `name`'s counts per event: its base run's (1 ms unless `CASE_BASE` says)
+    subtracted from its full run's; `step(k)` before run k (0, 1)."""
     duration = CASES[name][1]
     step(0)
-    base, base_events = measure(name, "1ms", penalties, second_level)
+    base, base_events = measure(name, CASE_BASE.get(name, "1ms"), penalties, second_level, keep)
     step(1)
-    counters, events = measure(name, duration, penalties, second_level)
+    counters, events = measure(name, duration, penalties, second_level, keep)
     per_event = {k: (v - base[k]) / (events - base_events) for k, v in counters.items()}
     line = (
-        f"{name:19s} {events / 1e6:7.2f} M events in {duration:>4s} "
+        f"{name:19s} {(events - base_events) / 1e6:7.2f} M events in {duration:>4s} "
         f"{(counters['instructions'] - base['instructions']) / 1e9:7.2f} G instructions "
         f"{per_event['instructions']:7.0f} per event"
     )

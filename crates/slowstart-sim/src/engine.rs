@@ -257,7 +257,7 @@ const ARITY: usize = 4;
 /// counter below (then advanced), so keys are unique and same-time entries pop first in, first
 /// out. Both queues make their keys here.
 #[inline(always)]
-fn next_key(time: u64, inserted: &mut u64) -> u128 {
+pub(crate) fn next_key(time: u64, inserted: &mut u64) -> u128 {
     let key = (time as u128) << 64 | *inserted as u128;
     *inserted += 1;
     key
@@ -265,7 +265,7 @@ fn next_key(time: u64, inserted: &mut u64) -> u128 {
 
 /// The time of an entry's key.
 #[inline(always)]
-fn time_of(key: u128) -> u64 {
+pub(crate) fn time_of(key: u128) -> u64 {
     (key >> 64) as u64
 }
 

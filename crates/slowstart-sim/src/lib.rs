@@ -11,12 +11,12 @@
 //! - `slowstart_link`: link directions with their queue disciplines and loss, capacity traces,
 //!   topology and static routes, cross traffic.
 //! - `slowstart_apps`: bulk, web and BitTorrent applications on the transport.
-//! - here: [`engine`] (the one event loop, its clock and its queues), the two applications it
-//!   runs, [`sim`] (flows over a topology of links, with their applications, cross traffic,
-//!   metrics and traces: it tells each flow's recorder and qlog file what its sender did) and
-//!   [`swarm`] (a BitTorrent swarm of peers behind access links, with connections that open
-//!   and close), [`summary`] (what a run reports, which both fill), and [`export`] (captures
-//!   and qlog files written as a run goes).
+//! - here: [`engine`] (the one event loop, its clock and its queues; the swarm's is [`wheel`]),
+//!   the two applications it runs, [`sim`] (flows over a topology of links, with their
+//!   applications, cross traffic, metrics and traces: it tells each flow's recorder and qlog
+//!   file what its sender did) and [`swarm`] (a BitTorrent swarm of peers behind access links,
+//!   with connections that open and close), [`summary`] (what a run reports, which both fill),
+//!   and [`export`] (captures and qlog files written as a run goes).
 //!
 //! Time is integer nanoseconds, sizes integer bytes; the same config and seed give
 //! byte-identical output. The UDP stack (`slowstart_udp`) and the link emulator
@@ -46,6 +46,7 @@ pub mod summary;
 pub mod swarm;
 #[cfg(test)]
 mod swarm_tests;
+pub mod wheel;
 
 pub use export::ExportDirs;
 pub use sim::Simulation;

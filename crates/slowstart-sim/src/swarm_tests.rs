@@ -84,22 +84,31 @@ fn same_seed_same_bytes_other_seed_other_run() {
     assert_ne!(a, c);
 }
 
-/// A swarm over the flows' heaps gives the same bytes as over its calendar queue.
+/// A swarm gives the same bytes over each of the engine's queues: the timing wheel, the
+/// calendar and the flows' heaps.
 #[test]
-fn either_queue_gives_the_same_swarm() {
-    use crate::engine::{Event, EventQueue};
+fn every_queue_gives_the_same_swarm() {
+    use crate::engine::{CalendarQueue, Event, EventQueue};
     use crate::swarm::engine::SwarmEvent;
+    use crate::wheel::WheelQueue;
     let cfg = small_swarm(6, 600, Population::Mixed);
-    let calendar = SwarmSim::new(&cfg).unwrap().run();
+    let wheel = SwarmSim::<WheelQueue<Event<SwarmEvent>>>::with_queue(&cfg)
+        .unwrap()
+        .run();
+    let calendar = SwarmSim::<CalendarQueue<Event<SwarmEvent>>>::with_queue(&cfg)
+        .unwrap()
+        .run();
     let heaps = SwarmSim::<EventQueue<Event<SwarmEvent>>>::with_queue(&cfg)
         .unwrap()
         .run();
-    assert_eq!(calendar.summary.swarm().unwrap().completions, 6);
-    assert_eq!(
-        serde_json::to_string(&calendar.summary).unwrap(),
-        serde_json::to_string(&heaps.summary).unwrap()
-    );
-    assert_eq!(calendar.queues.queue_bytes, heaps.queues.queue_bytes);
+    assert_eq!(wheel.summary.swarm().unwrap().completions, 6);
+    for other in [&calendar, &heaps] {
+        assert_eq!(
+            serde_json::to_string(&wheel.summary).unwrap(),
+            serde_json::to_string(&other.summary).unwrap()
+        );
+        assert_eq!(wheel.queues.queue_bytes, other.queues.queue_bytes);
+    }
 }
 
 #[test]

@@ -16,8 +16,9 @@ use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::SenderStats;
 use slowstart_transport::{Connection, Received, SenderEnd, TimerKind, Wake};
 
-use crate::engine::{Application, CalendarQueue, Engine, Event, Queue};
+use crate::engine::{Application, Engine, Event, Queue};
 use crate::summary::{RunOutput, TransportTotals};
+use crate::wheel::WheelQueue;
 use crate::SimError;
 use slowstart_apps::swarm::{Due, HalfIo, LogEntry, Network, Swarm, Transport, WireHalf};
 use slowstart_config::trace::{QueueRow, QueueTrace, Sampler};
@@ -82,8 +83,9 @@ struct Half {
     wire: WireHalf,
 }
 
-/// The swarm's queue unless told otherwise ([`SwarmSim::with_queue`]).
-pub type SwarmQueue = CalendarQueue<Event<SwarmEvent>>;
+/// The swarm's queue unless told otherwise ([`SwarmSim::with_queue`]): the timing wheel, whose
+/// cost does not grow with the entries pending as the calendar's heap does (issue #37).
+pub type SwarmQueue = WheelQueue<Event<SwarmEvent>>;
 
 /// A BitTorrent swarm: an [`Application`] of the [`Engine`], whose queue is `Q`.
 pub struct SwarmSim<Q = SwarmQueue> {
