@@ -23,17 +23,19 @@
 //! session's deadline earlier than its entry, the application pushes a new one
 //! ([`Engine::wake`], with the time `Session::wake_at` or a [`slowstart_transport::Wake`]
 //! names). After the event the engine hands each packet sent to [`Application::send`], which
-//! puts it on its first link. A loop over sockets (the UDP stack)
-//! reads the same deadline, `poll_timeout`, instead. The loop is generic, not `dyn`: each
-//! application and queue kind gets its own compiled copy, with the callbacks inlined.
+//! puts it on its first link. A loop over sockets (the UDP stack) reads the same deadline,
+//! `poll_timeout`, instead. The loop is generic, not `dyn`: each application and queue kind
+//! gets its own compiled copy, with the callbacks inlined.
 //!
 //! The queue: pending (time, insertion counter, event) entries, popped in that order. The
 //! counter breaks ties first-in first-out, so same-time events run in a fixed order and runs are
 //! deterministic. Links keep their own in-flight packets and put only their head here, so the
-//! queue stays small (one entry per busy link direction and per session with a deadline) however many
-//! packets are in flight. Its kind is a type parameter of the application ([`Queue`]): flows
-//! use [`EventQueue`] by default, swarms [`CalendarQueue`], whose link heads are many and spread
-//! over time (see there). Both pop in the same order, so either gives the same results.
+//! queue stays small (one entry per busy link direction and per session with a deadline)
+//! however many packets are in flight. Its kind is a type parameter of the application
+//! ([`Queue`]): flows use [`EventQueue`] by default, swarms the timing wheel
+//! ([`crate::wheel::WheelQueue`]), whose cost does not grow with the thousands of entries a
+//! large swarm keeps pending; [`CalendarQueue`] was the swarms' before it. All pop in the same
+//! order, so any gives the same results.
 //!
 //! In [`EventQueue`], two 4-ary min-heaps hold the entries: one for link heads, which are most
 //! events, and one for everything else (timers, arrivals), which is most entries: a thousand
@@ -493,7 +495,7 @@ struct Node<E> {
     next: u32,
 }
 
-/// The pending events of a swarm: a calendar queue (Brown, "Calendar queues: a fast O(1)
+/// The pending events of a swarm before the timing wheel: a calendar queue (Brown, "Calendar queues: a fast O(1)
 /// priority queue implementation for the simulation event set problem", CACM 1988) in front of
 /// a heap. Entries are popped in (time, insertion counter) order, as from [`EventQueue`], so
 /// a run's results do not depend on which of the two holds its events.
