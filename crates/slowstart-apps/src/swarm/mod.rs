@@ -803,22 +803,28 @@ impl Swarm {
         let (c, i) = ((h / 2) as usize, (h % 2) as usize);
         let layout = self.layout;
         let side = &mut self.conns[c].sides[i];
-        // The data sender is made once there is a block to write, which the loop below then
-        // writes unless the send buffer's limit stops it (the sender is then made early, which
-        // changes nothing it sends).
-        let half = if side.am_choking || side.peer_requests.is_empty() {
-            net.half(h)
-        } else {
-            net.data_half(h)
+        let Some(mut half) = net.half(h) else {
+            return;
         };
-        // No sender: nothing written yet, and nothing to write now.
-        let Some(HalfIo {
+        if half.sender.is_none() {
+            // Nothing written yet: the data sender is made once there is a block to write,
+            // which the loop below then writes unless the send buffer's limit stops it (the
+            // sender is then made early, which changes nothing it sends).
+            if side.am_choking || side.peer_requests.is_empty() {
+                return;
+            }
+            let Some(made) = net.data_half(h) else {
+                return;
+            };
+            half = made;
+        }
+        let HalfIo {
             wire,
-            sender: Some(sender),
+            sender,
             now,
             io,
-        }) = half
-        else {
+        } = half;
+        let Some(sender) = sender else {
             return;
         };
         let limit = wire.unsent_limit(&self.cfg.bittorrent);

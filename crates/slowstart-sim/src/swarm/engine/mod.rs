@@ -480,7 +480,9 @@ impl<Q: Queue<Event<SwarmEvent>>> Network for SwarmNet<Q> {
         })
     }
 
-    #[inline(always)]
+    /// Out of line: called at a half's first write (and with `messages = "with_data"` at
+    /// every message), not on the loop's hot path.
+    #[inline(never)]
     fn data_half(&mut self, h: u32) -> Option<HalfIo<'_>> {
         let half = &mut self.halves[(h / 2) as usize].as_mut()?[(h % 2) as usize];
         self.touched.push(h);
