@@ -134,6 +134,43 @@ fn data_bytes_are_conserved_per_connection() {
 }
 
 #[test]
+fn a_half_holds_data_ends_only_once_its_uploader_writes_to_it() {
+    // 1 seed and 6 TCP leechers, stopped at 12 s. With the messages on control streams of
+    // their own, a half whose uploader wrote no piece holds its control stream alone (the
+    // seed's downloads never carry one) and its ledger reads zeros; with the messages in the
+    // data streams, a half has its data ends once its uploader wrote its first message.
+    let run = |messages: Messages| {
+        let mut cfg = small_swarm(6, 800, Population::Tcp);
+        swarm_mut(&mut cfg).stop_after_completions = None;
+        swarm_mut(&mut cfg).bittorrent.messages = messages;
+        cfg.duration_ns = 12 * SEC;
+        let mut sim = SwarmSim::new(&cfg).unwrap();
+        sim.advance();
+        let (mut with, mut without) = (0, 0);
+        for h in 0..sim.halves() {
+            match sim.has_data_ends(h) {
+                Some(true) => with += 1,
+                Some(false) => {
+                    without += 1;
+                    assert_eq!(sim.byte_ledger(h), Some((0, 0, 0, 0)), "half {h}");
+                    assert_eq!(sim.send_buffer(h).map(|b| b.0), Some(0), "half {h}");
+                }
+                None => {}
+            }
+        }
+        (with, without)
+    };
+    let (with, without) = run(Messages::Separate);
+    assert!(with > 0 && without >= 6, "{with} with, {without} without");
+    let (with_data, without_data) = run(Messages::WithData);
+    eprintln!("separate: {with} with, {without} without; with_data: {with_data}, {without_data}");
+    assert!(
+        without_data < without,
+        "{with_data} with, {without_data} without"
+    );
+}
+
+#[test]
 fn choking_keeps_to_the_slots_and_rechokes_on_time() {
     let mut cfg = small_swarm(12, 2000, Population::Mixed);
     swarm_mut(&mut cfg).seeding = Seeding::RandomStay;

@@ -18,6 +18,10 @@
 //! and after each sender event it hands over (a start, a SYN-ACK, an ACK, answered requests, a
 //! retransmission timeout) tells its observer with [`SenderEnd::notify`] ([`crate::observe`]).
 //!
+//! A [`LazyConnection`] holds the request stream's two ends from the start and the data ends
+//! ([`DataEnds`]) only from the first data written: a swarm's half-connection, most of which
+//! never carry a piece (issue #37).
+//!
 //! The five timers live in the parts that arm them (the sender's retransmission, loss probe and
 //! pacing timers, the receiver's delayed ACK, the request stream's retransmission timer);
 //! whether one is due and what firing it does is decided here only.
@@ -86,6 +90,66 @@ pub struct Connection {
 fn due(timer: &mut Timer, now: u64, kind: TimerKind) -> Option<Fired> {
     let deadline = timer.deadline().filter(|&d| d <= now)?;
     timer.fire(now).then_some(Fired { kind, deadline })
+}
+
+/// A SYN-ACK or an ACK at the data sender.
+#[inline]
+fn at_sender(sender: &mut Sender, now: u64, packet: &Packet, io: &mut Io) -> Received {
+    match packet.kind {
+        Kind::SynAck => {
+            let was_established = sender.state() == State::Established;
+            sender.on_syn_ack(now, packet, io);
+            Received::SynAck {
+                established: !was_established && sender.state() == State::Established,
+            }
+        }
+        Kind::Ack => Received::Ack(sender.on_ack(now, packet, io)),
+        _ => Received::Unexpected,
+    }
+}
+
+/// A request packet at the data sender's end.
+#[inline]
+fn at_request_receiver(request_rx: &mut RequestReceiver, packet: &Packet) -> Received {
+    Received::Request {
+        advanced: request_rx.on_request(packet),
+        upto: request_rx.rcv_nxt(),
+    }
+}
+
+/// A SYN or data at the data receiver; data carries the request stream's cumulative ACK too.
+#[inline]
+fn at_receiver(
+    receiver: &mut Receiver,
+    requests: &mut RequestSender,
+    now: u64,
+    packet: &Packet,
+    io: &mut Io,
+) -> Received {
+    match packet.kind {
+        Kind::Syn => {
+            receiver.on_syn(now, packet, io);
+            Received::Nothing
+        }
+        Kind::Data => {
+            let before = receiver.rcv_nxt();
+            receiver.on_data(now, packet, io);
+            // Data carries the request stream's cumulative ACK (0 while it has none).
+            requests.on_ack(now, packet.rwnd);
+            Received::Data {
+                before,
+                upto: receiver.rcv_nxt(),
+            }
+        }
+        _ => Received::Unexpected,
+    }
+}
+
+/// The request stream's ACK, alone, at the data receiver's end.
+#[inline]
+fn at_request_sender(requests: &mut RequestSender, now: u64, packet: &Packet) -> Received {
+    requests.on_ack(now, packet.seq);
+    Received::Nothing
 }
 
 /// The timers of one end and what firing each does; the waking, polling and firing around
@@ -157,18 +221,8 @@ impl SenderEnd {
     #[inline]
     pub fn handle_packet(&mut self, now: u64, packet: &Packet, io: &mut Io) -> Received {
         match packet.kind {
-            Kind::SynAck => {
-                let was_established = self.sender.state() == State::Established;
-                self.sender.on_syn_ack(now, packet, io);
-                Received::SynAck {
-                    established: !was_established && self.sender.state() == State::Established,
-                }
-            }
-            Kind::Ack => Received::Ack(self.sender.on_ack(now, packet, io)),
-            Kind::Request => Received::Request {
-                advanced: self.request_rx.on_request(packet),
-                upto: self.request_rx.rcv_nxt(),
-            },
+            Kind::SynAck | Kind::Ack => at_sender(&mut self.sender, now, packet, io),
+            Kind::Request => at_request_receiver(&mut self.request_rx, packet),
             Kind::Syn | Kind::Data | Kind::RequestAck => Received::Unexpected,
         }
     }
@@ -204,20 +258,20 @@ impl SenderEnd {
     /// The earliest deadline of this end's timers.
     #[inline]
     pub fn poll_timeout(&self) -> Option<u64> {
-        let at = EndTimers::next_deadline(self);
+        let at = EndTimers::next_deadline(&self.sender);
         (at != NEVER).then_some(at)
     }
 
     /// Fire this end's timer of `kind` if it is due by `now`.
     #[inline]
     pub fn handle_timeout(&mut self, now: u64, kind: TimerKind, io: &mut Io) -> Option<Fired> {
-        EndTimers::handle_timeout(self, now, kind, io)
+        EndTimers::handle_timeout(&mut self.sender, now, kind, io)
     }
 
     /// Fire every timer of this end due by `now`, each after the ones before it acted;
     /// `fired` hears each.
     pub fn handle_timeouts(&mut self, now: u64, io: &mut Io, fired: impl FnMut(Fired)) {
-        EndTimers::handle_timeouts(self, now, io, fired)
+        EndTimers::handle_timeouts(&mut self.sender, now, io, fired)
     }
 
     /// [`SenderEnd::handle_timeouts`], telling `obs` of a retransmission timeout as it fires
@@ -252,25 +306,25 @@ impl Received {
     }
 }
 
-impl EndTimers for SenderEnd {
+impl EndTimers for Sender {
     const TIMERS: &'static [TimerKind] = &SenderEnd::TIMERS;
 
     #[inline]
     fn next_deadline(&self) -> u64 {
-        self.sender.next_deadline()
+        Sender::next_deadline(self)
     }
 
     #[inline]
     fn timer_mut(&mut self, kind: TimerKind) -> Option<&mut Timer> {
-        self.sender.timer_mut(kind)
+        Sender::timer_mut(self, kind)
     }
 
     #[inline]
     fn fire(&mut self, now: u64, kind: TimerKind, io: &mut Io) {
         match kind {
-            TimerKind::Retransmission => self.sender.on_rto(now, io),
-            TimerKind::LossProbe => self.sender.on_loss_probe(now, io),
-            TimerKind::Pacing => self.sender.on_pacing_timer(now, io),
+            TimerKind::Retransmission => self.on_rto(now, io),
+            TimerKind::LossProbe => self.on_loss_probe(now, io),
+            TimerKind::Pacing => self.on_pacing_timer(now, io),
             _ => {}
         }
     }
@@ -293,24 +347,10 @@ impl ReceiverEnd {
     #[inline]
     pub fn handle_packet(&mut self, now: u64, packet: &Packet, io: &mut Io) -> Received {
         match packet.kind {
-            Kind::Syn => {
-                self.receiver.on_syn(now, packet, io);
-                Received::Nothing
+            Kind::Syn | Kind::Data => {
+                at_receiver(&mut self.receiver, &mut self.requests, now, packet, io)
             }
-            Kind::Data => {
-                let before = self.receiver.rcv_nxt();
-                self.receiver.on_data(now, packet, io);
-                // Data carries the request stream's cumulative ACK (0 while it has none).
-                self.requests.on_ack(now, packet.rwnd);
-                Received::Data {
-                    before,
-                    upto: self.receiver.rcv_nxt(),
-                }
-            }
-            Kind::RequestAck => {
-                self.requests.on_ack(now, packet.seq);
-                Received::Nothing
-            }
+            Kind::RequestAck => at_request_sender(&mut self.requests, now, packet),
             Kind::SynAck | Kind::Ack | Kind::Request => Received::Unexpected,
         }
     }
@@ -340,17 +380,14 @@ impl EndTimers for ReceiverEnd {
 
     #[inline]
     fn next_deadline(&self) -> u64 {
-        self.receiver
-            .delack_timer()
-            .at()
-            .min(self.requests.timer().at())
+        EndTimers::next_deadline(&self.receiver).min(EndTimers::next_deadline(&self.requests))
     }
 
     #[inline]
     fn timer_mut(&mut self, kind: TimerKind) -> Option<&mut Timer> {
         match kind {
-            TimerKind::DelayedAck => Some(self.receiver.delack_timer_mut()),
-            TimerKind::Request => Some(self.requests.timer_mut()),
+            TimerKind::DelayedAck => EndTimers::timer_mut(&mut self.receiver, kind),
+            TimerKind::Request => EndTimers::timer_mut(&mut self.requests, kind),
             _ => None,
         }
     }
@@ -358,10 +395,48 @@ impl EndTimers for ReceiverEnd {
     #[inline]
     fn fire(&mut self, now: u64, kind: TimerKind, io: &mut Io) {
         match kind {
-            TimerKind::DelayedAck => self.receiver.on_delack_timer(now, io),
-            TimerKind::Request => self.requests.on_timer(now, io),
+            TimerKind::DelayedAck => EndTimers::fire(&mut self.receiver, now, kind, io),
+            TimerKind::Request => EndTimers::fire(&mut self.requests, now, kind, io),
             _ => {}
         }
+    }
+}
+
+impl EndTimers for Receiver {
+    const TIMERS: &'static [TimerKind] = &[TimerKind::DelayedAck];
+
+    #[inline]
+    fn next_deadline(&self) -> u64 {
+        self.delack_timer().at()
+    }
+
+    #[inline]
+    fn timer_mut(&mut self, kind: TimerKind) -> Option<&mut Timer> {
+        (kind == TimerKind::DelayedAck).then(|| self.delack_timer_mut())
+    }
+
+    #[inline]
+    fn fire(&mut self, now: u64, _: TimerKind, io: &mut Io) {
+        self.on_delack_timer(now, io);
+    }
+}
+
+impl EndTimers for RequestSender {
+    const TIMERS: &'static [TimerKind] = &[TimerKind::Request];
+
+    #[inline]
+    fn next_deadline(&self) -> u64 {
+        self.timer().at()
+    }
+
+    #[inline]
+    fn timer_mut(&mut self, kind: TimerKind) -> Option<&mut Timer> {
+        (kind == TimerKind::Request).then(|| RequestSender::timer_mut(self))
+    }
+
+    #[inline]
+    fn fire(&mut self, now: u64, _: TimerKind, io: &mut Io) {
+        self.on_timer(now, io);
     }
 }
 
@@ -410,12 +485,171 @@ impl Connection {
     /// [`Connection::poll_timeout`], or [`NEVER`].
     #[inline]
     pub fn next_deadline(&self) -> u64 {
-        EndTimers::next_deadline(&self.src).min(EndTimers::next_deadline(&self.dst))
+        EndTimers::next_deadline(&self.src.sender).min(EndTimers::next_deadline(&self.dst))
     }
 
     /// Fire every timer due by `now`: the sending end's, then the receiving end's.
     pub fn handle_timeouts(&mut self, now: u64, io: &mut Io, mut fired: impl FnMut(Fired)) {
         self.src.handle_timeouts(now, io, &mut fired);
         self.dst.handle_timeouts(now, io, &mut fired);
+    }
+}
+
+/// A connection's data ends, made together: the data sender (with its controller) and the
+/// data receiver.
+pub struct DataEnds {
+    pub sender: Sender,
+    pub receiver: Receiver,
+}
+
+/// Both ends of a connection whose data ends are made only when its application first writes
+/// data ([`LazyConnection::data_or_make`]), the request stream's from the start: a swarm's
+/// half-connection, most of which never carry a piece (issue #37: 99.8% of the halves at
+/// 100 000 peers). Until then it holds the request stream and a few words. The data sender is
+/// made as [`Connection::new`] and a start without handshake at the opening would have left
+/// it, so nothing it sends differs from a connection whose data ends were there from the start.
+pub struct LazyConnection {
+    /// At the data sender's end: the requests from the other end.
+    pub request_rx: RequestReceiver,
+    /// At the data receiver's end: the requests to the other end.
+    pub requests: RequestSender,
+    data: Option<Box<DataEnds>>,
+    /// While there is no sender: the request stream's ACK the data would carry
+    /// ([`Sender::set_piggyback_ack`]), handed to the sender when it is made.
+    piggyback_ack: u64,
+    /// When the connection opened: its sender starts then.
+    opened_ns: u64,
+}
+
+impl LazyConnection {
+    /// Flow `flow`'s connection, opened at `opened_ns`, its request stream under `control`'s
+    /// settings; no data ends yet.
+    pub fn new(flow: u32, control: &Settings, opened_ns: u64) -> Self {
+        LazyConnection {
+            request_rx: RequestReceiver::new(flow, control),
+            requests: RequestSender::new(flow, control),
+            data: None,
+            piggyback_ack: 0,
+            opened_ns,
+        }
+    }
+
+    /// The data ends, once made.
+    #[inline]
+    pub fn data(&self) -> Option<&DataEnds> {
+        self.data.as_deref()
+    }
+
+    #[inline]
+    pub fn data_mut(&mut self) -> Option<&mut DataEnds> {
+        self.data.as_deref_mut()
+    }
+
+    /// The data ends, made by `make` (a sender and receiver as [`Connection::new`] makes them)
+    /// if there are none: the sender then starts, without handshake, at the opening, and
+    /// carries the request stream's ACK the driver last set
+    /// ([`LazyConnection::carry_request_ack`]). With nothing written, `start` sends nothing
+    /// (its `try_send` marks the rate sampler app-limited, and its pacer waits for nothing
+    /// before a first packet) and a later `try_send` changes nothing more; the receiver before
+    /// data has nothing to ACK. So the ends made now are as ends made at the opening would be.
+    #[inline]
+    pub fn data_or_make(&mut self, make: impl FnOnce() -> DataEnds, io: &mut Io) -> &mut DataEnds {
+        let (opened_ns, piggyback_ack) = (self.opened_ns, self.piggyback_ack);
+        self.data.get_or_insert_with(|| {
+            let mut data = Box::new(make());
+            data.sender.start(opened_ns, false, io);
+            data.sender.set_piggyback_ack(piggyback_ack);
+            data
+        })
+    }
+
+    /// A packet arrived at the end it is addressed to (data, ACKs and SYNs only once the data
+    /// ends exist: [`Received::Unexpected`] before).
+    #[inline]
+    pub fn handle_packet(&mut self, now: u64, packet: &Packet, io: &mut Io) -> Received {
+        match (packet.kind, self.data.as_deref_mut()) {
+            (Kind::Request, _) => at_request_receiver(&mut self.request_rx, packet),
+            (Kind::RequestAck, _) => at_request_sender(&mut self.requests, now, packet),
+            (Kind::SynAck | Kind::Ack, Some(data)) => at_sender(&mut data.sender, now, packet, io),
+            (Kind::Syn | Kind::Data, Some(data)) => {
+                at_receiver(&mut data.receiver, &mut self.requests, now, packet, io)
+            }
+            (_, None) => Received::Unexpected,
+        }
+    }
+
+    /// [`SenderEnd::carry_request_ack`]: the data sent from now on carries the request
+    /// stream's ACK; the mark is for [`LazyConnection::ack_requests`].
+    #[inline]
+    pub fn carry_request_ack(&mut self) -> u64 {
+        let ack = self.request_rx.rcv_nxt();
+        match self.data.as_deref_mut() {
+            Some(data) => {
+                data.sender.set_piggyback_ack(ack);
+                data.sender.stats().data_packets_sent
+            }
+            None => {
+                self.piggyback_ack = ack;
+                0
+            }
+        }
+    }
+
+    /// The request stream's ACK goes alone if no data left since `mark`.
+    #[inline]
+    pub fn ack_requests(&mut self, now: u64, mark: u64, io: &mut Io) {
+        let sent = self
+            .data()
+            .map_or(0, |d| d.sender.stats().data_packets_sent);
+        if sent == mark {
+            self.request_rx.send_ack(now, io);
+        }
+    }
+
+    /// The earliest deadline of its timers, or [`NEVER`].
+    #[inline]
+    pub fn next_deadline(&self) -> u64 {
+        let requests = EndTimers::next_deadline(&self.requests);
+        match self.data.as_deref() {
+            Some(d) => EndTimers::next_deadline(&d.sender)
+                .min(EndTimers::next_deadline(&d.receiver))
+                .min(requests),
+            None => requests,
+        }
+    }
+
+    /// Fire the data sender's timer of `kind` (one of [`SenderEnd::TIMERS`]) if it is due.
+    #[inline]
+    pub fn handle_sender_timeout(
+        &mut self,
+        now: u64,
+        kind: TimerKind,
+        io: &mut Io,
+    ) -> Option<Fired> {
+        EndTimers::handle_timeout(&mut self.data.as_deref_mut()?.sender, now, kind, io)
+    }
+
+    /// Fire every timer of the data receiver's end due by `now`, in [`ReceiverEnd::TIMERS`]'
+    /// order; `fired` hears each.
+    #[inline]
+    pub fn handle_receiver_timeouts(
+        &mut self,
+        now: u64,
+        io: &mut Io,
+        mut fired: impl FnMut(Fired),
+    ) {
+        if let Some(data) = self.data.as_deref_mut() {
+            EndTimers::handle_timeouts(&mut data.receiver, now, io, &mut fired);
+        }
+        EndTimers::handle_timeouts(&mut self.requests, now, io, fired);
+    }
+
+    /// [`Connection::release_empty_buffers`].
+    pub fn release_empty_buffers(&mut self) {
+        if let Some(data) = self.data.as_deref_mut() {
+            data.sender.release_empty_buffers();
+            data.receiver.release_empty_buffers();
+        }
+        self.requests.release_empty_buffers();
     }
 }

@@ -8,10 +8,12 @@ use proptest::prelude::*;
 use slowstart_cc::{CcSpec, CommonParams, Controller};
 
 use crate::packet::{Kind, Packet};
-use crate::sender::State;
+use crate::receiver::Receiver;
+use crate::request::RequestSender;
+use crate::sender::{Sender, State};
 use crate::settings::{CeFeedback, ReceiverEcn};
 use crate::testing::{settings, MS};
-use crate::{Connection, Io, Settings};
+use crate::{Connection, DataEnds, Io, LazyConnection, Received, SenderEnd, Settings};
 
 const MSS: u64 = 1460;
 
@@ -370,4 +372,165 @@ proptest! {
             "bytes conserved"
         );
     }
+}
+
+/// What a test drives: a connection whose data ends are there from the start, or made at the
+/// first write ([`LazyConnection`]).
+trait Ends {
+    fn handle_packet(&mut self, now: u64, p: &Packet, io: &mut Io) -> Received;
+    fn next_deadline(&self) -> u64;
+    fn handle_timeouts(&mut self, now: u64, io: &mut Io);
+    fn carry_request_ack(&mut self) -> u64;
+    fn ack_requests(&mut self, now: u64, mark: u64, io: &mut Io);
+    /// The data sender, made first if it is not there.
+    fn sender(&mut self, io: &mut Io) -> &mut Sender;
+    fn requests(&mut self) -> &mut RequestSender;
+}
+
+impl Ends for Connection {
+    fn handle_packet(&mut self, now: u64, p: &Packet, io: &mut Io) -> Received {
+        Connection::handle_packet(self, now, p, io)
+    }
+    fn next_deadline(&self) -> u64 {
+        Connection::next_deadline(self)
+    }
+    fn handle_timeouts(&mut self, now: u64, io: &mut Io) {
+        Connection::handle_timeouts(self, now, io, |_| {});
+    }
+    fn carry_request_ack(&mut self) -> u64 {
+        self.src.carry_request_ack()
+    }
+    fn ack_requests(&mut self, now: u64, mark: u64, io: &mut Io) {
+        self.src.ack_requests(now, mark, io);
+    }
+    fn sender(&mut self, _: &mut Io) -> &mut Sender {
+        &mut self.src.sender
+    }
+    fn requests(&mut self) -> &mut RequestSender {
+        &mut self.dst.requests
+    }
+}
+
+impl Ends for LazyConnection {
+    fn handle_packet(&mut self, now: u64, p: &Packet, io: &mut Io) -> Received {
+        LazyConnection::handle_packet(self, now, p, io)
+    }
+    fn next_deadline(&self) -> u64 {
+        LazyConnection::next_deadline(self)
+    }
+    fn handle_timeouts(&mut self, now: u64, io: &mut Io) {
+        for kind in SenderEnd::TIMERS {
+            self.handle_sender_timeout(now, kind, io);
+        }
+        self.handle_receiver_timeouts(now, io, |_| {});
+    }
+    fn carry_request_ack(&mut self) -> u64 {
+        LazyConnection::carry_request_ack(self)
+    }
+    fn ack_requests(&mut self, now: u64, mark: u64, io: &mut Io) {
+        LazyConnection::ack_requests(self, now, mark, io);
+    }
+    fn sender(&mut self, io: &mut Io) -> &mut Sender {
+        let s = settings();
+        let make = || DataEnds {
+            sender: Sender::new(0, &s, controller("cubic", 10)),
+            receiver: Receiver::new(0, &s, None),
+        };
+        &mut self.data_or_make(make, io).sender
+    }
+    fn requests(&mut self) -> &mut RequestSender {
+        &mut self.requests
+    }
+}
+
+/// A request-response exchange over a pipe with a 100 ms RTT whose 4th packet is lost: the
+/// receiving end asks at 0 and 300 ms, and each time a request arrives the sending end answers
+/// with 30 segments (the first answer is the first write); every packet sent, with its time.
+fn exchange(conn: &mut impl Ends) -> Vec<(u64, Packet)> {
+    let mut pipe = Pipe::new(
+        RTT / 2,
+        vec![Fate::Deliver, Fate::Deliver, Fate::Deliver, Fate::Drop],
+    );
+    let mut io = Io::default();
+    let mut log = Vec::new();
+    let mut asks = vec![300 * MS, 0];
+    let mut sent = |now: u64, io: &mut Io, pipe: &mut Pipe| {
+        log.extend(io.packets.iter().map(|&p| (now, p)));
+        pipe.take(now, io);
+    };
+    loop {
+        let ask = asks.last().copied().unwrap_or(u64::MAX);
+        let arrival = pipe.next_arrival().unwrap_or(u64::MAX);
+        let deadline = conn.next_deadline();
+        let now = ask.min(arrival).min(deadline);
+        if now == u64::MAX || now > 10_000 * MS {
+            break;
+        }
+        if now == ask {
+            asks.pop();
+            conn.requests().write(now, 17, &mut io);
+        } else if now == arrival {
+            let p = pipe.pop();
+            if let Received::Request { advanced: true, .. } = conn.handle_packet(now, &p, &mut io) {
+                let mark = conn.carry_request_ack();
+                let sender = conn.sender(&mut io);
+                sender.write(30 * MSS);
+                sender.try_send(now, &mut io);
+                conn.ack_requests(now, mark, &mut io);
+            }
+        } else {
+            conn.handle_timeouts(now, &mut io);
+        }
+        sent(now, &mut io, &mut pipe);
+    }
+    log
+}
+
+#[test]
+fn data_ends_made_at_the_first_write_send_what_ends_made_at_the_opening_would() {
+    let s = settings();
+    let mut eager = Connection::new(0, &s, &s, controller("cubic", 10), None);
+    let mut io = Io::default();
+    eager.src.sender.start(0, false, &mut io);
+    assert!(io.packets.is_empty(), "nothing written, nothing sent");
+    let mut lazy = LazyConnection::new(0, &s, 0);
+    let (before, after) = (exchange(&mut eager), exchange(&mut lazy));
+    assert!(before.iter().filter(|(_, p)| p.kind == Kind::Data).count() > 60);
+    assert!(before
+        .iter()
+        .any(|(_, p)| p.kind == Kind::Data && p.rwnd == 34));
+    // Packet and SenderStats have no `PartialEq`: their records, field by field.
+    assert_eq!(format!("{before:?}"), format!("{after:?}"));
+    let ends = lazy.data().expect("made at the first write");
+    let stats = |s: &Sender| format!("{:?}", s.stats());
+    assert_eq!(stats(&ends.sender), stats(&eager.src.sender));
+    assert_eq!(ends.receiver.rcv_nxt(), 60 * MSS);
+}
+
+#[test]
+fn a_lazy_connection_without_data_holds_its_request_stream_alone() {
+    let s = settings();
+    let mut lazy = LazyConnection::new(3, &s, 0);
+    let mut io = Io::default();
+    lazy.requests.write(0, 17, &mut io);
+    let request = io.packets.pop().expect("a request");
+    assert_eq!(
+        lazy.handle_packet(50 * MS, &request, &mut io),
+        Received::Request {
+            advanced: true,
+            upto: 17
+        }
+    );
+    // No data leaves to carry the stream's ACK: it goes alone.
+    let mark = lazy.carry_request_ack();
+    lazy.ack_requests(50 * MS, mark, &mut io);
+    let ack = io.packets.pop().expect("the ACK");
+    assert_eq!((ack.kind, ack.seq), (Kind::RequestAck, 17));
+    assert_eq!(
+        lazy.handle_packet(100 * MS, &ack, &mut io),
+        Received::Nothing
+    );
+    assert_eq!(lazy.next_deadline(), crate::timer::NEVER);
+    assert!(lazy.data().is_none());
+    assert!(std::mem::size_of::<LazyConnection>() < std::mem::size_of::<Connection>() / 4);
 }

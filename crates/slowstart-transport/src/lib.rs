@@ -56,7 +56,9 @@ pub mod settings;
 pub mod timer;
 pub mod wire;
 
-pub use connection::{Connection, Fired, Received, ReceiverEnd, SenderEnd};
+pub use connection::{
+    Connection, DataEnds, Fired, LazyConnection, Received, ReceiverEnd, SenderEnd,
+};
 pub use observe::{Observer, SenderEvent};
 pub use packet::{Kind, Packet};
 pub use session::{Ctx, FlowApp, Outcome, Session, Wake};

@@ -46,7 +46,8 @@ impl Swarm {
             if self.cfg.bittorrent.send_buffer == SendBuffer::Libtorrent {
                 if let Some(half) = net.half(2 * c + s as u32) {
                     let wire = half.wire;
-                    let sent = wire.data_written - half.sender.unsent_bytes();
+                    let unsent = half.sender.map_or(0, |s| s.unsent_bytes());
+                    let sent = wire.data_written - unsent;
                     wire.uploaded_last_second = sent - wire.sent_at_tick;
                     wire.sent_at_tick = sent;
                 }

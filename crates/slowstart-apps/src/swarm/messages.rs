@@ -19,12 +19,18 @@ impl Swarm {
         let with_data = self.cfg.bittorrent.messages == Messages::WithData;
         let i = if with_data { s } else { 1 - s };
         let h = 2 * c + i as u32;
-        let Some(half) = net.half(h) else {
+        let half = if with_data {
+            net.data_half(h)
+        } else {
+            net.half(h)
+        };
+        let Some(half) = half else {
             return;
         };
         let wire = half.wire;
         if with_data {
-            half.sender.write(bytes);
+            let sender = half.sender.expect("data_half makes the sender");
+            sender.write(bytes);
             wire.data_written += bytes;
             wire.msgs_in_data.push(wire.data_written, msg);
         } else {

@@ -74,8 +74,8 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use slowstart_config::{substream_seed, SeedStream};
 use slowstart_config::{
-    AccessConfig, BittorrentConfig, ConnectionTransport, FlowConfig, Messages, Population, Seeding,
-    SendBuffer, SwarmBittorrentConfig, SwarmConfig,
+    AccessConfig, BittorrentConfig, ConnectionTransport, Messages, Population, Seeding, SendBuffer,
+    SwarmBittorrentConfig, SwarmConfig,
 };
 use slowstart_transport::sender::Sender;
 use slowstart_transport::Io;
@@ -98,14 +98,19 @@ pub trait Network {
     fn schedule(&mut self, at: u64, due: Due);
     /// Give new peer `peer` its access links, an up and a down channel of `delay_ns` each.
     fn attach(&mut self, peer: u32, access: &AccessConfig, delay_ns: u64);
-    /// Open connection `c`: half `2c + i` carries its data over `data[i]`'s transport and the
-    /// downloader's messages over `control`'s, with `wires[i]` its record; both senders start.
-    fn open(&mut self, c: u32, data: [&FlowConfig; 2], control: &FlowConfig, wires: [WireHalf; 2]);
-    /// Close connection `c` (its halves' senders counted under `transports`): its transports
-    /// and records go; packets still on their way are stale.
-    fn close(&mut self, c: u32, transports: [Transport; 2]);
-    /// Half `h` while connection `h / 2` is open.
+    /// Open connection `c`: half `2c + i` carries its data over the swarm's `transports[i]`
+    /// settings and the downloader's messages over TCP's, with `wires[i]` its record. A half's
+    /// data sender is made when its uploader first writes to it ([`Network::data_half`]).
+    fn open(&mut self, c: u32, transports: [Transport; 2], wires: [WireHalf; 2]);
+    /// Close connection `c` (its halves' senders counted under the transports `open` gave
+    /// them): its transports and records go; packets still on their way are stale.
+    fn close(&mut self, c: u32);
+    /// Half `h` while connection `h / 2` is open; its data sender if it was made.
     fn half(&mut self, h: u32) -> Option<HalfIo<'_>>;
+    /// [`Network::half`], its data sender made first if it has none: its uploader is about to
+    /// write to its data stream (issue #37: most halves never carry a piece, and hold only
+    /// their control stream).
+    fn data_half(&mut self, h: u32) -> Option<HalfIo<'_>>;
     /// Half `h` has control bytes written in this event: they leave together when it ends
     /// ([`WireHalf::take_unflushed`]; libtorrent corks a handler's messages).
     fn control_written(&mut self, h: u32);
@@ -119,7 +124,8 @@ pub trait Network {
 /// sender with the time and what the endpoints produce (as [`crate::Ctx`] for one flow).
 pub struct HalfIo<'a> {
     pub wire: &'a mut WireHalf,
-    pub sender: &'a mut Sender,
+    /// `None` until the half's first data write ([`Network::data_half`]).
+    pub sender: Option<&'a mut Sender>,
     pub now: u64,
     pub io: &'a mut Io,
 }
@@ -700,24 +706,23 @@ impl Swarm {
         self.peers[peer as usize].transport
     }
 
-    /// Half `h`'s data transport settings and its record, new.
-    fn new_half(&self, h: u32) -> (&FlowConfig, WireHalf) {
-        match self.half_transport(h) {
-            Transport::Tcp => (
-                &self.cfg.tcp,
-                WireHalf::new(self.cfg.bittorrent.send_not_sent_low_watermark_bytes),
-            ),
-            Transport::Utp => (&self.cfg.utp, WireHalf::new(0)),
-        }
+    /// Half `h`'s data transport and its record, new.
+    fn new_half(&self, h: u32) -> (Transport, WireHalf) {
+        let t = self.half_transport(h);
+        let wire = match t {
+            Transport::Tcp => WireHalf::new(self.cfg.bittorrent.send_not_sent_low_watermark_bytes),
+            Transport::Utp => WireHalf::new(0),
+        };
+        (t, wire)
     }
 
     fn connect(&mut self, net: &mut impl Network, a: u32, b: u32) {
         let c = self.conns.len() as u32;
         let n = self.layout.pieces;
         self.ends.push([a, b]);
-        let (data0, wire0) = self.new_half(2 * c);
-        let (data1, wire1) = self.new_half(2 * c + 1);
-        net.open(c, [data0, data1], &self.cfg.tcp, [wire0, wire1]);
+        let (t0, wire0) = self.new_half(2 * c);
+        let (t1, wire1) = self.new_half(2 * c + 1);
+        net.open(c, [t0, t1], [wire0, wire1]);
         let now = net.now();
         self.conns.push(Conn {
             open: true,
@@ -745,8 +750,7 @@ impl Swarm {
         if let Some(log) = self.log.as_mut() {
             log.push(LogEntry::Close { t_ns: now, conn: c });
         }
-        let transports = [self.half_transport(2 * c), self.half_transport(2 * c + 1)];
-        net.close(c, transports);
+        net.close(c);
         let peers = self.ends[c as usize];
         for (s, &p) in peers.iter().enumerate() {
             let side = std::mem::replace(
@@ -798,25 +802,44 @@ impl Swarm {
     pub fn pump(&mut self, net: &mut impl Network, h: u32) {
         let (c, i) = ((h / 2) as usize, (h % 2) as usize);
         let layout = self.layout;
-        let Some(half) = net.half(h) else {
+        let side = &mut self.conns[c].sides[i];
+        let Some(mut half) = net.half(h) else {
             return;
         };
-        let side = &mut self.conns[c].sides[i];
-        let limit = half.wire.unsent_limit(&self.cfg.bittorrent);
+        if half.sender.is_none() {
+            // Nothing written yet: the data sender is made once there is a block to write,
+            // which the loop below then writes unless the send buffer's limit stops it (the
+            // sender is then made early, which changes nothing it sends).
+            if side.am_choking || side.peer_requests.is_empty() {
+                return;
+            }
+            let Some(made) = net.data_half(h) else {
+                return;
+            };
+            half = made;
+        }
+        let HalfIo {
+            wire,
+            sender,
+            now,
+            io,
+        } = half;
+        let Some(sender) = sender else {
+            return;
+        };
+        let limit = wire.unsent_limit(&self.cfg.bittorrent);
         loop {
-            half.sender.try_send(half.now, half.io);
-            if half.sender.unsent_bytes() >= limit || side.am_choking {
+            sender.try_send(now, io);
+            if sender.unsent_bytes() >= limit || side.am_choking {
                 return;
             }
             let Some((piece, block)) = side.peer_requests.pop_front() else {
                 return;
             };
             let bytes = PIECE_HEADER_BYTES + layout.block_len(piece, block);
-            half.sender.write(bytes);
-            half.wire.data_written += bytes;
-            half.wire
-                .pieces_written
-                .push(half.wire.data_written, (piece, block));
+            sender.write(bytes);
+            wire.data_written += bytes;
+            wire.pieces_written.push(wire.data_written, (piece, block));
         }
     }
 

@@ -3,7 +3,6 @@
 
 use slowstart_apps::swarm::{buffer_bytes, connection_bytes, peer_bytes};
 use slowstart_config::{QueueLimit, SwarmConfig};
-use slowstart_transport::sender::Sender;
 
 use super::*;
 
@@ -24,8 +23,10 @@ impl Half {
 /// - its two access links, each with the queue buffer its limit allows (a limit in bytes
 ///   counted in header-only packets);
 /// - half of the `max(max_connections, max_initiate)` connections it may have (each has two
-///   ends): both directions' transports and BitTorrent state ([`connection_bytes`]), the
-///   senders' out-of-line state and four bitfields;
+///   ends): both directions' control streams and records, their data ends as if both had
+///   carried data (made at a half's first write and kept while the connection is open, so any
+///   half may hold them; issue #37), the senders' out-of-line state, and the BitTorrent state
+///   with its four bitfields ([`connection_bytes`]);
 /// - the scoreboards of twice `unchoke_slots` uploads, each grown to a full data window
 ///   (`max_window`, or the uplink queue's packets without one): those unchoked now and those
 ///   choked at the last rechoke, whose buffers the next one frees (a choked upload's drained
@@ -54,7 +55,7 @@ pub fn peak_bytes_per_peer(cfg: &SwarmConfig) -> u64 {
     // The halves' records (`WireHalf`) are counted here, in `[Half; 2]`.
     let connection = ((size_of::<[Half; 2]>()
         + size_of::<Option<Box<[Half; 2]>>>()
-        + 2 * Sender::OUT_OF_LINE_BYTES) as u64)
+        + 2 * (size_of::<DataEnds>() + Sender::OUT_OF_LINE_BYTES)) as u64)
         .saturating_add(connection_bytes(cfg));
     let window_segments = |f: &FlowConfig| {
         f.max_window_bytes

@@ -13,8 +13,11 @@ pub use memory::peak_bytes_per_peer;
 
 use slowstart_cc::Controller;
 use slowstart_transport::packet::{Kind, Packet};
-use slowstart_transport::sender::SenderStats;
-use slowstart_transport::{Connection, Received, SenderEnd, TimerKind, Wake};
+use slowstart_transport::receiver::Receiver;
+use slowstart_transport::sender::{Sender, SenderStats};
+use slowstart_transport::{
+    DataEnds, LazyConnection, Received, SenderEnd, Settings, TimerKind, Wake,
+};
 
 use crate::engine::{Application, Engine, Event, Queue};
 use crate::summary::{RunOutput, TransportTotals};
@@ -71,16 +74,44 @@ impl From<Due> for SwarmEvent {
     }
 }
 
-/// One direction of a connection: the uploader's data sender and the downloader's receiver,
-/// the downloader's control stream back to the uploader, and the peer wire's record of both.
+/// One direction of a connection: the uploader's data sender and the downloader's receiver
+/// (once the uploader first writes to it), the downloader's control stream back to the
+/// uploader, and the peer wire's record of both.
 struct Half {
-    /// The uploader's data sender and control receiver (`conn.src`), the downloader's data
-    /// receiver and control sender (`conn.dst`).
-    conn: Connection,
+    /// The control stream's ends, and the data ends once made ([`SwarmNet::data_half`]).
+    conn: LazyConnection,
     /// The engine's one wake-up for this half's timers.
     wake: Wake,
     dropped_data_bytes: u64,
     wire: WireHalf,
+    /// Whose settings its data ends are made with and whose totals count its sender (the
+    /// peer wire's choice, at `open`).
+    transport: Transport,
+}
+
+impl Half {
+    /// Add its sender's counts to its transport's totals (none before its first write).
+    fn count_sender(&self, totals: &mut [TransportTotals; 2]) {
+        if let Some(data) = self.conn.data() {
+            totals[self.transport as usize].add(data.sender.stats());
+        }
+    }
+}
+
+/// What a half's data ends are made of, for one of the swarm's transports: its settings and
+/// the transport's [`Settings`] derived from them once.
+struct DataTransport {
+    flow: FlowConfig,
+    settings: Settings,
+}
+
+impl DataTransport {
+    fn new(flow: &FlowConfig) -> Self {
+        DataTransport {
+            flow: flow.clone(),
+            settings: flow.transport(),
+        }
+    }
 }
 
 /// The swarm's queue unless told otherwise ([`SwarmSim::with_queue`]): the timing wheel, whose
@@ -108,6 +139,10 @@ pub struct SwarmNet<Q> {
     /// Per connection: `halves[c][i]`, `ends[c][i]` uploads to `ends[c][1 - i]`
     /// ([`Swarm::ends`]); `None` once the connection closed.
     halves: Vec<Option<Box<[Half; 2]>>>,
+    /// The swarm's data transports, `tcp` and `utp` (by [`Transport`]), and the control
+    /// streams' settings (`tcp`'s).
+    data_transports: [DataTransport; 2],
+    control: Settings,
     /// Halves with control bytes written during this event.
     dirty: Vec<u32>,
     /// Halves whose timers this event may have moved: woken anew after it if their deadline
@@ -148,6 +183,8 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 seed: config.seed,
                 channels: Vec::new(),
                 halves: Vec::new(),
+                data_transports: [DataTransport::new(&cfg.tcp), DataTransport::new(&cfg.utp)],
+                control: cfg.tcp.transport(),
                 dirty: Vec::new(),
                 touched: Vec::new(),
                 totals: Default::default(),
@@ -272,12 +309,10 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 let Some(halves) = self.net.halves[c as usize].as_mut() else {
                     return;
                 };
-                let mark = halves[i].conn.src.carry_request_ack();
+                let mark = halves[i].conn.carry_request_ack();
                 self.pump(h);
                 let half = &mut self.net.halves[c as usize].as_mut().expect("open")[i];
-                half.conn
-                    .src
-                    .ack_requests(now, mark, &mut self.net.engine.io);
+                half.conn.ack_requests(now, mark, &mut self.net.engine.io);
             }
             // No handshake in a swarm: the transport starts established.
             Received::Nothing | Received::SynAck { .. } | Received::Unexpected => {}
@@ -296,12 +331,18 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             net.touched.push(h);
             let half = &mut halves[(h % 2) as usize];
             let bytes = half.wire.take_unflushed();
+            let data = half.conn.data_mut();
             if self.app.config().bittorrent.messages == Messages::WithData {
-                half.conn.src.sender.try_send(now, &mut net.engine.io);
+                // The messages were written to the data stream, which made its sender.
+                if let Some(data) = data {
+                    data.sender.try_send(now, &mut net.engine.io);
+                }
                 continue;
             }
-            half.conn.dst.receiver.flush_ack(now, &mut net.engine.io);
-            half.conn.dst.requests.write(now, bytes, &mut net.engine.io);
+            if let Some(data) = data {
+                data.receiver.flush_ack(now, &mut net.engine.io);
+            }
+            half.conn.requests.write(now, bytes, &mut net.engine.io);
         }
     }
 
@@ -359,21 +400,17 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
 }
 
 impl<Q: Queue<Event<SwarmEvent>>> SwarmNet<Q> {
-    fn new_half(&self, h: u32, data: &FlowConfig, control: &FlowConfig, wire: WireHalf) -> Half {
+    /// Half `h`'s data ends, as the connection's opening made them before issue #37 (its
+    /// controller's seed is the half's, drawn the same whenever it is made).
+    #[cold]
+    fn make_data(seed: u64, data: &DataTransport, h: u32) -> DataEnds {
         let common =
-            data.common_params(substream_seed(self.seed, SeedStream::Controller, h as u64));
-        let cc = Controller::rebuild(&data.cc, &common);
-        Half {
-            conn: Connection::new(
-                h,
-                &data.transport(),
-                &control.transport(),
-                cc,
-                data.size_bytes,
-            ),
-            wake: Wake::default(),
-            dropped_data_bytes: 0,
-            wire,
+            data.flow
+                .common_params(substream_seed(seed, SeedStream::Controller, h as u64));
+        let cc = Controller::rebuild(&data.flow.cc, &common);
+        DataEnds {
+            sender: Sender::new(h, &data.settings, cc),
+            receiver: Receiver::new(h, &data.settings, data.flow.size_bytes),
         }
     }
 }
@@ -406,27 +443,29 @@ impl<Q: Queue<Event<SwarmEvent>>> Network for SwarmNet<Q> {
         }
     }
 
-    fn open(&mut self, c: u32, data: [&FlowConfig; 2], control: &FlowConfig, wires: [WireHalf; 2]) {
+    fn open(&mut self, c: u32, transports: [Transport; 2], wires: [WireHalf; 2]) {
         debug_assert_eq!(c as usize, self.halves.len());
+        let now = self.engine.now;
         let [wire0, wire1] = wires;
-        let mut halves = Box::new([
-            self.new_half(2 * c, data[0], control, wire0),
-            self.new_half(2 * c + 1, data[1], control, wire1),
+        let half = |h: u32, transport: Transport, wire: WireHalf| Half {
+            conn: LazyConnection::new(h, &self.control, now),
+            wake: Wake::default(),
+            dropped_data_bytes: 0,
+            wire,
+            transport,
+        };
+        let halves = Box::new([
+            half(2 * c, transports[0], wire0),
+            half(2 * c + 1, transports[1], wire1),
         ]);
-        for half in halves.iter_mut() {
-            half.conn
-                .src
-                .sender
-                .start(self.engine.now, false, &mut self.engine.io);
-        }
         self.halves.push(Some(halves));
         self.touched.extend([2 * c, 2 * c + 1]);
     }
 
-    fn close(&mut self, c: u32, transports: [Transport; 2]) {
+    fn close(&mut self, c: u32) {
         if let Some(halves) = self.halves[c as usize].take() {
-            for (half, t) in halves.iter().zip(transports) {
-                self.totals[t as usize].add(half.conn.src.sender.stats());
+            for half in halves.iter() {
+                half.count_sender(&mut self.totals);
             }
         }
     }
@@ -437,9 +476,28 @@ impl<Q: Queue<Event<SwarmEvent>>> Network for SwarmNet<Q> {
         self.touched.push(h);
         Some(HalfIo {
             wire: &mut half.wire,
-            sender: &mut half.conn.src.sender,
+            sender: half.conn.data_mut().map(|d| &mut d.sender),
             now: self.engine.now,
             io: &mut self.engine.io,
+        })
+    }
+
+    /// Out of line: called at a half's first write (and with `messages = "with_data"` at
+    /// every message), not on the loop's hot path.
+    #[inline(never)]
+    fn data_half(&mut self, h: u32) -> Option<HalfIo<'_>> {
+        let half = &mut self.halves[(h / 2) as usize].as_mut()?[(h % 2) as usize];
+        self.touched.push(h);
+        let (seed, data) = (self.seed, &self.data_transports[half.transport as usize]);
+        let io = &mut self.engine.io;
+        let ends = half
+            .conn
+            .data_or_make(|| Self::make_data(seed, data, h), io);
+        Some(HalfIo {
+            wire: &mut half.wire,
+            sender: Some(&mut ends.sender),
+            now: self.engine.now,
+            io,
         })
     }
 
@@ -513,8 +571,7 @@ impl<Q: Queue<Event<SwarmEvent>>> Application for SwarmSim<Q> {
             };
             let fired = halves[i]
                 .conn
-                .src
-                .handle_timeout(now, kind, &mut self.net.engine.io);
+                .handle_sender_timeout(now, kind, &mut self.net.engine.io);
             if fired.is_some() && matches!(kind, TimerKind::Retransmission | TimerKind::Pacing) {
                 self.pump(h);
             }
@@ -522,8 +579,7 @@ impl<Q: Queue<Event<SwarmEvent>>> Application for SwarmSim<Q> {
         if let Some(halves) = self.net.halves[c].as_mut() {
             halves[i]
                 .conn
-                .dst
-                .handle_timeouts(now, &mut self.net.engine.io, |_| {});
+                .handle_receiver_timeouts(now, &mut self.net.engine.io, |_| {});
         }
     }
 

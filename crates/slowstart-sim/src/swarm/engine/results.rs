@@ -11,9 +11,16 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
     pub fn send_buffer(&self, h: u32) -> Option<(u64, u64)> {
         let half = &self.net.halves[(h / 2) as usize].as_ref()?[(h % 2) as usize];
         Some((
-            half.conn.src.sender.unsent_bytes(),
+            half.conn.data().map_or(0, |d| d.sender.unsent_bytes()),
             half.wire.unsent_limit(&self.app.config().bittorrent),
         ))
+    }
+
+    /// Whether half `h` holds its data ends (made at its uploader's first write to it), while
+    /// the connection is open.
+    pub fn has_data_ends(&self, h: u32) -> Option<bool> {
+        let half = &self.net.halves[(h / 2) as usize].as_ref()?[(h % 2) as usize];
+        Some(half.conn.data().is_some())
     }
 
     /// Connection `c`'s downloads at each end ([`Swarm::requests`]).
@@ -26,22 +33,18 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
     pub fn byte_ledger(&self, h: u32) -> Option<(u64, u64, u64, u64)> {
         let half = &self.net.halves[(h / 2) as usize].as_ref()?[(h % 2) as usize];
         let held = self.net.channels.iter().map(|c| c.held_data_bytes(h)).sum();
+        let data = half.conn.data();
         Some((
-            half.conn.src.sender.stats().data_bytes_sent,
-            half.conn.dst.receiver.data_bytes_received(),
+            data.map_or(0, |d| d.sender.stats().data_bytes_sent),
+            data.map_or(0, |d| d.receiver.data_bytes_received()),
             half.dropped_data_bytes,
             held,
         ))
     }
 
     pub fn finish(mut self, end_ns: u64) -> RunOutput {
-        for (c, halves) in self.net.halves.iter().enumerate() {
-            if let Some(halves) = halves {
-                for (i, half) in halves.iter().enumerate() {
-                    let t = self.app.half_transport(2 * c as u32 + i as u32);
-                    self.net.totals[t as usize].add(half.conn.src.sender.stats());
-                }
-            }
+        for half in self.net.halves.iter().flatten().flat_map(|h| h.iter()) {
+            half.count_sender(&mut self.net.totals);
         }
         let peers = self.app.peer_summaries();
         let [tcp, utp] = std::mem::take(&mut self.net.totals);
