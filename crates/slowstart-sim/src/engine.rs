@@ -485,14 +485,75 @@ const CALENDAR_REACH_SHIFT: u32 = 26;
 const CALENDAR_WIDEST_SHIFT: u32 = 15;
 /// The narrowest, 2^10 ns (65 536 buckets: 256 kB of list heads).
 const CALENDAR_NARROWEST_SHIFT: u32 = 10;
-/// No node: the end of a bucket's list or of the free list.
-const NIL: u32 = u32::MAX;
+/// No node: the end of a list of [`Nodes`] or of their free list.
+pub(crate) const NIL: u32 = u32::MAX;
 
+/// An entry of a queue that keeps its entries in lists (the calendar's buckets, the timing
+/// wheel's slots): its key, its event and the next node of its list.
 #[derive(Clone, Copy)]
-struct Node<E> {
-    key: u128,
-    event: E,
-    next: u32,
+pub(crate) struct Node<E> {
+    pub key: u128,
+    pub event: E,
+    pub next: u32,
+}
+
+/// The nodes of such a queue, numbered, with the freed ones reused last freed first, so a
+/// push writes to memory a recent pop used.
+pub(crate) struct Nodes<E> {
+    nodes: Vec<Node<E>>,
+    free: u32,
+}
+
+impl<E> Default for Nodes<E> {
+    fn default() -> Self {
+        Nodes {
+            nodes: Vec::new(),
+            free: NIL,
+        }
+    }
+}
+
+impl<E> Nodes<E> {
+    /// A node holding (key, event), at the end of no list; the last freed if any.
+    #[inline(always)]
+    pub fn take(&mut self, key: u128, event: E) -> u32 {
+        let node = Node {
+            key,
+            event,
+            next: NIL,
+        };
+        if self.free == NIL {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        } else {
+            let n = self.free;
+            self.free = self.nodes[n as usize].next;
+            self.nodes[n as usize] = node;
+            n
+        }
+    }
+
+    /// Node `n` is unlinked: free for the next [`Nodes::take`].
+    #[inline(always)]
+    pub fn give_back(&mut self, n: u32) {
+        self.nodes[n as usize].next = self.free;
+        self.free = n;
+    }
+}
+
+impl<E> std::ops::Index<usize> for Nodes<E> {
+    type Output = Node<E>;
+    #[inline(always)]
+    fn index(&self, n: usize) -> &Node<E> {
+        &self.nodes[n]
+    }
+}
+
+impl<E> std::ops::IndexMut<usize> for Nodes<E> {
+    #[inline(always)]
+    fn index_mut(&mut self, n: usize) -> &mut Node<E> {
+        &mut self.nodes[n]
+    }
 }
 
 /// The pending events of a swarm before the timing wheel: a calendar queue (Brown, "Calendar queues: a fast O(1)
@@ -521,8 +582,7 @@ pub struct CalendarQueue<E> {
     busy: Box<[u64]>,
     /// Buckets are 2^shift ns wide; there are 2^(CALENDAR_REACH_SHIFT - shift) of them.
     shift: u32,
-    nodes: Vec<Node<E>>,
-    free: u32,
+    nodes: Nodes<E>,
     cursor: u64,
     /// Entries in the ring.
     in_ring: usize,
@@ -538,8 +598,7 @@ impl<E> Default for CalendarQueue<E> {
             heads: vec![NIL; buckets].into_boxed_slice(),
             busy: vec![0; buckets / 64].into_boxed_slice(),
             shift: CALENDAR_WIDEST_SHIFT,
-            nodes: Vec::new(),
-            free: NIL,
+            nodes: Nodes::default(),
             cursor: 0,
             in_ring: 0,
             later: Heap::default(),
@@ -574,7 +633,7 @@ impl<E: Copy> CalendarQueue<E> {
         let bucket = self.bucket_of(key);
         debug_assert!(bucket >= self.cursor, "scheduled before the last pop");
         if bucket - self.cursor < self.buckets() {
-            let n = self.node(key, event);
+            let n = self.nodes.take(key, event);
             self.link(bucket, n);
             if self.in_ring as u64 > self.buckets() && self.shift > CALENDAR_NARROWEST_SHIFT {
                 self.resize(self.shift - 1);
@@ -588,25 +647,6 @@ impl<E: Copy> CalendarQueue<E> {
     #[inline]
     pub fn push_link(&mut self, time: u64, event: E) {
         self.push(time, event);
-    }
-
-    /// A node holding (key, event), the last freed if any.
-    #[inline(always)]
-    fn node(&mut self, key: u128, event: E) -> u32 {
-        let node = Node {
-            key,
-            event,
-            next: NIL,
-        };
-        if self.free == NIL {
-            self.nodes.push(node);
-            (self.nodes.len() - 1) as u32
-        } else {
-            let n = self.free;
-            self.free = self.nodes[n as usize].next;
-            self.nodes[n as usize] = node;
-            n
-        }
     }
 
     /// Put node `n` at the head of bucket `bucket`'s list.
@@ -643,8 +683,7 @@ impl<E: Copy> CalendarQueue<E> {
                     self.link(bucket, n);
                 } else {
                     self.later.push(key, event);
-                    self.nodes[n as usize].next = self.free;
-                    self.free = n;
+                    self.nodes.give_back(n);
                 }
                 n = next;
             }
@@ -679,7 +718,7 @@ impl<E: Copy> CalendarQueue<E> {
                 break;
             }
             let event = self.later.pop();
-            let n = self.node(key, event);
+            let n = self.nodes.take(key, event);
             self.link(bucket, n);
         }
     }
@@ -719,8 +758,7 @@ impl<E: Copy> CalendarQueue<E> {
         } else {
             self.nodes[before as usize].next = next;
         }
-        self.nodes[least as usize].next = self.free;
-        self.free = least;
+        self.nodes.give_back(least);
         self.in_ring -= 1;
         if (self.in_ring as u64) < self.buckets() / 8 && self.shift < CALENDAR_WIDEST_SHIFT {
             self.resize(self.shift + 1);

@@ -20,7 +20,7 @@
 //! fewer instructions and first-level misses an event in swarms of 100 to 30 000 peers
 //! (bench/README.md, "The event queue").
 
-use crate::engine::{next_key, time_of, Queue};
+use crate::engine::{next_key, time_of, Nodes, Queue, NIL};
 
 /// Level 0's slots are 2^10 ns (about 1 us) wide. 2^13 took 2-3% fewer instructions an event
 /// in swarms of 100 and 3 000 peers, and up to one more first-level miss (bench/README.md).
@@ -31,15 +31,6 @@ const SLOTS: usize = 1 << LEVEL_BITS;
 const WORDS: usize = SLOTS / 64;
 /// Enough levels for every u64 time: 10 + 7 * 8 >= 64.
 const LEVELS: usize = (64 - SLOT_SHIFT).div_ceil(LEVEL_BITS) as usize;
-/// No node: the end of a slot's list or of the free list.
-const NIL: u32 = u32::MAX;
-
-#[derive(Clone, Copy)]
-struct Node<E> {
-    key: u128,
-    event: E,
-    next: u32,
-}
 
 /// The pending events, popped in (time, insertion) order, as from the engine's other queues;
 /// `E` is the simulation's event type. See the module's doc.
@@ -52,8 +43,7 @@ pub struct WheelQueue<E> {
     busy_levels: u32,
     /// Every entry is at this time or later; see the module's doc.
     now: u64,
-    nodes: Vec<Node<E>>,
-    free: u32,
+    nodes: Nodes<E>,
     len: usize,
     inserted: u64,
 }
@@ -65,8 +55,7 @@ impl<E> Default for WheelQueue<E> {
             busy: [[0; WORDS]; LEVELS],
             busy_levels: 0,
             now: 0,
-            nodes: Vec::new(),
-            free: NIL,
+            nodes: Nodes::default(),
             len: 0,
             inserted: 0,
         }
@@ -114,29 +103,10 @@ impl<E: Copy> WheelQueue<E> {
     pub fn push(&mut self, time: u64, event: E) {
         debug_assert!(time >= self.now, "scheduled before the last pop");
         let key = next_key(time, &mut self.inserted);
-        let n = self.node(key, event);
+        let n = self.nodes.take(key, event);
         let (level, slot) = self.place(time);
         self.link(level, slot, n);
         self.len += 1;
-    }
-
-    /// A node holding (key, event), the last freed if any.
-    #[inline(always)]
-    fn node(&mut self, key: u128, event: E) -> u32 {
-        let node = Node {
-            key,
-            event,
-            next: NIL,
-        };
-        if self.free == NIL {
-            self.nodes.push(node);
-            (self.nodes.len() - 1) as u32
-        } else {
-            let n = self.free;
-            self.free = self.nodes[n as usize].next;
-            self.nodes[n as usize] = node;
-            n
-        }
     }
 
     /// Put node `n` at the head of slot `slot` of level `level`.
@@ -212,8 +182,7 @@ impl<E: Copy> WheelQueue<E> {
         } else {
             self.nodes[before as usize].next = next;
         }
-        self.nodes[least as usize].next = self.free;
-        self.free = least;
+        self.nodes.give_back(least);
         self.len -= 1;
         self.now = time_of(key);
         Some((self.now, event))
