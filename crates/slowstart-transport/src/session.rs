@@ -312,6 +312,106 @@ impl<A: FlowApp> Session<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{settings, MS, SEC};
+    use slowstart_cc::{CcSpec, CommonParams, Controller};
+
+    /// Writes `bytes` at the start and ticks every `every` ns after it, counting its ticks.
+    struct Ticking {
+        bytes: u64,
+        every: u64,
+        tick: Timer,
+        ticks: u32,
+    }
+
+    impl FlowApp for Ticking {
+        fn uses_requests(&self) -> bool {
+            false
+        }
+        fn on_start(&mut self, ctx: &mut Ctx) {
+            ctx.sender.write(self.bytes);
+            self.tick.set(Some(ctx.now + self.every));
+        }
+        fn on_established(&mut self, _: &mut Ctx) {}
+        fn on_requests(&mut self, _: u64, _: &mut Ctx) {}
+        fn on_delivered(&mut self, _: u64, _: &mut Ctx) {}
+        fn timer(&self) -> Option<&Timer> {
+            Some(&self.tick)
+        }
+        fn timer_mut(&mut self) -> Option<&mut Timer> {
+            Some(&mut self.tick)
+        }
+        fn on_timeout(&mut self, ctx: &mut Ctx) {
+            self.ticks += 1;
+            self.tick.set(Some(ctx.now + self.every));
+        }
+    }
+
+    fn session(bytes: u64, every: u64) -> Session<Ticking> {
+        let common = CommonParams {
+            mss: 1460,
+            initcwnd: 10,
+            abc: true,
+            seed: 1,
+            paced: false,
+        };
+        let cc = Controller::new(&CcSpec::named("reno"), &common).expect("a built-in");
+        let s = settings();
+        let app = Ticking {
+            bytes,
+            every,
+            tick: Timer::default(),
+            ticks: 0,
+        };
+        Session::new(Connection::new(0, &s, &s, cc, Some(bytes)), app)
+    }
+
+    #[test]
+    fn the_deadline_is_the_earliest_of_the_connections_timers_and_the_applications() {
+        // Data in flight: the retransmission timer (RFC 6298's 1 s before an RTT sample)
+        // against a tick every 300 ms, then every 5 s.
+        let mut io = Io::default();
+        let mut s = session(14_600, 300 * MS);
+        s.start(0, 0, false, &mut io, &mut ());
+        assert!(!io.packets.is_empty(), "the first window left");
+        assert_eq!(s.poll_timeout(), Some(300 * MS), "the tick comes first");
+        assert_eq!(s.wake_at(), Some(300 * MS));
+        assert_eq!(s.wake_at(), None, "one entry: already pending");
+        let mut late = session(14_600, 5 * SEC);
+        late.start(0, 0, false, &mut io, &mut ());
+        let rto = late.conn.poll_timeout().expect("the retransmission timer");
+        assert!(rto < 5 * SEC);
+        assert_eq!(late.poll_timeout(), Some(rto));
+    }
+
+    #[test]
+    fn a_wake_up_fires_what_is_due_and_a_replaced_one_nothing() {
+        let mut io = Io::default();
+        let mut s = session(0, 300 * MS);
+        s.start(0, 0, false, &mut io, &mut ());
+        assert_eq!(s.wake_at(), Some(300 * MS));
+        // The tick moves earlier, then every 100 ms: a new entry; the one at 300 ms is
+        // replaced.
+        s.app.tick.set(Some(100 * MS));
+        s.app.every = 100 * MS;
+        assert_eq!(s.wake_at(), Some(100 * MS));
+        let out = s.handle_timeout(100 * MS, 0, &mut io, &mut ());
+        assert!(out.app);
+        assert_eq!((s.app.ticks, s.poll_timeout()), (1, Some(200 * MS)));
+        // The next tick (200 ms) comes before the replaced entry (300 ms): pushed.
+        assert_eq!(s.wake_at(), Some(200 * MS));
+        assert!(s.handle_timeout(200 * MS, 0, &mut io, &mut ()).app);
+        assert_eq!(
+            s.wake_at(),
+            None,
+            "300 ms: the replaced entry, still coming"
+        );
+        assert!(s.handle_timeout(300 * MS, 0, &mut io, &mut ()).app);
+        assert_eq!(s.app.ticks, 3);
+        // An entry not acted on (a stale one) fires nothing, even with something due.
+        assert_eq!(s.wake_at(), Some(400 * MS));
+        let out = s.handle_timeout(450 * MS, 0, &mut io, &mut ());
+        assert_eq!((out, s.app.ticks), (Outcome::default(), 3));
+    }
 
     #[test]
     fn a_wake_up_is_pushed_only_when_the_deadline_comes_earlier() {
