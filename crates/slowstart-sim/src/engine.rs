@@ -539,6 +539,34 @@ impl<E> Nodes<E> {
         self.nodes[n as usize].next = self.free;
         self.free = n;
     }
+
+    /// Unlink the node of least key from the list whose first node is `*head` (a list of a
+    /// few entries, unordered; not empty), give it back and return its key and event. `*head`
+    /// is [`NIL`] after if the list is then empty.
+    #[inline(always)]
+    pub fn take_least(&mut self, head: &mut u32) -> (u128, E)
+    where
+        E: Copy,
+    {
+        // `before` is the node linking to the least (NIL: the head).
+        let (mut before, mut least) = (NIL, *head);
+        let (mut prev, mut n) = (least, self.nodes[least as usize].next);
+        while n != NIL {
+            if self.nodes[n as usize].key < self.nodes[least as usize].key {
+                (before, least) = (prev, n);
+            }
+            (prev, n) = (n, self.nodes[n as usize].next);
+        }
+        let node = &self.nodes[least as usize];
+        let (key, event, next) = (node.key, node.event, node.next);
+        if before == NIL {
+            *head = next;
+        } else {
+            self.nodes[before as usize].next = next;
+        }
+        self.give_back(least);
+        (key, event)
+    }
 }
 
 impl<E> std::ops::Index<usize> for Nodes<E> {
@@ -738,27 +766,10 @@ impl<E: Copy> CalendarQueue<E> {
             }
         }
         let slot = self.slot(self.cursor);
-        // A bucket holds a few entries, unordered: take the least key. `before` is the node
-        // linking to the least (NIL: the slot's head).
-        let (mut before, mut least) = (NIL, self.heads[slot]);
-        let (mut prev, mut n) = (least, self.nodes[least as usize].next);
-        while n != NIL {
-            if self.nodes[n as usize].key < self.nodes[least as usize].key {
-                (before, least) = (prev, n);
-            }
-            (prev, n) = (n, self.nodes[n as usize].next);
+        let (key, event) = self.nodes.take_least(&mut self.heads[slot]);
+        if self.heads[slot] == NIL {
+            self.busy[slot / 64] &= !(1 << (slot % 64));
         }
-        let node = &self.nodes[least as usize];
-        let (key, event, next) = (node.key, node.event, node.next);
-        if before == NIL {
-            self.heads[slot] = next;
-            if next == NIL {
-                self.busy[slot / 64] &= !(1 << (slot % 64));
-            }
-        } else {
-            self.nodes[before as usize].next = next;
-        }
-        self.nodes.give_back(least);
         self.in_ring -= 1;
         if (self.in_ring as u64) < self.buckets() / 8 && self.shift < CALENDAR_WIDEST_SHIFT {
             self.resize(self.shift + 1);

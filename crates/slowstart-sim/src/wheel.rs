@@ -162,27 +162,10 @@ impl<E: Copy> WheelQueue<E> {
         }
         let slot = first_busy(&self.busy[0], digit(self.now, 0))
             .expect("level 0's entries are at or after now's slot");
-        // A slot holds a few entries, unordered: take the least key. `before` is the node
-        // linking to the least (NIL: the slot's head).
-        let (mut before, mut least) = (NIL, self.heads[0][slot]);
-        let (mut prev, mut n) = (least, self.nodes[least as usize].next);
-        while n != NIL {
-            if self.nodes[n as usize].key < self.nodes[least as usize].key {
-                (before, least) = (prev, n);
-            }
-            (prev, n) = (n, self.nodes[n as usize].next);
+        let (key, event) = self.nodes.take_least(&mut self.heads[0][slot]);
+        if self.heads[0][slot] == NIL {
+            self.clear(0, slot);
         }
-        let node = &self.nodes[least as usize];
-        let (key, event, next) = (node.key, node.event, node.next);
-        if before == NIL {
-            self.heads[0][slot] = next;
-            if next == NIL {
-                self.clear(0, slot);
-            }
-        } else {
-            self.nodes[before as usize].next = next;
-        }
-        self.nodes.give_back(least);
         self.len -= 1;
         self.now = time_of(key);
         Some((self.now, event))
