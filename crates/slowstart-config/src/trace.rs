@@ -230,14 +230,17 @@ macro_rules! trace_table {
                 vec![$( column(stringify!($field), &self.$field) $( .$modifier($($arg)?) )? ),+]
             }
 
-            pub fn push(&mut self, row: $row, sampler: &mut Sampler) {
-                if self.t_ns.len() >= sampler.max_rows {
+            /// Add `row`, first thinning the table if it is full; whether it thinned.
+            pub fn push(&mut self, row: $row, sampler: &mut Sampler) -> bool {
+                let full = self.t_ns.len() >= sampler.max_rows;
+                if full {
                     let span = self.t_ns.last().unwrap() - self.t_ns[0];
                     let keep = every_other_per_series(&self.$series);
                     $( retain_rows(&mut self.$field, &keep); )+
                     sampler.widen(span);
                 }
                 $( self.$field.push(row.$field); )+
+                full
             }
 
             pub fn len(&self) -> usize {

@@ -628,3 +628,34 @@ fn a_peers_memory_estimate_saturates_at_the_keys_bounds() {
     huge.tcp.mss = 1;
     assert_eq!(peak_bytes_per_peer(&huge), u64::MAX);
 }
+
+/// Once the queue trace has thinned its rows, uplinks are sampled only in the rounds it keeps:
+/// the last rounds lie a whole stride apart (a power of two of `queue_sample`), the table stays
+/// within its bound and still spans the run.
+#[test]
+fn a_thinned_queue_trace_samples_only_the_rounds_it_keeps() {
+    let mut cfg = small_swarm(6, 600, Population::Tcp);
+    // 400 rounds of up to 7 uplinks each.
+    cfg.trace.max_rows = 400;
+    cfg.duration_ns = 40 * SEC;
+    swarm_mut(&mut cfg).stop_after_completions = None;
+    let sample_ns = swarm_mut(&mut cfg).queue_sample_ns;
+    let out = crate::run(&cfg).unwrap();
+    let t = &out.queues.t_ns;
+    assert!(t.len() <= 400);
+    let mut rounds: Vec<u64> = t.clone();
+    rounds.dedup();
+    let gaps: Vec<u64> = rounds.windows(2).map(|w| w[1] - w[0]).collect();
+    let last = *gaps.last().unwrap();
+    assert!(
+        last >= 4 * sample_ns,
+        "last gap {last} ns, {:?}",
+        out.summary.sim_time_s
+    );
+    assert!(last % sample_ns == 0 && (last / sample_ns).is_power_of_two());
+    // The rounds after the last thinning are evenly spaced.
+    let tail = &gaps[gaps.len() - 3..];
+    assert!(tail.iter().all(|&g| g == last), "{tail:?}");
+    let end_ns = (out.summary.sim_time_s * 1e9) as u64;
+    assert!(rounds[0] < end_ns / 10 && *rounds.last().unwrap() + last > end_ns);
+}

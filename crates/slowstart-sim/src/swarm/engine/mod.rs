@@ -128,6 +128,11 @@ pub struct SwarmSim<Q = SwarmQueue> {
     stale_packets: u64,
     queue_trace: QueueTrace,
     queue_sampler: Sampler,
+    /// Uplinks are sampled every `queue_stride`-th round (`queue_round` counts them): each
+    /// time the trace thins its rows the stride doubles, so no round is sampled only to be
+    /// thinned away.
+    queue_round: u64,
+    queue_stride: u64,
 }
 
 /// The network a swarm runs on: the loop's engine, every peer's access links (`up(p)`,
@@ -193,6 +198,8 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             stale_packets: 0,
             queue_trace: QueueTrace::default(),
             queue_sampler: Sampler::new(0, config.trace.max_rows, 1),
+            queue_round: 0,
+            queue_stride: 1,
         })
     }
 
@@ -371,17 +378,32 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
     }
 
     /// Each uplink's occupancy and, with libtorrent's request queue, each downloading peer's
-    /// requests outstanding ([`Swarm::sample_request_queues`]), every `queue_sample`.
+    /// requests outstanding ([`Swarm::sample_request_queues`]), every `queue_sample`; once the
+    /// trace has thinned, uplinks only in the rounds it keeps (`queue_stride`).
     fn sample_queues(&mut self) {
         let now = self.net.engine.now;
         self.app.sample_request_queues();
+        let round = self.queue_round;
+        self.queue_round += 1;
+        if round % self.queue_stride == 0 {
+            self.sample_uplinks(now);
+        }
+        let next = now.saturating_add(self.app.config().queue_sample_ns);
+        self.net
+            .engine
+            .queue
+            .push(next, Event::App(SwarmEvent::QUEUE_SAMPLE));
+    }
+
+    fn sample_uplinks(&mut self, now: u64) {
+        let mut thinned = false;
         for p in 0..self.app.peers() {
             if !self.app.is_active(p) {
                 continue;
             }
             let c = up(p);
             let (bytes, packets) = self.net.channels[c as usize].occupancy(now);
-            self.queue_trace.push(
+            thinned |= self.queue_trace.push(
                 QueueRow {
                     t_ns: now,
                     link: c,
@@ -391,11 +413,9 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 &mut self.queue_sampler,
             );
         }
-        let next = now.saturating_add(self.app.config().queue_sample_ns);
-        self.net
-            .engine
-            .queue
-            .push(next, Event::App(SwarmEvent::QUEUE_SAMPLE));
+        if thinned {
+            self.queue_stride = self.queue_stride.saturating_mul(2);
+        }
     }
 }
 
