@@ -406,6 +406,8 @@ pub const KEYS: &[(&str, &[Key])] = &[
                 .doc("end at this many completions (\"none\": never)"),
             to("queue_sample", Time, &[f("queue_sample_ns")])
                 .doc("how often uplink and request queues are sampled (a real swarm's peers too)"),
+            key("traced_peers", Count)
+                .doc("the flow trace of every upload by peers 0..N, seeds first (0: none)"),
             to("up", Rate, &[f("access.up_bps")]).doc("every access link's uplink"),
             to("down", Rate, &[f("access.down_bps")]).doc("every access link's downlink"),
             to("buffer", Buffer, &[f("access.up_queue")]).doc("uplink drop-tail buffer"),

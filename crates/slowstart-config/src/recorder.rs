@@ -37,6 +37,8 @@ pub struct FlowMetrics {
 #[derive(Clone, Debug)]
 pub struct FlowRecorder {
     flow: u32,
+    /// Its series in the sampler (`flow` unless [`FlowRecorder::in_series`]).
+    series: u32,
     origin_ns: u64,
     metrics: FlowMetrics,
     /// A phase change since the last row: the next event is sampled whatever the interval.
@@ -60,6 +62,7 @@ impl FlowRecorder {
     pub fn new(flow: u32, origin_ns: u64) -> Self {
         FlowRecorder {
             flow,
+            series: flow,
             origin_ns,
             metrics: FlowMetrics::default(),
             phase_changed: false,
@@ -82,6 +85,12 @@ impl FlowRecorder {
         self.window_cap = cap;
         self.base_rtt_ns = base_rtt_ns;
         self.full_bw_target_bps = (target * 95 / 100) as u64;
+        self
+    }
+
+    /// Sampled as series `series` (a swarm's half `flow` among the few it traces).
+    pub fn in_series(mut self, series: u32) -> Self {
+        self.series = series;
         self
     }
 
@@ -132,7 +141,7 @@ impl FlowRecorder {
             phase.is_some_and(|p| !p.is_initial_slow_start())
         });
         let force = std::mem::take(&mut self.phase_changed);
-        if sampler.due(self.flow as usize, now, force) {
+        if sampler.due(self.series as usize, now, force) {
             trace.push(row, sampler);
         }
     }
@@ -195,7 +204,7 @@ impl Observer for Recording<'_> {
         let cwnd = s.cwnd();
         rec.window(now, cwnd, || !s.phase().is_initial_slow_start());
         let force = std::mem::take(&mut rec.phase_changed);
-        if self.sampler.due(rec.flow as usize, now, force) {
+        if self.sampler.due(rec.series as usize, now, force) {
             let row = FlowRow {
                 t_ns: now.saturating_sub(rec.origin_ns),
                 flow: rec.flow,

@@ -185,6 +185,12 @@ impl Sampler {
         true
     }
 
+    /// One more series, its index: the next a swarm traces.
+    pub fn add_series(&mut self) -> usize {
+        self.next_due.push(0);
+        self.next_due.len() - 1
+    }
+
     /// Keep every due row: the table is handed over before it grows (a streamed trace).
     pub fn never_thin(&mut self) {
         self.max_rows = usize::MAX;

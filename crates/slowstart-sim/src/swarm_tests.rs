@@ -278,6 +278,7 @@ fn bad_swarm_settings_name_the_field() {
             "swarm.delay",
         ),
         (Box::new(|s| s.stay_factor = f64::NAN), "swarm.stay_factor"),
+        (Box::new(|s| s.traced_peers = 4), "swarm.traced_peers"),
         (
             Box::new(|s| s.bittorrent.pipeline = 0),
             "swarm.bittorrent.pipeline",
@@ -652,10 +653,51 @@ fn a_thinned_queue_trace_samples_only_the_rounds_it_keeps() {
         "last gap {last} ns, {:?}",
         out.summary.sim_time_s
     );
-    assert!(last % sample_ns == 0 && (last / sample_ns).is_power_of_two());
+    assert!(last.is_multiple_of(sample_ns) && (last / sample_ns).is_power_of_two());
     // The rounds after the last thinning are evenly spaced.
     let tail = &gaps[gaps.len() - 3..];
     assert!(tail.iter().all(|&g| g == last), "{tail:?}");
     let end_ns = (out.summary.sim_time_s * 1e9) as u64;
     assert!(rounds[0] < end_ns / 10 && *rounds.last().unwrap() + last > end_ns);
+}
+
+/// The traced peers' uploads are recorded as a flow's sender is: a series per half whose
+/// uploader is traced and none other, each starting with at most the initial window, its
+/// delivered bytes never falling, and the run itself unchanged by the watching.
+#[test]
+fn traced_peers_uploads_are_recorded_like_a_flows_sender() {
+    let cfg = small_swarm(6, 600, Population::Mixed);
+    let plain = crate::run(&cfg).unwrap();
+    assert!(plain.flows.is_empty());
+    let mut traced_cfg = cfg.clone();
+    swarm_mut(&mut traced_cfg).traced_peers = 3;
+    let mut sim = SwarmSim::new(&traced_cfg).unwrap();
+    let end = sim.advance();
+    let uploaders: Vec<u32> = (0..sim.halves()).map(|h| sim.ends(h).0).collect();
+    let traced = sim.finish(end);
+    assert_eq!(
+        serde_json::to_string(&plain.summary).unwrap(),
+        serde_json::to_string(&traced.summary).unwrap()
+    );
+    let t = &traced.flows;
+    let mut series: Vec<u32> = t.flow.clone();
+    series.sort_unstable();
+    series.dedup();
+    let mss = cfg.swarm.as_ref().unwrap().tcp.mss;
+    for &h in &series {
+        assert!(
+            uploaders[h as usize] < 3,
+            "half {h} is not a traced peer's upload"
+        );
+        let rows: Vec<usize> = (0..t.len()).filter(|&i| t.flow[i] == h).collect();
+        let first = rows[0];
+        assert!((mss..=10 * mss).contains(&t.cwnd_bytes[first]), "half {h}");
+        let delivered: Vec<u64> = rows.iter().map(|&i| t.delivered_bytes[i]).collect();
+        assert!(delivered.windows(2).all(|w| w[0] <= w[1]), "half {h}");
+    }
+    // Every half the traced peers wrote to has its series.
+    let written = (0..uploaders.len() as u32)
+        .filter(|&h| uploaders[h as usize] < 3)
+        .count();
+    assert!(series.len() > 1 && series.len() <= written, "{series:?}");
 }

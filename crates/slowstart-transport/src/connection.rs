@@ -206,15 +206,7 @@ impl SenderEnd {
     /// controller's phase since the last report (once), then the event ([`crate::observe`]).
     #[inline]
     pub fn notify<O: Observer>(&mut self, now: u64, event: SenderEvent, obs: &mut O) {
-        for loss in self.sender.take_losses() {
-            obs.on_packet_lost(now, &loss);
-        }
-        let phase = self.sender.phase();
-        if phase != self.observed_phase {
-            obs.on_phase_change(now, self.observed_phase, phase);
-            self.observed_phase = phase;
-        }
-        obs.on_sender_event(now, event, &self.sender);
+        notify(&mut self.sender, &mut self.observed_phase, now, event, obs);
     }
 
     /// A packet for the sending end arrived (a SYN-ACK, an ACK or a request).
@@ -293,6 +285,27 @@ impl SenderEnd {
             }
         }
     }
+}
+
+/// [`SenderEnd::notify`] for a sender held apart from its end (a swarm's half-connection),
+/// `observed_phase` being the controller's phase at the last report.
+#[inline]
+pub fn notify<O: Observer>(
+    sender: &mut Sender,
+    observed_phase: &mut Phase,
+    now: u64,
+    event: SenderEvent,
+    obs: &mut O,
+) {
+    for loss in sender.take_losses() {
+        obs.on_packet_lost(now, &loss);
+    }
+    let phase = sender.phase();
+    if phase != *observed_phase {
+        obs.on_phase_change(now, *observed_phase, phase);
+        *observed_phase = phase;
+    }
+    obs.on_sender_event(now, event, sender);
 }
 
 impl Received {

@@ -57,7 +57,7 @@ pub mod timer;
 pub mod wire;
 
 pub use connection::{
-    Connection, DataEnds, Fired, LazyConnection, Received, ReceiverEnd, SenderEnd,
+    notify, Connection, DataEnds, Fired, LazyConnection, Received, ReceiverEnd, SenderEnd,
 };
 pub use observe::{Observer, SenderEvent};
 pub use packet::{Kind, Packet};

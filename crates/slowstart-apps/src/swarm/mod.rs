@@ -98,10 +98,16 @@ pub trait Network {
     fn schedule(&mut self, at: u64, due: Due);
     /// Give new peer `peer` its access links, an up and a down channel of `delay_ns` each.
     fn attach(&mut self, peer: u32, access: &AccessConfig, delay_ns: u64);
-    /// Open connection `c`: half `2c + i` carries its data over the swarm's `transports[i]`
+    /// Open connection `c`: half `2c + i`, uploaded by `uploaders[i]`, carries its data over the swarm's `transports[i]`
     /// settings and the downloader's messages over TCP's, with `wires[i]` its record. A half's
     /// data sender is made when its uploader first writes to it ([`Network::data_half`]).
-    fn open(&mut self, c: u32, transports: [Transport; 2], wires: [WireHalf; 2]);
+    fn open(
+        &mut self,
+        c: u32,
+        uploaders: [u32; 2],
+        transports: [Transport; 2],
+        wires: [WireHalf; 2],
+    );
     /// Close connection `c` (its halves' senders counted under the transports `open` gave
     /// them): its transports and records go; packets still on their way are stale.
     fn close(&mut self, c: u32);
@@ -722,7 +728,7 @@ impl Swarm {
         self.ends.push([a, b]);
         let (t0, wire0) = self.new_half(2 * c);
         let (t1, wire1) = self.new_half(2 * c + 1);
-        net.open(c, [t0, t1], [wire0, wire1]);
+        net.open(c, [a, b], [t0, t1], [wire0, wire1]);
         let now = net.now();
         self.conns.push(Conn {
             open: true,

@@ -186,6 +186,10 @@ pub struct SwarmConfig {
     /// libtorrent's request queue each connection's requests outstanding (a real swarm's
     /// peers report `download_queue_length` as often).
     pub queue_sample_ns: u64,
+    /// Peers `0..traced_peers` (the seeds first, then leechers as they arrive): every upload
+    /// of theirs is recorded in the flow trace, one series per half-connection, as a flow's
+    /// sender is (0: none; a recorder for each of 100 000 peers' halves would outweigh them).
+    pub traced_peers: u64,
     pub access: AccessConfig,
     pub bittorrent: SwarmBittorrentConfig,
     /// Data transport of TCP uploaders; also the control connections' settings.
@@ -317,6 +321,7 @@ impl Default for SwarmConfig {
             // 50 completions discarded, 50 kept.
             stop_after_completions: Some(100),
             queue_sample_ns: 100_000_000,
+            traced_peers: 0,
             access: AccessConfig::default(),
             bittorrent: SwarmBittorrentConfig::default(),
             tcp: ns2_agent(default_cc()),
@@ -446,6 +451,13 @@ impl SwarmConfig {
                 self.queue_sample_ns,
                 duration_ns / 1_000_000_000,
                 duration_ns.div_ceil(max_rows)
+            )));
+        }
+        if self.traced_peers > self.seeds.saturating_add(self.leechers) {
+            return Err(err(format!(
+                "swarm.traced_peers: at most the swarm's {} peers (seeds and leechers), got {}",
+                self.seeds.saturating_add(self.leechers),
+                self.traced_peers
             )));
         }
         let a = &self.access;

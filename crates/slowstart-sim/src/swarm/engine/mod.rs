@@ -11,12 +11,12 @@ mod results;
 
 pub use memory::peak_bytes_per_peer;
 
-use slowstart_cc::Controller;
+use slowstart_cc::{Controller, Phase};
 use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::receiver::Receiver;
 use slowstart_transport::sender::{Sender, SenderStats};
 use slowstart_transport::{
-    DataEnds, LazyConnection, Received, SenderEnd, Settings, TimerKind, Wake,
+    notify, DataEnds, LazyConnection, Received, SenderEnd, SenderEvent, Settings, TimerKind, Wake,
 };
 
 use crate::engine::{Application, Engine, Event, Queue};
@@ -24,7 +24,8 @@ use crate::summary::{RunOutput, TransportTotals};
 use crate::wheel::WheelQueue;
 use crate::SimError;
 use slowstart_apps::swarm::{Due, HalfIo, LogEntry, Network, Swarm, Transport, WireHalf};
-use slowstart_config::trace::{QueueRow, QueueTrace, Sampler};
+use slowstart_config::recorder::FlowRecorder;
+use slowstart_config::trace::{FlowTrace, QueueRow, QueueTrace, Sampler};
 use slowstart_config::{substream_seed, SeedStream};
 use slowstart_config::{AccessConfig, FlowConfig, Messages, SimConfig};
 use slowstart_link::channel::Channel;
@@ -87,6 +88,56 @@ struct Half {
     /// Whose settings its data ends are made with and whose totals count its sender (the
     /// peer wire's choice, at `open`).
     transport: Transport,
+    /// Its recorder in [`UploadTrace`], if its uploader is traced; else [`UNTRACED`].
+    traced: u32,
+}
+
+const UNTRACED: u32 = u32::MAX;
+
+/// The observer of the traced peers' uploads (`swarm.traced_peers`): a recorder per half, as
+/// each flow has ([`FlowRecorder`]), and the flow trace they fill. Halves of other peers are
+/// told nothing, at no cost but a comparison.
+struct UploadTrace {
+    peers: u32,
+    halves: Vec<TracedHalf>,
+    trace: FlowTrace,
+    sampler: Sampler,
+}
+
+struct TracedHalf {
+    recorder: FlowRecorder,
+    /// The controller's phase at the last report, once the half's sender is made.
+    phase: Option<Phase>,
+}
+
+impl UploadTrace {
+    /// Half `h`'s recorder if `uploader` is traced, else [`UNTRACED`].
+    fn trace_half(&mut self, h: u32, uploader: u32) -> u32 {
+        if uploader >= self.peers {
+            return UNTRACED;
+        }
+        let series = self.sampler.add_series() as u32;
+        self.halves.push(TracedHalf {
+            recorder: FlowRecorder::new(h, 0).in_series(series),
+            phase: None,
+        });
+        series
+    }
+
+    /// Tell half `h`'s recorder, if it has one, what its sender did at `now`.
+    #[inline]
+    fn notify(&mut self, half: &mut Half, now: u64, event: SenderEvent) {
+        if half.traced == UNTRACED {
+            return;
+        }
+        let Some(data) = half.conn.data_mut() else {
+            return;
+        };
+        let traced = &mut self.halves[half.traced as usize];
+        let phase = traced.phase.get_or_insert(data.sender.phase());
+        let mut obs = traced.recorder.observer(&mut self.trace, &mut self.sampler);
+        notify(&mut data.sender, phase, now, event, &mut obs);
+    }
 }
 
 impl Half {
@@ -154,6 +205,7 @@ pub struct SwarmNet<Q> {
     /// came earlier ([`Wake`]).
     touched: Vec<u32>,
     totals: [TransportTotals; 2],
+    uploads: UploadTrace,
 }
 
 const fn up(peer: u32) -> u32 {
@@ -193,6 +245,12 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 dirty: Vec::new(),
                 touched: Vec::new(),
                 totals: Default::default(),
+                uploads: UploadTrace {
+                    peers: u32::try_from(cfg.traced_peers).unwrap_or(u32::MAX),
+                    halves: Vec::new(),
+                    trace: FlowTrace::default(),
+                    sampler: Sampler::new(config.trace.flow_interval_ns, config.trace.max_rows, 0),
+                },
             },
             app: Swarm::new(cfg, config.seed),
             stale_packets: 0,
@@ -304,7 +362,12 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                     }
                 }
             }
-            Received::Ack(_) => self.pump(h),
+            Received::Ack(outcome) => {
+                self.net
+                    .uploads
+                    .notify(half, now, SenderEvent::Ack(outcome));
+                self.pump(h)
+            }
             Received::Request { advanced, upto } => {
                 if advanced {
                     let msgs = half.wire.take_control(upto);
@@ -385,7 +448,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         self.app.sample_request_queues();
         let round = self.queue_round;
         self.queue_round += 1;
-        if round % self.queue_stride == 0 {
+        if round.is_multiple_of(self.queue_stride) {
             self.sample_uplinks(now);
         }
         let next = now.saturating_add(self.app.config().queue_sample_ns);
@@ -463,20 +526,28 @@ impl<Q: Queue<Event<SwarmEvent>>> Network for SwarmNet<Q> {
         }
     }
 
-    fn open(&mut self, c: u32, transports: [Transport; 2], wires: [WireHalf; 2]) {
+    fn open(
+        &mut self,
+        c: u32,
+        uploaders: [u32; 2],
+        transports: [Transport; 2],
+        wires: [WireHalf; 2],
+    ) {
         debug_assert_eq!(c as usize, self.halves.len());
         let now = self.engine.now;
         let [wire0, wire1] = wires;
-        let half = |h: u32, transport: Transport, wire: WireHalf| Half {
+        let uploads = &mut self.uploads;
+        let mut half = |h: u32, uploader: u32, transport: Transport, wire: WireHalf| Half {
             conn: LazyConnection::new(h, &self.control, now),
             wake: Wake::default(),
             dropped_data_bytes: 0,
             wire,
             transport,
+            traced: uploads.trace_half(h, uploader),
         };
         let halves = Box::new([
-            half(2 * c, transports[0], wire0),
-            half(2 * c + 1, transports[1], wire1),
+            half(2 * c, uploaders[0], transports[0], wire0),
+            half(2 * c + 1, uploaders[1], transports[1], wire1),
         ]);
         self.halves.push(Some(halves));
         self.touched.extend([2 * c, 2 * c + 1]);
@@ -510,9 +581,15 @@ impl<Q: Queue<Event<SwarmEvent>>> Network for SwarmNet<Q> {
         self.touched.push(h);
         let (seed, data) = (self.seed, &self.data_transports[half.transport as usize]);
         let io = &mut self.engine.io;
-        let ends = half
-            .conn
+        let made = half.conn.data().is_none();
+        half.conn
             .data_or_make(|| Self::make_data(seed, data, h), io);
+        if made {
+            self.uploads
+                .notify(half, self.engine.now, SenderEvent::Start);
+        }
+        let ends = half.conn.data_mut().expect("made above");
+        let io = &mut self.engine.io;
         Some(HalfIo {
             wire: &mut half.wire,
             sender: Some(&mut ends.sender),
@@ -589,9 +666,13 @@ impl<Q: Queue<Event<SwarmEvent>>> Application for SwarmSim<Q> {
             let Some(halves) = self.net.halves[c].as_mut() else {
                 return;
             };
-            let fired = halves[i]
+            let half = &mut halves[i];
+            let fired = half
                 .conn
                 .handle_sender_timeout(now, kind, &mut self.net.engine.io);
+            if fired.is_some() && kind == TimerKind::Retransmission {
+                self.net.uploads.notify(half, now, SenderEvent::Rto);
+            }
             if fired.is_some() && matches!(kind, TimerKind::Retransmission | TimerKind::Pacing) {
                 self.pump(h);
             }

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::summary::{seconds, RunKind, Summary, SwarmSummary};
-use slowstart_config::trace::{AppTrace, FlowTrace};
+use slowstart_config::trace::AppTrace;
 use slowstart_link::summary::LinkSummary;
 
 impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
@@ -21,6 +21,11 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
     pub fn has_data_ends(&self, h: u32) -> Option<bool> {
         let half = &self.net.halves[(h / 2) as usize].as_ref()?[(h % 2) as usize];
         Some(half.conn.data().is_some())
+    }
+
+    /// Half `h`'s (uploader, downloader).
+    pub fn ends(&self, h: u32) -> (u32, u32) {
+        self.app.ends(h)
     }
 
     /// Connection `c`'s downloads at each end ([`Swarm::requests`]).
@@ -78,7 +83,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
                 interrupted: self.net.engine.interrupted,
                 fault: self.net.engine.fault,
             },
-            flows: FlowTrace::default(),
+            flows: self.net.uploads.trace,
             queues: self.queue_trace,
             apps: AppTrace::default(),
             export_error: None,
