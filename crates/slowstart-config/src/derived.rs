@@ -1,7 +1,9 @@
 //! What a run derives from its config, in one place for the engine, the swarm and the UDP
-//! stack: a component's random seed, a flow's controller parameters and its stall threshold.
+//! stack: a component's random seed, a flow's controller parameters and its stall threshold,
+//! and what its connections are made from.
 
 use slowstart_cc::CommonParams;
+use slowstart_transport::ConnectionRecipe;
 
 use crate::FlowConfig;
 
@@ -51,6 +53,19 @@ impl FlowConfig {
             abc: self.abc,
             seed,
             paced: self.pacing,
+        }
+    }
+
+    /// What flow `flow`'s connections are made from, its controller seeded with `seed`; no
+    /// stall threshold (the driver that knows the path sets one).
+    pub fn connection_recipe(&self, flow: u32, seed: u64) -> ConnectionRecipe {
+        ConnectionRecipe {
+            flow,
+            settings: self.transport(),
+            cc: self.cc.clone(),
+            common: self.common_params(seed),
+            stall_threshold: None,
+            size_bytes: self.size_bytes,
         }
     }
 }

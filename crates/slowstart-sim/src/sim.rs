@@ -3,10 +3,10 @@
 //! [`Application`]: it starts the flows, routes each packet a link delivers or an endpoint
 //! sends, and reacts to what a connection's packet or timer changed.
 
-use slowstart_cc::{CcSpec, CommonParams, Controller};
+use slowstart_cc::CcSpec;
 use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::State;
-use slowstart_transport::{Connection, Io, Observer, Session, Settings};
+use slowstart_transport::{ConnectionRecipe, EarlierReceivers, Io, Observer, Session};
 
 use crate::engine::{Application, Engine, Event, EventQueue, Queue};
 use crate::export::qlog::Qlogs;
@@ -39,20 +39,15 @@ struct Route {
 }
 
 struct Flow {
-    spec: CcSpec,
-    /// To open a new connection (a web flow without keep-alive).
-    settings: Settings,
-    common: CommonParams,
-    stall_threshold: u64,
+    /// What each of its connections is made from (a web flow without keep-alive opens one per
+    /// object).
+    recipe: ConnectionRecipe,
     /// The current connection; packets of earlier ones are dropped on arrival.
     conn: u8,
-    /// Bytes the earlier connections' receivers took in order.
-    prior_delivered: u64,
-    /// Duplicate ACKs the earlier connections' receivers sent.
-    prior_dup_acks: u64,
+    /// What the earlier connections' receivers counted.
+    earlier: EarlierReceivers,
     start_ns: u64,
     handshake: bool,
-    size_bytes: Option<u64>,
     /// The connection (the data sender and the request stream's receiver at `src`, the data
     /// receiver and the request stream's sender at `dst`) and its application.
     session: Session<App>,
@@ -153,10 +148,11 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
         let mut flows = Vec::with_capacity(cfg.flows.len());
         let mut routes = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
-            let common =
-                f.common_params(substream_seed(cfg.seed, SeedStream::Controller, i as u64));
-            let cc =
-                Controller::new(&f.cc, &common).map_err(|e| SimError(format!("flow.{i}.{e}")))?;
+            let seed = substream_seed(cfg.seed, SeedStream::Controller, i as u64);
+            let mut recipe = f.connection_recipe(i as u32, seed);
+            let cc = recipe
+                .controller()
+                .map_err(|e| SimError(format!("flow.{i}.{e}")))?;
             let (src, dst) = (topo.node(&f.src), topo.node(&f.dst));
             routes.push(Route {
                 src,
@@ -181,23 +177,20 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
                 (a, b) => a.or(b),
             }
             .map(|cap| cap / f.mss * f.mss);
-            let settings = f.transport();
-            let mut ends = Connection::new(i as u32, &settings, &settings, cc, f.size_bytes);
-            let stall_threshold =
-                stall_threshold(bottleneck_bps, base_rtt_ns, f.mss, f.header_bytes);
-            ends.src.sender.set_stall_threshold(stall_threshold);
+            recipe.stall_threshold = Some(stall_threshold(
+                bottleneck_bps,
+                base_rtt_ns,
+                f.mss,
+                f.header_bytes,
+            ));
+            let ends = recipe.connection(cc, None);
             flows.push(Flow {
-                spec: f.cc.clone(),
-                common,
-                stall_threshold,
+                recipe,
                 conn: 0,
-                prior_delivered: 0,
-                prior_dup_acks: 0,
+                earlier: EarlierReceivers::default(),
                 start_ns: f.start_ns,
                 handshake: f.handshake,
-                size_bytes: f.size_bytes,
                 session: Session::new(ends, App::new(f)),
-                settings,
                 done: false,
                 app_done_ns: None,
                 base_rtt_ns,
@@ -301,7 +294,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
                 .zip(&self.routes)
                 .enumerate()
                 .map(|(i, (f, r))| {
-                    let s = &f.settings;
+                    let s = &f.recipe.settings;
                     TcpView::new(i as u32, r.src, r.dst, r.mss, s.max_rwnd_bytes, s.ecn)
                 })
                 .collect();
@@ -309,7 +302,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
             self.captures = Some(Box::new(Captures::new(dir, &links, views)?));
         }
         if let Some(dir) = &dirs.qlog {
-            let titles: Vec<String> = self.flows.iter().map(|f| cc_label(&f.spec)).collect();
+            let titles: Vec<String> = self.flows.iter().map(|f| cc_label(&f.recipe.cc)).collect();
             self.qlogs = Some(Box::new(Qlogs::new(dir, &self.name, self.seed, &titles)?));
             for f in &mut self.flows {
                 f.session.conn.src.sender.log_losses(true);
@@ -485,19 +478,14 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
     fn reconnect(&mut self, f: usize) {
         let now = self.engine.now;
         let flow = &mut self.flows[f];
-        let cc = Controller::rebuild(&flow.spec, &flow.common);
-        let s = &flow.settings;
-        let mut conn = Connection::new(f as u32, s, s, cc, flow.size_bytes);
-        conn.src.sender.set_stall_threshold(flow.stall_threshold);
+        let recipe = &flow.recipe;
+        let cc = recipe.rebuilt_controller();
+        let mut conn = recipe.connection(cc, Some(&flow.session.conn.dst));
         if self.qlogs.is_some() {
             conn.src.sender.log_losses(true);
         }
-        conn.dst
-            .requests
-            .continue_counts(&flow.session.conn.dst.requests);
         let old = flow.session.replace_connection(conn);
-        flow.prior_delivered += old.dst.receiver.rcv_nxt();
-        flow.prior_dup_acks += old.dst.receiver.dup_acks();
+        flow.earlier.add(&old.dst.receiver);
         flow.conn = flow.conn.wrapping_add(1);
         let handshake = flow.handshake;
         let (session, mut obs, io) = self.session(f);
@@ -631,15 +619,15 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
                 let since_start = |t: Option<u64>| t.map(|t| seconds(t.saturating_sub(f.start_ns)));
                 let (sender, receiver) = (&f.session.conn.src.sender, &f.session.conn.dst.receiver);
                 let m = f.recorder.metrics();
-                let delivered = f.prior_delivered + receiver.rcv_nxt();
+                let delivered = f.earlier.bytes(receiver);
                 let completed_ns = receiver.completed_ns().or(f.app_done_ns);
                 let active_end = completed_ns.unwrap_or(end_ns);
                 let active = active_end.saturating_sub(f.start_ns);
                 let st = f.recorder.stats(sender);
                 FlowSummary {
                     id: i as u32,
-                    cc: cc_label(&f.spec),
-                    size_bytes: f.size_bytes,
+                    cc: cc_label(&f.recipe.cc),
+                    size_bytes: f.recipe.size_bytes,
                     bytes_delivered: delivered,
                     completion_s: since_start(completed_ns),
                     goodput_bps: if active > 0 {
@@ -651,7 +639,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
                     time_to_full_bw_s: since_start(m.full_bw_ns),
                     time_to_window_cap_s: since_start(m.window_cap_ns),
                     retransmits: st.retransmits,
-                    dup_acks: f.prior_dup_acks + receiver.dup_acks(),
+                    dup_acks: f.earlier.dup_acks(receiver),
                     loss_events: st.loss_events,
                     rto_count: st.rto_count,
                     lost_retransmissions: st.lost_retransmissions,
@@ -664,7 +652,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
                     base_rtt_s: seconds(f.base_rtt_ns),
                     bottleneck_bps: f.bottleneck_bps,
                     stalls: st.stalls,
-                    ecn_reductions: f.settings.ecn.then_some(st.ecn_reductions),
+                    ecn_reductions: f.recipe.settings.ecn.then_some(st.ecn_reductions),
                 }
             })
             .collect();

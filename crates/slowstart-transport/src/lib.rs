@@ -16,6 +16,9 @@
 //! - [`connection`]: a flow's two ends (sender and receiver, each with its side of the request
 //!   stream) behind `handle_packet`, `handle_timeouts` and `poll_timeout`, and the one place
 //!   that decides what firing a timer does;
+//! - [`recipe`]: what each new connection of a flow is made from ([`ConnectionRecipe`]), and
+//!   what its closed connections' receivers counted ([`EarlierReceivers`]), for every driver
+//!   that opens them;
 //! - [`observe`]: the [`Observer`] a driver holds beside its connection, told of each sender
 //!   event with its time ([`SenderEnd::notify`]: losses, a phase change once, the event), and
 //!   of packets sent and received: what traces, summaries and qlog files are made from, the
@@ -48,6 +51,7 @@ pub mod packet;
 pub mod pipe;
 pub mod ranges;
 pub mod receiver;
+pub mod recipe;
 pub mod request;
 pub mod rto;
 pub mod sender;
@@ -61,6 +65,7 @@ pub use connection::{
 };
 pub use observe::{Observer, SenderEvent};
 pub use packet::{Kind, Packet};
+pub use recipe::{ConnectionRecipe, EarlierReceivers};
 pub use session::{Ctx, FlowApp, Outcome, Session, Wake};
 pub use settings::{LossDetection, Recovery, Settings};
 pub use timer::{Timer, TimerKind};

@@ -8,13 +8,13 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 
 use serde::Serialize;
-use slowstart_cc::{external, Controller};
+use slowstart_cc::external;
 use slowstart_config::trace::{FlowTrace, Sampler};
 use slowstart_config::{AppConfig, FlowConfig, FlowRecorder};
 use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::State;
 use slowstart_transport::wire::{self, MAX_DATAGRAM};
-use slowstart_transport::{Io, ReceiverEnd, SenderEnd, SenderEvent, Settings, TimerKind};
+use slowstart_transport::{ConnectionRecipe, Io, SenderEnd, SenderEvent, TimerKind};
 
 use crate::clock::{now_ns, wait_readable};
 use crate::{ecn, pattern};
@@ -305,11 +305,19 @@ pub(crate) fn ack_acceptable(p: &Packet, highest_sent: u64, now: u64) -> bool {
         && p.sent_ns <= now
 }
 
-/// The flow's transport settings, checked (an error names the flow's field).
-pub(crate) fn checked_settings(cfg: &FlowConfig) -> Result<Settings, String> {
-    let settings = cfg.transport();
-    settings.validate().map_err(|e| format!("flow.{e}"))?;
-    Ok(settings)
+/// What flow `flow`'s connections are made from, its controller seeded with `seed`, its
+/// transport settings checked (an error names the flow's field).
+pub(crate) fn checked_recipe(
+    cfg: &FlowConfig,
+    flow: u32,
+    seed: u64,
+) -> Result<ConnectionRecipe, String> {
+    let recipe = cfg.connection_recipe(flow, seed);
+    recipe
+        .settings
+        .validate()
+        .map_err(|e| format!("flow.{e}"))?;
+    Ok(recipe)
 }
 
 /// A user's controller that faulted (it then holds its last good window) ends the run: the
@@ -361,10 +369,10 @@ pub fn run_sender(
     seed: u64,
     limits: &Limits,
 ) -> Result<SenderReport, String> {
-    let settings = checked_settings(cfg)?;
+    let recipe = checked_recipe(cfg, flow, seed)?;
     require_bulk(cfg)?;
-    let cc = Controller::new(&cfg.cc, &cfg.common_params(seed)).map_err(|e| format!("cc: {e}"))?;
-    let mut end = SenderEnd::new(flow, &settings, &settings, cc);
+    let cc = recipe.controller().map_err(|e| format!("cc: {e}"))?;
+    let mut end = recipe.sender_end(cc);
     let s = &mut end.sender;
     match cfg.size_bytes {
         Some(n) => {
@@ -444,7 +452,7 @@ pub fn run_sender(
     report.rto_count = st.rto_count;
     report.loss_probes = st.loss_probes;
     report.data_packets_sent = st.data_packets_sent;
-    report.ecn_reductions = settings.ecn.then_some(st.ecn_reductions);
+    report.ecn_reductions = recipe.settings.ecn.then_some(st.ecn_reductions);
     late.sort_unstable();
     report.pacing_samples = late.len() as u64;
     report.pacing_late_p50_us = percentile_us(&late, 0.5);
@@ -460,9 +468,10 @@ pub fn run_receiver(
     flow: u32,
     limits: &Limits,
 ) -> Result<ReceiverReport, String> {
-    let settings = checked_settings(cfg)?;
+    // The receiving end runs no controller: its seed is not used.
+    let recipe = checked_recipe(cfg, flow, 0)?;
     require_bulk(cfg)?;
-    let mut end = ReceiverEnd::new(flow, &settings, &settings, cfg.size_bytes);
+    let mut end = recipe.receiver_end(None);
     prepare_socket(sock)?;
     let fd = sock.as_raw_fd();
     let mut io = Io::default();

@@ -20,17 +20,17 @@ use std::os::fd::AsRawFd;
 
 use serde::Serialize;
 use slowstart_apps::web::{ClientEnd, Delivered, WebClient, WebServer, WebSummary};
-use slowstart_cc::{external, Controller};
+use slowstart_cc::external;
 use slowstart_config::{AppConfig, FlowConfig, WebConfig};
 use slowstart_transport::packet::{Kind, Packet};
 use slowstart_transport::sender::SenderStats;
 use slowstart_transport::wire::MAX_DATAGRAM;
-use slowstart_transport::{Io, Observer, Received, ReceiverEnd, SenderEnd, SenderEvent, Settings};
+use slowstart_transport::{EarlierReceivers, Io, Observer, Received, SenderEnd, SenderEvent};
 
 use crate::clock::{now_ns, wait_readable};
 use crate::endpoint::{
-    ack_acceptable, checked_settings, fire_due_timers, next_datagram, percentile_us,
-    prepare_socket, send_all, stop_on_fault, Datagram, Dropped, Limits, SenderReport, Tracing,
+    ack_acceptable, checked_recipe, fire_due_timers, next_datagram, percentile_us, prepare_socket,
+    send_all, stop_on_fault, Datagram, Dropped, Limits, SenderReport, Tracing,
 };
 use crate::pattern;
 
@@ -84,9 +84,9 @@ pub fn run_server(
 ) -> Result<SenderReport, String> {
     let (seed, origin, stall_threshold) = (opts.seed, opts.origin, opts.stall_threshold);
     let web = web_config(cfg)?;
-    let settings: Settings = checked_settings(cfg)?;
-    let common = cfg.common_params(seed);
-    Controller::new(&cfg.cc, &common).map_err(|e| format!("cc: {e}"))?;
+    let mut recipe = checked_recipe(cfg, flow, seed)?;
+    recipe.stall_threshold = stall_threshold;
+    recipe.controller().map_err(|e| format!("cc: {e}"))?;
     let mut server = WebServer::new(web);
     let mut conn: Option<Conn> = None;
     let mut connections = 0u64;
@@ -147,8 +147,8 @@ pub fn run_server(
                         d.bad_data += 1;
                         continue;
                     }
-                    // A new connection: fresh sender and controller, as the simulation's
-                    // reconnect (sim.rs) builds them.
+                    // A new connection: fresh sender and controller, from the recipe the
+                    // simulation's reconnect (sim.rs) uses.
                     if let Some(old) = conn.take() {
                         let old = &old.end.sender;
                         server.on_new_connection(old.stats().stalls);
@@ -156,14 +156,8 @@ pub fn run_server(
                         rec.observer(&mut report.trace, sampler)
                             .on_replaced(now, old);
                     }
-                    // A user's constructor that fails now faults (Controller::rebuild).
-                    let cc = Controller::rebuild(&cfg.cc, &common);
-                    let mut end = SenderEnd::new(flow, &settings, &settings, cc);
-                    let sender = &mut end.sender;
-                    if let Some(t) = stall_threshold {
-                        sender.set_stall_threshold(t);
-                    }
-                    sender.start(now, cfg.handshake, &mut io);
+                    let mut end = recipe.sender_end(recipe.rebuilt_controller());
+                    end.sender.start(now, cfg.handshake, &mut io);
                     tracing.notify(&mut end, now, SenderEvent::Start, &mut report.trace);
                     connections += 1;
                     conn = Some(Conn { id: p.conn, end });
@@ -234,7 +228,7 @@ pub fn run_server(
     report.rto_count = st.rto_count;
     report.loss_probes = st.loss_probes;
     report.data_packets_sent = st.data_packets_sent;
-    report.ecn_reductions = settings.ecn.then_some(st.ecn_reductions);
+    report.ecn_reductions = recipe.settings.ecn.then_some(st.ecn_reductions);
     late.sort_unstable();
     report.pacing_samples = late.len() as u64;
     report.pacing_late_p50_us = percentile_us(&late, 0.5);
@@ -272,7 +266,8 @@ pub fn run_client(
     limits: &Limits,
 ) -> Result<ClientReport, String> {
     let web = web_config(cfg)?;
-    let settings = checked_settings(cfg)?;
+    // The client's end runs no controller: its seed is not used.
+    let recipe = checked_recipe(cfg, flow, 0)?;
     prepare_socket(sock)?;
     let fd = sock.as_raw_fd();
     let mut io = Io::default();
@@ -282,8 +277,8 @@ pub fn run_client(
     let start = now_ns();
     let mut client = WebClient::new(web, start);
     let mut conn: u8 = 0;
-    let mut end = ReceiverEnd::new(flow, &settings, &settings, None);
-    let (mut prior_bytes, mut prior_acks, mut connections) = (0u64, 0u64, 1u64);
+    let mut end = recipe.receiver_end(None);
+    let (mut earlier, mut connections) = (EarlierReceivers::default(), 1u64);
     client.on_established(&mut ClientEnd {
         now: start,
         receiver: &mut end.receiver,
@@ -298,7 +293,7 @@ pub fn run_client(
         if client.finished() && now - last_datagram >= limits.linger_ns {
             break;
         }
-        let bytes = prior_bytes + end.receiver.rcv_nxt();
+        let bytes = earlier.bytes(&end.receiver);
         if limits.over(now, start, last_progress.0, || {
             format!("{bytes} bytes received")
         })? {
@@ -358,13 +353,10 @@ pub fn run_client(
                 send_all(sock, peer, conn, &mut io, &mut out, &mut payload)?;
                 if reconnect {
                     // A new connection with fresh streams; its request opens it.
-                    prior_bytes += end.receiver.rcv_nxt();
-                    prior_acks += end.receiver.acks_sent();
+                    earlier.add(&end.receiver);
                     conn = conn.wrapping_add(1);
                     connections += 1;
-                    let mut fresh = ReceiverEnd::new(flow, &settings, &settings, None);
-                    fresh.requests.continue_counts(&end.requests);
-                    end = fresh;
+                    end = recipe.receiver_end(Some(&end));
                     client.on_established(&mut ClientEnd {
                         now,
                         receiver: &mut end.receiver,
@@ -378,7 +370,7 @@ pub fn run_client(
         let now = now_ns();
         end.handle_timeouts(now, &mut io, |_| {});
         send_all(sock, peer, conn, &mut io, &mut out, &mut payload)?;
-        let bytes = prior_bytes + end.receiver.rcv_nxt();
+        let bytes = earlier.bytes(&end.receiver);
         if bytes > last_progress.1 {
             last_progress = (now, bytes);
         }
@@ -386,10 +378,10 @@ pub fn run_client(
     let times = client.first_and_last_byte_ns();
     Ok(ClientReport {
         start_ns: start,
-        bytes: prior_bytes + end.receiver.rcv_nxt(),
+        bytes: earlier.bytes(&end.receiver),
         first_byte_ns: times.map(|t| t.0),
         last_byte_ns: times.map(|t| t.1),
-        acks_sent: prior_acks + end.receiver.acks_sent(),
+        acks_sent: earlier.acks_sent(&end.receiver),
         connections,
         web: client.summary(None, &end.requests),
         dropped,
