@@ -125,11 +125,17 @@ impl UploadTrace {
     }
 
     /// Tell half `h`'s recorder, if it has one, what its sender did at `now`.
-    #[inline]
+    #[inline(always)]
     fn notify(&mut self, half: &mut Half, now: u64, event: SenderEvent) {
-        if half.traced == UNTRACED {
-            return;
+        if half.traced != UNTRACED {
+            self.record(half, now, event);
         }
+    }
+
+    /// Out of line: only traced halves come here.
+    #[cold]
+    #[inline(never)]
+    fn record(&mut self, half: &mut Half, now: u64, event: SenderEvent) {
         let Some(data) = half.conn.data_mut() else {
             return;
         };
