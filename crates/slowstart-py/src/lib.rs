@@ -48,14 +48,14 @@ fn run<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut last = Instant::now();
     let mut failure: Option<PyErr> = None;
-    let mut tick = |now_ns: u64, end_ns: u64| {
+    let mut tick = |tick: &slowstart_sim::Tick| {
         if last.elapsed() < PROGRESS_INTERVAL {
             return true;
         }
         last = Instant::now();
         let told = py.check_signals().and_then(|()| match &progress {
             Some(p) => p
-                .call1((now_ns as f64 / 1e9, end_ns as f64 / 1e9))
+                .call1((tick.now_ns as f64 / 1e9, tick.end_ns as f64 / 1e9))
                 .map(drop),
             None => Ok(()),
         });
