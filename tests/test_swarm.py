@@ -449,6 +449,49 @@ def test_run_prints_peers_and_writes_the_swarm_files(tmp_path):
     assert (tmp_path / "swarm.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+# 200 leechers fetching 2 MB, arriving 20 ms apart: completions from about 50 s simulated,
+# the 100th at about 70 s, half a second of wall time here (several progress calls).
+CROWD = ["swarm.leechers=200", "swarm.file=2MB", "swarm.arrival_mean=20ms"]
+
+
+def test_progress_is_told_the_swarms_peers_and_completions_and_can_stop_it():
+    """Issue #37: a long swarm's progress line. Stopped at the first completion it was told
+    of, the summary says what the last call did."""
+    from slowstart.running.api import Interrupted, run_config
+
+    told: list[tuple[float, float, dict]] = []
+
+    def progress(now_s: float, end_s: float, swarm: dict) -> None:
+        told.append((now_s, end_s, swarm))
+        if swarm["completions"] >= 1:
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted) as stopped:
+        run_config(load(SWARM_ADSL, set=CROWD), progress)
+    s = stopped.value.result.summary
+    now_s, end_s, last = told[-1]
+    assert s["interrupted"] and abs(s["sim_time_s"] - now_s) < 1e-6 and end_s == 4000.0
+    assert (last["peers"], last["completions"]) == (
+        s["swarm"]["peers_joined"],
+        s["swarm"]["completions"],
+    )
+    assert 1 <= last["completions"] < 100 and all(t[2]["stop_after"] == 100 for t in told)
+    assert [t[2]["peers"] for t in told] == sorted(t[2]["peers"] for t in told)
+
+
+def test_a_swarms_progress_line_names_its_peers_and_completions():
+    from slowstart.progress import fraction, numbers
+
+    swarm = {"peers": 12108, "completions": 3, "stop_after": 100}
+    assert numbers(312.4, 4000, "s") == "312/4000 s"
+    assert numbers(312.4, 4000, "s", swarm) == "312/4000 s, 12,108 peers joined, 3/100 completed"
+    running = {**swarm, "stop_after": None}
+    assert numbers(312.4, 4000, "s", running).endswith("12,108 peers joined, 3 completed")
+    # The bar: the nearer of the two ends, the duration or the completions asked for.
+    assert fraction(400, 4000) == fraction(400, 4000, swarm) == fraction(400, 4000, running) == 0.1
+    assert fraction(400, 4000, {**swarm, "completions": 50}) == 0.5
+
+
 def test_reproduce_swarm_small_and_listed(tmp_path):
     import json
 

@@ -7,17 +7,18 @@ __version__: str
 
 def run(
     config_json: str,
-    progress: Callable[[float, float], object] | None = None,
+    progress: Callable[..., object] | None = None,
     qlog: str | None = None,
     pcap: str | None = None,
     stream: Callable[[dict[str, Any]], object] | None = None,
 ) -> dict[str, Any]:
-    """Run a canonical JSON config; `progress(now_s, end_s)` about every 100 ms of wall time.
-    `qlog` and `pcap` are folders for one qlog file per flow and one capture per link direction
-    (OSError if one cannot be written). `stream(chunk)` takes the trace rows as the run goes
-    (chunk: "flows", "queues", "apps", "phase_names", "link_names", as below); the returned
-    tables then hold only the rows after the last chunk; its exception stops the run and is
-    raised. Not for swarms (ValueError).
+    """Run a canonical JSON config; `progress(now_s, end_s)` about every 100 ms of wall time, for a
+    swarm `progress(now_s, end_s, swarm)`, swarm {"peers": joined so far, "completions",
+    "stop_after": int or None}. `qlog` and `pcap` are folders for one qlog file per flow and one
+    capture per link direction (OSError if one cannot be written). `stream(chunk)` takes the trace
+    rows as the run goes (chunk: "flows", "queues", "apps", "phase_names", "link_names", as below);
+    the returned tables then hold only the rows after the last chunk; its exception stops the run
+    and is raised. Not for swarms (ValueError).
 
     Returns {"summary": JSON str, "kind": "flows" or "swarm", "flows": {column: (bytes, dtype,
     unset, codes)}, "queues": {...}, "apps": {...}, "phase_names": [str], "link_names": [str]}

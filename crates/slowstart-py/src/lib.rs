@@ -30,7 +30,9 @@ use std::time::{Duration, Instant};
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Run a canonical JSON config; raises ValueError naming the bad field. `progress(now_s,
-/// end_s)` is called about every 100 ms of wall time. Ctrl-C (or an exception from `progress`)
+/// end_s)` is called about every 100 ms of wall time; for a swarm `progress(now_s, end_s,
+/// swarm)`, `swarm` a dict of "peers" (joined so far), "completions" and "stop_after" (None
+/// when the run does not stop at completions). Ctrl-C (or an exception from `progress`)
 /// stops the run: it returns what it has, its summary saying `interrupted`. `qlog` and `pcap`
 /// are folders to write qlog files and captures into (OSError if they cannot be written).
 /// `stream(chunk)`, when given, takes the trace rows as the run goes (`slowstart_sim::
@@ -48,15 +50,13 @@ fn run<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut last = Instant::now();
     let mut failure: Option<PyErr> = None;
-    let mut tick = |now_ns: u64, end_ns: u64| {
+    let mut tick = |tick: &slowstart_sim::Tick| {
         if last.elapsed() < PROGRESS_INTERVAL {
             return true;
         }
         last = Instant::now();
         let told = py.check_signals().and_then(|()| match &progress {
-            Some(p) => p
-                .call1((now_ns as f64 / 1e9, end_ns as f64 / 1e9))
-                .map(drop),
+            Some(p) => tell(p, tick),
             None => Ok(()),
         });
         match told {
@@ -117,6 +117,19 @@ fn run<'py>(
     let links: Vec<&str> = out.summary.links.iter().map(|l| l.name.as_str()).collect();
     result.set_item("link_names", links)?;
     Ok(result)
+}
+
+/// `progress(now_s, end_s)`, or for a swarm `progress(now_s, end_s, swarm)` (see [`run`]).
+fn tell(progress: &Bound<'_, PyAny>, tick: &slowstart_sim::Tick) -> PyResult<()> {
+    let (now_s, end_s) = (tick.now_ns as f64 / 1e9, tick.end_ns as f64 / 1e9);
+    let Some(status) = tick.swarm else {
+        return progress.call1((now_s, end_s)).map(drop);
+    };
+    let swarm = PyDict::new(progress.py());
+    swarm.set_item("peers", status.peers)?;
+    swarm.set_item("completions", status.completions)?;
+    swarm.set_item("stop_after", status.stop_after)?;
+    progress.call1((now_s, end_s, swarm)).map(drop)
 }
 
 /// The trace tables into `into`: "flows", "queues", "apps", each column name -> (bytes,

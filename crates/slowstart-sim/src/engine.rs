@@ -49,7 +49,7 @@ use slowstart_link::channel::{Channel, Offer};
 use slowstart_transport::packet::Packet;
 use slowstart_transport::Io;
 
-use crate::{Progress, PROGRESS_EVERY};
+use crate::{Progress, SwarmStatus, Tick, PROGRESS_EVERY};
 
 /// What happens when an event fires; `X` is the application's own events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -169,6 +169,10 @@ pub trait Application {
     fn at_progress(&mut self) -> bool {
         true
     }
+    /// A swarm's peers and completions, for `progress` ([`Tick::swarm`]); None for flows.
+    fn swarm_status(&self) -> Option<SwarmStatus> {
+        None
+    }
 }
 
 /// Run `app` to the end (its duration, or [`Application::finished`]); returns the end time. It
@@ -224,7 +228,12 @@ pub fn advance_with<A: Application>(app: &mut A, progress: Progress) -> u64 {
 #[inline(always)]
 fn told_to_stop<A: Application>(app: &mut A, now: u64, duration: u64, progress: Progress) -> bool {
     app.engine().events & (PROGRESS_EVERY - 1) == 0
-        && (!app.at_progress() || !progress(now, duration))
+        && (!app.at_progress()
+            || !progress(&Tick {
+                now_ns: now,
+                end_ns: duration,
+                swarm: app.swarm_status(),
+            }))
 }
 
 /// The fault of a user's controller on this thread, taken (`slowstart_cc::external`); only

@@ -53,16 +53,38 @@ pub use sim::Simulation;
 pub use slowstart_config::{SimConfig, SimError};
 pub use summary::{RunOutput, Summary};
 
-/// Told now and then (every [`PROGRESS_EVERY`] events) the simulated time and the run's
-/// duration, both in ns; returning false stops the run there, with `interrupted` in its summary.
-pub type Progress<'a> = &'a mut dyn FnMut(u64, u64) -> bool;
+/// Told now and then (every [`PROGRESS_EVERY`] events) how far the run got ([`Tick`]);
+/// returning false stops the run there, with `interrupted` in its summary.
+pub type Progress<'a> = &'a mut dyn FnMut(&Tick) -> bool;
+
+/// What a [`Progress`] is told: the simulated time and the run's duration, and a swarm's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tick {
+    /// Simulated time, ns.
+    pub now_ns: u64,
+    /// The run's duration, ns.
+    pub end_ns: u64,
+    /// A swarm's peers and completions ([`engine::Application::swarm_status`]); None for flows.
+    pub swarm: Option<SwarmStatus>,
+}
+
+/// A swarm as it runs: what its summary will say of it if it stops now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwarmStatus {
+    /// Peers joined so far, seeds and those who left included (`peers_joined`).
+    pub peers: u64,
+    /// Leechers that had the whole file so far (`completions`).
+    pub completions: u64,
+    /// The completions the run stops at (`swarm.stop_after`), if any.
+    pub stop_after: Option<u64>,
+}
 
 /// Events between two calls of a [`Progress`] (a power of two: the check is one mask).
 pub const PROGRESS_EVERY: u64 = 1 << 16;
 
 /// Validate and run a config.
 pub fn run(config: &SimConfig) -> Result<RunOutput, SimError> {
-    run_with(config, &mut |_, _| true)
+    run_with(config, &mut |_| true)
 }
 
 /// Validate and run a config, reporting progress (and stopping when `progress` says so).

@@ -318,7 +318,7 @@ impl<Q: Queue<Event<FlowStart>>> Simulation<Q> {
 
     /// Run the event loop to the end (duration reached or every flow done); returns the end time.
     pub fn advance(&mut self) -> u64 {
-        self.advance_with(&mut |_, _| true)
+        self.advance_with(&mut |_| true)
     }
 
     /// [`Simulation::advance`], telling `progress` how far it got now and then; it stops early

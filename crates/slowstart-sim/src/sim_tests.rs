@@ -562,8 +562,9 @@ fn progress_is_told_the_time_and_can_stop_the_run() {
         vec![],
     );
     let mut calls = vec![];
-    let out = crate::run_with(&cfg, &mut |now, end| {
-        calls.push((now, end));
+    let out = crate::run_with(&cfg, &mut |tick| {
+        assert_eq!(tick.swarm, None, "flows have no swarm to tell of");
+        calls.push((tick.now_ns, tick.end_ns));
         calls.len() < 3
     })
     .unwrap();

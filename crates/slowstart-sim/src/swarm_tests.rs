@@ -701,3 +701,37 @@ fn traced_peers_uploads_are_recorded_like_a_flows_sender() {
         .count();
     assert!(series.len() > 1 && series.len() <= written, "{series:?}");
 }
+
+/// A swarm's progress is told its peers and completions as the run goes; stopped there, its
+/// summary says the same (issue #37: a long swarm's progress line).
+#[test]
+fn progress_is_told_the_swarms_peers_and_completions() {
+    let mut cfg = small_swarm(30, 1000, Population::Mixed);
+    swarm_mut(&mut cfg).stop_after_completions = Some(25);
+    let mut told = vec![];
+    let out = crate::run_with(&cfg, &mut |tick| {
+        let swarm = tick.swarm.expect("a swarm's tick has its status");
+        told.push((tick.now_ns, swarm));
+        swarm.completions < 3
+    })
+    .unwrap();
+    let s = &out.summary;
+    let swarm = s.swarm().unwrap();
+    let &(now, last) = told.last().unwrap();
+    assert!(
+        s.interrupted,
+        "stopped by progress, after {} ticks",
+        told.len()
+    );
+    assert_eq!((s.sim_time_s * 1e9).round() as u64, now);
+    assert_eq!(last.peers, swarm.peers_joined);
+    assert_eq!(last.completions, swarm.completions);
+    assert!(last.completions >= 3);
+    assert!(told.iter().all(|(_, t)| t.stop_after == Some(25)));
+    assert!(told.windows(2).all(|w| w[0].1.peers <= w[1].1.peers));
+    assert!(told
+        .windows(2)
+        .all(|w| w[0].1.completions <= w[1].1.completions));
+    // Peers joined before the first completion.
+    assert!(told[0].1.peers > 1, "{:?}", told[0]);
+}

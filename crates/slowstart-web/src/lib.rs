@@ -195,8 +195,8 @@ mod abi {
         let text = std::slice::from_raw_parts(ptr, len);
         let (status, out) = match std::str::from_utf8(text) {
             Err(_) => (1, format!("{what}: not UTF-8 text").into_bytes()),
-            Ok(text) => match runner(text, &mut |now, end| {
-                ss_progress(now as f64, end as f64) != 0
+            Ok(text) => match runner(text, &mut |tick| {
+                ss_progress(tick.now_ns as f64, tick.end_ns as f64) != 0
             }) {
                 Ok(buffer) => (0, buffer),
                 Err(e) => (1, e.0.into_bytes()),

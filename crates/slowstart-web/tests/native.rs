@@ -112,7 +112,7 @@ fn texts(envelope: &[u8]) -> (serde_json::Value, serde_json::Value) {
 #[test]
 fn the_module_gives_the_native_engines_bytes() {
     let json = serde_json::to_string(&config()).unwrap();
-    let native = slowstart_web::run(&json, &mut |_, _| true).unwrap();
+    let native = slowstart_web::run(&json, &mut |_| true).unwrap();
     let wasm = run_in_wasm(&json, None);
     assert_eq!(wasm.status, 0, "{}", String::from_utf8_lossy(&wasm.out));
     // A run that did something: both flows delivered, some loss, rows in every flow column.
@@ -140,7 +140,7 @@ fn a_bad_config_gets_the_cores_one_line() {
     let mut c = config();
     c.flows[1].initcwnd = 0;
     let json = serde_json::to_string(&c).unwrap();
-    let native = slowstart_web::run(&json, &mut |_, _| true).unwrap_err().0;
+    let native = slowstart_web::run(&json, &mut |_| true).unwrap_err().0;
     assert!(native.starts_with("flow.1.initcwnd: "), "{native}");
     assert!(!native.contains('\n'));
     let wasm = run_in_wasm(&json, None);
@@ -153,7 +153,7 @@ fn a_bad_config_gets_the_cores_one_line() {
     let mut c = config();
     c.trace.max_rows = 100_000_000;
     let json = serde_json::to_string(&c).unwrap();
-    let native = slowstart_web::run(&json, &mut |_, _| true).unwrap_err().0;
+    let native = slowstart_web::run(&json, &mut |_| true).unwrap_err().0;
     assert!(
         native.starts_with("trace.max_rows: 100000000 rows"),
         "{native}"
@@ -211,7 +211,7 @@ fn a_scenarios_toml_with_overrides_gives_the_native_engines_bytes() {
         &["path.rate=20Mbps", "flow.*.initcwnd=20"],
         Some("cubic:beta=0.6"),
     );
-    let native = slowstart_web::run_scenario(&text, &mut |_, _| true).unwrap();
+    let native = slowstart_web::run_scenario(&text, &mut |_| true).unwrap();
     let wasm = run_in_wasm_by("ss_run_scenario", &text, None);
     assert_eq!(wasm.status, 0, "{}", String::from_utf8_lossy(&wasm.out));
     let first = native.iter().zip(&wasm.out).position(|(a, b)| a != b);
@@ -259,7 +259,7 @@ fn a_bad_scenario_gets_the_loaders_one_line() {
         (vec!["flow.0.mss=0"], None, "flow.0.mss: "),
     ] {
         let text = request(&set, cc);
-        let native = slowstart_web::run_scenario(&text, &mut |_, _| true)
+        let native = slowstart_web::run_scenario(&text, &mut |_| true)
             .unwrap_err()
             .0;
         assert!(native.starts_with(start), "{native}");

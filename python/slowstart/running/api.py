@@ -95,19 +95,20 @@ def export_dir(path: str | os.PathLike[str], option: str) -> str:
 
 def run_config(
     config: dict[str, Any],
-    progress: Callable[[float, float], None] | None = None,
+    progress: Callable[..., None] | None = None,
     *,
     qlog: str | os.PathLike[str] | None = None,
     pcap: str | os.PathLike[str] | None = None,
     stream: str | os.PathLike[str] | None = None,
 ) -> Result:
-    """Run an already canonical config. `progress(now_s, end_s)` is called about every 100 ms
-    of wall time; Ctrl-C raises Interrupted, a user's misbehaving controller ControllerFault,
-    each carrying the partial result. `qlog` and
-    `pcap` are folders: one qlog file per flow (`.sqlog`), one capture per link direction.
-    `stream` is a folder the traces go to as the run goes (TraceFiles: every sampled row, in
-    bounded memory); the result's frames read them back from there. A swarm that cannot fit
-    in this machine's memory is refused before anything starts (`memory.require_swarm_fits`)."""
+    """Run an already canonical config. `progress(now_s, end_s)` is called about every 100 ms of
+    wall time, for a swarm `progress(now_s, end_s, swarm)` with its state so far: a dict of "peers"
+    (joined), "completions" and "stop_after" (None if it runs to its duration). Ctrl-C raises
+    Interrupted, a user's misbehaving controller ControllerFault, each carrying the partial result.
+    `qlog` and `pcap` are folders: one qlog file per flow (`.sqlog`), one capture per link
+    direction. `stream` is a folder the traces go to as the run goes (TraceFiles: every sampled row,
+    in bounded memory); the result's frames read them back from there. A swarm that cannot fit in
+    this machine's memory is refused before anything starts (`memory.require_swarm_fits`)."""
     memory.require_swarm_fits(config)
     qlog_dir = None if qlog is None else export_dir(qlog, "qlog")
     pcap_dir = None if pcap is None else export_dir(pcap, "pcap")

@@ -320,7 +320,7 @@ class Store:
         return rows[0][0]
 
     @_reads
-    def traces(self, key: str, progress: Callable[[float, float], None] | None = None) -> Result:
+    def traces(self, key: str, progress: Callable[..., None] | None = None) -> Result:
         """Run `key` with its traces. A run stored without them (a sweep's, unless it was given
         `--traces`) is run again from its stored config, which gives the very traces it made
         the first time: runs are deterministic and the key names the engine that made it, so

@@ -22,7 +22,7 @@ use slowstart_transport::{
 use crate::engine::{Application, Engine, Event, Queue};
 use crate::summary::{RunOutput, TransportTotals};
 use crate::wheel::WheelQueue;
-use crate::SimError;
+use crate::{SimError, SwarmStatus};
 use slowstart_apps::swarm::{Due, HalfIo, LogEntry, Network, Swarm, Transport, WireHalf};
 use slowstart_config::recorder::FlowRecorder;
 use slowstart_config::trace::{FlowTrace, QueueRow, QueueTrace, Sampler};
@@ -291,7 +291,7 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
 
     /// Run the event loop to the end (duration, or the completions asked for); the end time.
     pub fn advance(&mut self) -> u64 {
-        self.advance_with(&mut |_, _| true)
+        self.advance_with(&mut |_| true)
     }
 
     /// [`SwarmSim::advance`], telling `progress` how far it got now and then; it stops early
@@ -704,6 +704,14 @@ impl<Q: Queue<Event<SwarmEvent>>> Application for SwarmSim<Q> {
     #[inline(always)]
     fn finished(&self) -> bool {
         self.app.stopped()
+    }
+
+    fn swarm_status(&self) -> Option<SwarmStatus> {
+        Some(SwarmStatus {
+            peers: u64::from(self.app.peers()),
+            completions: self.app.completions(),
+            stop_after: self.app.config().stop_after_completions,
+        })
     }
 }
 
