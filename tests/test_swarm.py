@@ -479,6 +479,22 @@ def test_progress_is_told_the_swarms_peers_and_completions_and_can_stop_it():
     assert [t[2]["peers"] for t in told] == sorted(t[2]["peers"] for t in told)
 
 
+def test_a_progress_callback_of_two_arguments_still_follows_a_swarm():
+    """A callback written before swarms told their state is called as it was."""
+    from slowstart.running.api import Interrupted, run_config
+
+    told: list[tuple[float, float]] = []
+
+    def progress(now_s: float, end_s: float) -> None:
+        told.append((now_s, end_s))
+        if now_s > 30:
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted) as stopped:
+        run_config(load(SWARM_ADSL, set=CROWD), progress)
+    assert told and abs(stopped.value.result.summary["sim_time_s"] - told[-1][0]) < 1e-6
+
+
 def test_a_swarms_progress_line_names_its_peers_and_completions():
     from slowstart.progress import fraction, numbers
 

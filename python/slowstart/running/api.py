@@ -4,6 +4,7 @@ flows, a swarm's): `run`, `run_config`, and the exceptions a run ends with.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import time
@@ -93,6 +94,20 @@ def export_dir(path: str | os.PathLike[str], option: str) -> str:
     return str(folder)
 
 
+def _as_the_core_calls(progress: Callable[..., None] | None) -> Callable[..., None] | None:
+    """`progress` as the core calls it, with a swarm's state as a third argument: a callback
+    that takes two is called with two, as before swarms told their state."""
+    if progress is None:
+        return None
+    try:
+        inspect.signature(progress).bind(0.0, 0.0, {})
+    except TypeError:
+        return lambda now_s, end_s, swarm=None: progress(now_s, end_s)
+    except ValueError:  # no signature to read (a builtin): as given
+        pass
+    return progress
+
+
 def run_config(
     config: dict[str, Any],
     progress: Callable[..., None] | None = None,
@@ -102,8 +117,9 @@ def run_config(
     stream: str | os.PathLike[str] | None = None,
 ) -> Result:
     """Run an already canonical config. `progress(now_s, end_s)` is called about every 100 ms of
-    wall time, for a swarm `progress(now_s, end_s, swarm)` with its state so far: a dict of "peers"
-    (joined), "completions" and "stop_after" (None if it runs to its duration). Ctrl-C raises
+    wall time, for a swarm `progress(now_s, end_s, swarm)` with its state so far if it takes a
+    third argument: a dict of "peers" (joined), "completions" and "stop_after" (None if it runs to
+    its duration). Ctrl-C raises
     Interrupted, a user's misbehaving controller ControllerFault, each carrying the partial result.
     `qlog` and `pcap` are folders: one qlog file per flow (`.sqlog`), one capture per link
     direction. `stream` is a folder the traces go to as the run goes (TraceFiles: every sampled row,
@@ -116,7 +132,8 @@ def run_config(
     guests.register(config)
     start = time.perf_counter()
     try:
-        out = _core.run(json.dumps(config), progress, qlog_dir, pcap_dir, files)
+        told = _as_the_core_calls(progress)
+        out = _core.run(json.dumps(config), told, qlog_dir, pcap_dir, files)
         if files is not None:
             files(out)  # the rows after the last chunk
     except ValueError as e:  # the core's "<field>: <message>" for a config it cannot build
