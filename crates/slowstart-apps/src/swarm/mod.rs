@@ -98,9 +98,10 @@ pub trait Network {
     fn schedule(&mut self, at: u64, due: Due);
     /// Give new peer `peer` its access links, an up and a down channel of `delay_ns` each.
     fn attach(&mut self, peer: u32, access: &AccessConfig, delay_ns: u64);
-    /// Open connection `c`: half `2c + i`, uploaded by `uploaders[i]`, carries its data over the swarm's `transports[i]`
-    /// settings and the downloader's messages over TCP's, with `wires[i]` its record. A half's
-    /// data sender is made when its uploader first writes to it ([`Network::data_half`]).
+    /// Open connection `c`: half `2c + i`, uploaded by `uploaders[i]`, carries its data over
+    /// the swarm's `transports[i]` settings and the downloader's messages over TCP's, with
+    /// `wires[i]` its record. A half's data sender is made when its uploader first writes to it
+    /// ([`Network::data_half`]).
     fn open(
         &mut self,
         c: u32,
