@@ -192,7 +192,17 @@ rust-test: guests web
 # `cargo package` just made).
 PUBLISHED := -p slowstart-cc -p slowstart-guest -p slowstart-transport -p slowstart-config \
 	-p slowstart-wasm -p slowstart-bpf -p slowstart-quinn
+# Cargo unpacks the packages of its local overlay registry under registry/src/-<hash> and
+# reuses what it unpacked and built before, as if a published version could not change: a
+# second `make test` in one folder would verify a crate against its dependencies as packaged the
+# first time. So ours go first: their unpacked sources, and the builds made from them (those
+# whose library names an overlay's path).
 crates:
+	rm -rf $${CARGO_HOME:-$$HOME/.cargo}/registry/src/-*/slowstart-*
+	for lib in target/debug/deps/libslowstart_*.rlib; do \
+		grep -qs "registry/src/-" "$$lib" || continue; \
+		rm -rf "$$lib" target/debug/.fingerprint/$$(basename "$$lib" .rlib | sed 's/^lib//; s/_/-/g'); \
+	done
 	cargo package --quiet --allow-dirty $(PUBLISHED)
 	cargo publish --quiet --dry-run --allow-dirty --no-verify $(PUBLISHED)
 
