@@ -185,10 +185,9 @@ pub struct SwarmSim<Q = SwarmQueue> {
     stale_packets: u64,
     queue_trace: QueueTrace,
     queue_sampler: Sampler,
-    /// Uplinks are sampled every `queue_stride`-th round (`queue_round` counts them): each
-    /// time the trace thins its rows the stride doubles, so no round is sampled only to be
-    /// thinned away.
-    queue_round: u64,
+    /// Uplinks are sampled every `queue_stride`-th round (a round every `queue_sample`, the
+    /// first at 0): each time the trace thins its rows the stride doubles, so no round is
+    /// sampled only to be thinned away.
     queue_stride: u64,
 }
 
@@ -262,7 +261,6 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
             stale_packets: 0,
             queue_trace: QueueTrace::default(),
             queue_sampler: Sampler::new(0, config.trace.max_rows, 1),
-            queue_round: 0,
             queue_stride: 1,
         })
     }
@@ -452,12 +450,11 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
     fn sample_queues(&mut self) {
         let now = self.net.engine.now;
         self.app.sample_request_queues();
-        let round = self.queue_round;
-        self.queue_round += 1;
-        if round.is_multiple_of(self.queue_stride) {
+        let every = self.app.config().queue_sample_ns;
+        if (now / every).is_multiple_of(self.queue_stride) {
             self.sample_uplinks(now);
         }
-        let next = now.saturating_add(self.app.config().queue_sample_ns);
+        let next = now.saturating_add(every);
         self.net
             .engine
             .queue
