@@ -211,6 +211,54 @@ fn choking_keeps_to_the_slots_and_rechokes_on_time() {
 }
 
 #[test]
+fn a_choked_upload_gives_back_its_scoreboard_at_the_first_rechoke_it_has_drained_by() {
+    // The seed (peer 0, rechoking every 10 s from 0) among 12 leechers that never leave,
+    // each run stopped just after one of its rechokes: an upload that still holds a
+    // scoreboard there is unchoked, or choked with data not yet acknowledged.
+    let mut cfg = small_swarm(12, 4000, Population::Mixed);
+    swarm_mut(&mut cfg).stop_after_completions = None;
+    let (mut kept, mut released) = (0, 0);
+    for rechoke_s in (20..=140).step_by(20) {
+        cfg.duration_ns = rechoke_s * SEC;
+        let mut sim = SwarmSim::new(&cfg).unwrap().with_log();
+        sim.advance();
+        let log = sim.take_log();
+        let mut unchoked = std::collections::BTreeSet::new();
+        for e in &log {
+            if let LogEntry::Choke {
+                peer: 0,
+                conn,
+                unchoked: u,
+                ..
+            } = *e
+            {
+                if u {
+                    unchoked.insert(conn);
+                } else {
+                    unchoked.remove(&conn);
+                }
+            }
+        }
+        for h in (0..sim.halves()).filter(|&h| sim.ends(h).0 == 0) {
+            let Some((bytes, drained)) = sim.sender_storage(h) else {
+                continue;
+            };
+            let choked = !unchoked.contains(&(h / 2));
+            if choked && drained && sim.has_data_ends(h) == Some(true) {
+                assert_eq!(bytes, 0, "half {h} at {rechoke_s} s");
+                released += 1;
+            } else if bytes > 0 {
+                kept += 1;
+            }
+        }
+    }
+    assert!(
+        released > 5 && kept > 5,
+        "{released} given back, {kept} kept"
+    );
+}
+
+#[test]
 fn pieces_are_chosen_random_first_then_rarest() {
     let cfg = small_swarm(10, 2000, Population::Tcp);
     let (_, log) = SwarmSim::new(&cfg).unwrap().with_log().run_logged();

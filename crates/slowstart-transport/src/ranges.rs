@@ -40,6 +40,11 @@ impl RangeSet {
         release_if_empty(&mut self.ranges);
     }
 
+    /// Bytes of storage it holds, empty or not.
+    pub fn buffer_bytes(&self) -> usize {
+        self.ranges.capacity() * std::mem::size_of::<(u64, u64)>()
+    }
+
     /// How many ranges start at or below `x`.
     fn starting_at_or_below(&self, x: u64) -> usize {
         self.ranges.partition_point(|&(s, _)| s <= x)

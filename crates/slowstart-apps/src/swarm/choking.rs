@@ -140,6 +140,7 @@ impl Swarm {
                 continue;
             }
             side.am_choking = !unchoke;
+            side.release_pending = !unchoke;
             // Requests that came before this (un)choke are void.
             side.peer_requests.clear();
             let msg = if unchoke {

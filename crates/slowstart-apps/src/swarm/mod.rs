@@ -123,8 +123,9 @@ pub trait Network {
     fn control_written(&mut self, h: u32);
     /// Free the storage peer `peer`'s access links hold empty.
     fn release_access_buffers(&mut self, peer: u32);
-    /// Free the storage half `h`'s transport and record hold empty.
-    fn release_half_buffers(&mut self, h: u32);
+    /// Free the storage half `h`'s transport and record hold empty; whether its data sender is
+    /// drained (nothing left to send or to see acknowledged; none made is drained).
+    fn release_half_buffers(&mut self, h: u32) -> bool;
 }
 
 /// One half-connection while the swarm handles an event: its record, and its uploader's data
@@ -373,6 +374,9 @@ struct Side {
     window: VecDeque<(u64, u64)>,
     last_block_ns: u64,
     drawn_optimistic: bool,
+    /// This side's upload was choked and has not yet given back the buffers it drained
+    /// ([`Swarm::release_empty_buffers`]).
+    release_pending: bool,
     /// libtorrent's request queue of this side's downloads, with `request_queue_time`.
     requests: Option<RequestQueue>,
 }
@@ -398,6 +402,7 @@ impl Side {
             window: VecDeque::new(),
             last_block_ns: now,
             drawn_optimistic: false,
+            release_pending: false,
             requests,
         }
     }

@@ -281,6 +281,11 @@ impl Sender {
         self.written - self.board.snd_nxt()
     }
 
+    /// Everything written has been sent and acknowledged.
+    pub fn drained(&self) -> bool {
+        self.written == self.board.snd_una()
+    }
+
     pub fn in_recovery(&self) -> bool {
         self.episodes.in_fast_recovery()
     }
@@ -337,6 +342,11 @@ impl Sender {
     /// sender then holds its fixed fields only; what it sends next is unchanged.
     pub fn release_empty_buffers(&mut self) {
         self.board.release_empty_buffers();
+    }
+
+    /// Bytes of storage its scoreboard's buffers hold, empty or not.
+    pub fn buffer_bytes(&self) -> usize {
+        self.board.buffer_bytes()
     }
 
     /// The request stream's cumulative ACK, for the data packets to carry.

@@ -127,6 +127,16 @@ impl Scoreboard {
         release_if_empty(&mut self.relost);
     }
 
+    /// Bytes of storage its buffers hold, empty or not.
+    pub fn buffer_bytes(&self) -> usize {
+        use std::mem::size_of_val;
+        let held = |one: usize, capacity: usize| one * capacity;
+        held(size_of::<Segment>(), self.segments.capacity())
+            + self.sacked.buffer_bytes()
+            + held(size_of_val(&(0u64, 0u64)), self.retransmissions.capacity())
+            + held(size_of::<u64>(), self.relost.capacity())
+    }
+
     /// Bytes sent and not cumulatively acknowledged, SACKed ones included.
     pub fn out_bytes(&self) -> u64 {
         self.out_bytes

@@ -29,8 +29,10 @@ impl Half {
 ///   with its four bitfields ([`connection_bytes`]);
 /// - the scoreboards of twice `unchoke_slots` uploads, each grown to a full data window
 ///   (`max_window`, or the uplink queue's packets without one): those unchoked now and those
-///   choked at the last rechoke, whose buffers the next one frees (a choked upload's drained
-///   buffers are given back at its uploader's rechoke, `Swarm::release_empty_buffers`).
+///   choked since the last rechoke, whose buffers the next one frees once drained (a choked
+///   upload's drained buffers are given back at its uploader's rechoke,
+///   `Swarm::release_empty_buffers`). A rechoke at once, when a slot frees, can choke more
+///   between two periodic ones: one uploader of 12 leechers held 9 at 27 s.
 ///
 /// Buffers are counted at the power of two a growing `Vec` or `VecDeque` leaves. Not counted:
 /// the controllers' own buffers (LEDBAT's delay filters, under 200 bytes), the event queue, the

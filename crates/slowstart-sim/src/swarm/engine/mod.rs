@@ -278,8 +278,13 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
     /// Run, and return the log (empty unless [`SwarmSim::with_log`]).
     pub fn run_logged(mut self) -> (RunOutput, Vec<LogEntry>) {
         let end = self.advance();
-        let log = self.app.take_log();
+        let log = self.take_log();
         (self.finish(end), log)
+    }
+
+    /// The log so far (empty unless [`SwarmSim::with_log`]), taken.
+    pub fn take_log(&mut self) -> Vec<LogEntry> {
+        self.app.take_log()
     }
 
     /// Half-connections so far (ids `0..halves()`; closed ones have no ledger).
@@ -612,10 +617,13 @@ impl<Q: Queue<Event<SwarmEvent>>> Network for SwarmNet<Q> {
         }
     }
 
-    fn release_half_buffers(&mut self, h: u32) {
-        if let Some(halves) = self.halves[(h / 2) as usize].as_mut() {
-            halves[(h % 2) as usize].release_empty_buffers();
-        }
+    fn release_half_buffers(&mut self, h: u32) -> bool {
+        let Some(halves) = self.halves[(h / 2) as usize].as_mut() else {
+            return true;
+        };
+        let half = &mut halves[(h % 2) as usize];
+        half.release_empty_buffers();
+        half.conn.data().is_none_or(|d| d.sender.drained())
     }
 }
 

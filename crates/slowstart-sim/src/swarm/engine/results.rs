@@ -23,6 +23,18 @@ impl<Q: Queue<Event<SwarmEvent>>> SwarmSim<Q> {
         Some(half.conn.data().is_some())
     }
 
+    /// Bytes of storage half `h`'s data sender holds (its scoreboard's buffers; 0 before its
+    /// first write) and whether it is drained ([`Sender::drained`]), while the connection is
+    /// open.
+    pub fn sender_storage(&self, h: u32) -> Option<(usize, bool)> {
+        let half = &self.net.halves[(h / 2) as usize].as_ref()?[(h % 2) as usize];
+        Some(
+            half.conn
+                .data()
+                .map_or((0, true), |d| (d.sender.buffer_bytes(), d.sender.drained())),
+        )
+    }
+
     /// Half `h`'s (uploader, downloader).
     pub fn ends(&self, h: u32) -> (u32, u32) {
         self.app.ends(h)
