@@ -214,11 +214,17 @@ fn choking_keeps_to_the_slots_and_rechokes_on_time() {
 fn a_choked_upload_gives_back_its_scoreboard_at_the_first_rechoke_it_has_drained_by() {
     // The seed (peer 0, rechoking every 10 s from 0) among 12 leechers that never leave,
     // each run stopped just after one of its rechokes: an upload that still holds a
-    // scoreboard there is unchoked, or choked with data not yet acknowledged.
+    // scoreboard there is unchoked, or choked with data not yet acknowledged. With the
+    // messages in the data streams too, where a choked upload still carries its uploader's.
     let mut cfg = small_swarm(12, 4000, Population::Mixed);
     swarm_mut(&mut cfg).stop_after_completions = None;
     let (mut kept, mut released) = (0, 0);
-    for rechoke_s in (20..=140).step_by(20) {
+    let runs = (20..=140).step_by(20);
+    for (messages, rechoke_s) in [Messages::Separate, Messages::WithData]
+        .into_iter()
+        .flat_map(|m| runs.clone().map(move |t| (m, t)))
+    {
+        swarm_mut(&mut cfg).bittorrent.messages = messages;
         cfg.duration_ns = rechoke_s * SEC;
         let mut sim = SwarmSim::new(&cfg).unwrap().with_log();
         sim.advance();
@@ -245,7 +251,7 @@ fn a_choked_upload_gives_back_its_scoreboard_at_the_first_rechoke_it_has_drained
             };
             let choked = !unchoked.contains(&(h / 2));
             if choked && drained && sim.has_data_ends(h) == Some(true) {
-                assert_eq!(bytes, 0, "half {h} at {rechoke_s} s");
+                assert_eq!(bytes, 0, "{messages:?}: half {h} at {rechoke_s} s");
                 released += 1;
             } else if bytes > 0 {
                 kept += 1;

@@ -33,6 +33,9 @@ impl Swarm {
             sender.write(bytes);
             wire.data_written += bytes;
             wire.msgs_in_data.push(wire.data_written, msg);
+            // A choked upload's buffers grow again: the next rechoke gives them back.
+            let side = &mut self.conns[c as usize].sides[s];
+            side.release_pending |= side.am_choking;
         } else {
             wire.ctrl_written += bytes;
             wire.msgs_written.push(wire.ctrl_written, msg);
