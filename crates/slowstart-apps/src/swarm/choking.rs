@@ -22,9 +22,9 @@ impl Swarm {
         for c in self.peers[p as usize].conns.clone() {
             let s = self.side_of(p, c);
             let side = &mut self.conns[c as usize].sides[s];
-            side.window.push_back((side.sent_bytes, side.recv_bytes));
-            while side.window.len() > keep + 1 {
-                side.window.pop_front();
+            side.window.push((side.sent_bytes, side.recv_bytes));
+            if side.window.len() > keep + 1 {
+                side.window.remove(0);
             }
         }
         self.peers[p as usize].rechokes += 1;
@@ -91,7 +91,7 @@ impl Swarm {
                 if !side.handshaken {
                     return None;
                 }
-                let (sent0, recv0) = side.window.front().copied().unwrap_or((0, 0));
+                let (sent0, recv0) = side.window.first().copied().unwrap_or((0, 0));
                 Some(Candidate {
                     conn: c,
                     interested: side.peer_interested,
