@@ -97,6 +97,11 @@ fn run<'py>(
     });
     let ran = slowstart_sim::SimConfig::from_json(config_json)
         .and_then(|config| slowstart_sim::run_streaming(&config, &exports, &mut tick, sink));
+    // The run's state is freed: give its pages back now, not after mimalloc's delay, so that
+    // the results' tables built next in Python's own heap do not add to a peak of the run's
+    // (the 10 000-leecher swarm with its tables: 766 MB peak, against 552 with glibc).
+    // SAFETY: mi_collect only returns memory mimalloc holds free.
+    unsafe { libmimalloc_sys::mi_collect(true) };
     if let Some(e) = stream_failure.take() {
         return Err(e);
     }
