@@ -16,6 +16,11 @@ pub fn release_if_empty<T>(deque: &mut VecDeque<T>) {
     }
 }
 
+/// Bytes of storage a deque holds, empty or not.
+pub fn held_bytes<T>(deque: &VecDeque<T>) -> usize {
+    deque.capacity() * std::mem::size_of::<T>()
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct RangeSet {
     /// Sorted by start; disjoint and non-adjacent.
@@ -42,7 +47,7 @@ impl RangeSet {
 
     /// Bytes of storage it holds, empty or not.
     pub fn buffer_bytes(&self) -> usize {
-        self.ranges.capacity() * std::mem::size_of::<(u64, u64)>()
+        held_bytes(&self.ranges)
     }
 
     /// How many ranges start at or below `x`.

@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 
 use slowstart_cc::estimators::PacketRateState;
 
-use crate::ranges::{release_if_empty, RangeSet};
+use crate::ranges::{held_bytes, release_if_empty, RangeSet};
 
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
@@ -129,12 +129,10 @@ impl Scoreboard {
 
     /// Bytes of storage its buffers hold, empty or not.
     pub fn buffer_bytes(&self) -> usize {
-        use std::mem::size_of_val;
-        let held = |one: usize, capacity: usize| one * capacity;
-        held(size_of::<Segment>(), self.segments.capacity())
+        held_bytes(&self.segments)
             + self.sacked.buffer_bytes()
-            + held(size_of_val(&(0u64, 0u64)), self.retransmissions.capacity())
-            + held(size_of::<u64>(), self.relost.capacity())
+            + held_bytes(&self.retransmissions)
+            + held_bytes(&self.relost)
     }
 
     /// Bytes sent and not cumulatively acknowledged, SACKed ones included.
