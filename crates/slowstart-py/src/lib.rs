@@ -11,9 +11,9 @@
 /// The extension's allocator: mimalloc, not the C library's. At 30 000 swarm peers glibc's
 /// malloc took a quarter of the second-level misses (consolidating and unlinking freed chunks);
 /// with mimalloc the 100 000-peer swarm's first 120 s took 31% less CPU than with glibc and
-/// 13% more peak memory, with jemalloc 10% less CPU and the same memory (issue #37;
-/// bench/README.md). mimalloc also sizes its pages at run time, where a jemalloc built for
-/// 4 KiB pages fails on a 64 KiB-page kernel: the wheel runs anywhere.
+/// 13% more peak memory, with jemalloc about 10% less CPU and the same memory (issue #37;
+/// bench/README.md). mimalloc also reads the page size at run time, where jemalloc fixes it
+/// when built (its `--with-lg-page`) and a 4 KiB build fails on a 64 KiB-page kernel.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
